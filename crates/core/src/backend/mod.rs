@@ -1,0 +1,193 @@
+//! The boundary between sojourn and a database.
+//!
+//! A [`Backend`] is one configured database (a URL plus options). It creates
+//! the table, answers whether data is present, and opens [`Connection`]s: one
+//! per concurrent worker. A connection executes YCSB's five primitive
+//! operations and returns a [`Status`] for each; it never panics on a database
+//! error and never decides anything about timing, which is the executor's job.
+//!
+//! The trait uses `impl Future + Send` return types rather than boxed futures:
+//! the executor is generic over the backend, so every call is monomorphised and
+//! an operation on the `null:` backend costs no allocation.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+/// The outcome of one database operation, with YCSB's status names.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum Status {
+    Ok,
+    BatchedOk,
+    NotFound,
+    Error,
+    NotImplemented,
+    UnexpectedState,
+    BadRequest,
+    Forbidden,
+    ServiceUnavailable,
+}
+
+impl Status {
+    /// Every status, in a fixed order usable as an array index.
+    pub const ALL: [Status; 9] = [
+        Status::Ok,
+        Status::BatchedOk,
+        Status::NotFound,
+        Status::Error,
+        Status::NotImplemented,
+        Status::UnexpectedState,
+        Status::BadRequest,
+        Status::Forbidden,
+        Status::ServiceUnavailable,
+    ];
+    pub const COUNT: usize = Self::ALL.len();
+
+    /// Position in [`Status::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The name YCSB prints in `Return=NAME` lines.
+    pub fn ycsb_name(self) -> &'static str {
+        match self {
+            Status::Ok => "OK",
+            Status::BatchedOk => "BATCHED_OK",
+            Status::NotFound => "NOT_FOUND",
+            Status::Error => "ERROR",
+            Status::NotImplemented => "NOT_IMPLEMENTED",
+            Status::UnexpectedState => "UNEXPECTED_STATE",
+            Status::BadRequest => "BAD_REQUEST",
+            Status::Forbidden => "FORBIDDEN",
+            Status::ServiceUnavailable => "SERVICE_UNAVAILABLE",
+        }
+    }
+
+    /// Whether YCSB counts this status as a success (its latency goes to the
+    /// operation's own histogram rather than the `-FAILED` one).
+    pub fn is_ok(self) -> bool {
+        matches!(self, Status::Ok | Status::BatchedOk)
+    }
+}
+
+/// The table a workload uses: its name and its fields, by index.
+///
+/// Backends map field indices to names once (at connect time) so that the hot
+/// path passes small integers instead of strings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Schema {
+    pub table: String,
+    pub field_names: Vec<String>,
+}
+
+impl Schema {
+    /// YCSB's default layout: `fieldcount` fields named `prefix0..prefixN-1`.
+    pub fn ycsb(table: &str, field_prefix: &str, field_count: usize) -> Schema {
+        Schema {
+            table: table.to_string(),
+            field_names: (0..field_count)
+                .map(|i| format!("{field_prefix}{i}"))
+                .collect(),
+        }
+    }
+
+    pub fn field_count(&self) -> usize {
+        self.field_names.len()
+    }
+}
+
+/// One field's value, by field index into [`Schema::field_names`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldValue {
+    pub field: usize,
+    pub value: Vec<u8>,
+}
+
+/// Which fields a read or scan returns.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Fields<'a> {
+    All,
+    Some(&'a [usize]),
+}
+
+/// One row returned by a scan.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Row {
+    pub key: String,
+    pub fields: Vec<FieldValue>,
+}
+
+/// Why a backend could not be set up or connected. Operation failures are
+/// not errors: they are a [`Status`].
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    #[error("cannot connect to {target}: {message}")]
+    Connect { target: String, message: String },
+    #[error("cannot prepare {target}: {message}")]
+    Setup { target: String, message: String },
+    #[error("{0}")]
+    Config(String),
+}
+
+/// A connection used by one worker. Each method returns the operation's
+/// status; values read are written into the caller's buffers, which the
+/// caller clears and reuses.
+pub trait Connection: Send + 'static {
+    /// Read one record. `out` receives the requested fields; a missing
+    /// record is [`Status::NotFound`].
+    fn read(
+        &mut self,
+        key: &str,
+        fields: Fields<'_>,
+        out: &mut Vec<FieldValue>,
+    ) -> impl Future<Output = Status> + Send;
+
+    /// Read up to `count` records in key order starting at `start_key`
+    /// (inclusive).
+    fn scan(
+        &mut self,
+        start_key: &str,
+        count: usize,
+        fields: Fields<'_>,
+        out: &mut Vec<Row>,
+    ) -> impl Future<Output = Status> + Send;
+
+    /// Overwrite the given fields of an existing record.
+    fn update(&mut self, key: &str, values: &[FieldValue]) -> impl Future<Output = Status> + Send;
+
+    /// Insert a new record with the given fields.
+    fn insert(&mut self, key: &str, values: &[FieldValue]) -> impl Future<Output = Status> + Send;
+
+    /// Delete one record.
+    fn delete(&mut self, key: &str) -> impl Future<Output = Status> + Send;
+}
+
+/// A configured database.
+pub trait Backend: Send + Sync + 'static {
+    type Conn: Connection;
+
+    /// What this backend points at, for output and stored results. Never
+    /// contains a password.
+    fn describe(&self) -> String;
+
+    /// Create the table if it is absent; with `drop`, empty it first.
+    fn prepare(
+        &self,
+        schema: &Schema,
+        drop: bool,
+    ) -> impl Future<Output = Result<(), BackendError>> + Send;
+
+    /// Whether the table holds no records; `None` when the backend cannot
+    /// tell cheaply (then `run` trusts the user).
+    fn is_empty(
+        &self,
+        schema: &Schema,
+    ) -> impl Future<Output = Result<Option<bool>, BackendError>> + Send;
+
+    /// Open one connection for one worker.
+    fn connect(
+        &self,
+        schema: Arc<Schema>,
+    ) -> impl Future<Output = Result<Self::Conn, BackendError>> + Send;
+}

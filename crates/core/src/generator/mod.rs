@@ -1,0 +1,1 @@
+//! Number generators (YCSB-compatible). Filled in by the generators work.

@@ -1,0 +1,1 @@
+//! Key naming and hashing (YCSB-compatible). Filled in by the generators work.

@@ -1,0 +1,1 @@
+//! Java-properties parsing with origins. Filled in by the properties work.
