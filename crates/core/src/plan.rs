@@ -1,0 +1,171 @@
+//! The run plan: every property and flag resolved into typed settings, with
+//! every default filled in and every impossible combination refused before
+//! anything runs. Command-line flags (`-threads`, `-target`, `--seed`, ...)
+//! arrive here as properties with their own origin, so YCSB's rule holds in
+//! one place: flags and `-p` win over workload files.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::executor::RunConfig;
+use crate::properties::{Properties, PropertyError, UnknownKey, CORE_PROPERTIES};
+use crate::schedule::Arrival;
+use crate::workload::{CoreConfig, Phase};
+
+/// Properties sojourn adds to YCSB's.
+pub const SOJOURN_PROPERTIES: &[&str] = &[
+    "seed",
+    "warmup",
+    "arrival",
+    "drain.timeout",
+    "timeseries.interval",
+    "dropdata",
+    "timeout.ms",
+];
+
+/// Which latency blocks the YCSB summary prints.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MeasurementInterval {
+    /// Service time only (`[READ]`).
+    Op,
+    /// Response time only (`[Intended-READ]`).
+    Intended,
+    /// Both.
+    Both,
+}
+
+/// A validated plan for one phase.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub phase: Phase,
+    pub workload: CoreConfig,
+    pub run: RunConfig,
+    pub measurement_interval: MeasurementInterval,
+    pub percentiles: Vec<f64>,
+    pub status_interval: Duration,
+    /// The seed was chosen by sojourn rather than given.
+    pub seed_generated: bool,
+    pub unknown: Vec<UnknownKey>,
+}
+
+fn seconds(p: &Properties, key: &str, default: f64) -> Result<Duration, PropertyError> {
+    let v = p.get_f64(key, default)?;
+    if v < 0.0 || !v.is_finite() || v > 1e9 {
+        return Err(p.invalid(key, "must be a number of seconds, 0 or more"));
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
+impl Plan {
+    /// `known_prefixes` are the property prefixes backends accept
+    /// (`redis.`, `db.`, ...), so their properties are not reported unknown.
+    pub fn from_properties(
+        p: &Properties,
+        phase: Phase,
+        known_prefixes: &[&str],
+    ) -> Result<Plan, PropertyError> {
+        let workload = CoreConfig::from_properties(p)?;
+        let threads = p.get_u64("threadcount", 1)?;
+        if threads == 0 || threads > 100_000 {
+            return Err(p.invalid("threadcount", "must be between 1 and 100000"));
+        }
+        let target = match p.entry("target") {
+            None => None,
+            Some(_) => {
+                let t = p.get_f64("target", 0.0)?;
+                let from_flag = matches!(
+                    p.entry("target").map(|e| &e.origin),
+                    Some(crate::properties::Origin::Flag(_))
+                );
+                if t < 0.0 || (t == 0.0 && from_flag) {
+                    return Err(p.invalid(
+                        "target",
+                        "must be a rate above 0 operations per second; leave it out for a closed loop",
+                    ));
+                }
+                // target=0 in a file or -p is YCSB's "unthrottled".
+                (t > 0.0).then_some(t)
+            }
+        };
+        let arrival = match p.get_choice("arrival", "poisson", &["poisson", "uniform"])? {
+            "uniform" => Arrival::Uniform,
+            _ => Arrival::Poisson,
+        };
+        let max_time = seconds(p, "maxexecutiontime", 0.0)?;
+        let max_execution_time = (max_time > Duration::ZERO).then_some(max_time);
+        let operation_count = match phase {
+            Phase::Load => Some(workload.insert_count),
+            Phase::Run => (workload.operation_count > 0).then_some(workload.operation_count),
+        };
+        if operation_count.is_none() && max_execution_time.is_none() {
+            return Err(p.invalid(
+                "operationcount",
+                "is 0 (no limit) and maxexecutiontime is not set, so the run would never end; set one of them",
+            ));
+        }
+        let (seed, seed_generated) = match p.entry("seed") {
+            Some(_) => (p.get_u64("seed", 0)?, false),
+            None => (random_seed(), true),
+        };
+        let measurement_interval = match p.get_choice(
+            "measurement.interval",
+            if target.is_some() { "both" } else { "op" },
+            &["op", "intended", "both"],
+        )? {
+            "intended" => MeasurementInterval::Intended,
+            "both" => MeasurementInterval::Both,
+            _ => MeasurementInterval::Op,
+        };
+        let percentiles = p.get_f64_list("hdrhistogram.percentiles", &[95.0, 99.0])?;
+        if percentiles.iter().any(|&q| !(q > 0.0 && q <= 100.0)) {
+            return Err(p.invalid(
+                "hdrhistogram.percentiles",
+                "each percentile must be above 0 and at most 100, e.g. 95,99,99.9",
+            ));
+        }
+        let status_interval = seconds(p, "status.interval", 10.0)?.max(Duration::from_millis(100));
+        let interval = seconds(p, "timeseries.interval", 1.0)?;
+        if interval < Duration::from_millis(10) {
+            return Err(p.invalid("timeseries.interval", "must be at least 0.01 seconds"));
+        }
+        let mut known: Vec<&str> = CORE_PROPERTIES.to_vec();
+        known.extend_from_slice(SOJOURN_PROPERTIES);
+        let unknown = p.unknown_keys(&known, known_prefixes);
+        Ok(Plan {
+            phase,
+            run: RunConfig {
+                threads: threads as usize,
+                target,
+                arrival,
+                operation_count,
+                max_execution_time,
+                warmup: seconds(p, "warmup", 0.0)?,
+                seed,
+                interval,
+                drain_timeout: seconds(p, "drain.timeout", 10.0)?,
+            },
+            workload,
+            measurement_interval,
+            percentiles,
+            status_interval,
+            seed_generated,
+            unknown,
+        })
+    }
+}
+
+fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    // RandomState is seeded from the OS; good enough to pick a seed that
+    // is then printed so the run can be repeated.
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    h.finish() >> 1
+}

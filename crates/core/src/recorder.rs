@@ -1,0 +1,336 @@
+//! Recording what happened: per operation kind, HDR histograms of service
+//! time and response time, and counts by status.
+//!
+//! Every histogram in sojourn has the same configuration ([`new_histogram`]),
+//! so adding one to another is exact: intervals merge into a run, runs from
+//! several client processes merge into one, bucket for bucket.
+//!
+//! The hot path: each worker records into one of a fixed number of slots,
+//! each behind its own mutex. Workers map onto slots round-robin, so with as
+//! many slots as there are runtime threads a lock is almost never contended;
+//! the aggregator takes each lock once per interval only long enough to swap
+//! the slot's [`Stats`] for an empty one. Slots are bounded (not one per
+//! connection) because a histogram is a few hundred kilobytes and users run
+//! a thousand connections.
+
+use hdrhistogram::Histogram;
+use parking_lot::Mutex;
+
+use crate::backend::Status;
+use crate::op::OpKind;
+
+/// Histograms count nanoseconds from 1 ns to one hour with 3 significant
+/// digits (0.1% resolution). Longer values are clamped to one hour.
+pub const HIST_LOWEST: u64 = 1;
+pub const HIST_HIGHEST: u64 = 3_600 * 1_000_000_000;
+pub const HIST_SIGFIG: u8 = 3;
+
+/// A histogram with sojourn's one configuration.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(HIST_LOWEST, HIST_HIGHEST, HIST_SIGFIG)
+        .expect("constant histogram bounds are valid")
+}
+
+/// Service and response time of a set of operations.
+#[derive(Clone, Debug)]
+pub struct Latencies {
+    pub service: Histogram<u64>,
+    pub response: Histogram<u64>,
+}
+
+impl Latencies {
+    fn new() -> Self {
+        Latencies {
+            service: new_histogram(),
+            response: new_histogram(),
+        }
+    }
+
+    #[inline]
+    fn record(&mut self, service_ns: u64, response_ns: u64) {
+        self.service.saturating_record(service_ns.max(1));
+        self.response.saturating_record(response_ns.max(1));
+    }
+
+    fn add(&mut self, other: &Latencies) {
+        // Same configuration everywhere, so add cannot fail.
+        let _ = self.service.add(&other.service);
+        let _ = self.response.add(&other.response);
+    }
+
+    fn reset(&mut self) {
+        self.service.reset();
+        self.response.reset();
+    }
+}
+
+/// Everything recorded for one operation kind.
+#[derive(Clone, Debug)]
+pub struct OpStats {
+    /// Operations whose status counts as success (OK, BATCHED_OK).
+    pub ok: Latencies,
+    /// The others, as YCSB's `[READ-FAILED]`; allocated on first failure.
+    pub failed: Option<Box<Latencies>>,
+    /// Counts by [`Status::index`].
+    pub statuses: [u64; Status::COUNT],
+}
+
+impl OpStats {
+    fn new() -> Self {
+        OpStats {
+            ok: Latencies::new(),
+            failed: None,
+            statuses: [0; Status::COUNT],
+        }
+    }
+
+    pub fn count(&self) -> u64 {
+        self.statuses.iter().sum()
+    }
+
+    pub fn count_of(&self, status: Status) -> u64 {
+        self.statuses[status.index()]
+    }
+
+    /// Operations that did not succeed.
+    pub fn failures(&self) -> u64 {
+        Status::ALL
+            .iter()
+            .filter(|s| !s.is_ok())
+            .map(|s| self.statuses[s.index()])
+            .sum()
+    }
+
+    /// Service and response time of all operations, failed or not.
+    pub fn all(&self) -> Latencies {
+        let mut all = self.ok.clone();
+        if let Some(f) = &self.failed {
+            all.add(f);
+        }
+        all
+    }
+
+    fn add(&mut self, other: &OpStats) {
+        self.ok.add(&other.ok);
+        if let Some(of) = &other.failed {
+            self.failed
+                .get_or_insert_with(|| Box::new(Latencies::new()))
+                .add(of);
+        }
+        for (a, b) in self.statuses.iter_mut().zip(other.statuses.iter()) {
+            *a += b;
+        }
+    }
+
+    fn reset(&mut self) {
+        self.ok.reset();
+        if let Some(f) = &mut self.failed {
+            f.reset();
+        }
+        self.statuses = [0; Status::COUNT];
+    }
+}
+
+/// What was recorded over some period: per operation kind, plus how late
+/// operations left the client compared with their schedule.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    ops: [Option<Box<OpStats>>; OpKind::COUNT],
+    /// Scheduling lag (actual start minus intended start); open loop only.
+    pub lag: Option<Box<Histogram<u64>>>,
+    /// Top-level operations completed (a read-modify-write counts once,
+    /// though its read and update are recorded under READ and UPDATE too).
+    pub ops_done: u64,
+}
+
+impl Stats {
+    #[inline]
+    pub fn record(&mut self, kind: OpKind, status: Status, service_ns: u64, response_ns: u64) {
+        let s = self.ops[kind.index()].get_or_insert_with(|| Box::new(OpStats::new()));
+        s.statuses[status.index()] += 1;
+        if status.is_ok() {
+            s.ok.record(service_ns, response_ns);
+        } else {
+            s.failed
+                .get_or_insert_with(|| Box::new(Latencies::new()))
+                .record(service_ns, response_ns);
+        }
+    }
+
+    #[inline]
+    pub fn record_lag(&mut self, lag_ns: u64) {
+        self.lag
+            .get_or_insert_with(|| Box::new(new_histogram()))
+            .saturating_record(lag_ns.max(1));
+    }
+
+    pub fn op(&self, kind: OpKind) -> Option<&OpStats> {
+        self.ops[kind.index()].as_deref()
+    }
+
+    /// The kinds that have at least one operation, in YCSB's order.
+    pub fn kinds(&self) -> impl Iterator<Item = (OpKind, &OpStats)> {
+        OpKind::ALL
+            .into_iter()
+            .filter_map(|k| self.op(k).filter(|s| s.count() > 0).map(|s| (k, s)))
+    }
+
+    /// Exact merge.
+    pub fn add(&mut self, other: &Stats) {
+        for (mine, theirs) in self.ops.iter_mut().zip(other.ops.iter()) {
+            if let Some(t) = theirs {
+                match mine {
+                    Some(m) => m.add(t),
+                    None => *mine = Some(t.clone()),
+                }
+            }
+        }
+        if let Some(l) = &other.lag {
+            match &mut self.lag {
+                Some(m) => {
+                    let _ = m.add(&**l);
+                }
+                None => self.lag = Some(l.clone()),
+            }
+        }
+        self.ops_done += other.ops_done;
+    }
+
+    /// Empty, keeping allocations for reuse.
+    pub fn reset(&mut self) {
+        for s in self.ops.iter_mut().flatten() {
+            s.reset();
+        }
+        if let Some(l) = &mut self.lag {
+            l.reset();
+        }
+        self.ops_done = 0;
+    }
+
+    /// Total failed operations over all kinds.
+    pub fn failures(&self) -> u64 {
+        self.kinds().map(|(_, s)| s.failures()).sum()
+    }
+}
+
+/// The slots workers record into.
+pub struct Recorder {
+    slots: Box<[Mutex<Stats>]>,
+}
+
+impl Recorder {
+    /// Enough slots that concurrently running workers rarely share one.
+    pub fn new(workers: usize) -> Recorder {
+        let n = workers.clamp(1, 32);
+        Recorder {
+            slots: (0..n).map(|_| Mutex::new(Stats::default())).collect(),
+        }
+    }
+
+    /// The slot a worker records into.
+    pub fn slot(&self, worker: usize) -> &Mutex<Stats> {
+        &self.slots[worker % self.slots.len()]
+    }
+
+    /// Take everything recorded since the last collection, merged. `spare`
+    /// is scratch space whose allocations are recycled into the slots.
+    pub fn collect(&self, spare: &mut Stats) -> Stats {
+        let mut merged = Stats::default();
+        for slot in self.slots.iter() {
+            spare.reset();
+            std::mem::swap(&mut *slot.lock(), spare);
+            merged.add(spare);
+        }
+        merged
+    }
+}
+
+/// Percentiles and moments of one histogram, in microseconds as YCSB prints.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub mean_us: f64,
+    pub min_us: f64,
+    pub max_us: f64,
+    pub p50_us: f64,
+    pub p90_us: f64,
+    pub p95_us: f64,
+    pub p99_us: f64,
+    pub p99_9_us: f64,
+    pub p99_99_us: f64,
+}
+
+impl LatencySummary {
+    pub fn of(h: &Histogram<u64>) -> LatencySummary {
+        let us = |ns: u64| ns as f64 / 1000.0;
+        if h.is_empty() {
+            return LatencySummary {
+                count: 0,
+                mean_us: 0.0,
+                min_us: 0.0,
+                max_us: 0.0,
+                p50_us: 0.0,
+                p90_us: 0.0,
+                p95_us: 0.0,
+                p99_us: 0.0,
+                p99_9_us: 0.0,
+                p99_99_us: 0.0,
+            };
+        }
+        LatencySummary {
+            count: h.len(),
+            mean_us: h.mean() / 1000.0,
+            min_us: us(h.min()),
+            max_us: us(h.max()),
+            p50_us: us(h.value_at_quantile(0.50)),
+            p90_us: us(h.value_at_quantile(0.90)),
+            p95_us: us(h.value_at_quantile(0.95)),
+            p99_us: us(h.value_at_quantile(0.99)),
+            p99_9_us: us(h.value_at_quantile(0.999)),
+            p99_99_us: us(h.value_at_quantile(0.9999)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_is_exact_and_collect_drains() {
+        let rec = Recorder::new(4);
+        let mut all = Stats::default();
+        for w in 0..8u64 {
+            let mut slot = rec.slot(w as usize).lock();
+            for i in 0..1000u64 {
+                let v = (w + 1) * 1000 + i * 37;
+                slot.record(OpKind::Read, Status::Ok, v, v * 2);
+                all.record(OpKind::Read, Status::Ok, v, v * 2);
+            }
+            slot.record(OpKind::Update, Status::Error, 5, 5);
+            all.record(OpKind::Update, Status::Error, 5, 5);
+        }
+        let mut spare = Stats::default();
+        let merged = rec.collect(&mut spare);
+        let (m, a) = (merged.op(OpKind::Read).unwrap(), all.op(OpKind::Read).unwrap());
+        assert_eq!(m.ok.service, a.ok.service);
+        assert_eq!(m.ok.response, a.ok.response);
+        assert_eq!(merged.op(OpKind::Update).unwrap().count_of(Status::Error), 8);
+        assert_eq!(merged.failures(), 8);
+        // A second collection finds nothing left behind.
+        let again = rec.collect(&mut spare);
+        assert_eq!(again.kinds().count(), 0);
+    }
+
+    #[test]
+    fn failed_latencies_are_kept_apart() {
+        let mut s = Stats::default();
+        s.record(OpKind::Read, Status::Ok, 100, 100);
+        s.record(OpKind::Read, Status::NotFound, 900, 900);
+        let r = s.op(OpKind::Read).unwrap();
+        assert_eq!(r.ok.service.len(), 1);
+        assert_eq!(r.failed.as_ref().unwrap().service.len(), 1);
+        assert_eq!(r.all().service.len(), 2);
+        assert_eq!(r.failures(), 1);
+    }
+}
