@@ -1,1 +1,23 @@
-fn main() {}
+//! sojourn's binary: parse the command line, run the command, and print any
+//! error in one place with its exit code.
+
+mod cli;
+mod commands;
+mod progress;
+mod redact;
+mod workloads;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse_from(cli::normalise_args(std::env::args_os()));
+    match commands::dispatch(cli.command) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! One module per subcommand family; `dispatch` picks it.
+
+mod phase;
+
+use std::process::ExitCode;
+
+use crate::cli::Command;
+
+pub fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
+    match cmd {
+        Command::Load(a) => phase::main(a, phase::Mode::Load),
+        Command::Run(a) => phase::main(a, phase::Mode::Run),
+        Command::Bench(a) => phase::main(a, phase::Mode::Bench),
+    }
+}

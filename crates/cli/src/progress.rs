@@ -1,0 +1,100 @@
+//! What the user sees while a run goes on: YCSB status lines on stderr with
+//! `-s`, otherwise a live progress bar when stderr is a terminal, otherwise
+//! nothing. Called once per time-series interval, off the hot path.
+
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, SystemTime};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::sync::Mutex;
+use sojourn_core::executor::{Observer, Progress};
+use sojourn_core::output::ycsb::status_line;
+use sojourn_core::plan::MeasurementInterval;
+use sojourn_core::recorder::Stats;
+
+
+pub enum Display {
+    Status {
+        every: Duration,
+        mi: MeasurementInterval,
+        window: Mutex<(Stats, Duration)>,
+    },
+    Bar(ProgressBar),
+    Nothing,
+}
+
+impl Display {
+    pub fn new(status: bool, no_progress: bool, every: Duration, mi: MeasurementInterval, total: Option<u64>, label: &str) -> Display {
+        if status {
+            return Display::Status {
+                every,
+                mi,
+                window: Mutex::new((Stats::default(), Duration::ZERO)),
+            };
+        }
+        if no_progress || !std::io::stderr().is_terminal() {
+            return Display::Nothing;
+        }
+        let bar = match total {
+            Some(n) => ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr()),
+            None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
+        };
+        let style = ProgressStyle::with_template(
+            "{prefix} {elapsed_precise} [{wide_bar}] {pos}/{len} ops {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+        bar.set_style(style);
+        bar.set_prefix(label.to_string());
+        Display::Bar(bar)
+    }
+
+    pub fn finish(&self) {
+        if let Display::Bar(b) = self {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl Observer for Display {
+    fn interval(&self, p: &Progress<'_>) {
+        match self {
+            Display::Nothing => {}
+            Display::Bar(bar) => {
+                bar.set_position(p.ops_done);
+                let rate = p.interval.ops_done as f64 / p.interval_length.as_secs_f64().max(1e-9);
+                let mut p99 = 0u64;
+                for (_, s) in p.interval.kinds() {
+                    if !s.ok.response.is_empty() {
+                        p99 = p99.max(s.ok.response.value_at_quantile(0.99));
+                    }
+                }
+                bar.set_message(format!("{rate:.0} ops/s, p99 {:.2} ms", p99 as f64 / 1e6));
+            }
+            Display::Status { every, mi, window } => {
+                let Ok(mut w) = window.lock() else { return };
+                w.0.add(p.interval);
+                // Print when a status period has passed since the last line.
+                let period_start = w.1;
+                if p.elapsed.saturating_sub(period_start) + Duration::from_millis(1) < *every {
+                    return;
+                }
+                let length = p.elapsed.saturating_sub(period_start);
+                let line = status_line(
+                    &Progress {
+                        elapsed: p.elapsed,
+                        interval_length: length,
+                        interval: &w.0,
+                        ops_done: p.ops_done,
+                        expected_ops: p.expected_ops,
+                        max_execution_time: p.max_execution_time,
+                    },
+                    *mi,
+                    SystemTime::now(),
+                );
+                let _ = writeln!(std::io::stderr(), "{line}");
+                w.0.reset();
+                w.1 = p.elapsed;
+            }
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! The JSON report (`--format json`, `--json FILE`): the same results as the
+//! text summary plus what YCSB's format has no room for: offered versus
+//! achieved rate, client CPU per operation, scheduling lag, and percentiles
+//! 50/90/95/99/99.9/99.99/max of both service and response time per
+//! operation kind. Field names are stable; see docs/json.md.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::cpu::CpuTimes;
+use crate::executor::{RunOutcome, StopReason};
+use crate::plan::Plan;
+use crate::recorder::LatencySummary;
+
+use super::time::rfc3339;
+use super::Warning;
+
+#[derive(Serialize)]
+pub struct Report {
+    pub sojourn_version: &'static str,
+    pub phase: &'static str,
+    pub workload: Vec<String>,
+    pub backend: String,
+    pub started_at: String,
+    pub seed: u64,
+    pub threads: usize,
+    pub arrival: Option<&'static str>,
+    pub target_ops_per_sec: Option<f64>,
+    /// Arrivals released by the schedule per second of run (open loop).
+    pub offered_ops_per_sec: Option<f64>,
+    pub achieved_ops_per_sec: f64,
+    pub runtime_ms: f64,
+    pub measured_ms: f64,
+    pub warmup_s: f64,
+    pub operations: u64,
+    pub stop_reason: StopReason,
+    pub interrupted: bool,
+    pub client_cpu: ClientCpu,
+    pub scheduling_lag: Option<LatencySummary>,
+    pub ops: BTreeMap<&'static str, OpReport>,
+    pub warnings: Vec<Warning>,
+    pub properties: BTreeMap<String, String>,
+}
+
+#[derive(Serialize)]
+pub struct ClientCpu {
+    pub user_s: f64,
+    pub system_s: f64,
+    pub us_per_op: f64,
+    pub utilisation: f64,
+}
+
+#[derive(Serialize)]
+pub struct OpReport {
+    pub count: u64,
+    pub statuses: BTreeMap<&'static str, u64>,
+    /// Successful operations: actual send to reply.
+    pub service: LatencySummary,
+    /// Successful operations: intended send to reply.
+    pub response: LatencySummary,
+    pub failed_service: Option<LatencySummary>,
+    pub failed_response: Option<LatencySummary>,
+}
+
+impl Report {
+    pub fn new(
+        plan: &Plan,
+        outcome: &RunOutcome,
+        backend: String,
+        workload: Vec<String>,
+        properties: BTreeMap<String, String>,
+        warnings: &[Warning],
+    ) -> Report {
+        let ops = outcome
+            .total
+            .kinds()
+            .map(|(kind, s)| {
+                let statuses = crate::backend::Status::ALL
+                    .iter()
+                    .filter(|st| s.count_of(**st) > 0)
+                    .map(|st| (st.ycsb_name(), s.count_of(*st)))
+                    .collect();
+                (
+                    kind.name(),
+                    OpReport {
+                        count: s.count(),
+                        statuses,
+                        service: LatencySummary::of(&s.ok.service),
+                        response: LatencySummary::of(&s.ok.response),
+                        failed_service: s.failed.as_ref().map(|f| LatencySummary::of(&f.service)),
+                        failed_response: s.failed.as_ref().map(|f| LatencySummary::of(&f.response)),
+                    },
+                )
+            })
+            .collect();
+        let elapsed = outcome.elapsed.as_secs_f64();
+        Report {
+            sojourn_version: env!("CARGO_PKG_VERSION"),
+            phase: plan.phase.name(),
+            workload,
+            backend,
+            started_at: rfc3339(outcome.started_at),
+            seed: outcome.seed,
+            threads: outcome.threads,
+            arrival: outcome.arrival.map(|a| a.name()),
+            target_ops_per_sec: outcome.target,
+            offered_ops_per_sec: outcome
+                .target
+                .map(|_| if elapsed > 0.0 { outcome.scheduled as f64 / elapsed } else { 0.0 }),
+            achieved_ops_per_sec: outcome.throughput(),
+            runtime_ms: elapsed * 1000.0,
+            measured_ms: outcome.measured.as_secs_f64() * 1000.0,
+            warmup_s: plan.run.warmup.as_secs_f64(),
+            operations: outcome.total.ops_done,
+            stop_reason: outcome.stop_reason,
+            interrupted: outcome.interrupted(),
+            client_cpu: client_cpu(outcome.cpu, outcome),
+            scheduling_lag: outcome.total.lag.as_deref().map(LatencySummary::of),
+            ops,
+            warnings: warnings.to_vec(),
+            properties,
+        }
+    }
+}
+
+fn client_cpu(cpu: CpuTimes, o: &RunOutcome) -> ClientCpu {
+    let ops = o.all.ops_done.max(1) as f64;
+    ClientCpu {
+        user_s: cpu.user_s,
+        system_s: cpu.system_s,
+        us_per_op: cpu.total_s() * 1e6 / ops,
+        utilisation: cpu.utilisation(o.elapsed),
+    }
+}

@@ -1,0 +1,122 @@
+//! Warnings about a result that may not mean what it seems, each saying what
+//! to do about it. Checked after every run; printed to stderr and kept in
+//! the JSON report.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::executor::RunOutcome;
+use crate::op::OpKind;
+use crate::properties::UnknownKey;
+
+/// Below this share of the target, the database did not keep up.
+pub const BELOW_TARGET: f64 = 0.95;
+/// Above this share of the CPU it may use, the client may be the bottleneck.
+pub const CLIENT_CPU_SATURATED: f64 = 0.90;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Warning {
+    UnknownProperty(UnknownKey),
+    BelowTarget { target: f64, achieved: f64 },
+    Failures { kind: OpKind, failed: u64, total: u64, detail: String },
+    ClientCpuSaturated { utilisation: f64, cores: usize },
+    NothingMeasured { warmup_s: f64, elapsed_s: f64 },
+    Abandoned { count: u64, drain_s: f64 },
+    Interrupted,
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::UnknownProperty(u) => write!(f, "{u}; it is ignored"),
+            Warning::BelowTarget { target, achieved } => write!(
+                f,
+                "achieved {achieved:.1} ops/s, {:.1}% of the {target} ops/s target: the database \
+                 (or the client) did not keep up, so operations queued and response times include that wait. \
+                 Lower -target, or add -threads if service times are low",
+                100.0 * achieved / target
+            ),
+            Warning::Failures { kind, failed, total, detail } => write!(
+                f,
+                "{failed} of {total} {} operations did not succeed ({detail}); check the database's \
+                 log and that the data was loaded with the same workload (recordcount, insertorder, fieldcount)",
+                kind.ycsb_name()
+            ),
+            Warning::ClientCpuSaturated { utilisation, cores } => write!(
+                f,
+                "the client used {:.0}% of the {cores} CPU core(s) it may use: the figures may describe \
+                 sojourn rather than the database. Run the client on other cores or machines, or lower -threads",
+                utilisation * 100.0
+            ),
+            Warning::NothingMeasured { warmup_s, elapsed_s } => write!(
+                f,
+                "the run lasted {elapsed_s:.1} s, within its {warmup_s:.1} s warm-up, so the summary is empty; \
+                 lower --warmup or run longer"
+            ),
+            Warning::Abandoned { count, drain_s } => write!(
+                f,
+                "{count} operation(s) were still in flight {drain_s:.1} s after the run stopped and were \
+                 abandoned (not counted); the database may be stalled"
+            ),
+            Warning::Interrupted => write!(
+                f,
+                "the run was interrupted; the results cover only the part that ran"
+            ),
+        }
+    }
+}
+
+impl Serialize for Warning {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl Warning {
+    /// What a finished run should be warned about.
+    pub fn check(o: &RunOutcome, warmup_s: f64) -> Vec<Warning> {
+        let mut w = Vec::new();
+        if o.interrupted() {
+            w.push(Warning::Interrupted);
+        }
+        if let Some(target) = o.target {
+            let achieved = o.throughput();
+            if o.total.ops_done > 0 && achieved < BELOW_TARGET * target {
+                w.push(Warning::BelowTarget { target, achieved });
+            }
+        }
+        for (kind, s) in o.total.kinds() {
+            let failed = s.failures();
+            if failed > 0 {
+                let detail = crate::backend::Status::ALL
+                    .iter()
+                    .filter(|st| !st.is_ok() && s.count_of(**st) > 0)
+                    .map(|st| format!("{}={}", st.ycsb_name(), s.count_of(*st)))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                w.push(Warning::Failures { kind, failed, total: s.count(), detail });
+            }
+        }
+        let util = o.cpu.utilisation(o.elapsed);
+        if o.elapsed.as_secs_f64() >= 0.5 && util > CLIENT_CPU_SATURATED {
+            w.push(Warning::ClientCpuSaturated {
+                utilisation: util,
+                cores: crate::cpu::available_cores(),
+            });
+        }
+        if o.total.ops_done == 0 && o.all.ops_done > 0 {
+            w.push(Warning::NothingMeasured {
+                warmup_s,
+                elapsed_s: o.elapsed.as_secs_f64(),
+            });
+        }
+        if o.abandoned > 0 {
+            w.push(Warning::Abandoned {
+                count: o.abandoned,
+                drain_s: 0.0,
+            });
+        }
+        w
+    }
+}
