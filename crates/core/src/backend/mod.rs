@@ -10,6 +10,9 @@
 //! the executor is generic over the backend, so every call is monomorphised and
 //! an operation on the `null:` backend costs no allocation.
 
+pub mod memory;
+pub mod null;
+
 use std::future::Future;
 use std::sync::Arc;
 

@@ -1,0 +1,622 @@
+//! The `sqlite:PATH` backend: an embedded SQLite database file, laid out like
+//! YCSB's JDBC binding so that data loaded by either tool runs with the other.
+//!
+//! Layout: table [`Schema::table`] with `YCSB_KEY VARCHAR(255) PRIMARY KEY`
+//! and one `TEXT` column per field. Field index `i` is column `FIELD{i}`
+//! whatever the workload's `fieldnameprefix`: that is what YCSB's JDBC
+//! binding creates (`FIELD0..FIELDn`, upper case) and SQL identifiers are
+//! case-insensitive, so `field3` in a workload and `FIELD3` in the table are
+//! the same column either way.
+//!
+//! Values are bound as TEXT when they are valid UTF-8 (YCSB's are ASCII) and
+//! as BLOB otherwise, so any bytes survive a round trip; either reads back
+//! as bytes. An `insert` is one autocommit `INSERT OR REPLACE`: like most
+//! YCSB bindings (Redis, RocksDB, HBase) inserting an existing key
+//! overwrites it, which also makes a retried load idempotent.
+//!
+//! Each sojourn connection owns one `rusqlite::Connection` in WAL mode with
+//! `synchronous=NORMAL` (durable across application crashes, as fast as
+//! SQLite gets without giving that up) and a busy timeout, so that
+//! concurrent writers queue for SQLite's single write lock instead of failing.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use rusqlite::{OpenFlags, OptionalExtension, ToSql};
+use sojourn_core::backend::{
+    Backend, BackendError, Connection, FieldValue, Fields, Row, Schema, Status,
+};
+
+/// How long a statement waits for another connection's write lock before
+/// it fails with `SQLITE_BUSY` (reported as `ERROR`).
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Statements kept prepared per connection. A YCSB workload uses a handful
+/// of shapes (read one/all fields, update one/all, insert, scan, delete).
+const STATEMENT_CACHE_CAPACITY: usize = 64;
+
+/// SQL texts kept per operation kind beyond the fixed ones; a workload that
+/// picks arbitrary field subsets builds the text per call beyond this.
+const SHAPE_CACHE_LIMIT: usize = 256;
+
+/// A SQLite database file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SqliteBackend {
+    path: PathBuf,
+}
+
+impl SqliteBackend {
+    pub fn new(path: impl Into<PathBuf>) -> SqliteBackend {
+        SqliteBackend { path: path.into() }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn setup_error(&self, message: impl ToString) -> BackendError {
+        BackendError::Setup {
+            target: self.describe(),
+            message: message.to_string(),
+        }
+    }
+
+    fn connect_error(&self, message: impl ToString) -> BackendError {
+        BackendError::Connect {
+            target: self.describe(),
+            message: message.to_string(),
+        }
+    }
+}
+
+/// Open `path` with the settings every connection uses.
+fn open(path: &Path, create: bool) -> rusqlite::Result<rusqlite::Connection> {
+    let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    if create {
+        flags |= OpenFlags::SQLITE_OPEN_CREATE;
+    }
+    let conn = rusqlite::Connection::open_with_flags(path, flags)?;
+    // Before anything else, so that even the pragmas below wait for a
+    // connection that is busy loading rather than fail.
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    // WAL is a property of the file; switching needs an exclusive moment, so
+    // only the first connection (or `prepare`) does it.
+    let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        let _: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    }
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
+    Ok(conn)
+}
+
+/// `name` as a quoted SQL identifier.
+fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+fn column(field: usize) -> String {
+    format!("FIELD{field}")
+}
+
+fn column_list(fields: &[usize]) -> String {
+    let mut list = String::new();
+    for (i, &field) in fields.iter().enumerate() {
+        if i > 0 {
+            list.push_str(", ");
+        }
+        let _ = write!(list, "FIELD{field}");
+    }
+    list
+}
+
+fn create_table_sql(table: &str, field_count: usize) -> String {
+    let mut sql = format!("CREATE TABLE IF NOT EXISTS {table} (YCSB_KEY VARCHAR(255) PRIMARY KEY");
+    for field in 0..field_count {
+        let _ = write!(sql, ", {} TEXT", column(field));
+    }
+    sql.push(')');
+    sql
+}
+
+impl Backend for SqliteBackend {
+    type Conn = SqliteConnection;
+
+    fn describe(&self) -> String {
+        format!("sqlite:{}", self.path.display())
+    }
+
+    // `prepare`, `is_empty` and `connect` do their file and SQLite work
+    // inline: they run before the measured phase, once per backend or per
+    // worker, and nothing else shares the thread yet.
+    async fn prepare(&self, schema: &Schema, drop: bool) -> Result<(), BackendError> {
+        if let Some(parent) = self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| {
+                self.setup_error(format!("cannot create {}: {e}", parent.display()))
+            })?;
+        }
+        let conn = open(&self.path, true).map_err(|e| self.setup_error(e))?;
+        let table = quote_ident(&schema.table);
+        if drop {
+            // Dropping rather than deleting rows also replaces a table made
+            // for a different `fieldcount`.
+            conn.execute_batch(&format!("DROP TABLE IF EXISTS {table}"))
+                .map_err(|e| self.setup_error(e))?;
+        }
+        conn.execute_batch(&create_table_sql(&table, schema.field_count()))
+            .map_err(|e| self.setup_error(e))?;
+        // A table left by an earlier run with fewer fields would turn every
+        // write into an ERROR status; say so once, here, instead.
+        let mut stmt = conn
+            .prepare("SELECT upper(name) FROM pragma_table_info(?1)")
+            .map_err(|e| self.setup_error(e))?;
+        let columns: Vec<String> = stmt
+            .query_map([&schema.table], |r| r.get(0))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.setup_error(e))?;
+        let missing: Vec<String> = std::iter::once("YCSB_KEY".to_string())
+            .chain((0..schema.field_count()).map(column))
+            .filter(|c| !columns.contains(c))
+            .collect();
+        if !missing.is_empty() {
+            return Err(self.setup_error(format!(
+                "table {} exists without column(s) {}; empty it with the drop option to recreate it",
+                schema.table,
+                missing.join(", ")
+            )));
+        }
+        Ok(())
+    }
+
+    async fn is_empty(&self, schema: &Schema) -> Result<Option<bool>, BackendError> {
+        match std::fs::metadata(&self.path) {
+            Ok(_) => {}
+            // Not creating the file just to find it empty.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Some(true)),
+            Err(e) => return Err(self.connect_error(e)),
+        }
+        let conn = open(&self.path, false).map_err(|e| self.connect_error(e))?;
+        let table_exists: bool = conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM sqlite_master \
+                 WHERE type = 'table' AND name = ?1 COLLATE NOCASE)",
+                [&schema.table],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.connect_error(e))?;
+        if !table_exists {
+            return Ok(Some(true));
+        }
+        let sql = format!("SELECT 1 FROM {} LIMIT 1", quote_ident(&schema.table));
+        let any_row = conn
+            .query_row(&sql, [], |_| Ok(()))
+            .optional()
+            .map_err(|e| self.connect_error(e))?;
+        Ok(Some(any_row.is_none()))
+    }
+
+    async fn connect(&self, schema: Arc<Schema>) -> Result<SqliteConnection, BackendError> {
+        // No SQLITE_OPEN_CREATE: running against a file that does not exist
+        // (a typo in the path) should fail here, not as N errors later.
+        let conn = open(&self.path, false).map_err(|e| {
+            if self.path.exists() {
+                self.connect_error(e)
+            } else {
+                self.connect_error(format!("{e} (the file does not exist)"))
+            }
+        })?;
+        Ok(SqliteConnection::new(conn, &schema))
+    }
+}
+
+/// SQL texts by operation shape, so that the hot path neither formats SQL
+/// nor allocates once a shape has been seen.
+struct SqlTexts {
+    table: String,
+    all_fields: Vec<usize>,
+    read_all: String,
+    scan_all: String,
+    delete: String,
+    exists: String,
+    read: HashMap<Box<[usize]>, String>,
+    scan: HashMap<Box<[usize]>, String>,
+    update: HashMap<Box<[usize]>, String>,
+    insert: HashMap<Box<[usize]>, String>,
+}
+
+impl SqlTexts {
+    fn new(schema: &Schema) -> SqlTexts {
+        let table = quote_ident(&schema.table);
+        let all_fields: Vec<usize> = (0..schema.field_count()).collect();
+        SqlTexts {
+            read_all: read_sql(&table, &all_fields),
+            scan_all: scan_sql(&table, &all_fields),
+            delete: format!("DELETE FROM {table} WHERE YCSB_KEY = ?1"),
+            exists: format!("SELECT 1 FROM {table} WHERE YCSB_KEY = ?1"),
+            all_fields,
+            table,
+            read: HashMap::new(),
+            scan: HashMap::new(),
+            update: HashMap::new(),
+            insert: HashMap::new(),
+        }
+    }
+}
+
+fn read_sql(table: &str, fields: &[usize]) -> String {
+    if fields.is_empty() {
+        return format!("SELECT 1 FROM {table} WHERE YCSB_KEY = ?1");
+    }
+    format!(
+        "SELECT {} FROM {table} WHERE YCSB_KEY = ?1",
+        column_list(fields)
+    )
+}
+
+fn scan_sql(table: &str, fields: &[usize]) -> String {
+    let mut columns = "YCSB_KEY".to_string();
+    if !fields.is_empty() {
+        columns.push_str(", ");
+        columns.push_str(&column_list(fields));
+    }
+    format!("SELECT {columns} FROM {table} WHERE YCSB_KEY >= ?1 ORDER BY YCSB_KEY LIMIT ?2")
+}
+
+fn update_sql(table: &str, fields: &[usize]) -> String {
+    let mut sql = format!("UPDATE {table} SET ");
+    for (i, &field) in fields.iter().enumerate() {
+        if i > 0 {
+            sql.push_str(", ");
+        }
+        let _ = write!(sql, "FIELD{field} = ?{}", i + 2);
+    }
+    sql.push_str(" WHERE YCSB_KEY = ?1");
+    sql
+}
+
+fn insert_sql(table: &str, fields: &[usize]) -> String {
+    let mut sql = format!("INSERT OR REPLACE INTO {table} (YCSB_KEY");
+    for &field in fields {
+        let _ = write!(sql, ", FIELD{field}");
+    }
+    sql.push_str(") VALUES (?1");
+    for i in 0..fields.len() {
+        let _ = write!(sql, ", ?{}", i + 2);
+    }
+    sql.push(')');
+    sql
+}
+
+/// The SQL text for `fields` from `cache`, building it on first use.
+fn shape<'a>(
+    cache: &'a mut HashMap<Box<[usize]>, String>,
+    overflow: &'a mut String,
+    fields: &[usize],
+    build: impl FnOnce(&[usize]) -> String,
+) -> &'a str {
+    if !cache.contains_key(fields) {
+        if cache.len() >= SHAPE_CACHE_LIMIT {
+            *overflow = build(fields);
+            return overflow;
+        }
+        cache.insert(fields.into(), build(fields));
+    }
+    &cache[fields]
+}
+
+/// Bytes bound as TEXT when they are UTF-8, else as BLOB.
+struct Bytes<'a>(&'a [u8]);
+
+impl ToSql for Bytes<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::Borrowed(match std::str::from_utf8(self.0) {
+            Ok(text) => ValueRef::Text(text.as_bytes()),
+            Err(_) => ValueRef::Blob(self.0),
+        }))
+    }
+}
+
+/// A column's value as bytes; `None` for NULL (a field never written).
+fn value_bytes(value: ValueRef<'_>) -> Option<Vec<u8>> {
+    match value {
+        ValueRef::Null => None,
+        ValueRef::Text(b) | ValueRef::Blob(b) => Some(b.to_vec()),
+        // Only tables written by other tools hold numbers.
+        ValueRef::Integer(n) => Some(n.to_string().into_bytes()),
+        ValueRef::Real(x) => Some(x.to_string().into_bytes()),
+    }
+}
+
+fn push_fields(
+    row: &rusqlite::Row<'_>,
+    first_column: usize,
+    fields: &[usize],
+    out: &mut Vec<FieldValue>,
+) -> rusqlite::Result<()> {
+    for (i, &field) in fields.iter().enumerate() {
+        if let Some(value) = value_bytes(row.get_ref(first_column + i)?) {
+            out.push(FieldValue { field, value });
+        }
+    }
+    Ok(())
+}
+
+/// A connection of [`SqliteBackend`].
+///
+/// Statements run inline in the async methods rather than on
+/// `spawn_blocking`: each takes microseconds, the executor gives every
+/// connection its own task (so a statement only ever blocks its own worker),
+/// and no lock is held across an `.await` (autocommit statements take and
+/// release SQLite's locks within the call). A hand-off to the blocking pool
+/// would cost more than most statements.
+pub struct SqliteConnection {
+    conn: rusqlite::Connection,
+    sql: SqlTexts,
+    field_count: usize,
+    /// Field indices of the current write, reused across calls.
+    scratch: Vec<usize>,
+    /// SQL text of a shape beyond [`SHAPE_CACHE_LIMIT`].
+    overflow: String,
+    last_error: Option<String>,
+}
+
+impl SqliteConnection {
+    fn new(conn: rusqlite::Connection, schema: &Schema) -> SqliteConnection {
+        SqliteConnection {
+            conn,
+            sql: SqlTexts::new(schema),
+            field_count: schema.field_count(),
+            scratch: Vec::new(),
+            overflow: String::new(),
+            last_error: None,
+        }
+    }
+
+    /// The message of the most recent SQLite error on this connection, for
+    /// diagnosing `ERROR` statuses.
+    pub fn last_error(&self) -> Option<&str> {
+        self.last_error.as_deref()
+    }
+
+    fn status(&mut self, result: rusqlite::Result<Status>) -> Status {
+        result.unwrap_or_else(|e| {
+            self.last_error = Some(e.to_string());
+            Status::Error
+        })
+    }
+
+    fn valid_fields(&self, fields: Fields<'_>) -> bool {
+        match fields {
+            Fields::All => true,
+            Fields::Some(list) => list.iter().all(|&f| f < self.field_count),
+        }
+    }
+
+    fn valid_values(&self, values: &[FieldValue]) -> bool {
+        values.iter().all(|v| v.field < self.field_count)
+    }
+
+    fn read_now(&mut self, key: &str, fields: Fields<'_>, out: &mut Vec<FieldValue>) -> Status {
+        if !self.valid_fields(fields) {
+            return Status::BadRequest;
+        }
+        let SqliteConnection {
+            conn,
+            sql,
+            overflow,
+            ..
+        } = self;
+        let (text, columns): (&str, &[usize]) = match fields {
+            Fields::All => (&sql.read_all, &sql.all_fields),
+            Fields::Some(list) => (
+                shape(&mut sql.read, overflow, list, |f| read_sql(&sql.table, f)),
+                list,
+            ),
+        };
+        let before = out.len();
+        let result = (|| -> rusqlite::Result<Status> {
+            let mut stmt = conn.prepare_cached(text)?;
+            let mut rows = stmt.query([key])?;
+            match rows.next()? {
+                Some(row) => {
+                    push_fields(row, 0, columns, out)?;
+                    Ok(Status::Ok)
+                }
+                None => Ok(Status::NotFound),
+            }
+        })();
+        if result.is_err() {
+            out.truncate(before);
+        }
+        self.status(result)
+    }
+
+    fn scan_now(
+        &mut self,
+        start_key: &str,
+        count: usize,
+        fields: Fields<'_>,
+        out: &mut Vec<Row>,
+    ) -> Status {
+        if !self.valid_fields(fields) {
+            return Status::BadRequest;
+        }
+        let SqliteConnection {
+            conn,
+            sql,
+            overflow,
+            ..
+        } = self;
+        let (text, columns): (&str, &[usize]) = match fields {
+            Fields::All => (&sql.scan_all, &sql.all_fields),
+            Fields::Some(list) => (
+                shape(&mut sql.scan, overflow, list, |f| scan_sql(&sql.table, f)),
+                list,
+            ),
+        };
+        let limit = i64::try_from(count).unwrap_or(i64::MAX);
+        let before = out.len();
+        let result = (|| -> rusqlite::Result<Status> {
+            let mut stmt = conn.prepare_cached(text)?;
+            let mut rows = stmt.query(rusqlite::params![start_key, limit])?;
+            while let Some(row) = rows.next()? {
+                let mut fields = Vec::with_capacity(columns.len());
+                push_fields(row, 1, columns, &mut fields)?;
+                out.push(Row {
+                    key: row.get(0)?,
+                    fields,
+                });
+            }
+            Ok(Status::Ok)
+        })();
+        if result.is_err() {
+            out.truncate(before);
+        }
+        self.status(result)
+    }
+
+    fn update_now(&mut self, key: &str, values: &[FieldValue]) -> Status {
+        if !self.valid_values(values) {
+            return Status::BadRequest;
+        }
+        let SqliteConnection {
+            conn,
+            sql,
+            scratch,
+            overflow,
+            ..
+        } = self;
+        let result = if values.is_empty() {
+            // Nothing to set: the answer is only whether the record exists.
+            conn.prepare_cached(&sql.exists)
+                .and_then(|mut stmt| stmt.exists([key]))
+                .map(|found| if found { Status::Ok } else { Status::NotFound })
+        } else {
+            scratch.clear();
+            scratch.extend(values.iter().map(|v| v.field));
+            let text = shape(&mut sql.update, overflow, scratch, |f| {
+                update_sql(&sql.table, f)
+            });
+            execute_write(conn, text, key, values).map(|changed| {
+                if changed == 0 {
+                    Status::NotFound
+                } else {
+                    Status::Ok
+                }
+            })
+        };
+        self.status(result)
+    }
+
+    fn insert_now(&mut self, key: &str, values: &[FieldValue]) -> Status {
+        if !self.valid_values(values) {
+            return Status::BadRequest;
+        }
+        let SqliteConnection {
+            conn,
+            sql,
+            scratch,
+            overflow,
+            ..
+        } = self;
+        scratch.clear();
+        scratch.extend(values.iter().map(|v| v.field));
+        let text = shape(&mut sql.insert, overflow, scratch, |f| {
+            insert_sql(&sql.table, f)
+        });
+        let result = execute_write(conn, text, key, values).map(|_| Status::Ok);
+        self.status(result)
+    }
+
+    fn delete_now(&mut self, key: &str) -> Status {
+        let result = self
+            .conn
+            .prepare_cached(&self.sql.delete)
+            .and_then(|mut stmt| stmt.execute([key]))
+            .map(|changed| {
+                if changed == 0 {
+                    Status::NotFound
+                } else {
+                    Status::Ok
+                }
+            });
+        self.status(result)
+    }
+}
+
+/// Run a write whose parameters are the key (`?1`) then `values` in order.
+fn execute_write(
+    conn: &rusqlite::Connection,
+    sql: &str,
+    key: &str,
+    values: &[FieldValue],
+) -> rusqlite::Result<usize> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    stmt.raw_bind_parameter(1, key)?;
+    for (i, v) in values.iter().enumerate() {
+        stmt.raw_bind_parameter(i + 2, Bytes(&v.value))?;
+    }
+    stmt.raw_execute()
+}
+
+impl Connection for SqliteConnection {
+    async fn read(&mut self, key: &str, fields: Fields<'_>, out: &mut Vec<FieldValue>) -> Status {
+        self.read_now(key, fields, out)
+    }
+
+    async fn scan(
+        &mut self,
+        start_key: &str,
+        count: usize,
+        fields: Fields<'_>,
+        out: &mut Vec<Row>,
+    ) -> Status {
+        self.scan_now(start_key, count, fields, out)
+    }
+
+    async fn update(&mut self, key: &str, values: &[FieldValue]) -> Status {
+        self.update_now(key, values)
+    }
+
+    async fn insert(&mut self, key: &str, values: &[FieldValue]) -> Status {
+        self.insert_now(key, values)
+    }
+
+    async fn delete(&mut self, key: &str) -> Status {
+        self.delete_now(key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sql_shapes() {
+        assert_eq!(
+            insert_sql("\"t\"", &[0, 2]),
+            "INSERT OR REPLACE INTO \"t\" (YCSB_KEY, FIELD0, FIELD2) VALUES (?1, ?2, ?3)"
+        );
+        assert_eq!(
+            update_sql("\"t\"", &[3, 1]),
+            "UPDATE \"t\" SET FIELD3 = ?2, FIELD1 = ?3 WHERE YCSB_KEY = ?1"
+        );
+        assert_eq!(
+            read_sql("\"t\"", &[1]),
+            "SELECT FIELD1 FROM \"t\" WHERE YCSB_KEY = ?1"
+        );
+        assert_eq!(
+            scan_sql("\"t\"", &[0, 1]),
+            "SELECT YCSB_KEY, FIELD0, FIELD1 FROM \"t\" WHERE YCSB_KEY >= ?1 ORDER BY YCSB_KEY LIMIT ?2"
+        );
+        assert_eq!(
+            create_table_sql("\"usertable\"", 2),
+            "CREATE TABLE IF NOT EXISTS \"usertable\" (YCSB_KEY VARCHAR(255) PRIMARY KEY, FIELD0 TEXT, FIELD1 TEXT)"
+        );
+        assert_eq!(quote_ident("a\"b"), "\"a\"\"b\"");
+    }
+}

@@ -1,0 +1,326 @@
+//! Helpers shared by the integration tests: the schema they use, value
+//! constructors, and the conformance suite every real backend must pass.
+
+#![allow(dead_code)] // each test binary uses its own subset of the helpers
+
+use std::sync::Arc;
+
+use sojourn_core::backend::{Backend, Connection, FieldValue, Fields, Row, Schema, Status};
+
+pub const FIELD_COUNT: usize = 4;
+
+pub fn schema() -> Arc<Schema> {
+    Arc::new(Schema::ycsb("usertable", "field", FIELD_COUNT))
+}
+
+pub fn fv(field: usize, value: &[u8]) -> FieldValue {
+    FieldValue {
+        field,
+        value: value.to_vec(),
+    }
+}
+
+/// A full record whose values name the key and field, e.g. `user1/f2`.
+pub fn record(key: &str) -> Vec<FieldValue> {
+    (0..FIELD_COUNT)
+        .map(|f| fv(f, format!("{key}/f{f}").as_bytes()))
+        .collect()
+}
+
+pub async fn read<C: Connection>(
+    conn: &mut C,
+    key: &str,
+    fields: Fields<'_>,
+) -> (Status, Vec<FieldValue>) {
+    let mut out = Vec::new();
+    let status = conn.read(key, fields, &mut out).await;
+    (status, out)
+}
+
+pub async fn scan<C: Connection>(
+    conn: &mut C,
+    start: &str,
+    count: usize,
+    fields: Fields<'_>,
+) -> (Status, Vec<Row>) {
+    let mut out = Vec::new();
+    let status = conn.scan(start, count, fields, &mut out).await;
+    (status, out)
+}
+
+fn keys(rows: &[Row]) -> Vec<&str> {
+    rows.iter().map(|r| r.key.as_str()).collect()
+}
+
+/// The behaviour every backend with real storage must show. Leaves the
+/// table empty.
+pub async fn conformance<B: Backend>(backend: &B) {
+    let schema = schema();
+    backend.prepare(&schema, true).await.expect("prepare");
+    assert_eq!(
+        backend.is_empty(&schema).await.expect("is_empty"),
+        Some(true)
+    );
+    let mut conn = backend.connect(Arc::clone(&schema)).await.expect("connect");
+
+    round_trips(backend, &mut conn).await;
+    binary_values(&mut conn).await;
+    bad_fields(&mut conn).await;
+
+    backend.prepare(&schema, true).await.expect("prepare drop");
+    assert_eq!(
+        backend.is_empty(&schema).await.expect("is_empty"),
+        Some(true)
+    );
+    scans(&mut conn).await;
+
+    backend.prepare(&schema, true).await.expect("prepare drop");
+    concurrent_writers(backend).await;
+
+    // Without drop, prepare keeps the data.
+    backend.prepare(&schema, false).await.expect("prepare keep");
+    assert_eq!(
+        backend.is_empty(&schema).await.expect("is_empty"),
+        Some(false)
+    );
+    backend.prepare(&schema, true).await.expect("prepare drop");
+    assert_eq!(
+        backend.is_empty(&schema).await.expect("is_empty"),
+        Some(true)
+    );
+    let mut conn = backend.connect(Arc::clone(&schema)).await.expect("connect");
+    assert_eq!(
+        read(&mut conn, "w0-k0", Fields::All).await.0,
+        Status::NotFound
+    );
+}
+
+async fn round_trips<B: Backend>(backend: &B, conn: &mut B::Conn) {
+    let schema = schema();
+
+    // Missing keys.
+    assert_eq!(
+        read(conn, "user1", Fields::All).await,
+        (Status::NotFound, vec![])
+    );
+    assert_eq!(conn.update("user1", &[fv(0, b"x")]).await, Status::NotFound);
+    assert_eq!(conn.update("user1", &[]).await, Status::NotFound);
+    assert_eq!(conn.delete("user1").await, Status::NotFound);
+    assert_eq!(
+        backend.is_empty(&schema).await.expect("is_empty"),
+        Some(true)
+    );
+
+    // Insert, read all and subsets.
+    assert_eq!(conn.insert("user1", &record("user1")).await, Status::Ok);
+    assert_eq!(
+        backend.is_empty(&schema).await.expect("is_empty"),
+        Some(false)
+    );
+    assert_eq!(
+        read(conn, "user1", Fields::All).await,
+        (Status::Ok, record("user1"))
+    );
+    assert_eq!(
+        read(conn, "user1", Fields::Some(&[2, 0])).await,
+        (Status::Ok, vec![fv(2, b"user1/f2"), fv(0, b"user1/f0")])
+    );
+    assert_eq!(
+        read(conn, "user1", Fields::Some(&[3])).await,
+        (Status::Ok, vec![fv(3, b"user1/f3")])
+    );
+    // Appends to the caller's buffer rather than replacing it.
+    let mut out = vec![fv(9, b"kept")];
+    assert_eq!(
+        conn.read("user1", Fields::Some(&[1]), &mut out).await,
+        Status::Ok
+    );
+    assert_eq!(out, vec![fv(9, b"kept"), fv(1, b"user1/f1")]);
+
+    // Update changes only the given fields.
+    assert_eq!(
+        conn.update("user1", &[fv(1, b"new1"), fv(3, b"new3")])
+            .await,
+        Status::Ok
+    );
+    assert_eq!(
+        read(conn, "user1", Fields::All).await,
+        (
+            Status::Ok,
+            vec![
+                fv(0, b"user1/f0"),
+                fv(1, b"new1"),
+                fv(2, b"user1/f2"),
+                fv(3, b"new3")
+            ]
+        )
+    );
+    assert_eq!(conn.update("user1", &[]).await, Status::Ok);
+
+    // A record inserted with some fields returns only those.
+    assert_eq!(conn.insert("user2", &[fv(2, b"only2")]).await, Status::Ok);
+    assert_eq!(
+        read(conn, "user2", Fields::All).await,
+        (Status::Ok, vec![fv(2, b"only2")])
+    );
+    assert_eq!(
+        read(conn, "user2", Fields::Some(&[0])).await,
+        (Status::Ok, vec![])
+    );
+
+    // Inserting an existing key replaces the whole record.
+    assert_eq!(conn.insert("user1", &[fv(0, b"again")]).await, Status::Ok);
+    assert_eq!(
+        read(conn, "user1", Fields::All).await,
+        (Status::Ok, vec![fv(0, b"again")])
+    );
+
+    // Delete.
+    assert_eq!(conn.delete("user1").await, Status::Ok);
+    assert_eq!(
+        read(conn, "user1", Fields::All).await,
+        (Status::NotFound, vec![])
+    );
+    assert_eq!(conn.delete("user1").await, Status::NotFound);
+    assert_eq!(conn.update("user1", &[fv(0, b"x")]).await, Status::NotFound);
+    assert_eq!(
+        backend.is_empty(&schema).await.expect("is_empty"),
+        Some(false)
+    );
+    assert_eq!(conn.delete("user2").await, Status::Ok);
+    assert_eq!(
+        backend.is_empty(&schema).await.expect("is_empty"),
+        Some(true)
+    );
+}
+
+async fn binary_values<C: Connection>(conn: &mut C) {
+    let values = vec![
+        fv(0, &[0x00, 0xff, 0xfe, 0x80, 0x00]), // not UTF-8
+        fv(1, b""),
+        fv(2, "h\u{e9}llo \u{1F600}".as_bytes()),
+        fv(3, b"nul\0inside"),
+    ];
+    assert_eq!(conn.insert("bin", &values).await, Status::Ok);
+    assert_eq!(
+        read(conn, "bin", Fields::All).await,
+        (Status::Ok, values.clone())
+    );
+    let update = [fv(2, &[0xc3, 0x28]), fv(0, b"text now")];
+    assert_eq!(conn.update("bin", &update).await, Status::Ok);
+    assert_eq!(
+        read(conn, "bin", Fields::Some(&[0, 2])).await,
+        (Status::Ok, vec![fv(0, b"text now"), fv(2, &[0xc3, 0x28])])
+    );
+    // Keys with unusual characters are just keys.
+    let key = "user'; DROP TABLE usertable; --\"";
+    assert_eq!(conn.insert(key, &[fv(0, b"v")]).await, Status::Ok);
+    assert_eq!(
+        read(conn, key, Fields::All).await,
+        (Status::Ok, vec![fv(0, b"v")])
+    );
+    assert_eq!(conn.delete(key).await, Status::Ok);
+    assert_eq!(conn.delete("bin").await, Status::Ok);
+}
+
+async fn bad_fields<C: Connection>(conn: &mut C) {
+    let beyond = FIELD_COUNT;
+    assert_eq!(
+        conn.insert("bad", &[fv(beyond, b"x")]).await,
+        Status::BadRequest
+    );
+    assert_eq!(read(conn, "bad", Fields::All).await.0, Status::NotFound);
+    assert_eq!(conn.insert("bad", &[fv(0, b"x")]).await, Status::Ok);
+    assert_eq!(
+        conn.update("bad", &[fv(beyond, b"x")]).await,
+        Status::BadRequest
+    );
+    assert_eq!(
+        read(conn, "bad", Fields::Some(&[0, beyond])).await,
+        (Status::BadRequest, vec![])
+    );
+    assert_eq!(
+        scan(conn, "a", 10, Fields::Some(&[beyond])).await,
+        (Status::BadRequest, vec![])
+    );
+    assert_eq!(conn.delete("bad").await, Status::Ok);
+}
+
+async fn scans<C: Connection>(conn: &mut C) {
+    // Inserted out of order; even numbers only, so odd start keys fall
+    // between records.
+    for n in [18, 10, 26, 12, 22, 14, 28, 16, 20, 24] {
+        let key = format!("user{n}");
+        assert_eq!(conn.insert(&key, &record(&key)).await, Status::Ok);
+    }
+    let (status, rows) = scan(conn, "user10", 3, Fields::All).await;
+    assert_eq!(status, Status::Ok);
+    assert_eq!(keys(&rows), ["user10", "user12", "user14"]);
+    assert_eq!(rows[1].fields, record("user12"));
+
+    let (status, rows) = scan(conn, "user13", 2, Fields::All).await;
+    assert_eq!(status, Status::Ok);
+    assert_eq!(keys(&rows), ["user14", "user16"]);
+
+    let (status, rows) = scan(conn, "user25", 100, Fields::All).await;
+    assert_eq!(status, Status::Ok);
+    assert_eq!(keys(&rows), ["user26", "user28"]);
+
+    let (status, rows) = scan(conn, "a", 1000, Fields::Some(&[1])).await;
+    assert_eq!(status, Status::Ok);
+    assert_eq!(rows.len(), 10);
+    assert!(
+        rows.windows(2).all(|w| w[0].key < w[1].key),
+        "{:?}",
+        keys(&rows)
+    );
+    for row in &rows {
+        assert_eq!(
+            row.fields,
+            vec![fv(1, format!("{}/f1", row.key).as_bytes())]
+        );
+    }
+
+    assert_eq!(
+        scan(conn, "user29", 5, Fields::All).await,
+        (Status::Ok, vec![])
+    );
+    assert_eq!(
+        scan(conn, "user10", 0, Fields::All).await,
+        (Status::Ok, vec![])
+    );
+}
+
+const WRITERS: usize = 8;
+const KEYS_PER_WRITER: usize = 50;
+
+async fn concurrent_writers<B: Backend>(backend: &B) {
+    let schema = schema();
+    let mut tasks = Vec::new();
+    for w in 0..WRITERS {
+        let mut conn = backend.connect(Arc::clone(&schema)).await.expect("connect");
+        tasks.push(tokio::spawn(async move {
+            for k in 0..KEYS_PER_WRITER {
+                let key = format!("w{w}-k{k}");
+                let status = conn.insert(&key, &record(&key)).await;
+                assert_eq!(status, Status::Ok, "insert {key}");
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.expect("writer task");
+    }
+    let mut conn = backend.connect(Arc::clone(&schema)).await.expect("connect");
+    for w in 0..WRITERS {
+        for k in 0..KEYS_PER_WRITER {
+            let key = format!("w{w}-k{k}");
+            assert_eq!(
+                read(&mut conn, &key, Fields::All).await,
+                (Status::Ok, record(&key))
+            );
+        }
+    }
+    let (status, rows) = scan(&mut conn, "", usize::MAX, Fields::Some(&[])).await;
+    assert_eq!(status, Status::Ok);
+    assert_eq!(rows.len(), WRITERS * KEYS_PER_WRITER);
+}
