@@ -147,7 +147,7 @@ pub fn main(args: PhaseArgs, mode: Mode) -> Result<ExitCode> {
                 }
             }
         });
-        with_backend!(backend, |b| drive(b, &opts, load_plan, run_plan, drop, &stop).await)
+        with_backend!(&backend, |b| drive(b, &opts, load_plan, run_plan, drop, &stop).await)
     })
 }
 

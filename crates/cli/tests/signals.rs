@@ -1,0 +1,104 @@
+//! The process under signals: a client stall (SIGSTOP/SIGCONT) during a run
+//! at a target rate shows in response time as the queueing arithmetic
+//! predicts, and Ctrl+C (SIGINT) keeps and prints the partial results.
+
+mod util;
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::time::Duration;
+
+use util::*;
+
+fn signal(pid: u32, sig: libc::c_int) {
+    // SAFETY: sending a signal to our own child process.
+    assert_eq!(unsafe { libc::kill(pid as libc::pid_t, sig) }, 0);
+}
+
+/// Spawn sojourn and return it once its stderr shows a status line of the
+/// run phase; the rest of stderr is collected on a thread.
+fn spawn_until_running(
+    data: &std::path::Path,
+    args: &[&str],
+) -> (std::process::Child, std::thread::JoinHandle<String>) {
+    let mut child = bin()
+        .args(args)
+        .arg("--data-dir")
+        .arg(data)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = String::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.contains(" sec: ") && line.contains("operations;") {
+            break;
+        }
+    }
+    assert!(seen.contains("operations;"), "no status line: {seen}");
+    let rest = std::thread::spawn(move || {
+        for l in lines.map_while(Result::ok) {
+            seen.push_str(&l);
+            seen.push('\n');
+        }
+        seen
+    });
+    (child, rest)
+}
+
+#[test]
+fn client_stall_shows_in_response_time_not_service_time() {
+    let dir = tempfile::tempdir().unwrap();
+    // 2000 ops/s for 6000 operations (3 s), uniform arrivals.
+    let (child, rest) = spawn_until_running(
+        dir.path(),
+        &[
+            "bench", "memory:", "-P", "workloadc", "-p", "operationcount=6000", "-target", "2000",
+            "--arrival", "uniform", "-s", "-p", "status.interval=0.2", "-p", "measurement.interval=both",
+        ],
+    );
+    // The stall itself: the client is frozen for 300 ms.
+    let stall = Duration::from_millis(300);
+    signal(child.id(), libc::SIGSTOP);
+    std::thread::sleep(stall);
+    signal(child.id(), libc::SIGCONT);
+    let out = child.wait_with_output().unwrap();
+    let stderr = rest.join().unwrap();
+    assert!(out.status.success(), "{stderr}");
+    let s = parse_summary(&text(&out.stdout));
+    assert_eq!(get(&s, "READ", "Return=OK"), 6000.0);
+    // 600 of 6000 arrivals (10%) fall in the stall and wait a uniform
+    // share of it: response p99 ~ 0.9 * 300 ms, p95 ~ 0.5 * 300 ms.
+    let p99 = get(&s, "Intended-READ", "99thPercentileLatency(us)") / 1000.0;
+    let p95 = get(&s, "Intended-READ", "95thPercentileLatency(us)") / 1000.0;
+    assert!((200.0..=340.0).contains(&p99), "intended p99 {p99} ms\n{s:#?}");
+    assert!((90.0..=210.0).contains(&p95), "intended p95 {p95} ms\n{s:#?}");
+    assert!(get(&s, "Intended-READ", "MaxLatency(us)") >= 290_000.0);
+    // Only the few operations caught in flight saw it as service time.
+    let service_p99 = get(&s, "READ", "99thPercentileLatency(us)") / 1000.0;
+    assert!(service_p99 < 20.0, "service p99 {service_p99} ms");
+}
+
+#[test]
+fn interrupt_keeps_and_prints_partial_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let (child, rest) = spawn_until_running(
+        dir.path(),
+        &[
+            "run", "null:", "-P", "workloada", "-p", "operationcount=0", "-p", "maxexecutiontime=60",
+            "-target", "1000", "-s", "-p", "status.interval=0.2",
+        ],
+    );
+    signal(child.id(), libc::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    let stderr = rest.join().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let s = parse_summary(&text(&out.stdout));
+    let done = get_or_zero(&s, "READ", "Return=OK") + get_or_zero(&s, "UPDATE", "Return=OK");
+    assert!(done > 0.0 && done < 60_000.0, "{done}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+}

@@ -1,0 +1,187 @@
+//! End to end: `load` then `run` of every shipped workload on the embedded
+//! SQLite database, with the YCSB summary parsed back and checked.
+
+mod util;
+
+use util::*;
+
+const OPS: f64 = 4000.0;
+
+/// Five standard deviations of a binomial count: wide enough never to fail
+/// by chance, narrow enough to catch a wrong mix.
+fn within(count: f64, p: f64) -> bool {
+    let sd = (OPS * p * (1.0 - p)).sqrt();
+    (count - OPS * p).abs() <= 5.0 * sd + 1.0
+}
+
+fn load_and_run(workload: &str) -> Summary {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("w.sqlite").display());
+    let load = sojourn(dir.path(), &["load", "--db", &db, "-P", workload, "-threads", "2"]);
+    let s = parse_summary(&ok(&load));
+    assert_eq!(get(&s, "INSERT", "Return=OK"), 1000.0, "{workload} load");
+    let run = sojourn(
+        dir.path(),
+        &["run", "--db", &db, "-P", workload, "-p", "operationcount=4000", "-threads", "2", "--seed", "42"],
+    );
+    parse_summary(&ok(&run))
+}
+
+fn ok_count(s: &Summary, group: &str) -> f64 {
+    get_or_zero(s, group, "Return=OK")
+}
+
+#[test]
+fn workload_a_b_c_x_mixes() {
+    for (w, read, update) in [
+        ("workloads/workloada", 0.5, 0.5),
+        ("workloads/workloadb", 0.95, 0.05),
+        ("workloads/workloadc", 1.0, 0.0),
+        ("workloads/workloadx", 0.0, 1.0),
+    ] {
+        let s = load_and_run(w);
+        let (r, u) = (ok_count(&s, "READ"), ok_count(&s, "UPDATE"));
+        assert_eq!(r + u, OPS, "{w}: every operation succeeded: {s:#?}");
+        assert!(within(r, read), "{w}: {r} reads");
+        assert!(within(u, update), "{w}: {u} updates");
+        if r > 0.0 {
+            assert_eq!(get(&s, "READ", "Operations"), r);
+            assert!(get(&s, "READ", "99thPercentileLatency(us)") >= get(&s, "READ", "95thPercentileLatency(us)"));
+        }
+        assert!(get(&s, "OVERALL", "Throughput(ops/sec)") > 0.0);
+    }
+}
+
+#[test]
+fn workload_d_reads_latest_and_inserts() {
+    let s = load_and_run("workloads/workloadd");
+    let (r, i) = (ok_count(&s, "READ"), ok_count(&s, "INSERT"));
+    assert_eq!(r + i, OPS, "{s:#?}");
+    assert!(within(i, 0.05), "{i} inserts");
+}
+
+#[test]
+fn workload_e_scans_and_inserts() {
+    let s = load_and_run("workloads/workloade");
+    let (sc, i) = (ok_count(&s, "SCAN"), ok_count(&s, "INSERT"));
+    assert_eq!(sc + i, OPS, "{s:#?}");
+    assert!(within(sc, 0.95), "{sc} scans");
+}
+
+#[test]
+fn workload_f_read_modify_write_counts_its_parts() {
+    let s = load_and_run("workloads/workloadf");
+    let rmw = ok_count(&s, "READ-MODIFY-WRITE");
+    // As in YCSB, a read-modify-write's read and update are measured under
+    // READ and UPDATE too.
+    assert_eq!(ok_count(&s, "READ"), OPS, "{s:#?}");
+    assert_eq!(ok_count(&s, "UPDATE"), rmw);
+    assert!(within(rmw, 0.5), "{rmw} read-modify-writes");
+}
+
+#[test]
+fn hashed_keys_match_ycsb() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("k.sqlite");
+    let db = format!("sqlite:{}", file.display());
+    ok(&sojourn(
+        dir.path(),
+        &["load", "--db", &db, "-P", "workloads/workloada", "-p", "recordcount=3", "-p", "insertorder=hashed"],
+    ));
+    let conn = rusqlite::Connection::open(&file).unwrap();
+    let mut st = conn.prepare("SELECT YCSB_KEY FROM usertable ORDER BY YCSB_KEY").unwrap();
+    let keys: Vec<String> = st
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        keys,
+        ["user1820151046732198393", "user6284781860667377211", "user8517097267634966620"]
+    );
+}
+
+#[test]
+fn data_integrity_verifies_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("d.sqlite").display());
+    let di = ["-P", "workloada", "-p", "dataintegrity=true", "-p", "operationcount=2000"];
+    ok(&sojourn(dir.path(), &[&["load", "--db", &db][..], &di].concat()));
+    let s = parse_summary(&ok(&sojourn(dir.path(), &[&["run", "--db", &db][..], &di].concat())));
+    assert!(ok_count(&s, "READ") > 0.0);
+    assert_eq!(get_or_zero(&s, "READ", "Return=UNEXPECTED_STATE"), 0.0, "{s:#?}");
+
+    // Data written without integrity values fails verification, counted
+    // and reported, never fatal.
+    let db2 = format!("sqlite:{}", dir.path().join("r.sqlite").display());
+    ok(&sojourn(dir.path(), &["load", "--db", &db2, "-P", "workloadc"]));
+    let out = sojourn(dir.path(), &["run", "--db", &db2, "-P", "workloadc", "-p", "dataintegrity=true"]);
+    let s = parse_summary(&ok(&out));
+    assert_eq!(get(&s, "READ", "Return=UNEXPECTED_STATE"), 1000.0);
+    assert!(text(&out.stderr).contains("UNEXPECTED_STATE"), "a warning names the status");
+}
+
+#[test]
+fn bench_loads_once_then_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = sojourn(dir.path(), &["bench", "-P", "workloada"]);
+    let s = parse_summary(&ok(&first));
+    assert_eq!(ok_count(&s, "READ") + ok_count(&s, "UPDATE"), 1000.0);
+    assert!(text(&first.stderr).contains("loaded 1000 records"), "{}", text(&first.stderr));
+    assert!(dir.path().join("sojourn.sqlite").exists(), "default database in the data directory");
+    let second = sojourn(dir.path(), &["bench", "-P", "workloada"]);
+    ok(&second);
+    assert!(text(&second.stderr).contains("skipping load"), "{}", text(&second.stderr));
+}
+
+#[test]
+fn json_report_has_rates_cpu_and_percentiles() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("r.json");
+    let out = sojourn(
+        dir.path(),
+        &[
+            "bench", "memory:", "-P", "workloada", "-p", "operationcount=3000", "-target", "3000",
+            "--seed", "5", "--format", "json", "--json", file.to_str().unwrap(),
+        ],
+    );
+    let stdout = ok(&out);
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("stdout is JSON");
+    let f: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(v["operations"], f["operations"]);
+    assert_eq!(v["operations"], 3000);
+    assert_eq!(v["seed"], 5);
+    assert_eq!(v["target_ops_per_sec"], 3000.0);
+    let achieved = v["achieved_ops_per_sec"].as_f64().unwrap();
+    assert!(achieved > 2500.0 && achieved < 3500.0, "{achieved}");
+    assert!(v["offered_ops_per_sec"].as_f64().unwrap() > 0.0);
+    assert!(v["client_cpu"]["us_per_op"].as_f64().unwrap() > 0.0);
+    assert!(v["scheduling_lag"]["p99_us"].as_f64().is_some());
+    for kind in ["read", "update"] {
+        let op = &v["ops"][kind];
+        assert!(op["count"].as_u64().unwrap() > 1000);
+        for lat in ["service", "response"] {
+            let l = &op[lat];
+            let ps: Vec<f64> = ["p50_us", "p90_us", "p95_us", "p99_us", "p99_9_us", "p99_99_us", "max_us"]
+                .iter()
+                .map(|k| l[k].as_f64().unwrap())
+                .collect();
+            assert!(ps.windows(2).all(|w| w[0] <= w[1]), "{kind} {lat} percentiles ascend: {ps:?}");
+        }
+        // Response time includes service time.
+        assert!(op["response"]["p50_us"].as_f64() >= op["service"]["p50_us"].as_f64());
+    }
+}
+
+#[test]
+fn huge_keyspace_starts_at_once() {
+    // 3e10 records: zipfian's zeta is O(1), so this only runs 1000 reads.
+    let dir = tempfile::tempdir().unwrap();
+    let out = sojourn(
+        dir.path(),
+        &["run", "null:", "-P", "workloada", "-p", "recordcount=30000000000", "-p", "operationcount=1000"],
+    );
+    let s = parse_summary(&ok(&out));
+    assert_eq!(ok_count(&s, "READ") + ok_count(&s, "UPDATE"), 1000.0);
+}

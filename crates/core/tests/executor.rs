@@ -1,0 +1,215 @@
+//! The executor against the driver-free backends: achieved rate against the
+//! target on `null:`, and a database stall on `memory:` that must appear in
+//! response time as queueing predicts and not in service time.
+//!
+//! These tests measure time, so they run one at a time (a shared lock) to
+//! keep them from competing for the two cores with each other.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use sojourn_core::backend::memory::{MemoryBackend, MemoryOptions};
+use sojourn_core::backend::null::NullBackend;
+use sojourn_core::backend::{Backend, Connection, FieldValue, Fields, Schema, Status};
+use sojourn_core::executor::{self, Meter, Quiet, RunConfig, RunOutcome, Step, StopHandle};
+use sojourn_core::op::OpKind;
+use sojourn_core::schedule::Arrival;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Reads one fixed key: the smallest possible step, so the executor's own
+/// behaviour is what the test sees.
+struct ReadOne {
+    buf: Vec<FieldValue>,
+}
+
+impl<C: Connection> Step<C> for ReadOne {
+    async fn step(&mut self, conn: &mut C, m: &mut Meter) {
+        self.buf.clear();
+        let t = m.start();
+        let s = conn.read("user1", Fields::All, &mut self.buf).await;
+        m.record(OpKind::Read, s, t);
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+async fn run_on<B: Backend>(b: &B, threads: usize, cfg: RunConfig) -> RunOutcome {
+    let schema = Arc::new(Schema::ycsb("usertable", "field", 1));
+    let mut conns = Vec::new();
+    for _ in 0..threads {
+        conns.push(b.connect(schema.clone()).await.unwrap());
+    }
+    let steps = (0..threads).map(|_| ReadOne { buf: Vec::new() }).collect();
+    executor::run(conns, steps, &cfg, &StopHandle::new(), &Quiet).await
+}
+
+fn open_loop(rate: f64, ops: u64, arrival: Arrival, threads: usize) -> RunConfig {
+    RunConfig {
+        threads,
+        target: Some(rate),
+        arrival,
+        operation_count: Some(ops),
+        seed: 11,
+        ..RunConfig::default()
+    }
+}
+
+#[test]
+fn achieved_rate_follows_the_target_on_null() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let rt = runtime();
+    for rate in [1_000.0, 10_000.0, 100_000.0] {
+        // Two seconds of uniform arrivals: the schedule itself has no noise,
+        // so any error is the executor's.
+        let ops = (rate * 2.0) as u64;
+        let o = rt.block_on(run_on(&NullBackend::new(), 4, open_loop(rate, ops, Arrival::Uniform, 4)));
+        assert_eq!(o.total.ops_done, ops);
+        let achieved = o.throughput();
+        assert!(
+            (achieved / rate - 1.0).abs() < 0.02,
+            "uniform at {rate}: achieved {achieved}"
+        );
+        assert_eq!(o.scheduled, ops);
+        let lag = o.total.lag.as_ref().expect("lag recorded under a target");
+        assert_eq!(lag.len(), ops);
+    }
+}
+
+#[test]
+fn poisson_arrivals_are_served_as_offered() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let rt = runtime();
+    for rate in [10_000.0, 100_000.0] {
+        let ops = (rate * 2.0) as u64;
+        let o = rt.block_on(run_on(&NullBackend::new(), 4, open_loop(rate, ops, Arrival::Poisson, 4)));
+        assert_eq!(o.total.ops_done, ops);
+        // The offered rate of a Poisson schedule is itself random: n gaps of
+        // mean 1/rate sum to n/rate with relative sd 1/sqrt(n).
+        let sd = 1.0 / (ops as f64).sqrt();
+        let achieved = o.throughput();
+        assert!(
+            (achieved / rate - 1.0).abs() < 5.0 * sd + 0.01,
+            "poisson at {rate}: achieved {achieved}"
+        );
+    }
+}
+
+#[test]
+fn closed_loop_runs_exactly_the_operation_count_across_workers() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let rt = runtime();
+    let cfg = RunConfig {
+        threads: 16,
+        operation_count: Some(100_003),
+        ..RunConfig::default()
+    };
+    let o = rt.block_on(run_on(&NullBackend::new(), 16, cfg));
+    assert_eq!(o.total.ops_done, 100_003);
+    let r = o.total.op(OpKind::Read).unwrap();
+    assert_eq!(r.count_of(Status::Ok), 100_003);
+    // Closed loop: response time is service time.
+    assert_eq!(r.ok.service.len(), r.ok.response.len());
+    assert!(o.total.lag.is_none());
+}
+
+#[test]
+fn max_execution_time_stops_an_unbounded_run() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let rt = runtime();
+    let cfg = RunConfig {
+        threads: 2,
+        target: Some(2_000.0),
+        operation_count: None,
+        max_execution_time: Some(Duration::from_millis(500)),
+        ..RunConfig::default()
+    };
+    let o = rt.block_on(run_on(&NullBackend::new(), 2, cfg));
+    assert_eq!(o.stop_reason, executor::StopReason::MaxExecutionTime);
+    // About 1000 arrivals in 0.5 s: Poisson sd ~32, so 5 sd is 160.
+    assert!((840..=1160).contains(&o.total.ops_done), "{}", o.total.ops_done);
+    assert!(o.elapsed < Duration::from_secs(3));
+}
+
+#[test]
+fn a_database_stall_shows_in_response_time_as_queueing_predicts() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let rt = runtime();
+    let rate = 10_000.0;
+    let ops = 20_000u64;
+    let stall = Duration::from_millis(200);
+    let b = MemoryBackend::with_options(MemoryOptions {
+        stall_after_ops: Some(ops / 2 + 1),
+        stall,
+        max_ops_per_sec: None,
+    })
+    .unwrap();
+    let o = rt.block_on(async {
+        let schema = Arc::new(Schema::ycsb("usertable", "field", 1));
+        let mut c = b.connect(schema).await.unwrap();
+        let v = [FieldValue { field: 0, value: b"x".to_vec() }];
+        assert_eq!(c.insert("user1", &v).await, Status::Ok);
+        run_on(&b, 4, open_loop(rate, ops, Arrival::Uniform, 4)).await
+    });
+    let r = o.total.op(OpKind::Read).unwrap();
+    assert_eq!(r.count_of(Status::Ok), ops);
+    // rate * stall = 2000 arrivals (10% of the run) land in the stall and
+    // each waits the rest of it, uniformly from 0 to 200 ms. So response
+    // time's p95 is ~100 ms, p99 ~180 ms and its max ~200 ms.
+    let ms = |ns: u64| ns as f64 / 1e6;
+    let resp = &r.ok.response;
+    let (p95, p99, max) = (
+        ms(resp.value_at_quantile(0.95)),
+        ms(resp.value_at_quantile(0.99)),
+        ms(resp.max()),
+    );
+    assert!((75.0..=125.0).contains(&p95), "response p95 {p95} ms");
+    assert!((155.0..=205.0).contains(&p99), "response p99 {p99} ms");
+    assert!((195.0..=260.0).contains(&max), "response max {max} ms");
+    // Service time: only the few operations in flight saw the stall.
+    let svc = &r.ok.service;
+    assert!(ms(svc.value_at_quantile(0.99)) < 5.0, "service p99 {}", ms(svc.value_at_quantile(0.99)));
+    assert!(ms(svc.max()) >= 195.0, "the operation caught in the stall took it all");
+    assert!(svc.count_between(150_000_000, u64::MAX) <= 4, "at most one per connection");
+}
+
+#[test]
+fn stop_handle_interrupts_and_keeps_results() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let rt = runtime();
+    let stop = StopHandle::new();
+    let cfg = RunConfig {
+        threads: 2,
+        target: Some(1000.0),
+        operation_count: None,
+        max_execution_time: Some(Duration::from_secs(30)),
+        interval: Duration::from_millis(50),
+        ..RunConfig::default()
+    };
+    struct StopAfter(StopHandle, std::sync::atomic::AtomicUsize);
+    impl executor::Observer for StopAfter {
+        fn interval(&self, p: &executor::Progress<'_>) {
+            // Stop once a few intervals have seen operations.
+            if p.ops_done > 0 && self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 3 {
+                self.0.stop();
+            }
+        }
+    }
+    let obs = StopAfter(stop.clone(), Default::default());
+    let o = rt.block_on(async {
+        let b = NullBackend::new();
+        let schema = Arc::new(Schema::ycsb("usertable", "field", 1));
+        let conns = vec![b.connect(schema.clone()).await.unwrap(), b.connect(schema).await.unwrap()];
+        let steps = vec![ReadOne { buf: vec![] }, ReadOne { buf: vec![] }];
+        executor::run(conns, steps, &cfg, &stop, &obs).await
+    });
+    assert!(o.interrupted());
+    assert!(o.total.ops_done > 0);
+    assert!(o.elapsed < Duration::from_secs(10), "{:?}", o.elapsed);
+    assert!(o.intervals.len() >= 4);
+}
