@@ -68,12 +68,12 @@ pub struct PhaseArgs {
     pub props: Vec<String>,
 
     /// Concurrent connections (YCSB: -threads; property threadcount).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub threads: Option<String>,
 
     /// Offered load in operations per second in total, open loop (YCSB:
     /// -target; property target). Without it: closed loop.
-    #[arg(long, value_name = "OPS")]
+    #[arg(long, value_name = "OPS", allow_hyphen_values = true)]
     pub target: Option<String>,
 
     /// Gaps between intended starts under -target.
@@ -81,11 +81,11 @@ pub struct PhaseArgs {
     pub arrival: Option<ArrivalArg>,
 
     /// Seed for a reproducible operation stream (printed when not given).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub seed: Option<String>,
 
     /// Seconds at the start kept in the time series but left out of the summary.
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
     pub warmup: Option<String>,
 
     /// Print YCSB status lines on stderr every status.interval seconds.

@@ -6,12 +6,11 @@ use std::io::{IsTerminal, Write};
 use std::time::{Duration, SystemTime};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::sync::Mutex;
 use sojourn_core::executor::{Observer, Progress};
 use sojourn_core::output::ycsb::status_line;
 use sojourn_core::plan::MeasurementInterval;
 use sojourn_core::recorder::Stats;
-
+use std::sync::Mutex;
 
 pub enum Display {
     Status {
@@ -24,7 +23,14 @@ pub enum Display {
 }
 
 impl Display {
-    pub fn new(status: bool, no_progress: bool, every: Duration, mi: MeasurementInterval, total: Option<u64>, label: &str) -> Display {
+    pub fn new(
+        status: bool,
+        no_progress: bool,
+        every: Duration,
+        mi: MeasurementInterval,
+        total: Option<u64>,
+        label: &str,
+    ) -> Display {
         if status {
             return Display::Status {
                 every,

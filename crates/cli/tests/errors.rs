@@ -11,7 +11,10 @@ fn fails(args: &[&str], expect: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let out = sojourn(dir.path(), args);
     let err = text(&out.stderr);
-    assert!(!out.status.success(), "{args:?} should fail; stderr:\n{err}");
+    assert!(
+        !out.status.success(),
+        "{args:?} should fail; stderr:\n{err}"
+    );
     assert!(!err.contains("panicked"), "{args:?} panicked:\n{err}");
     for e in expect {
         assert!(err.contains(e), "{args:?}: stderr lacks {e:?}:\n{err}");
@@ -39,34 +42,95 @@ fn bad_value_in_a_file_names_file_line_and_accepted_values() {
 #[test]
 fn impossible_combinations_are_refused_before_running() {
     fails(
-        &["run", "null:", "-P", "workloada", "-p", "readproportion=0", "-p", "updateproportion=0"],
+        &[
+            "run",
+            "null:",
+            "-P",
+            "workloada",
+            "-p",
+            "readproportion=0",
+            "-p",
+            "updateproportion=0",
+        ],
         &["proportion"],
     );
     fails(
-        &["load", "null:", "-P", "workloada", "-p", "insertstart=900", "-p", "insertcount=200"],
+        &[
+            "load",
+            "null:",
+            "-P",
+            "workloada",
+            "-p",
+            "insertstart=900",
+            "-p",
+            "insertcount=200",
+        ],
         &["insertstart", "recordcount"],
     );
-    fails(&["run", "null:", "-P", "workloada", "-p", "operationcount=-5"], &["operationcount", "-5"]);
-    fails(&["run", "null:", "-P", "workloada", "-p", "recordcount=-1"], &["recordcount"]);
-    fails(&["run", "null:", "-P", "workloada", "-target", "0"], &["--target", "target"]);
-    fails(&["run", "null:", "-P", "workloada", "-target", "-100"], &["target"]);
-    fails(&["run", "null:", "-P", "workloada", "-threads", "0"], &["threadcount"]);
+    fails(
+        &["run", "null:", "-P", "workloada", "-p", "operationcount=-5"],
+        &["operationcount", "-5"],
+    );
+    fails(
+        &["run", "null:", "-P", "workloada", "-p", "recordcount=-1"],
+        &["recordcount"],
+    );
+    fails(
+        &["run", "null:", "-P", "workloada", "-target", "0"],
+        &["--target", "target"],
+    );
+    fails(
+        &["run", "null:", "-P", "workloada", "-target", "-100"],
+        &["target"],
+    );
+    fails(
+        &["run", "null:", "-P", "workloada", "-threads", "0"],
+        &["threadcount"],
+    );
     fails(
         &["run", "null:", "-P", "workloada", "-p", "operationcount=0"],
         &["operationcount", "maxexecutiontime"],
     );
     fails(
-        &["run", "null:", "-P", "workloada", "-p", "dataintegrity=true", "-p", "fieldlengthdistribution=uniform"],
+        &[
+            "run",
+            "null:",
+            "-P",
+            "workloada",
+            "-p",
+            "dataintegrity=true",
+            "-p",
+            "fieldlengthdistribution=uniform",
+        ],
         &["dataintegrity", "constant"],
     );
 }
 
 #[test]
 fn missing_files_unknown_databases_and_malformed_arguments() {
-    fails(&["run", "null:", "-P", "no/such/workload"], &["no/such/workload"]);
-    fails(&["run", "--db", "nosuchdb://x", "-P", "workloada"], &["nosuchdb", "sqlite:"]);
-    fails(&["run", "null:", "-P", "workloada", "-p", "recordcount"], &["recordcount", "key=value"]);
-    fails(&["run", "null:", "-P", "workloada", "-p", "hdrhistogram.percentiles=95,abc"], &["abc"]);
+    fails(
+        &["run", "null:", "-P", "no/such/workload"],
+        &["no/such/workload"],
+    );
+    fails(
+        &["run", "--db", "nosuchdb://x", "-P", "workloada"],
+        &["nosuchdb", "sqlite:"],
+    );
+    fails(
+        &["run", "null:", "-P", "workloada", "-p", "recordcount"],
+        &["recordcount", "key=value"],
+    );
+    fails(
+        &[
+            "run",
+            "null:",
+            "-P",
+            "workloada",
+            "-p",
+            "hdrhistogram.percentiles=95,abc",
+        ],
+        &["abc"],
+    );
 }
 
 #[test]
@@ -77,10 +141,23 @@ fn run_on_an_empty_table_says_to_load_first() {
 #[test]
 fn unknown_property_warns_with_the_nearest_name_and_runs() {
     let dir = tempfile::tempdir().unwrap();
-    let out = sojourn(dir.path(), &["run", "null:", "-P", "workloada", "-p", "readproportoin=0.5"]);
+    let out = sojourn(
+        dir.path(),
+        &[
+            "run",
+            "null:",
+            "-P",
+            "workloada",
+            "-p",
+            "readproportoin=0.5",
+        ],
+    );
     ok(&out);
     let err = text(&out.stderr);
-    assert!(err.contains("readproportoin") && err.contains("readproportion"), "{err}");
+    assert!(
+        err.contains("readproportoin") && err.contains("readproportion"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -90,11 +167,24 @@ fn passwords_never_appear_in_output() {
     let out = sojourn(
         dir.path(),
         &[
-            "run", "null:", "-P", "workloada", "-p", "db.passwd=hunter2", "-p",
-            "db.url=postgres://me:hunter2@127.0.0.1/db", "--json", json.to_str().unwrap(),
+            "run",
+            "null:",
+            "-P",
+            "workloada",
+            "-p",
+            "db.passwd=hunter2",
+            "-p",
+            "db.url=postgres://me:hunter2@127.0.0.1/db",
+            "--json",
+            json.to_str().unwrap(),
         ],
     );
     ok(&out);
-    let all = format!("{}{}{}", text(&out.stdout), text(&out.stderr), std::fs::read_to_string(&json).unwrap());
+    let all = format!(
+        "{}{}{}",
+        text(&out.stdout),
+        text(&out.stderr),
+        std::fs::read_to_string(&json).unwrap()
+    );
     assert!(!all.contains("hunter2"), "{all}");
 }

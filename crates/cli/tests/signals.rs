@@ -16,10 +16,12 @@ fn signal(pid: u32, sig: libc::c_int) {
 }
 
 /// Spawn sojourn and return it once its stderr shows a status line of the
-/// run phase; the rest of stderr is collected on a thread.
+/// run phase (after the line `after`, when given: `bench` loads first, at
+/// the same target); the rest of stderr is collected on a thread.
 fn spawn_until_running(
     data: &std::path::Path,
     args: &[&str],
+    after: Option<&str>,
 ) -> (std::process::Child, std::thread::JoinHandle<String>) {
     let mut child = bin()
         .args(args)
@@ -31,11 +33,14 @@ fn spawn_until_running(
         .unwrap();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     let mut seen = String::new();
+    let mut running = after.is_none();
     for line in lines.by_ref() {
         let line = line.unwrap();
         seen.push_str(&line);
         seen.push('\n');
-        if line.contains(" sec: ") && line.contains("operations;") {
+        if after.is_some_and(|a| line.contains(a)) {
+            running = true;
+        } else if running && line.contains(" sec: ") && line.contains("operations;") {
             break;
         }
     }
@@ -57,9 +62,23 @@ fn client_stall_shows_in_response_time_not_service_time() {
     let (child, rest) = spawn_until_running(
         dir.path(),
         &[
-            "bench", "memory:", "-P", "workloadc", "-p", "operationcount=6000", "-target", "2000",
-            "--arrival", "uniform", "-s", "-p", "status.interval=0.2", "-p", "measurement.interval=both",
+            "bench",
+            "memory:",
+            "-P",
+            "workloadc",
+            "-p",
+            "operationcount=6000",
+            "-target",
+            "2000",
+            "--arrival",
+            "uniform",
+            "-s",
+            "-p",
+            "status.interval=0.2",
+            "-p",
+            "measurement.interval=both",
         ],
+        Some("loaded 1000 records"),
     );
     // The stall itself: the client is frozen for 300 ms.
     let stall = Duration::from_millis(300);
@@ -75,8 +94,14 @@ fn client_stall_shows_in_response_time_not_service_time() {
     // share of it: response p99 ~ 0.9 * 300 ms, p95 ~ 0.5 * 300 ms.
     let p99 = get(&s, "Intended-READ", "99thPercentileLatency(us)") / 1000.0;
     let p95 = get(&s, "Intended-READ", "95thPercentileLatency(us)") / 1000.0;
-    assert!((200.0..=340.0).contains(&p99), "intended p99 {p99} ms\n{s:#?}");
-    assert!((90.0..=210.0).contains(&p95), "intended p95 {p95} ms\n{s:#?}");
+    assert!(
+        (200.0..=340.0).contains(&p99),
+        "intended p99 {p99} ms\n{s:#?}"
+    );
+    assert!(
+        (90.0..=210.0).contains(&p95),
+        "intended p95 {p95} ms\n{s:#?}"
+    );
     assert!(get(&s, "Intended-READ", "MaxLatency(us)") >= 290_000.0);
     // Only the few operations caught in flight saw it as service time.
     let service_p99 = get(&s, "READ", "99thPercentileLatency(us)") / 1000.0;
@@ -89,9 +114,21 @@ fn interrupt_keeps_and_prints_partial_results() {
     let (child, rest) = spawn_until_running(
         dir.path(),
         &[
-            "run", "null:", "-P", "workloada", "-p", "operationcount=0", "-p", "maxexecutiontime=60",
-            "-target", "1000", "-s", "-p", "status.interval=0.2",
+            "run",
+            "null:",
+            "-P",
+            "workloada",
+            "-p",
+            "operationcount=0",
+            "-p",
+            "maxexecutiontime=60",
+            "-target",
+            "1000",
+            "-s",
+            "-p",
+            "status.interval=0.2",
         ],
+        None,
     );
     signal(child.id(), libc::SIGINT);
     let out = child.wait_with_output().unwrap();

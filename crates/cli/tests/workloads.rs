@@ -17,12 +17,27 @@ fn within(count: f64, p: f64) -> bool {
 fn load_and_run(workload: &str) -> Summary {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite:{}", dir.path().join("w.sqlite").display());
-    let load = sojourn(dir.path(), &["load", "--db", &db, "-P", workload, "-threads", "2"]);
+    let load = sojourn(
+        dir.path(),
+        &["load", "--db", &db, "-P", workload, "-threads", "2"],
+    );
     let s = parse_summary(&ok(&load));
     assert_eq!(get(&s, "INSERT", "Return=OK"), 1000.0, "{workload} load");
     let run = sojourn(
         dir.path(),
-        &["run", "--db", &db, "-P", workload, "-p", "operationcount=4000", "-threads", "2", "--seed", "42"],
+        &[
+            "run",
+            "--db",
+            &db,
+            "-P",
+            workload,
+            "-p",
+            "operationcount=4000",
+            "-threads",
+            "2",
+            "--seed",
+            "42",
+        ],
     );
     parse_summary(&ok(&run))
 }
@@ -46,7 +61,10 @@ fn workload_a_b_c_x_mixes() {
         assert!(within(u, update), "{w}: {u} updates");
         if r > 0.0 {
             assert_eq!(get(&s, "READ", "Operations"), r);
-            assert!(get(&s, "READ", "99thPercentileLatency(us)") >= get(&s, "READ", "95thPercentileLatency(us)"));
+            assert!(
+                get(&s, "READ", "99thPercentileLatency(us)")
+                    >= get(&s, "READ", "95thPercentileLatency(us)")
+            );
         }
         assert!(get(&s, "OVERALL", "Throughput(ops/sec)") > 0.0);
     }
@@ -86,10 +104,22 @@ fn hashed_keys_match_ycsb() {
     let db = format!("sqlite:{}", file.display());
     ok(&sojourn(
         dir.path(),
-        &["load", "--db", &db, "-P", "workloads/workloada", "-p", "recordcount=3", "-p", "insertorder=hashed"],
+        &[
+            "load",
+            "--db",
+            &db,
+            "-P",
+            "workloads/workloada",
+            "-p",
+            "recordcount=3",
+            "-p",
+            "insertorder=hashed",
+        ],
     ));
     let conn = rusqlite::Connection::open(&file).unwrap();
-    let mut st = conn.prepare("SELECT YCSB_KEY FROM usertable ORDER BY YCSB_KEY").unwrap();
+    let mut st = conn
+        .prepare("SELECT YCSB_KEY FROM usertable ORDER BY YCSB_KEY")
+        .unwrap();
     let keys: Vec<String> = st
         .query_map([], |r| r.get(0))
         .unwrap()
@@ -97,7 +127,11 @@ fn hashed_keys_match_ycsb() {
         .unwrap();
     assert_eq!(
         keys,
-        ["user1820151046732198393", "user6284781860667377211", "user8517097267634966620"]
+        [
+            "user1820151046732198393",
+            "user6284781860667377211",
+            "user8517097267634966620"
+        ]
     );
 }
 
@@ -105,20 +139,54 @@ fn hashed_keys_match_ycsb() {
 fn data_integrity_verifies_reads() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite:{}", dir.path().join("d.sqlite").display());
-    let di = ["-P", "workloada", "-p", "dataintegrity=true", "-p", "operationcount=2000"];
-    ok(&sojourn(dir.path(), &[&["load", "--db", &db][..], &di].concat()));
-    let s = parse_summary(&ok(&sojourn(dir.path(), &[&["run", "--db", &db][..], &di].concat())));
+    let di = [
+        "-P",
+        "workloada",
+        "-p",
+        "dataintegrity=true",
+        "-p",
+        "operationcount=2000",
+    ];
+    ok(&sojourn(
+        dir.path(),
+        &[&["load", "--db", &db][..], &di].concat(),
+    ));
+    let s = parse_summary(&ok(&sojourn(
+        dir.path(),
+        &[&["run", "--db", &db][..], &di].concat(),
+    )));
     assert!(ok_count(&s, "READ") > 0.0);
-    assert_eq!(get_or_zero(&s, "READ", "Return=UNEXPECTED_STATE"), 0.0, "{s:#?}");
+    assert_eq!(
+        get_or_zero(&s, "READ", "Return=UNEXPECTED_STATE"),
+        0.0,
+        "{s:#?}"
+    );
 
     // Data written without integrity values fails verification, counted
     // and reported, never fatal.
     let db2 = format!("sqlite:{}", dir.path().join("r.sqlite").display());
-    ok(&sojourn(dir.path(), &["load", "--db", &db2, "-P", "workloadc"]));
-    let out = sojourn(dir.path(), &["run", "--db", &db2, "-P", "workloadc", "-p", "dataintegrity=true"]);
+    ok(&sojourn(
+        dir.path(),
+        &["load", "--db", &db2, "-P", "workloadc"],
+    ));
+    let out = sojourn(
+        dir.path(),
+        &[
+            "run",
+            "--db",
+            &db2,
+            "-P",
+            "workloadc",
+            "-p",
+            "dataintegrity=true",
+        ],
+    );
     let s = parse_summary(&ok(&out));
     assert_eq!(get(&s, "READ", "Return=UNEXPECTED_STATE"), 1000.0);
-    assert!(text(&out.stderr).contains("UNEXPECTED_STATE"), "a warning names the status");
+    assert!(
+        text(&out.stderr).contains("UNEXPECTED_STATE"),
+        "a warning names the status"
+    );
 }
 
 #[test]
@@ -127,11 +195,22 @@ fn bench_loads_once_then_runs() {
     let first = sojourn(dir.path(), &["bench", "-P", "workloada"]);
     let s = parse_summary(&ok(&first));
     assert_eq!(ok_count(&s, "READ") + ok_count(&s, "UPDATE"), 1000.0);
-    assert!(text(&first.stderr).contains("loaded 1000 records"), "{}", text(&first.stderr));
-    assert!(dir.path().join("sojourn.sqlite").exists(), "default database in the data directory");
+    assert!(
+        text(&first.stderr).contains("loaded 1000 records"),
+        "{}",
+        text(&first.stderr)
+    );
+    assert!(
+        dir.path().join("sojourn.sqlite").exists(),
+        "default database in the data directory"
+    );
     let second = sojourn(dir.path(), &["bench", "-P", "workloada"]);
     ok(&second);
-    assert!(text(&second.stderr).contains("skipping load"), "{}", text(&second.stderr));
+    assert!(
+        text(&second.stderr).contains("skipping load"),
+        "{}",
+        text(&second.stderr)
+    );
 }
 
 #[test]
@@ -141,8 +220,20 @@ fn json_report_has_rates_cpu_and_percentiles() {
     let out = sojourn(
         dir.path(),
         &[
-            "bench", "memory:", "-P", "workloada", "-p", "operationcount=3000", "-target", "3000",
-            "--seed", "5", "--format", "json", "--json", file.to_str().unwrap(),
+            "bench",
+            "memory:",
+            "-P",
+            "workloada",
+            "-p",
+            "operationcount=3000",
+            "-target",
+            "3000",
+            "--seed",
+            "5",
+            "--format",
+            "json",
+            "--json",
+            file.to_str().unwrap(),
         ],
     );
     let stdout = ok(&out);
@@ -163,11 +254,22 @@ fn json_report_has_rates_cpu_and_percentiles() {
         assert!(op["count"].as_u64().unwrap() > 1000);
         for lat in ["service", "response"] {
             let l = &op[lat];
-            let ps: Vec<f64> = ["p50_us", "p90_us", "p95_us", "p99_us", "p99_9_us", "p99_99_us", "max_us"]
-                .iter()
-                .map(|k| l[k].as_f64().unwrap())
-                .collect();
-            assert!(ps.windows(2).all(|w| w[0] <= w[1]), "{kind} {lat} percentiles ascend: {ps:?}");
+            let ps: Vec<f64> = [
+                "p50_us",
+                "p90_us",
+                "p95_us",
+                "p99_us",
+                "p99_9_us",
+                "p99_99_us",
+                "max_us",
+            ]
+            .iter()
+            .map(|k| l[k].as_f64().unwrap())
+            .collect();
+            assert!(
+                ps.windows(2).all(|w| w[0] <= w[1]),
+                "{kind} {lat} percentiles ascend: {ps:?}"
+            );
         }
         // Response time includes service time.
         assert!(op["response"]["p50_us"].as_f64() >= op["service"]["p50_us"].as_f64());
@@ -180,7 +282,16 @@ fn huge_keyspace_starts_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let out = sojourn(
         dir.path(),
-        &["run", "null:", "-P", "workloada", "-p", "recordcount=30000000000", "-p", "operationcount=1000"],
+        &[
+            "run",
+            "null:",
+            "-P",
+            "workloada",
+            "-p",
+            "recordcount=30000000000",
+            "-p",
+            "operationcount=1000",
+        ],
     );
     let s = parse_summary(&ok(&out));
     assert_eq!(ok_count(&s, "READ") + ok_count(&s, "UPDATE"), 1000.0);

@@ -479,8 +479,13 @@ impl Aggregator {
             max_execution_time: cfg.max_execution_time,
         });
         if stats.ops_done > 0 || length > Duration::ZERO {
-            self.intervals
-                .push(summarise_interval(&stats, self.last_at, length, cpu, in_warmup));
+            self.intervals.push(summarise_interval(
+                &stats,
+                self.last_at,
+                length,
+                cpu,
+                in_warmup,
+            ));
         }
         self.last_at = now;
         self.last_cpu = cpu_now;
@@ -624,9 +629,7 @@ pub async fn run<C: Send + 'static, S: Step<C>>(
     let stop_reason = if interrupted {
         StopReason::Interrupted
     } else if shared.past_deadline(start + elapsed)
-        && cfg
-            .operation_count
-            .is_none_or(|n| agg.all.ops_done < n)
+        && cfg.operation_count.is_none_or(|n| agg.all.ops_done < n)
     {
         StopReason::MaxExecutionTime
     } else {

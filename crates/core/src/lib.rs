@@ -8,15 +8,15 @@
 //! core's own tests can run the whole pipeline.
 
 pub mod backend;
-pub mod generator;
-pub mod keys;
-pub mod properties;
 pub mod cpu;
 pub mod executor;
+pub mod generator;
 pub mod histlog;
+pub mod keys;
 pub mod op;
 pub mod output;
 pub mod plan;
+pub mod properties;
 pub mod recorder;
 pub mod schedule;
 pub mod workload;

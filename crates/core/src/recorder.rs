@@ -312,10 +312,16 @@ mod tests {
         }
         let mut spare = Stats::default();
         let merged = rec.collect(&mut spare);
-        let (m, a) = (merged.op(OpKind::Read).unwrap(), all.op(OpKind::Read).unwrap());
+        let (m, a) = (
+            merged.op(OpKind::Read).unwrap(),
+            all.op(OpKind::Read).unwrap(),
+        );
         assert_eq!(m.ok.service, a.ok.service);
         assert_eq!(m.ok.response, a.ok.response);
-        assert_eq!(merged.op(OpKind::Update).unwrap().count_of(Status::Error), 8);
+        assert_eq!(
+            merged.op(OpKind::Update).unwrap().count_of(Status::Error),
+            8
+        );
         assert_eq!(merged.failures(), 8);
         // A second collection finds nothing left behind.
         let again = rec.collect(&mut spare);

@@ -55,7 +55,10 @@ impl Schedule {
         limit: Option<u64>,
         horizon: Option<Duration>,
     ) -> Schedule {
-        assert!(rate > 0.0 && rate.is_finite(), "rate is validated by the plan");
+        assert!(
+            rate > 0.0 && rate.is_finite(),
+            "rate is validated by the plan"
+        );
         let mut s = Schedule {
             mean_gap_ns: 1e9 / rate,
             arrival,

@@ -68,7 +68,11 @@ fn achieved_rate_follows_the_target_on_null() {
         // Two seconds of uniform arrivals: the schedule itself has no noise,
         // so any error is the executor's.
         let ops = (rate * 2.0) as u64;
-        let o = rt.block_on(run_on(&NullBackend::new(), 4, open_loop(rate, ops, Arrival::Uniform, 4)));
+        let o = rt.block_on(run_on(
+            &NullBackend::new(),
+            4,
+            open_loop(rate, ops, Arrival::Uniform, 4),
+        ));
         assert_eq!(o.total.ops_done, ops);
         let achieved = o.throughput();
         assert!(
@@ -87,7 +91,11 @@ fn poisson_arrivals_are_served_as_offered() {
     let rt = runtime();
     for rate in [10_000.0, 100_000.0] {
         let ops = (rate * 2.0) as u64;
-        let o = rt.block_on(run_on(&NullBackend::new(), 4, open_loop(rate, ops, Arrival::Poisson, 4)));
+        let o = rt.block_on(run_on(
+            &NullBackend::new(),
+            4,
+            open_loop(rate, ops, Arrival::Poisson, 4),
+        ));
         assert_eq!(o.total.ops_done, ops);
         // The offered rate of a Poisson schedule is itself random: n gaps of
         // mean 1/rate sum to n/rate with relative sd 1/sqrt(n).
@@ -132,7 +140,11 @@ fn max_execution_time_stops_an_unbounded_run() {
     let o = rt.block_on(run_on(&NullBackend::new(), 2, cfg));
     assert_eq!(o.stop_reason, executor::StopReason::MaxExecutionTime);
     // About 1000 arrivals in 0.5 s: Poisson sd ~32, so 5 sd is 160.
-    assert!((840..=1160).contains(&o.total.ops_done), "{}", o.total.ops_done);
+    assert!(
+        (840..=1160).contains(&o.total.ops_done),
+        "{}",
+        o.total.ops_done
+    );
     assert!(o.elapsed < Duration::from_secs(3));
 }
 
@@ -152,7 +164,10 @@ fn a_database_stall_shows_in_response_time_as_queueing_predicts() {
     let o = rt.block_on(async {
         let schema = Arc::new(Schema::ycsb("usertable", "field", 1));
         let mut c = b.connect(schema).await.unwrap();
-        let v = [FieldValue { field: 0, value: b"x".to_vec() }];
+        let v = [FieldValue {
+            field: 0,
+            value: b"x".to_vec(),
+        }];
         assert_eq!(c.insert("user1", &v).await, Status::Ok);
         run_on(&b, 4, open_loop(rate, ops, Arrival::Uniform, 4)).await
     });
@@ -173,9 +188,19 @@ fn a_database_stall_shows_in_response_time_as_queueing_predicts() {
     assert!((195.0..=260.0).contains(&max), "response max {max} ms");
     // Service time: only the few operations in flight saw the stall.
     let svc = &r.ok.service;
-    assert!(ms(svc.value_at_quantile(0.99)) < 5.0, "service p99 {}", ms(svc.value_at_quantile(0.99)));
-    assert!(ms(svc.max()) >= 195.0, "the operation caught in the stall took it all");
-    assert!(svc.count_between(150_000_000, u64::MAX) <= 4, "at most one per connection");
+    assert!(
+        ms(svc.value_at_quantile(0.99)) < 5.0,
+        "service p99 {}",
+        ms(svc.value_at_quantile(0.99))
+    );
+    assert!(
+        ms(svc.max()) >= 195.0,
+        "the operation caught in the stall took it all"
+    );
+    assert!(
+        svc.count_between(150_000_000, u64::MAX) <= 4,
+        "at most one per connection"
+    );
 }
 
 #[test]
@@ -204,7 +229,10 @@ fn stop_handle_interrupts_and_keeps_results() {
     let o = rt.block_on(async {
         let b = NullBackend::new();
         let schema = Arc::new(Schema::ycsb("usertable", "field", 1));
-        let conns = vec![b.connect(schema.clone()).await.unwrap(), b.connect(schema).await.unwrap()];
+        let conns = vec![
+            b.connect(schema.clone()).await.unwrap(),
+            b.connect(schema).await.unwrap(),
+        ];
         let steps = vec![ReadOne { buf: vec![] }, ReadOne { buf: vec![] }];
         executor::run(conns, steps, &cfg, &stop, &obs).await
     });

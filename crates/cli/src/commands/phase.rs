@@ -31,8 +31,18 @@ pub enum Mode {
 /// Property prefixes that belong to backends (YCSB binding settings), so
 /// they are not reported as unknown.
 const BACKEND_PREFIXES: &[&str] = &[
-    "db.", "jdbc.", "redis.", "memcached.", "rocksdb.", "bigtable.", "postgres.", "mysql.",
-    "sqlite.", "memory.", "google.", "hbase.",
+    "db.",
+    "jdbc.",
+    "redis.",
+    "memcached.",
+    "rocksdb.",
+    "bigtable.",
+    "postgres.",
+    "mysql.",
+    "sqlite.",
+    "memory.",
+    "google.",
+    "hbase.",
 ];
 
 /// The command line, validated.
@@ -91,10 +101,7 @@ fn options(a: PhaseArgs) -> Result<Options> {
     if a.drop {
         props.set("dropdata", "true", Origin::Flag("--drop"));
     }
-    let db_url = a
-        .db
-        .or(a.db_name)
-        .unwrap_or_else(|| "sqlite".to_string());
+    let db_url = a.db.or(a.db_name).unwrap_or_else(|| "sqlite".to_string());
     let default_sqlite = data_dir(a.data_dir).join("sojourn.sqlite");
     Ok(Options {
         props,
@@ -112,11 +119,19 @@ pub fn main(args: PhaseArgs, mode: Mode) -> Result<ExitCode> {
     let opts = options(args)?;
     // Every plan is validated before the database is touched.
     let load_plan = match mode {
-        Mode::Load | Mode::Bench => Some(Plan::from_properties(&opts.props, Phase::Load, BACKEND_PREFIXES)?),
+        Mode::Load | Mode::Bench => Some(Plan::from_properties(
+            &opts.props,
+            Phase::Load,
+            BACKEND_PREFIXES,
+        )?),
         Mode::Run => None,
     };
     let run_plan = match mode {
-        Mode::Run | Mode::Bench => Some(Plan::from_properties(&opts.props, Phase::Run, BACKEND_PREFIXES)?),
+        Mode::Run | Mode::Bench => Some(Plan::from_properties(
+            &opts.props,
+            Phase::Run,
+            BACKEND_PREFIXES,
+        )?),
         Mode::Load => None,
     };
     let unknown = load_plan
@@ -171,7 +186,10 @@ async fn drive<B: Backend>(
         let empty = backend.is_empty(&schema).await?;
         let bench = run_plan.is_some();
         if bench && empty == Some(false) && !drop {
-            eprintln!("{describe}: table {} already holds data; skipping load", schema.table);
+            eprintln!(
+                "{describe}: table {} already holds data; skipping load",
+                schema.table
+            );
         } else {
             backend.prepare(&schema, drop).await?;
             let outcome = execute(backend, &plan, stop, opts).await?;
@@ -223,7 +241,12 @@ async fn execute<B: Backend>(
         .map(|i| shared.worker(plan.phase, plan.run.seed, i))
         .collect();
     if plan.seed_generated {
-        eprintln!("{}: seed {} (repeat with --seed {})", plan.phase.name(), plan.run.seed, plan.run.seed);
+        eprintln!(
+            "{}: seed {} (repeat with --seed {})",
+            plan.phase.name(),
+            plan.run.seed,
+            plan.run.seed
+        );
     }
     let display = Display::new(
         opts.status,
@@ -259,9 +282,11 @@ fn report(plan: &Plan, outcome: &RunOutcome, describe: &str, opts: &Options) -> 
     // lose what was measured.
     let mut stdout = std::io::stdout().lock();
     match opts.format {
-        Format::Text => {
-            write!(stdout, "{}", ycsb::summary(outcome, plan.measurement_interval, &plan.percentiles))?
-        }
+        Format::Text => write!(
+            stdout,
+            "{}",
+            ycsb::summary(outcome, plan.measurement_interval, &plan.percentiles)
+        )?,
         Format::Json => writeln!(stdout, "{}", serde_json::to_string_pretty(&json())?)?,
     }
     stdout.flush()?;

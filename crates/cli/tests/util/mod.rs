@@ -58,7 +58,9 @@ pub fn parse_summary(stdout: &str) -> Summary {
             .trim()
             .parse()
             .unwrap_or_else(|_| panic!("not a number in summary line {line:?}"));
-        m.entry(group).or_default().insert(parts[1].to_string(), value);
+        m.entry(group)
+            .or_default()
+            .insert(parts[1].to_string(), value);
     }
     m
 }
@@ -70,5 +72,8 @@ pub fn get(s: &Summary, group: &str, key: &str) -> f64 {
 }
 
 pub fn get_or_zero(s: &Summary, group: &str, key: &str) -> f64 {
-    s.get(group).and_then(|g| g.get(key)).copied().unwrap_or(0.0)
+    s.get(group)
+        .and_then(|g| g.get(key))
+        .copied()
+        .unwrap_or(0.0)
 }

@@ -105,9 +105,13 @@ impl Report {
             threads: outcome.threads,
             arrival: outcome.arrival.map(|a| a.name()),
             target_ops_per_sec: outcome.target,
-            offered_ops_per_sec: outcome
-                .target
-                .map(|_| if elapsed > 0.0 { outcome.scheduled as f64 / elapsed } else { 0.0 }),
+            offered_ops_per_sec: outcome.target.map(|_| {
+                if elapsed > 0.0 {
+                    outcome.scheduled as f64 / elapsed
+                } else {
+                    0.0
+                }
+            }),
             achieved_ops_per_sec: outcome.throughput(),
             runtime_ms: elapsed * 1000.0,
             measured_ms: outcome.measured.as_secs_f64() * 1000.0,

@@ -23,7 +23,15 @@ fn split(t: SystemTime, offset_s: i64) -> (i64, u32, u32, i64, i64, i64, u32) {
     let secs = d.as_secs() as i64 + offset_s;
     let (y, mo, da) = civil_from_days(secs.div_euclid(86_400));
     let s = secs.rem_euclid(86_400);
-    (y, mo, da, s / 3600, (s / 60) % 60, s % 60, d.subsec_millis())
+    (
+        y,
+        mo,
+        da,
+        s / 3600,
+        (s / 60) % 60,
+        s % 60,
+        d.subsec_millis(),
+    )
 }
 
 /// `2026-11-21T11:15:56.123Z`
@@ -61,6 +69,9 @@ mod tests {
         // A leap day.
         let t = UNIX_EPOCH + Duration::from_secs(951_782_400);
         assert_eq!(rfc3339(t), "2000-02-29T00:00:00.000Z");
-        assert_eq!(ycsb_local(UNIX_EPOCH + Duration::from_secs(86_400 * 365)).len(), 23);
+        assert_eq!(
+            ycsb_local(UNIX_EPOCH + Duration::from_secs(86_400 * 365)).len(),
+            23
+        );
     }
 }

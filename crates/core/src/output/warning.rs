@@ -18,11 +18,28 @@ pub const CLIENT_CPU_SATURATED: f64 = 0.90;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Warning {
     UnknownProperty(UnknownKey),
-    BelowTarget { target: f64, achieved: f64 },
-    Failures { kind: OpKind, failed: u64, total: u64, detail: String },
-    ClientCpuSaturated { utilisation: f64, cores: usize },
-    NothingMeasured { warmup_s: f64, elapsed_s: f64 },
-    Abandoned { count: u64, drain_s: f64 },
+    BelowTarget {
+        target: f64,
+        achieved: f64,
+    },
+    Failures {
+        kind: OpKind,
+        failed: u64,
+        total: u64,
+        detail: String,
+    },
+    ClientCpuSaturated {
+        utilisation: f64,
+        cores: usize,
+    },
+    NothingMeasured {
+        warmup_s: f64,
+        elapsed_s: f64,
+    },
+    Abandoned {
+        count: u64,
+        drain_s: f64,
+    },
     Interrupted,
 }
 
@@ -95,7 +112,12 @@ impl Warning {
                     .map(|st| format!("{}={}", st.ycsb_name(), s.count_of(*st)))
                     .collect::<Vec<_>>()
                     .join(", ");
-                w.push(Warning::Failures { kind, failed, total: s.count(), detail });
+                w.push(Warning::Failures {
+                    kind,
+                    failed,
+                    total: s.count(),
+                    detail,
+                });
             }
         }
         let util = o.cpu.utilisation(o.elapsed);

@@ -42,12 +42,25 @@ fn block(out: &mut String, group: &str, h: &Histogram<u64>, percentiles: &[f64])
     let _ = writeln!(out, "[{group}], Operations, {}", h.len());
     let mean = if h.is_empty() { 0.0 } else { h.mean() / 1000.0 };
     let _ = writeln!(out, "[{group}], AverageLatency(us), {}", java_double(mean));
-    let (min, max) = if h.is_empty() { (0, 0) } else { (h.min(), h.max()) };
+    let (min, max) = if h.is_empty() {
+        (0, 0)
+    } else {
+        (h.min(), h.max())
+    };
     let _ = writeln!(out, "[{group}], MinLatency(us), {}", us(min));
     let _ = writeln!(out, "[{group}], MaxLatency(us), {}", us(max));
     for &p in percentiles {
-        let v = if h.is_empty() { 0 } else { h.value_at_percentile(p) };
-        let _ = writeln!(out, "[{group}], {}PercentileLatency(us), {}", ordinal(p), us(v));
+        let v = if h.is_empty() {
+            0
+        } else {
+            h.value_at_percentile(p)
+        };
+        let _ = writeln!(
+            out,
+            "[{group}], {}PercentileLatency(us), {}",
+            ordinal(p),
+            us(v)
+        );
     }
 }
 
@@ -170,7 +183,11 @@ pub fn status_line(p: &Progress<'_>, mi: MeasurementInterval, now: SystemTime) -
             interval_stats(&mut out, kind.ycsb_name(), &s.ok.service);
         }
         if mi != MeasurementInterval::Op {
-            interval_stats(&mut out, &format!("Intended-{}", kind.ycsb_name()), &s.ok.response);
+            interval_stats(
+                &mut out,
+                &format!("Intended-{}", kind.ycsb_name()),
+                &s.ok.response,
+            );
         }
     }
     out

@@ -89,11 +89,18 @@ fn fraction(p: &Properties, key: &str, default: f64) -> Result<f64, PropertyErro
 impl CoreConfig {
     pub fn from_properties(p: &Properties) -> Result<CoreConfig, PropertyError> {
         let workload = p.get_str("workload", "core");
-        let accepted = ["core", "site.ycsb.workloads.CoreWorkload", "com.yahoo.ycsb.workloads.CoreWorkload"];
+        let accepted = [
+            "core",
+            "site.ycsb.workloads.CoreWorkload",
+            "com.yahoo.ycsb.workloads.CoreWorkload",
+        ];
         if !accepted.iter().any(|a| a.eq_ignore_ascii_case(workload)) {
             return Err(p.invalid(
                 "workload",
-                format!("is not a workload sojourn knows; accepted: {}", accepted.join(", ")),
+                format!(
+                    "is not a workload sojourn knows; accepted: {}",
+                    accepted.join(", ")
+                ),
             ));
         }
         let field_count = p.get_u64("fieldcount", 10)?;
@@ -127,7 +134,10 @@ impl CoreConfig {
             _ => FieldLengthDistribution::Constant,
         };
         if field_length_distribution != FieldLengthDistribution::Constant
-            && !matches!(field_length_distribution, FieldLengthDistribution::Histogram(_))
+            && !matches!(
+                field_length_distribution,
+                FieldLengthDistribution::Histogram(_)
+            )
             && min_field_length > field_length
         {
             return Err(p.invalid(
@@ -149,7 +159,10 @@ impl CoreConfig {
             Some(_) => p.get_u64("insertcount", 0)?,
             None => record_count.saturating_sub(insert_start),
         };
-        if insert_start.checked_add(insert_count).is_none_or(|end| end > record_count) {
+        if insert_start
+            .checked_add(insert_count)
+            .is_none_or(|end| end > record_count)
+        {
             return Err(p.invalid(
                 "insertcount",
                 format!(
@@ -193,7 +206,14 @@ impl CoreConfig {
         let rd = p.get_choice(
             "requestdistribution",
             "uniform",
-            &["uniform", "zipfian", "latest", "hotspot", "sequential", "exponential"],
+            &[
+                "uniform",
+                "zipfian",
+                "latest",
+                "hotspot",
+                "sequential",
+                "exponential",
+            ],
         )?;
         let request_distribution = match rd {
             "zipfian" => RequestDistribution::Zipfian,

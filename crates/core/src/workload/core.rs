@@ -19,13 +19,15 @@ use rand_core::RngCore;
 use crate::backend::{Connection, FieldValue, Row, Schema, Status};
 use crate::executor::{Meter, Step};
 use crate::generator::{
-    next_f64, rng_for, AcknowledgedCounter, Counter, Discrete, Exponential, HistogramGen,
-    Hotspot, LengthGen, Rng, ScrambledZipfian, Sequential, SkewedLatest, UniformGen, Zipfian,
+    next_f64, rng_for, AcknowledgedCounter, Counter, Discrete, Exponential, HistogramGen, Hotspot,
+    LengthGen, Rng, ScrambledZipfian, Sequential, SkewedLatest, UniformGen, Zipfian,
 };
 use crate::keys::build_key_name;
 use crate::op::{FieldChoice, OpKind, Operation};
 
-use super::config::{CoreConfig, FieldLengthDistribution, RequestDistribution, ScanLengthDistribution};
+use super::config::{
+    CoreConfig, FieldLengthDistribution, RequestDistribution, ScanLengthDistribution,
+};
 
 /// Whether a worker loads data or runs the operation mix.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -84,7 +86,8 @@ impl CoreShared {
         let keys = match cfg.request_distribution {
             RequestDistribution::Uniform => KeyChooser::Uniform(UniformGen::new(lo, hi)),
             RequestDistribution::Zipfian => {
-                let expected_new = (cfg.operation_count as f64 * cfg.proportions.insert * 2.0) as u64;
+                let expected_new =
+                    (cfg.operation_count as f64 * cfg.proportions.insert * 2.0) as u64;
                 KeyChooser::Zipfian(ScrambledZipfian::new(lo, hi + 1 + expected_new))
             }
             RequestDistribution::Latest => {
@@ -267,7 +270,12 @@ impl CoreWorker {
     fn set_key(&mut self, keynum: u64) {
         let cfg = &self.shared.cfg;
         self.op.keynum = keynum;
-        build_key_name(keynum, cfg.zero_padding, !cfg.ordered_inserts, &mut self.op.key);
+        build_key_name(
+            keynum,
+            cfg.zero_padding,
+            !cfg.ordered_inserts,
+            &mut self.op.key,
+        );
     }
 
     /// Values for all fields, or for one field chosen at random.
@@ -304,7 +312,12 @@ impl CoreWorker {
             let Some(name) = self.shared.schema.field_names.get(fv.field) else {
                 return Status::UnexpectedState;
             };
-            deterministic_value(key, name, cfg.field_length as usize, &mut self.value_scratch);
+            deterministic_value(
+                key,
+                name,
+                cfg.field_length as usize,
+                &mut self.value_scratch,
+            );
             if self.value_scratch != fv.value {
                 return Status::UnexpectedState;
             }
@@ -416,7 +429,11 @@ pub fn random_value(rng: &mut Rng, len: usize, out: &mut Vec<u8>) {
         let r = rng.next_u64().to_le_bytes();
         let take = (len - out.len()).min(8);
         // Map each byte onto the 95 printable characters without a division.
-        out.extend(r[..take].iter().map(|&b| b' ' + ((b as u32 * 95) >> 8) as u8));
+        out.extend(
+            r[..take]
+                .iter()
+                .map(|&b| b' ' + ((b as u32 * 95) >> 8) as u8),
+        );
     }
 }
 
@@ -453,7 +470,8 @@ mod tests {
 
     /// Java: ("user1:field0").hashCode() and so on, computed the slow way.
     fn java_hash(s: &[u8]) -> i32 {
-        s.iter().fold(0i32, |h, &c| h.wrapping_mul(31).wrapping_add(c as i32))
+        s.iter()
+            .fold(0i32, |h, &c| h.wrapping_mul(31).wrapping_add(c as i32))
     }
 
     #[test]
