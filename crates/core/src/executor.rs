@@ -2,9 +2,9 @@
 //! driven either back to back (closed loop) or by one global schedule (open
 //! loop), with every operation's service and response time recorded.
 //!
-//! Open loop: a dedicated pacer thread sleeps (with 1 ns timer slack, far
-//! finer than tokio's 1 ms timer wheel) until each intended start and wakes
-//! an idle worker. A worker takes the next arrival only once it is due, so
+//! Open loop: a pacer task sleeps on a timerfd (microsecond precision, where
+//! tokio's own timer has 1 ms) until each intended start and wakes an idle
+//! worker. A worker takes the next arrival only once it is due, so
 //! when every worker is busy, arrivals wait in the client without being
 //! materialised, and their wait counts in response time: the queue is the
 //! schedule itself. A worker that takes an arrival and sees the next one due
@@ -32,6 +32,7 @@ use crate::cpu::CpuTimes;
 use crate::op::OpKind;
 use crate::recorder::{LatencySummary, Recorder, Stats};
 use crate::schedule::{Arrival, Schedule};
+use crate::timer::PreciseTimer;
 
 /// One operation (or a compound such as read-modify-write) on one
 /// connection. Implemented by workloads.
@@ -77,6 +78,9 @@ impl Default for RunConfig {
 /// update and itself), flushed under one lock when the step ends.
 pub struct Meter {
     intended: Instant,
+    // Closed loop: the intended start was read from the clock just now, so
+    // the first call may start from it instead of reading the clock again.
+    fresh: bool,
     pending: [(OpKind, Status, u64, u64); 3],
     n: usize,
 }
@@ -85,6 +89,7 @@ impl Meter {
     fn new(now: Instant) -> Meter {
         Meter {
             intended: now,
+            fresh: false,
             pending: [(OpKind::Read, Status::Ok, 0, 0); 3],
             n: 0,
         }
@@ -92,8 +97,12 @@ impl Meter {
 
     /// The moment a database call starts.
     #[inline]
-    pub fn start(&self) -> Instant {
-        Instant::now()
+    pub fn start(&mut self) -> Instant {
+        if std::mem::take(&mut self.fresh) {
+            self.intended
+        } else {
+            Instant::now()
+        }
     }
 
     /// Record a call that started at `started` and has just ended: its
@@ -299,7 +308,10 @@ impl OpenLoop {
     }
 }
 
-const CHUNK: u64 = 64;
+/// Operations a closed-loop worker claims at once. Workers yield between
+/// chunks; tokio polls its I/O driver on each yield, so yielding much more
+/// often costs a syscall per few operations.
+const CHUNK: u64 = 1024;
 
 impl Shared {
     fn stopping(&self) -> bool {
@@ -345,6 +357,7 @@ async fn worker<C: Send + 'static, S: Step<C>>(
                     break 'outer;
                 }
                 meter.intended = now;
+                meter.fresh = true;
                 step.step(&mut conn, &mut meter).await;
                 meter.flush(&mut slot.lock());
             }
@@ -382,26 +395,25 @@ async fn worker<C: Send + 'static, S: Step<C>>(
     }
 }
 
-/// The pacer: wakes an idle worker at each intended start.
-fn pace(shared: Arc<Shared>, mut schedule: Schedule, workers: usize) {
-    #[cfg(target_os = "linux")]
-    // SAFETY: prctl with PR_SET_TIMERSLACK only changes this thread's timer
-    // slack; 1 ns makes nanosleep wake on time instead of up to 50 us late.
-    unsafe {
-        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
-    }
+/// The pacer: wakes an idle worker at each intended start. It runs as a
+/// task on the runtime, sleeping on a [`PreciseTimer`]; when it falls
+/// behind, it releases every arrival already due in one go.
+async fn pace(shared: Arc<Shared>, mut schedule: Schedule, workers: usize) {
     let Mode::Open(open) = &shared.mode else {
         return;
     };
+    let timer = PreciseTimer::new().ok();
     while let Some(t) = schedule.peek() {
         if shared.stopping() {
             break;
         }
         let now = shared.start.elapsed().as_nanos() as u64;
         if t > now {
-            // Sleep in bounded pieces so a stop is noticed promptly.
-            let wait = (t - now).min(50_000_000);
-            std::thread::sleep(Duration::from_nanos(wait));
+            let at = shared.start + Duration::from_nanos(t);
+            match &timer {
+                Some(timer) if timer.sleep_until(at).await.is_ok() => {}
+                _ => tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await,
+            }
             continue;
         }
         let mut due = 0usize;
@@ -537,13 +549,7 @@ pub async fn run<C: Send + 'static, S: Step<C>>(
                 cfg.operation_count,
                 cfg.max_execution_time,
             );
-            let sh = shared.clone();
-            Some(
-                std::thread::Builder::new()
-                    .name("sojourn-pacer".into())
-                    .spawn(move || pace(sh, sched, workers))
-                    .expect("spawning the pacer thread"),
-            )
+            Some(tokio::spawn(pace(shared.clone(), sched, workers)))
         }
         _ => None,
     };
@@ -617,7 +623,7 @@ pub async fn run<C: Send + 'static, S: Step<C>>(
     let elapsed = start.elapsed();
     shared.stop.store(true, Ordering::SeqCst);
     if let Some(p) = pacer {
-        let _ = p.join();
+        p.abort();
     }
     agg.tick(&shared, elapsed, cfg, observer);
 

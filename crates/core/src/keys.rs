@@ -50,28 +50,17 @@ pub fn build_key_name(keynum: u64, zeropadding: usize, hashed: bool, out: &mut S
 
 /// Append `magnitude` (with a leading `-` when `negative`) zero-padded on the
 /// left to `width` characters, sign included.
-fn push_padded_decimal(out: &mut String, mut magnitude: u64, negative: bool, width: usize) {
-    // 20 digits hold u64::MAX.
-    let mut buf = [0u8; 20];
-    let mut start = buf.len();
-    loop {
-        start -= 1;
-        buf[start] = b'0' + (magnitude % 10) as u8;
-        magnitude /= 10;
-        if magnitude == 0 {
-            break;
-        }
-    }
-    let len = buf.len() - start + usize::from(negative);
+fn push_padded_decimal(out: &mut String, magnitude: u64, negative: bool, width: usize) {
+    let mut buf = itoa::Buffer::new();
+    let digits = buf.format(magnitude);
+    let len = digits.len() + usize::from(negative);
     for _ in len..width {
         out.push('0');
     }
     if negative {
         out.push('-');
     }
-    for &digit in &buf[start..] {
-        out.push(char::from(digit));
-    }
+    out.push_str(digits);
 }
 
 #[cfg(test)]

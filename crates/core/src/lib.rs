@@ -19,4 +19,5 @@ pub mod plan;
 pub mod properties;
 pub mod recorder;
 pub mod schedule;
+pub mod timer;
 pub mod workload;
