@@ -324,3 +324,5 @@ async fn concurrent_writers<B: Backend>(backend: &B) {
     assert_eq!(status, Status::Ok);
     assert_eq!(rows.len(), WRITERS * KEYS_PER_WRITER);
 }
+#[allow(dead_code)]
+pub mod servers;
