@@ -6,15 +6,17 @@
 //! `memory:` backends live in `sojourn-core` and are re-exported here.
 //!
 //! The executor is generic over `B: Backend`, so the choice is an enum,
-//! [`AnyBackend`], and [`with_backend!`] turns it back into a concrete type
+//! [`AnyBackend`], and a [`Visitor`] turns it back into a concrete type
 //! at one place in the caller: every operation is then a direct,
 //! monomorphised call, with no dynamic dispatch on the hot path.
 
+use std::future::Future;
 use std::path::Path;
 
 pub use sojourn_core::backend::memory::{MemoryBackend, MemoryOptions};
 pub use sojourn_core::backend::null::{NullBackend, NullConnection};
 use sojourn_core::backend::Backend;
+use sojourn_core::properties::Properties;
 
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
@@ -36,7 +38,14 @@ pub enum AnyBackend {
 impl AnyBackend {
     /// What the backend points at; never contains a password.
     pub fn describe(&self) -> String {
-        crate::with_backend!(self, |b| b.describe())
+        struct Describe;
+        impl Visitor for Describe {
+            type Output = String;
+            fn visit<B: Backend>(self, b: &B) -> String {
+                b.describe()
+            }
+        }
+        self.visit(Describe)
     }
 }
 
@@ -48,7 +57,14 @@ impl AnyBackend {
 /// `sqlite:PATH` (relative or absolute), and `sqlite:` or `sqlite` for
 /// `default_sqlite_path`. Opening does not touch the database: that happens
 /// in [`Backend::prepare`], [`Backend::is_empty`] and [`Backend::connect`].
-pub fn open(url: &str, default_sqlite_path: &Path) -> Result<AnyBackend, OpenError> {
+pub fn open(
+    url: &str,
+    props: &Properties,
+    default_sqlite_path: &Path,
+) -> Result<AnyBackend, OpenError> {
+    // Backend settings given as YCSB properties (redis.host, db.url, ...)
+    // are read here as backends that use them are added.
+    let _ = props;
     match url::parse(url)? {
         url::Target::Null => Ok(AnyBackend::Null(NullBackend)),
         url::Target::Memory { query } => MemoryBackend::from_query(query)
@@ -75,43 +91,38 @@ pub fn open(url: &str, default_sqlite_path: &Path) -> Result<AnyBackend, OpenErr
     }
 }
 
-/// Evaluate an expression with a binding to the concrete backend inside an
-/// [`AnyBackend`] (or a reference to one), so generic code runs
-/// monomorphised for whichever backend was chosen:
-///
-/// ```
-/// use sojourn_backends::{open, with_backend};
-/// use sojourn_core::backend::Backend;
-///
-/// let backend = open("memory:", std::path::Path::new("sojourn.db"))?;
-/// let description = with_backend!(&backend, |b| b.describe());
-/// assert_eq!(description, "memory:");
-/// # Ok::<(), sojourn_backends::OpenError>(())
-/// ```
-///
-/// The expression is expanded once per backend, so it may `.await` and may
-/// call functions generic over `B: Backend`.
-#[cfg(feature = "sqlite")]
-#[macro_export]
-macro_rules! with_backend {
-    ($any:expr, |$b:ident| $body:expr) => {
-        match $any {
-            $crate::AnyBackend::Null($b) => $body,
-            $crate::AnyBackend::Memory($b) => $body,
-            $crate::AnyBackend::Sqlite($b) => $body,
-        }
-    };
+/// Code generic over the backend type, run by [`AnyBackend::visit`] with
+/// the concrete backend inside: every operation is then a direct,
+/// monomorphised call. (A visitor rather than a macro because the `#[cfg]`
+/// of each optional backend must be evaluated in this crate, against this
+/// crate's features.)
+pub trait Visitor {
+    type Output;
+    fn visit<B: Backend>(self, backend: &B) -> Self::Output;
 }
 
-// Defined per feature set because a `#[cfg]` inside the expansion would be
-// evaluated against the *calling* crate's features.
-#[cfg(not(feature = "sqlite"))]
-#[macro_export]
-macro_rules! with_backend {
-    ($any:expr, |$b:ident| $body:expr) => {
-        match $any {
-            $crate::AnyBackend::Null($b) => $body,
-            $crate::AnyBackend::Memory($b) => $body,
+/// [`Visitor`] for async code.
+pub trait AsyncVisitor {
+    type Output;
+    fn visit<B: Backend>(self, backend: &B) -> impl Future<Output = Self::Output>;
+}
+
+impl AnyBackend {
+    pub fn visit<V: Visitor>(&self, v: V) -> V::Output {
+        match self {
+            AnyBackend::Null(b) => v.visit(b),
+            AnyBackend::Memory(b) => v.visit(b),
+            #[cfg(feature = "sqlite")]
+            AnyBackend::Sqlite(b) => v.visit(b),
         }
-    };
+    }
+
+    pub async fn visit_async<V: AsyncVisitor>(&self, v: V) -> V::Output {
+        match self {
+            AnyBackend::Null(b) => v.visit(b).await,
+            AnyBackend::Memory(b) => v.visit(b).await,
+            #[cfg(feature = "sqlite")]
+            AnyBackend::Sqlite(b) => v.visit(b).await,
+        }
+    }
 }

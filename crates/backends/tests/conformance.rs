@@ -5,7 +5,9 @@ mod util;
 
 use std::path::Path;
 
-use sojourn_backends::{open, with_backend, AnyBackend, MemoryBackend};
+use sojourn_core::properties::Properties;
+
+use sojourn_backends::{open, AnyBackend, MemoryBackend};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memory_conforms() {
@@ -14,9 +16,9 @@ async fn memory_conforms() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memory_conforms_through_open() {
-    let backend = open("memory:", Path::new("unused.db")).expect("open");
+    let backend = open("memory:", &Properties::new(), Path::new("unused.db")).expect("open");
     assert!(matches!(backend, AnyBackend::Memory(_)));
-    with_backend!(&backend, |b| util::conformance(b).await);
+    backend.visit_async(util::Conform).await;
 }
 
 #[cfg(feature = "sqlite")]
@@ -24,8 +26,9 @@ mod sqlite {
     use std::path::Path;
     use std::sync::Arc;
 
-    use sojourn_backends::{open, with_backend, AnyBackend, SqliteBackend};
+    use sojourn_backends::{open, AnyBackend, SqliteBackend};
     use sojourn_core::backend::{Backend, BackendError, Connection, Fields, Schema, Status};
+    use sojourn_core::properties::Properties;
 
     use super::util;
 
@@ -43,10 +46,10 @@ mod sqlite {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("bench.db");
         let url = format!("sqlite:{}", path.display());
-        let backend = open(&url, Path::new("unused.db")).expect("open");
+        let backend = open(&url, &Properties::new(), Path::new("unused.db")).expect("open");
         assert!(matches!(backend, AnyBackend::Sqlite(_)));
         assert_eq!(backend.describe(), url);
-        with_backend!(&backend, |b| util::conformance(b).await);
+        backend.visit_async(util::Conform).await;
     }
 
     #[tokio::test]

@@ -2,16 +2,18 @@
 
 use std::path::Path;
 
+use sojourn_core::properties::Properties;
+
 use sojourn_backends::{open, redact_url, AnyBackend, OpenError};
 
 const DEFAULT: &str = "/var/lib/sojourn/default.db";
 
 fn open_ok(url: &str) -> AnyBackend {
-    open(url, Path::new(DEFAULT)).unwrap_or_else(|e| panic!("{url}: {e}"))
+    open(url, &Properties::new(), Path::new(DEFAULT)).unwrap_or_else(|e| panic!("{url}: {e}"))
 }
 
 fn open_err(url: &str) -> OpenError {
-    match open(url, Path::new(DEFAULT)) {
+    match open(url, &Properties::new(), Path::new(DEFAULT)) {
         Ok(b) => panic!("{url} opened as {}", b.describe()),
         Err(e) => e,
     }

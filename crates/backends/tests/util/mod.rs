@@ -326,3 +326,13 @@ async fn concurrent_writers<B: Backend>(backend: &B) {
 }
 #[allow(dead_code)]
 pub mod servers;
+
+/// Runs the conformance suite on whichever backend an `AnyBackend` holds.
+pub struct Conform;
+
+impl sojourn_backends::AsyncVisitor for Conform {
+    type Output = ();
+    async fn visit<B: Backend>(self, backend: &B) {
+        conformance(backend).await
+    }
+}

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
-use sojourn_backends::with_backend;
+use sojourn_backends::Visitor;
 use sojourn_core::backend::Backend;
 use sojourn_core::executor::{self, RunOutcome, StopHandle};
 use sojourn_core::output::{ycsb, Report, Warning};
@@ -143,27 +143,50 @@ pub fn main(args: PhaseArgs, mode: Mode) -> Result<ExitCode> {
         eprintln!("warning: {}", Warning::UnknownProperty(u));
     }
     let drop = opts.props.get_bool("dropdata", false)?;
-    let backend = sojourn_backends::open(&opts.db_url, &opts.default_sqlite)?;
+    let backend = sojourn_backends::open(&opts.db_url, &opts.props, &opts.default_sqlite)?;
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_name("sojourn-worker")
-        .build()
-        .context("starting the async runtime")?;
-    let stop = StopHandle::new();
-    runtime.block_on(async {
-        let s = stop.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("\ninterrupted: stopping and draining in-flight operations (Ctrl+C again to quit now)");
-                s.stop();
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    std::process::exit(130);
-                }
-            }
-        });
-        with_backend!(&backend, |b| drive(b, &opts, load_plan, run_plan, drop, &stop).await)
+    backend.visit(Drive {
+        opts: &opts,
+        load_plan,
+        run_plan,
+        drop,
     })
+}
+
+/// Everything `main` resolved, run against the concrete backend type.
+struct Drive<'a> {
+    opts: &'a Options,
+    load_plan: Option<Plan>,
+    run_plan: Option<Plan>,
+    drop: bool,
+}
+
+impl Visitor for Drive<'_> {
+    type Output = Result<ExitCode>;
+
+    fn visit<B: Backend>(self, backend: &B) -> Result<ExitCode> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .thread_name("sojourn-worker")
+            .build()
+            .context("starting the async runtime")?;
+        let stop = StopHandle::new();
+        runtime.block_on(async {
+            let s = stop.clone();
+            tokio::spawn(async move {
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    eprintln!(
+                        "\ninterrupted: stopping and draining in-flight operations (Ctrl+C again to quit now)"
+                    );
+                    s.stop();
+                    if tokio::signal::ctrl_c().await.is_ok() {
+                        std::process::exit(130);
+                    }
+                }
+            });
+            drive(backend, self.opts, self.load_plan, self.run_plan, self.drop, &stop).await
+        })
+    }
 }
 
 async fn drive<B: Backend>(

@@ -58,10 +58,19 @@ impl Server {
                 return;
             }
             if let Some(Ok(Some(status))) = self.child.as_mut().map(|c| c.try_wait()) {
-                panic!("{} exited with {status} before listening:\n{}", self.name, self.log());
+                panic!(
+                    "{} exited with {status} before listening:\n{}",
+                    self.name,
+                    self.log()
+                );
             }
             if start.elapsed() > limit {
-                panic!("{} did not listen on port {} within {limit:?}:\n{}", self.name, self.port, self.log());
+                panic!(
+                    "{} did not listen on port {} within {limit:?}:\n{}",
+                    self.name,
+                    self.port,
+                    self.log()
+                );
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -148,7 +157,11 @@ pub fn find_binary(name: &str, extra: &[PathBuf]) -> Option<PathBuf> {
 /// versioned `/usr/lib/postgresql/15/bin`).
 pub fn versioned_dirs(root: &Path, suffix: &str) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(root)
-        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path().join(suffix)).collect())
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path().join(suffix))
+                .collect()
+        })
         .unwrap_or_default();
     v.sort();
     v.reverse();
