@@ -324,7 +324,6 @@ async fn concurrent_writers<B: Backend>(backend: &B) {
     assert_eq!(status, Status::Ok);
     assert_eq!(rows.len(), WRITERS * KEYS_PER_WRITER);
 }
-#[allow(dead_code)]
 pub mod servers;
 
 /// Runs the conformance suite on whichever backend an `AnyBackend` holds.
