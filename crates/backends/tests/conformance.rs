@@ -1,7 +1,7 @@
 //! The conformance suite against every backend with real storage, reached
 //! both directly and through `open` and `with_backend!`.
 
-mod util;
+use sojourn_testkit as util;
 
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! Timing assertions check the deterministic lower bound tightly and the
 //! upper bound generously, so a loaded machine cannot fail them.
 
-mod util;
+use sojourn_testkit as util;
 
 use std::future::{poll_fn, Future};
 use std::pin::pin;

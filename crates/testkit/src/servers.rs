@@ -4,7 +4,6 @@
 //!
 //! A missing server binary is a failure in CI (`CI=true`) and a skip with a
 //! message elsewhere: `scripts/deps` installs them.
-#![allow(dead_code)]
 
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};

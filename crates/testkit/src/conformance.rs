@@ -1,7 +1,5 @@
-//! Helpers shared by the integration tests: the schema they use, value
-//! constructors, and the conformance suite every real backend must pass.
-
-#![allow(dead_code)] // each test binary uses its own subset of the helpers
+//! The conformance suite every backend must pass, and the schema and value
+//! helpers it and other tests use.
 
 use std::sync::Arc;
 
@@ -324,7 +322,6 @@ async fn concurrent_writers<B: Backend>(backend: &B) {
     assert_eq!(status, Status::Ok);
     assert_eq!(rows.len(), WRITERS * KEYS_PER_WRITER);
 }
-pub mod servers;
 
 /// Runs the conformance suite on whichever backend an `AnyBackend` holds.
 pub struct Conform;
