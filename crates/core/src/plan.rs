@@ -22,6 +22,7 @@ pub const SOJOURN_PROPERTIES: &[&str] = &[
     "timeseries.interval",
     "dropdata",
     "timeout.ms",
+    "runtime.threads",
 ];
 
 /// Which latency blocks the YCSB summary prints.
@@ -145,6 +146,7 @@ impl Plan {
                 seed,
                 interval,
                 drain_timeout: seconds(p, "drain.timeout", 10.0)?,
+                runtime_threads: p.get_u64("runtime.threads", 0)?.min(1024) as usize,
             },
             workload,
             measurement_interval,

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use sojourn_backends::Visitor;
 use sojourn_core::backend::Backend;
-use sojourn_core::executor::{self, RunOutcome, StopHandle};
+use sojourn_core::executor::{self, BackendConnector, RunOutcome, StopHandle};
 use sojourn_core::output::{ycsb, Report, Warning};
 use sojourn_core::plan::Plan;
 use sojourn_core::properties::{Origin, Properties};
@@ -165,32 +165,55 @@ impl Visitor for Drive<'_> {
     type Output = Result<ExitCode>;
 
     fn visit<B: Backend>(self, backend: &B) -> Result<ExitCode> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
+        // Setup calls (prepare, is_empty) run here; the executor starts its
+        // own runtime threads for the run itself.
+        let setup = tokio::runtime::Builder::new_current_thread()
             .enable_all()
-            .thread_name("sojourn-worker")
             .build()
             .context("starting the async runtime")?;
         let stop = StopHandle::new();
-        runtime.block_on(async {
-            let s = stop.clone();
-            tokio::spawn(async move {
+        watch_ctrl_c(stop.clone());
+        drive(
+            backend,
+            &setup,
+            self.opts,
+            self.load_plan,
+            self.run_plan,
+            self.drop,
+            &stop,
+        )
+    }
+}
+
+/// First Ctrl+C: stop scheduling, drain, print what was measured. Second:
+/// quit at once.
+fn watch_ctrl_c(stop: StopHandle) {
+    let spawned = std::thread::Builder::new()
+        .name("sojourn-signals".into())
+        .spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+                return;
+            };
+            rt.block_on(async {
                 if tokio::signal::ctrl_c().await.is_ok() {
                     eprintln!(
                         "\ninterrupted: stopping and draining in-flight operations (Ctrl+C again to quit now)"
                     );
-                    s.stop();
+                    stop.stop();
                     if tokio::signal::ctrl_c().await.is_ok() {
                         std::process::exit(130);
                     }
                 }
             });
-            drive(backend, self.opts, self.load_plan, self.run_plan, self.drop, &stop).await
-        })
+        });
+    if let Err(e) = spawned {
+        eprintln!("warning: Ctrl+C will end the run without a summary ({e})");
     }
 }
 
-async fn drive<B: Backend>(
+fn drive<B: Backend>(
     backend: &B,
+    setup: &tokio::runtime::Runtime,
     opts: &Options,
     load_plan: Option<Plan>,
     run_plan: Option<Plan>,
@@ -206,7 +229,7 @@ async fn drive<B: Backend>(
     );
     let mut code = ExitCode::SUCCESS;
     if let Some(plan) = load_plan {
-        let empty = backend.is_empty(&schema).await?;
+        let empty = setup.block_on(backend.is_empty(&schema))?;
         let bench = run_plan.is_some();
         if bench && empty == Some(false) && !drop {
             eprintln!(
@@ -214,8 +237,8 @@ async fn drive<B: Backend>(
                 schema.table
             );
         } else {
-            backend.prepare(&schema, drop).await?;
-            let outcome = execute(backend, &plan, stop, opts).await?;
+            setup.block_on(backend.prepare(&schema, drop))?;
+            let outcome = execute(backend, &plan, stop, opts)?;
             if bench {
                 eprintln!(
                     "loaded {} records into {describe} in {:.2} s ({:.0} inserts/s)",
@@ -235,20 +258,20 @@ async fn drive<B: Backend>(
         }
     }
     if let Some(plan) = run_plan {
-        if backend.is_empty(&schema).await? == Some(true) {
+        if setup.block_on(backend.is_empty(&schema))? == Some(true) {
             bail!(
                 "table {} in {describe} is empty: run `sojourn load` with the same workload first, \
                  or `sojourn bench` to load and run",
                 schema.table
             );
         }
-        let outcome = execute(backend, &plan, stop, opts).await?;
+        let outcome = execute(backend, &plan, stop, opts)?;
         code = report(&plan, &outcome, &describe, opts)?;
     }
     Ok(code)
 }
 
-async fn execute<B: Backend>(
+fn execute<B: Backend>(
     backend: &B,
     plan: &Plan,
     stop: &StopHandle,
@@ -256,10 +279,6 @@ async fn execute<B: Backend>(
 ) -> Result<RunOutcome> {
     let shared = CoreShared::new(plan.workload.clone()).map_err(anyhow::Error::msg)?;
     let threads = plan.run.threads;
-    let mut conns = Vec::with_capacity(threads);
-    for _ in 0..threads {
-        conns.push(backend.connect(Arc::clone(&shared.schema)).await?);
-    }
     let steps = (0..threads)
         .map(|i| shared.worker(plan.phase, plan.run.seed, i))
         .collect();
@@ -279,7 +298,11 @@ async fn execute<B: Backend>(
         plan.run.operation_count,
         plan.phase.name(),
     );
-    let outcome = executor::run(conns, steps, &plan.run, stop, &display).await;
+    let connector = BackendConnector {
+        backend,
+        schema: Arc::clone(&shared.schema),
+    };
+    let outcome = executor::run(&connector, steps, &plan.run, stop, &display)?;
     display.finish();
     Ok(outcome)
 }
