@@ -25,6 +25,7 @@ pub struct Report {
     pub started_at: String,
     pub seed: u64,
     pub threads: usize,
+    pub runtime_threads: usize,
     pub arrival: Option<&'static str>,
     pub target_ops_per_sec: Option<f64>,
     /// Arrivals released by the schedule per second of run (open loop).
@@ -103,6 +104,7 @@ impl Report {
             started_at: rfc3339(outcome.started_at),
             seed: outcome.seed,
             threads: outcome.threads,
+            runtime_threads: outcome.runtime_threads,
             arrival: outcome.arrival.map(|a| a.name()),
             target_ops_per_sec: outcome.target,
             offered_ops_per_sec: outcome.target.map(|_| {
