@@ -153,9 +153,14 @@ impl Meter {
     /// intended start.
     #[inline]
     pub fn record(&mut self, kind: OpKind, status: Status, started: Instant) {
-        let end = Instant::now();
-        let service = end.saturating_duration_since(started).as_nanos() as u64;
-        let response = end.saturating_duration_since(self.intended).as_nanos() as u64;
+        self.record_span(kind, status, started, Instant::now());
+    }
+
+    /// Record a call that ran from `started` to `ended`.
+    #[inline]
+    pub fn record_span(&mut self, kind: OpKind, status: Status, started: Instant, ended: Instant) {
+        let service = ended.saturating_duration_since(started).as_nanos() as u64;
+        let response = ended.saturating_duration_since(self.intended).as_nanos() as u64;
         if self.n < self.pending.len() {
             self.pending[self.n] = (kind, status, service, response);
             self.n += 1;
