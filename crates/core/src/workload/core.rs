@@ -435,6 +435,24 @@ pub fn deterministic_value(key: &str, field: &str, len: usize, out: &mut Vec<u8>
     out.truncate(len);
 }
 
+/// Check values read against what `dataintegrity` wrote: YCSB's verifyRow.
+/// An empty result is an ERROR, any mismatch UNEXPECTED_STATE.
+fn verify(shared: &CoreShared, scratch: &mut Vec<u8>, key: &str, got: &[FieldValue]) -> Status {
+    if got.is_empty() {
+        return Status::Error;
+    }
+    for fv in got {
+        let Some(name) = shared.schema.field_names.get(fv.field) else {
+            return Status::UnexpectedState;
+        };
+        deterministic_value(key, name, shared.cfg.field_length as usize, scratch);
+        if *scratch != fv.value {
+            return Status::UnexpectedState;
+        }
+    }
+    Status::Ok
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -472,22 +490,4 @@ mod tests {
             assert!(v.iter().all(|&b| (b' '..=b'_').contains(&b)));
         }
     }
-}
-
-/// Check values read against what `dataintegrity` wrote: YCSB's verifyRow.
-/// An empty result is an ERROR, any mismatch UNEXPECTED_STATE.
-fn verify(shared: &CoreShared, scratch: &mut Vec<u8>, key: &str, got: &[FieldValue]) -> Status {
-    if got.is_empty() {
-        return Status::Error;
-    }
-    for fv in got {
-        let Some(name) = shared.schema.field_names.get(fv.field) else {
-            return Status::UnexpectedState;
-        };
-        deterministic_value(key, name, shared.cfg.field_length as usize, scratch);
-        if *scratch != fv.value {
-            return Status::UnexpectedState;
-        }
-    }
-    Status::Ok
 }
