@@ -289,3 +289,96 @@ fn work_is_spread_over_runtime_threads() {
         assert_eq!(o.total.ops_done, 50_000);
     }
 }
+
+/// Counts the connections it opens.
+struct Counting<'a, B> {
+    inner: BackendConnector<'a, B>,
+    opened: std::sync::atomic::AtomicUsize,
+}
+
+impl<B: Backend> executor::Connector for Counting<'_, B> {
+    type Conn = B::Conn;
+    async fn connect(&self) -> Result<B::Conn, sojourn_core::backend::BackendError> {
+        self.opened
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.inner.connect().await
+    }
+}
+
+#[test]
+fn a_pool_keeps_its_connections_across_runs() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let b = NullBackend::new();
+    let c = Counting {
+        inner: connector(&b),
+        opened: Default::default(),
+    };
+    let cfg = RunConfig {
+        threads: 5,
+        operation_count: Some(10_000),
+        ..RunConfig::default()
+    };
+    let totals = executor::with_pool(&c, 5, 0, |pool| {
+        (0..3)
+            .map(|_| {
+                pool.run(steps(5), &cfg, &StopHandle::new(), &Quiet)
+                    .unwrap()
+                    .total
+                    .ops_done
+            })
+            .collect::<Vec<_>>()
+    })
+    .unwrap();
+    assert_eq!(totals, vec![10_000; 3]);
+    assert_eq!(c.opened.load(std::sync::atomic::Ordering::SeqCst), 5);
+}
+
+#[test]
+fn operations_stuck_past_the_drain_timeout_are_abandoned_and_reconnected() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // The database freezes for 3 s after 100 operations; the run may wait
+    // only 200 ms for in-flight operations once its 0.3 s are up.
+    let b = MemoryBackend::with_options(MemoryOptions {
+        stall_after_ops: Some(100),
+        stall: Duration::from_secs(3),
+        max_ops_per_sec: None,
+    })
+    .unwrap();
+    let c = Counting {
+        inner: connector(&b),
+        opened: Default::default(),
+    };
+    let stalled = RunConfig {
+        threads: 2,
+        target: Some(1000.0),
+        operation_count: None,
+        max_execution_time: Some(Duration::from_millis(300)),
+        drain_timeout: Duration::from_millis(200),
+        ..RunConfig::default()
+    };
+    let (first, second) = executor::with_pool(&c, 2, 1, |pool| {
+        let first = pool
+            .run(steps(2), &stalled, &StopHandle::new(), &Quiet)
+            .unwrap();
+        let after = RunConfig {
+            threads: 2,
+            operation_count: Some(50),
+            ..RunConfig::default()
+        };
+        (
+            first,
+            pool.run(steps(2), &after, &StopHandle::new(), &Quiet)
+                .unwrap(),
+        )
+    })
+    .unwrap();
+    assert!(first.abandoned >= 1, "{}", first.abandoned);
+    assert!(
+        first.elapsed < Duration::from_secs(2),
+        "{:?}",
+        first.elapsed
+    );
+    assert_eq!(second.total.ops_done, 50);
+    let opened = c.opened.load(std::sync::atomic::Ordering::SeqCst) as u64;
+    assert_eq!(opened, 2 + first.abandoned);
+}

@@ -11,11 +11,11 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use sojourn_backends::Visitor;
 use sojourn_core::backend::Backend;
-use sojourn_core::executor::{self, BackendConnector, RunOutcome, StopHandle};
+use sojourn_core::executor::{self, BackendConnector, Pool, RunOutcome, StopHandle};
 use sojourn_core::output::{ycsb, Report, Warning};
 use sojourn_core::plan::Plan;
 use sojourn_core::properties::{Origin, Properties};
-use sojourn_core::workload::{CoreShared, Phase};
+use sojourn_core::workload::{CoreShared, CoreWorker, Phase};
 
 use crate::cli::{ArrivalArg, Format, PhaseArgs};
 use crate::progress::Display;
@@ -222,64 +222,77 @@ fn drive<B: Backend>(
 ) -> Result<ExitCode> {
     let describe = backend.describe();
     let any = load_plan.as_ref().or(run_plan.as_ref()).expect("a plan");
-    let schema = sojourn_core::backend::Schema::ycsb(
+    let schema = Arc::new(sojourn_core::backend::Schema::ycsb(
         &any.workload.table,
         &any.workload.field_prefix,
         any.workload.field_count,
-    );
-    let mut code = ExitCode::SUCCESS;
-    if let Some(plan) = load_plan {
+    ));
+    let (threads, runtime_threads) = (any.run.threads, any.run.runtime_threads);
+    let bench = load_plan.is_some() && run_plan.is_some();
+    let mut loading = load_plan.is_some();
+    if loading {
         let empty = setup.block_on(backend.is_empty(&schema))?;
-        let bench = run_plan.is_some();
         if bench && empty == Some(false) && !drop {
             eprintln!(
                 "{describe}: table {} already holds data; skipping load",
                 schema.table
             );
+            loading = false;
         } else {
             setup.block_on(backend.prepare(&schema, drop))?;
-            let outcome = execute(backend, &plan, stop, opts)?;
-            if bench {
-                eprintln!(
-                    "loaded {} records into {describe} in {:.2} s ({:.0} inserts/s)",
-                    outcome.all.ops_done,
-                    outcome.elapsed.as_secs_f64(),
-                    outcome.throughput()
-                );
-                for w in Warning::check(&outcome, 0.0) {
-                    eprintln!("warning: {w}");
+        }
+    }
+    if run_plan.is_some() && !loading && setup.block_on(backend.is_empty(&schema))? == Some(true) {
+        bail!(
+            "table {} in {describe} is empty: run `sojourn load` with the same workload first, \
+             or `sojourn bench` to load and run",
+            schema.table
+        );
+    }
+    let connector = BackendConnector { backend, schema };
+    // One pool of connections serves both phases of `bench`.
+    executor::with_pool(
+        &connector,
+        threads,
+        runtime_threads,
+        |pool| -> Result<ExitCode> {
+            let mut code = ExitCode::SUCCESS;
+            if let Some(plan) = load_plan.as_ref().filter(|_| loading) {
+                let outcome = execute(pool, plan, stop, opts)?;
+                if bench {
+                    eprintln!(
+                        "loaded {} records into {describe} in {:.2} s ({:.0} inserts/s)",
+                        outcome.all.ops_done,
+                        outcome.elapsed.as_secs_f64(),
+                        outcome.throughput()
+                    );
+                    for w in Warning::check(&outcome, 0.0) {
+                        eprintln!("warning: {w}");
+                    }
+                    if outcome.interrupted() {
+                        return Ok(ExitCode::from(130));
+                    }
+                } else {
+                    code = report(plan, &outcome, &describe, opts)?;
                 }
-                if outcome.interrupted() {
-                    return Ok(ExitCode::from(130));
-                }
-            } else {
-                code = report(&plan, &outcome, &describe, opts)?;
             }
-        }
-    }
-    if let Some(plan) = run_plan {
-        if setup.block_on(backend.is_empty(&schema))? == Some(true) {
-            bail!(
-                "table {} in {describe} is empty: run `sojourn load` with the same workload first, \
-                 or `sojourn bench` to load and run",
-                schema.table
-            );
-        }
-        let outcome = execute(backend, &plan, stop, opts)?;
-        code = report(&plan, &outcome, &describe, opts)?;
-    }
-    Ok(code)
+            if let Some(plan) = &run_plan {
+                let outcome = execute(pool, plan, stop, opts)?;
+                code = report(plan, &outcome, &describe, opts)?;
+            }
+            Ok(code)
+        },
+    )?
 }
 
-fn execute<B: Backend>(
-    backend: &B,
+fn execute(
+    pool: &mut Pool<CoreWorker>,
     plan: &Plan,
     stop: &StopHandle,
     opts: &Options,
 ) -> Result<RunOutcome> {
     let shared = CoreShared::new(plan.workload.clone()).map_err(anyhow::Error::msg)?;
-    let threads = plan.run.threads;
-    let steps = (0..threads)
+    let steps = (0..pool.workers())
         .map(|i| shared.worker(plan.phase, plan.run.seed, i))
         .collect();
     if plan.seed_generated {
@@ -298,11 +311,7 @@ fn execute<B: Backend>(
         plan.run.operation_count,
         plan.phase.name(),
     );
-    let connector = BackendConnector {
-        backend,
-        schema: Arc::clone(&shared.schema),
-    };
-    let outcome = executor::run(&connector, steps, &plan.run, stop, &display)?;
+    let outcome = pool.run(steps, &plan.run, stop, &display)?;
     display.finish();
     Ok(outcome)
 }

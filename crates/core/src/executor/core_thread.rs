@@ -1,7 +1,8 @@
 //! One runtime thread: a single-threaded tokio runtime that opens its share
-//! of the connections, waits for the common start, then runs one worker
-//! task per connection (and, under a target, a pacer for its share of the
-//! schedule) until they finish or the coordinator aborts them.
+//! of the pool's connections and keeps them. For each job (one run) it
+//! waits for the common start, runs one worker task per connection (and,
+//! under a target, a pacer for its share of the schedule) until they finish
+//! or the coordinator aborts them, and takes the connections back.
 
 use std::pin::pin;
 use std::sync::atomic::Ordering;
@@ -10,6 +11,7 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
+use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::sync::Notify;
 
 use crate::backend::BackendError;
@@ -20,8 +22,20 @@ use super::{Connector, Meter, Shared, Step};
 
 /// What a thread tells the coordinator.
 pub(super) enum Report {
+    /// The pool's connections are open (or not).
     Connected(Result<(), BackendError>),
+    /// A job arrived and the thread is at the start line.
+    Ready(Result<(), BackendError>),
+    /// A job ended.
     Done { scheduled: u64, abandoned: u64 },
+}
+
+/// One run's share for one thread.
+pub(super) struct Job<S> {
+    pub steps: Vec<(usize, S)>,
+    pub ctx: Arc<ThreadCtx>,
+    pub shared: Arc<Shared>,
+    pub ready: Arc<Barrier>,
 }
 
 /// Operations a closed-loop worker claims at once. Workers yield between
@@ -29,39 +43,32 @@ pub(super) enum Report {
 /// more often costs a syscall every few operations.
 const CHUNK: u64 = 1024;
 
-/// What the coordinator may poke from its own thread.
+/// One job's state that the coordinator may poke from its own thread.
 pub(super) struct ThreadCtx {
     /// Idle open-loop workers wait here for a due arrival.
     wake: Notify,
-    /// The thread's main task waits here for an abort.
+    /// The thread's job task waits here for an abort.
     abort: Notify,
     /// This thread's share of the schedule (open loop).
     schedule: Option<Mutex<Schedule>>,
 }
 
 impl ThreadCtx {
-    /// Wake every waiting worker and the main task, so they look at the
+    pub fn new(schedule: Option<Schedule>) -> ThreadCtx {
+        ThreadCtx {
+            wake: Notify::new(),
+            abort: Notify::new(),
+            schedule: schedule.map(Mutex::new),
+        }
+    }
+
+    /// Wake every waiting worker and the job task, so they look at the
     /// stop and abort flags.
     pub fn wake_all(&self) {
         self.wake.notify_waiters();
         self.abort.notify_waiters();
     }
-}
 
-pub(super) struct CoreThread<S> {
-    index: usize,
-    steps: Vec<(usize, S)>,
-    shared: Arc<Shared>,
-    ctx: Arc<ThreadCtx>,
-}
-
-enum Take {
-    Due(u64),
-    Wait,
-    Done,
-}
-
-impl ThreadCtx {
     #[inline]
     fn take(&self, start: Instant) -> Take {
         let Some(schedule) = &self.schedule else {
@@ -85,133 +92,147 @@ impl ThreadCtx {
     }
 }
 
-impl<S> CoreThread<S> {
-    pub fn new(
-        index: usize,
-        steps: Vec<(usize, S)>,
-        schedule: Option<Schedule>,
-        shared: Arc<Shared>,
-    ) -> Self {
-        CoreThread {
-            index,
-            steps,
-            shared,
-            ctx: Arc::new(ThreadCtx {
-                wake: Notify::new(),
-                abort: Notify::new(),
-                schedule: schedule.map(Mutex::new),
-            }),
+enum Take {
+    Due(u64),
+    Wait,
+    Done,
+}
+
+/// The thread's whole life: connect, then serve jobs until the pool closes.
+pub(super) fn serve<K, S>(
+    n_conns: usize,
+    connector: &K,
+    jobs: UnboundedReceiver<Job<S>>,
+    tx: Sender<Report>,
+) where
+    K: Connector,
+    S: Step<K::Conn>,
+{
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            let _ = tx.send(Report::Connected(Err(BackendError::Config(format!(
+                "cannot start a runtime thread: {e}"
+            )))));
+            return;
+        }
+    };
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&runtime, serve_jobs(n_conns, connector, jobs, &tx));
+}
+
+async fn serve_jobs<K, S>(
+    n_conns: usize,
+    connector: &K,
+    mut jobs: UnboundedReceiver<Job<S>>,
+    tx: &Sender<Report>,
+) where
+    K: Connector,
+    S: Step<K::Conn>,
+{
+    let mut conns: Vec<Option<K::Conn>> = Vec::with_capacity(n_conns);
+    let mut error = None;
+    for _ in 0..n_conns {
+        match connector.connect().await {
+            Ok(c) => conns.push(Some(c)),
+            Err(e) => {
+                error = Some(e);
+                break;
+            }
         }
     }
-
-    pub fn index(&self) -> usize {
-        self.index
+    let failed = error.is_some();
+    let _ = tx.send(Report::Connected(error.map_or(Ok(()), Err)));
+    if failed {
+        return;
     }
-
-    pub fn waker(&self) -> Arc<ThreadCtx> {
-        self.ctx.clone()
-    }
-
-    pub fn run<K: Connector>(self, connector: &K, ready: &Barrier, tx: Sender<Report>)
-    where
-        S: Step<K::Conn>,
-    {
-        let runtime = match tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-        {
-            Ok(rt) => rt,
-            Err(e) => {
-                let _ = tx.send(Report::Connected(Err(BackendError::Config(format!(
-                    "cannot start a runtime thread: {e}"
-                )))));
-                ready.wait();
-                let _ = tx.send(Report::Done {
-                    scheduled: 0,
-                    abandoned: 0,
-                });
-                return;
-            }
-        };
-        let local = tokio::task::LocalSet::new();
-        let (scheduled, abandoned) = local.block_on(&runtime, self.main(connector, ready, &tx));
-        let _ = tx.send(Report::Done {
-            scheduled,
-            abandoned,
-        });
-    }
-
-    async fn main<K: Connector>(
-        self,
-        connector: &K,
-        ready: &Barrier,
-        tx: &Sender<Report>,
-    ) -> (u64, u64)
-    where
-        S: Step<K::Conn>,
-    {
-        let mut conns = Vec::with_capacity(self.steps.len());
+    while let Some(job) = jobs.recv().await {
+        // Connections lost to an aborted job are opened again.
         let mut error = None;
-        for _ in 0..self.steps.len() {
+        for slot in conns.iter_mut().filter(|c| c.is_none()) {
             match connector.connect().await {
-                Ok(c) => conns.push(c),
+                Ok(c) => *slot = Some(c),
                 Err(e) => {
                     error = Some(e);
                     break;
                 }
             }
         }
-        let _ = tx.send(Report::Connected(error.map_or(Ok(()), Err)));
-        // Blocking here is fine: nothing else runs on this thread yet, and
-        // the wait is as short as the slowest thread's connecting.
-        ready.wait();
-        if self.shared.abort.load(Ordering::SeqCst) {
-            return (0, 0);
-        }
+        let _ = tx.send(Report::Ready(error.map_or(Ok(()), Err)));
+        // Blocking here is fine: the wait is as short as the slowest
+        // thread's reconnecting, and nothing of ours is in flight.
+        job.ready.wait();
+        let (scheduled, abandoned) = if job.shared.abort.load(Ordering::SeqCst) {
+            (0, 0)
+        } else {
+            run_job(job, &mut conns).await
+        };
+        let _ = tx.send(Report::Done {
+            scheduled,
+            abandoned,
+        });
+    }
+}
 
-        let n = self.steps.len();
-        let mut handles: Vec<_> = self
-            .steps
-            .into_iter()
-            .zip(conns)
-            .map(|((id, step), conn)| {
-                tokio::task::spawn_local(worker(
-                    id,
-                    conn,
-                    step,
-                    self.shared.clone(),
-                    self.ctx.clone(),
-                ))
-            })
-            .collect();
-        let pacer = self
-            .ctx
-            .schedule
-            .is_some()
-            .then(|| tokio::task::spawn_local(pace(self.shared.clone(), self.ctx.clone(), n)));
-
-        {
-            let all_done = async {
-                for h in handles.iter_mut() {
-                    let _ = h.await;
+/// Run one job's workers on the thread's connections; returns the arrivals
+/// this thread's schedule released and the operations abandoned in flight.
+async fn run_job<C: Send + 'static, S: Step<C>>(
+    job: Job<S>,
+    conns: &mut [Option<C>],
+) -> (u64, u64) {
+    let Job {
+        steps, ctx, shared, ..
+    } = job;
+    let n = steps.len();
+    let mut handles: Vec<_> = steps
+        .into_iter()
+        .zip(conns.iter_mut())
+        .map(|((id, step), slot)| {
+            let conn = slot.take().expect("every connection is open at the start");
+            tokio::task::spawn_local(worker(id, conn, step, shared.clone(), ctx.clone()))
+        })
+        .collect();
+    let pacer = ctx
+        .schedule
+        .is_some()
+        .then(|| tokio::task::spawn_local(pace(shared.clone(), ctx.clone(), n)));
+    {
+        let all_done = async {
+            for (h, slot) in handles.iter_mut().zip(conns.iter_mut()) {
+                if let Ok(conn) = h.await {
+                    *slot = Some(conn);
                 }
-            };
-            let aborted = wait_abort(&self.shared, &self.ctx);
-            tokio::select! {
-                _ = all_done => {}
-                _ = aborted => {}
             }
+        };
+        let aborted = wait_abort(&shared, &ctx);
+        tokio::select! {
+            _ = all_done => {}
+            _ = aborted => {}
         }
-        let abandoned = handles.iter().filter(|h| !h.is_finished()).count() as u64;
-        for h in &handles {
+    }
+    // After an abort: keep the connections of workers that did finish.
+    let mut abandoned = 0;
+    for (h, slot) in handles.iter_mut().zip(conns.iter_mut()) {
+        if slot.is_some() {
+            continue;
+        }
+        if h.is_finished() {
+            if let Ok(conn) = h.await {
+                *slot = Some(conn);
+            }
+        } else {
+            abandoned += 1;
             h.abort();
         }
-        if let Some(p) = pacer {
-            p.abort();
-        }
-        let scheduled = self.ctx.schedule.as_ref().map_or(0, |s| s.lock().issued());
-        (scheduled, abandoned)
     }
+    if let Some(p) = pacer {
+        p.abort();
+    }
+    let scheduled = ctx.schedule.as_ref().map_or(0, |s| s.lock().issued());
+    (scheduled, abandoned)
 }
 
 async fn wait_abort(shared: &Shared, ctx: &ThreadCtx) {
@@ -232,7 +253,7 @@ async fn worker<C, S: Step<C>>(
     mut step: S,
     shared: Arc<Shared>,
     ctx: Arc<ThreadCtx>,
-) {
+) -> C {
     let slot = shared.recorder.slot(id);
     let start = shared.start();
     let mut meter = Meter::new(start);
@@ -254,7 +275,7 @@ async fn worker<C, S: Step<C>>(
             }
             tokio::task::yield_now().await;
         }
-        return;
+        return conn;
     }
     loop {
         let t = match ctx.take(start) {
@@ -288,6 +309,7 @@ async fn worker<C, S: Step<C>>(
         meter.flush(&mut stats);
         stats.record_lag(lag.as_nanos() as u64);
     }
+    conn
 }
 
 /// Claim up to a chunk of the closed-loop budget.

@@ -45,7 +45,7 @@ use crate::recorder::{LatencySummary, Recorder, Stats};
 use crate::schedule::{Arrival, Schedule};
 
 use aggregate::Aggregator;
-use core_thread::{CoreThread, Report};
+use core_thread::{Job, Report, ThreadCtx};
 
 /// One operation (or a compound such as read-modify-write) on one
 /// connection. Implemented by workloads.
@@ -328,9 +328,9 @@ impl Shared {
 /// How often the coordinator looks at the stop handle and the deadline.
 const POLL: Duration = Duration::from_millis(20);
 
-/// Run one `step` per connection as `cfg` says. Blocks until the run ends;
-/// returns an error only when connections could not be opened (then
-/// nothing ran).
+/// Run one `step` per connection as `cfg` says, on connections opened for
+/// this run alone. Blocks until the run ends; returns an error only when
+/// connections could not be opened (then nothing ran).
 pub fn run<K: Connector, S: Step<K::Conn>>(
     connector: &K,
     steps: Vec<S>,
@@ -338,35 +338,120 @@ pub fn run<K: Connector, S: Step<K::Conn>>(
     stop: &StopHandle,
     observer: &dyn Observer,
 ) -> Result<RunOutcome, BackendError> {
-    let workers = steps.len();
+    with_pool(connector, steps.len(), cfg.runtime_threads, |pool| {
+        pool.run(steps, cfg, stop, observer)
+    })?
+}
+
+/// Open `workers` connections spread over the runtime threads and hand the
+/// pool to `f`, which may run several phases or steps on it (a load then a
+/// run; the steps of a capacity search) without reconnecting. The threads
+/// and connections end when `f` returns.
+pub fn with_pool<K, S, R>(
+    connector: &K,
+    workers: usize,
+    runtime_threads: usize,
+    f: impl FnOnce(&mut Pool<S>) -> R,
+) -> Result<R, BackendError>
+where
+    K: Connector,
+    S: Step<K::Conn>,
+{
     assert!(workers > 0, "at least one connection");
-    let n_threads = if cfg.runtime_threads == 0 {
+    let n_threads = if runtime_threads == 0 {
         crate::cpu::available_cores()
     } else {
-        cfg.runtime_threads
+        runtime_threads
     }
     .clamp(1, workers);
-    let shared = Arc::new(Shared {
-        recorder: Recorder::new(workers),
-        start: OnceLock::new(),
-        deadline: OnceLock::new(),
-        stop: AtomicBool::new(false),
-        abort: AtomicBool::new(false),
-        budget: cfg
-            .target
-            .is_none()
-            .then(|| AtomicU64::new(cfg.operation_count.unwrap_or(u64::MAX))),
-    });
+    let (tx, rx) = mpsc::channel::<Report>();
+    std::thread::scope(|scope| {
+        let mut jobs = Vec::with_capacity(n_threads);
+        for t in 0..n_threads {
+            let (job_tx, job_rx) = tokio::sync::mpsc::unbounded_channel();
+            let conns = (t..workers).step_by(n_threads).count();
+            let tx = tx.clone();
+            std::thread::Builder::new()
+                .name(format!("sojourn-core-{t}"))
+                .spawn_scoped(scope, move || {
+                    core_thread::serve(conns, connector, job_rx, tx)
+                })
+                .expect("spawning a runtime thread");
+            jobs.push(job_tx);
+        }
+        drop(tx);
+        let mut error = None;
+        for _ in 0..n_threads {
+            match rx.recv() {
+                Ok(Report::Connected(Ok(()))) => {}
+                Ok(Report::Connected(Err(e))) => {
+                    error.get_or_insert(e);
+                }
+                Ok(_) | Err(_) => {
+                    error.get_or_insert(BackendError::Config(
+                        "a runtime thread ended before connecting".into(),
+                    ));
+                }
+            }
+        }
+        if let Some(e) = error {
+            // Dropping the job senders ends the threads.
+            return Err(e);
+        }
+        let mut pool = Pool {
+            jobs,
+            reports: rx,
+            workers,
+        };
+        Ok(f(&mut pool))
+    })
+}
 
-    // Deal the workers (and, under a target, the schedule) to the threads.
-    let mut per_thread: Vec<Vec<(usize, S)>> = (0..n_threads).map(|_| Vec::new()).collect();
-    for (id, step) in steps.into_iter().enumerate() {
-        per_thread[id % n_threads].push((id, step));
+/// Runtime threads holding open connections; see [`with_pool`].
+pub struct Pool<S> {
+    jobs: Vec<tokio::sync::mpsc::UnboundedSender<Job<S>>>,
+    reports: mpsc::Receiver<Report>,
+    workers: usize,
+}
+
+impl<S: Send + 'static> Pool<S> {
+    /// Connections in the pool; a run takes exactly one step per connection.
+    pub fn workers(&self) -> usize {
+        self.workers
     }
-    let threads: Vec<CoreThread<S>> = per_thread
-        .into_iter()
-        .enumerate()
-        .map(|(t, steps)| {
+
+    /// Run one `step` per connection as `cfg` says (`cfg.threads` and
+    /// `cfg.runtime_threads` are the pool's). Blocks until the run ends.
+    pub fn run(
+        &mut self,
+        steps: Vec<S>,
+        cfg: &RunConfig,
+        stop: &StopHandle,
+        observer: &dyn Observer,
+    ) -> Result<RunOutcome, BackendError> {
+        assert_eq!(steps.len(), self.workers, "one step per connection");
+        let n_threads = self.jobs.len();
+        let shared = Arc::new(Shared {
+            recorder: Recorder::new(self.workers),
+            start: OnceLock::new(),
+            deadline: OnceLock::new(),
+            stop: AtomicBool::new(false),
+            abort: AtomicBool::new(false),
+            budget: cfg
+                .target
+                .is_none()
+                .then(|| AtomicU64::new(cfg.operation_count.unwrap_or(u64::MAX))),
+        });
+        // Every thread plus this one: released together once all are ready.
+        let ready = Arc::new(Barrier::new(n_threads + 1));
+        let mut per_thread: Vec<Vec<(usize, S)>> = (0..n_threads).map(|_| Vec::new()).collect();
+        for (id, step) in steps.into_iter().enumerate() {
+            per_thread[id % n_threads].push((id, step));
+        }
+        let mut wakers = Vec::with_capacity(n_threads);
+        let mut sent = 0;
+        for (t, steps) in per_thread.into_iter().enumerate() {
+            // Under a target, thread t takes arrivals t, t+T, t+2T, ...
             let schedule = cfg.target.map(|rate| {
                 Schedule::new(
                     rate,
@@ -377,46 +462,44 @@ pub fn run<K: Connector, S: Step<K::Conn>>(
                 )
                 .dealt(t, n_threads)
             });
-            CoreThread::new(t, steps, schedule, shared.clone())
-        })
-        .collect();
-    let wakers: Vec<_> = threads.iter().map(|t| t.waker()).collect();
-    let (tx, rx) = mpsc::channel::<Report>();
-    // Every thread plus this one: released together once all are connected.
-    let ready = Barrier::new(n_threads + 1);
-
-    std::thread::scope(|scope| {
-        for t in threads {
-            let tx = tx.clone();
-            let ready = &ready;
-            std::thread::Builder::new()
-                .name(format!("sojourn-core-{}", t.index()))
-                .spawn_scoped(scope, move || t.run(connector, ready, tx))
-                .expect("spawning a runtime thread");
+            let ctx = Arc::new(ThreadCtx::new(schedule));
+            wakers.push(ctx.clone());
+            let job = Job {
+                steps,
+                ctx,
+                shared: shared.clone(),
+                ready: ready.clone(),
+            };
+            if self.jobs[t].send(job).is_ok() {
+                sent += 1;
+            }
         }
-        drop(tx);
-
-        // Connect phase: every thread reports once.
-        let mut connect_error = None;
-        for _ in 0..n_threads {
-            match rx.recv() {
-                Ok(Report::Connected(Ok(()))) => {}
-                Ok(Report::Connected(Err(e))) => {
-                    connect_error.get_or_insert(e);
+        let mut error =
+            (sent < n_threads).then(|| BackendError::Config("a runtime thread has ended".into()));
+        for _ in 0..sent {
+            match self.reports.recv() {
+                Ok(Report::Ready(Ok(()))) => {}
+                Ok(Report::Ready(Err(e))) => {
+                    error.get_or_insert(e);
                 }
-                Ok(Report::Done { .. }) | Err(_) => {
-                    connect_error.get_or_insert(BackendError::Config(
-                        "a runtime thread ended before connecting".into(),
+                Ok(_) | Err(_) => {
+                    error.get_or_insert(BackendError::Config(
+                        "a runtime thread ended before its run".into(),
                     ));
                 }
             }
         }
-        if let Some(e) = connect_error {
+        if let Some(e) = error {
             shared.abort.store(true, Ordering::SeqCst);
             shared.stop.store(true, Ordering::SeqCst);
             let _ = shared.start.set(Instant::now());
             let _ = shared.deadline.set(None);
-            ready.wait();
+            if sent == n_threads {
+                ready.wait();
+                for _ in 0..sent {
+                    let _ = self.reports.recv();
+                }
+            }
             return Err(e);
         }
 
@@ -439,7 +522,7 @@ pub fn run<K: Connector, S: Step<K::Conn>>(
         while running > 0 {
             let now = Instant::now();
             let wait = next_tick.min(now + POLL).saturating_duration_since(now);
-            match rx.recv_timeout(wait) {
+            match self.reports.recv_timeout(wait) {
                 Ok(Report::Done {
                     scheduled: s,
                     abandoned: a,
@@ -448,8 +531,7 @@ pub fn run<K: Connector, S: Step<K::Conn>>(
                     scheduled += s;
                     abandoned += a;
                 }
-                Ok(Report::Connected(_)) => {}
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Ok(_) | Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
             let now = Instant::now();
@@ -486,7 +568,7 @@ pub fn run<K: Connector, S: Step<K::Conn>>(
         Ok(agg.finish(RunOutcomeParts {
             started_at,
             elapsed,
-            threads: workers,
+            threads: self.workers,
             target: cfg.target,
             arrival: cfg.target.map(|_| cfg.arrival),
             scheduled,
@@ -496,7 +578,7 @@ pub fn run<K: Connector, S: Step<K::Conn>>(
             seed: cfg.seed,
             runtime_threads: n_threads,
         }))
-    })
+    }
 }
 
 /// What the coordinator knows of a run besides the aggregated statistics.
