@@ -266,7 +266,7 @@ fn drive<B: Backend>(
                         outcome.elapsed.as_secs_f64(),
                         outcome.throughput()
                     );
-                    for w in Warning::check(&outcome, 0.0) {
+                    for w in Warning::check(&outcome, 0.0, &[]) {
                         eprintln!("warning: {w}");
                     }
                     if outcome.interrupted() {
@@ -317,7 +317,7 @@ fn execute(
 }
 
 fn report(plan: &Plan, outcome: &RunOutcome, describe: &str, opts: &Options) -> Result<ExitCode> {
-    let warnings = Warning::check(outcome, plan.run.warmup.as_secs_f64());
+    let warnings = Warning::check(outcome, plan.run.warmup.as_secs_f64(), &plan.percentiles);
     let properties: BTreeMap<String, String> = opts
         .props
         .iter()

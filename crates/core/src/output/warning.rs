@@ -18,6 +18,12 @@ pub const CLIENT_CPU_SATURATED: f64 = 0.90;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Warning {
     UnknownProperty(UnknownKey),
+    FewSamples {
+        kind: OpKind,
+        percentile: f64,
+        count: u64,
+        needed: u64,
+    },
     BelowTarget {
         target: f64,
         achieved: f64,
@@ -76,6 +82,12 @@ impl fmt::Display for Warning {
                 "{count} operation(s) were still in flight {drain_s:.1} s after the run stopped and were \
                  abandoned (not counted); the database may be stalled"
             ),
+            Warning::FewSamples { kind, percentile, count, needed } => write!(
+                f,
+                "the {} p{percentile} rests on {count} operations, so fewer than 10 lie beyond it and \
+                 it is mostly noise; run at least {needed} operations for it to mean something",
+                kind.ycsb_name()
+            ),
             Warning::Interrupted => write!(
                 f,
                 "the run was interrupted; the results cover only the part that ran"
@@ -92,7 +104,8 @@ impl Serialize for Warning {
 
 impl Warning {
     /// What a finished run should be warned about.
-    pub fn check(o: &RunOutcome, warmup_s: f64) -> Vec<Warning> {
+    /// `percentiles` are the ones the summary prints (e.g. 95, 99).
+    pub fn check(o: &RunOutcome, warmup_s: f64, percentiles: &[f64]) -> Vec<Warning> {
         let mut w = Vec::new();
         if o.interrupted() {
             w.push(Warning::Interrupted);
@@ -117,6 +130,21 @@ impl Warning {
                     failed,
                     total: s.count(),
                     detail,
+                });
+            }
+        }
+        for (kind, s) in o.total.kinds() {
+            let n = s.ok.service.len();
+            // One warning per kind: the lowest percentile that is too high.
+            if let Some(&p) = percentiles
+                .iter()
+                .find(|&&p| n > 0 && !crate::recorder::enough_samples(n, p / 100.0))
+            {
+                w.push(Warning::FewSamples {
+                    kind,
+                    percentile: p,
+                    count: n,
+                    needed: crate::recorder::samples_needed(p / 100.0),
                 });
             }
         }
