@@ -28,6 +28,44 @@ pub enum Command {
     Run(PhaseArgs),
     /// Load if the table is empty, then run.
     Bench(PhaseArgs),
+    /// Find the highest rate the database sustains while response-time SLOs
+    /// hold (ramp geometrically, then bisect), on loaded data.
+    Capacity(CapacityArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CapacityArgs {
+    #[command(flatten)]
+    pub phase: PhaseArgs,
+
+    /// Response-time objectives, e.g. 'read.p99<10ms,update.p99<20ms'
+    /// (kinds: read, update, insert, scan, read-modify-write, delete, all).
+    #[arg(long, value_name = "SLOS")]
+    pub slo: String,
+
+    /// First target in ops/s [default: an eighth of a closed-loop probe's rate].
+    #[arg(long, value_name = "OPS")]
+    pub start: Option<f64>,
+
+    /// Seconds measured per step.
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    pub step: f64,
+
+    /// Seconds at the start of each step left out of its measurement.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
+    pub settle: f64,
+
+    /// Stop when the capacity is bracketed within this fraction (0.05 = +-5%).
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.05)]
+    pub precision: f64,
+
+    /// Highest share of failed operations a sustained step may have.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.01)]
+    pub max_error_rate: f64,
+
+    /// Load the data first if the table is empty (as `bench` does).
+    #[arg(long)]
+    pub load: bool,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]

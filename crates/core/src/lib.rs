@@ -8,6 +8,7 @@
 //! core's own tests can run the whole pipeline.
 
 pub mod backend;
+pub mod capacity;
 pub mod cpu;
 pub mod executor;
 pub mod generator;

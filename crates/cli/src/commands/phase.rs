@@ -30,7 +30,7 @@ pub enum Mode {
 
 /// Property prefixes that belong to backends (YCSB binding settings), so
 /// they are not reported as unknown.
-const BACKEND_PREFIXES: &[&str] = &[
+pub(super) const BACKEND_PREFIXES: &[&str] = &[
     "db.",
     "jdbc.",
     "redis.",
@@ -46,13 +46,13 @@ const BACKEND_PREFIXES: &[&str] = &[
 ];
 
 /// The command line, validated.
-struct Options {
-    props: Properties,
-    workload_names: Vec<String>,
-    db_url: String,
-    default_sqlite: PathBuf,
+pub(super) struct Options {
+    pub(super) props: Properties,
+    pub(super) workload_names: Vec<String>,
+    pub(super) db_url: String,
+    pub(super) default_sqlite: PathBuf,
     format: Format,
-    json: Option<PathBuf>,
+    pub(super) json: Option<PathBuf>,
     status: bool,
     no_progress: bool,
 }
@@ -63,7 +63,7 @@ fn data_dir(arg: Option<PathBuf>) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(".sojourn"))
 }
 
-fn options(a: PhaseArgs) -> Result<Options> {
+pub(super) fn options(a: PhaseArgs) -> Result<Options> {
     let mut props = Properties::new();
     let mut workload_names = Vec::new();
     for f in &a.files {
@@ -187,7 +187,7 @@ impl Visitor for Drive<'_> {
 
 /// First Ctrl+C: stop scheduling, drain, print what was measured. Second:
 /// quit at once.
-fn watch_ctrl_c(stop: StopHandle) {
+pub(super) fn watch_ctrl_c(stop: StopHandle) {
     let spawned = std::thread::Builder::new()
         .name("sojourn-signals".into())
         .spawn(move || {

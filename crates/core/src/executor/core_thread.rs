@@ -5,7 +5,7 @@
 //! or the coordinator aborts them, and takes the connections back.
 
 use std::pin::pin;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
@@ -51,6 +51,9 @@ pub(super) struct ThreadCtx {
     abort: Notify,
     /// This thread's share of the schedule (open loop).
     schedule: Option<Mutex<Schedule>>,
+    /// Arrivals the pacer has released: the load actually offered, whether
+    /// or not workers were free to take it.
+    released: AtomicU64,
 }
 
 impl ThreadCtx {
@@ -59,6 +62,7 @@ impl ThreadCtx {
             wake: Notify::new(),
             abort: Notify::new(),
             schedule: schedule.map(Mutex::new),
+            released: AtomicU64::new(0),
         }
     }
 
@@ -178,7 +182,7 @@ async fn serve_jobs<K, S>(
 }
 
 /// Run one job's workers on the thread's connections; returns the arrivals
-/// this thread's schedule released and the operations abandoned in flight.
+/// this thread's pacer released and the operations abandoned in flight.
 async fn run_job<C: Send + 'static, S: Step<C>>(
     job: Job<S>,
     conns: &mut [Option<C>],
@@ -231,8 +235,7 @@ async fn run_job<C: Send + 'static, S: Step<C>>(
     if let Some(p) = pacer {
         p.abort();
     }
-    let scheduled = ctx.schedule.as_ref().map_or(0, |s| s.lock().issued());
-    (scheduled, abandoned)
+    (ctx.released.load(Ordering::Relaxed), abandoned)
 }
 
 async fn wait_abort(shared: &Shared, ctx: &ThreadCtx) {
@@ -357,6 +360,7 @@ async fn pace(shared: Arc<Shared>, ctx: Arc<ThreadCtx>, workers: usize) {
             mine.advance();
             due += 1;
         }
+        ctx.released.fetch_add(due as u64, Ordering::Relaxed);
         for _ in 0..due.min(workers) {
             ctx.wake.notify_one();
         }

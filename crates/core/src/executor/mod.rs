@@ -267,7 +267,8 @@ pub struct RunOutcome {
     pub threads: usize,
     pub target: Option<f64>,
     pub arrival: Option<Arrival>,
-    /// Arrivals the schedule released (open loop).
+    /// Arrivals the schedule released (open loop): the load offered, which
+    /// under a Poisson schedule differs from the target by chance.
     pub scheduled: u64,
     pub cpu: CpuTimes,
     pub stop_reason: StopReason,
@@ -286,6 +287,16 @@ impl RunOutcome {
             self.total.ops_done as f64 / s
         } else {
             0.0
+        }
+    }
+
+    /// Share of the offered operations that completed (open loop; 1 in
+    /// closed loop). Below 0.95 the database did not keep up.
+    pub fn served_fraction(&self) -> f64 {
+        if self.target.is_none() || self.scheduled == 0 {
+            1.0
+        } else {
+            self.all.ops_done as f64 / self.scheduled as f64
         }
     }
 
