@@ -235,7 +235,11 @@ async fn run_job<C: Send + 'static, S: Step<C>>(
     if let Some(p) = pacer {
         p.abort();
     }
-    (ctx.released.load(Ordering::Relaxed), abandoned)
+    // Workers may take the last due arrivals before the pacer wakes to
+    // count them; an overloaded thread's pacer runs ahead of its workers.
+    // Either way the larger count is what was offered.
+    let taken = ctx.schedule.as_ref().map_or(0, |s| s.lock().issued());
+    (ctx.released.load(Ordering::Relaxed).max(taken), abandoned)
 }
 
 async fn wait_abort(shared: &Shared, ctx: &ThreadCtx) {
