@@ -382,3 +382,57 @@ fn operations_stuck_past_the_drain_timeout_are_abandoned_and_reconnected() {
     let opened = c.opened.load(std::sync::atomic::Ordering::SeqCst) as u64;
     assert_eq!(opened, 2 + first.abandoned);
 }
+
+#[test]
+fn self_check_flags_an_overloaded_run_and_passes_a_normal_one() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    use sojourn_core::output::Warning;
+    // Normal: 2000 ops/s of Poisson arrivals on a database with room to spare.
+    let normal = run_on(
+        &NullBackend::new(),
+        4,
+        open_loop(2_000.0, 6_000, Arrival::Poisson, 4),
+    );
+    let c = normal.arrival_check.as_ref().expect("enough bins");
+    assert!(c.passed, "{c:?}");
+    assert!((normal.served_fraction() - 1.0).abs() < 1e-9);
+    let w = Warning::check(&normal, 0.0, &[]);
+    assert!(
+        !w.iter()
+            .any(|w| matches!(w, Warning::NotPoisson { .. } | Warning::BelowTarget { .. })),
+        "{w:?}"
+    );
+
+    // Overloaded: 2000 ops/s offered to a database that serves 500.
+    let b = MemoryBackend::with_options(MemoryOptions {
+        stall_after_ops: None,
+        stall: Duration::ZERO,
+        max_ops_per_sec: Some(500.0),
+    })
+    .unwrap();
+    let cfg = RunConfig {
+        threads: 4,
+        target: Some(2_000.0),
+        operation_count: None,
+        max_execution_time: Some(Duration::from_secs(2)),
+        drain_timeout: Duration::from_millis(100),
+        seed: 3,
+        ..RunConfig::default()
+    };
+    let over = run_on(&b, 4, cfg);
+    assert!(over.served_fraction() < 0.5, "{}", over.served_fraction());
+    let c = over.arrival_check.as_ref().expect("enough bins");
+    assert!(
+        !c.passed && c.dispersion < 0.5,
+        "sends paced by the database: {c:?}"
+    );
+    let w = Warning::check(&over, 0.0, &[]);
+    assert!(
+        w.iter().any(|w| matches!(w, Warning::BelowTarget { .. })),
+        "{w:?}"
+    );
+    assert!(
+        w.iter().any(|w| matches!(w, Warning::NotPoisson { .. })),
+        "{w:?}"
+    );
+}

@@ -88,6 +88,7 @@ impl Aggregator {
             abandoned: p.abandoned,
             seed: p.seed,
             runtime_threads: p.runtime_threads,
+            arrival_check: p.arrival_check,
         }
     }
 }

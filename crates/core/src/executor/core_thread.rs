@@ -16,6 +16,7 @@ use tokio::sync::Notify;
 
 use crate::backend::BackendError;
 use crate::schedule::Schedule;
+use crate::selfcheck::StartBins;
 use crate::timer::PreciseTimer;
 
 use super::{Connector, Meter, Shared, Step};
@@ -54,16 +55,24 @@ pub(super) struct ThreadCtx {
     /// Arrivals the pacer has released: the load actually offered, whether
     /// or not workers were free to take it.
     released: AtomicU64,
+    /// Sends per time bin, for the Poisson self-check.
+    starts: Option<Mutex<StartBins>>,
 }
 
 impl ThreadCtx {
-    pub fn new(schedule: Option<Schedule>) -> ThreadCtx {
+    pub fn new(schedule: Option<Schedule>, starts: Option<StartBins>) -> ThreadCtx {
         ThreadCtx {
             wake: Notify::new(),
             abort: Notify::new(),
             schedule: schedule.map(Mutex::new),
             released: AtomicU64::new(0),
+            starts: starts.map(Mutex::new),
         }
+    }
+
+    /// This job's send counts, for the coordinator to sum.
+    pub fn starts(&self) -> Option<StartBins> {
+        self.starts.as_ref().map(|s| s.lock().clone())
     }
 
     /// Wake every waiting worker and the job task, so they look at the
@@ -309,7 +318,12 @@ async fn worker<C, S: Step<C>>(
             break;
         }
         let intended = start + Duration::from_nanos(t);
-        let lag = Instant::now().saturating_duration_since(intended);
+        let sent = Instant::now();
+        let lag = sent.saturating_duration_since(intended);
+        if let Some(bins) = &ctx.starts {
+            bins.lock()
+                .record(sent.duration_since(start).as_nanos() as u64);
+        }
         meter.intended = intended;
         step.step(&mut conn, &mut meter).await;
         let mut stats = slot.lock();

@@ -43,6 +43,7 @@ use crate::cpu::CpuTimes;
 use crate::op::OpKind;
 use crate::recorder::{LatencySummary, Recorder, Stats};
 use crate::schedule::{Arrival, Schedule};
+use crate::selfcheck::{ArrivalCheck, StartBins};
 
 use aggregate::Aggregator;
 use core_thread::{Job, Report, ThreadCtx};
@@ -277,6 +278,9 @@ pub struct RunOutcome {
     pub seed: u64,
     /// Runtime threads the connections were spread over.
     pub runtime_threads: usize,
+    /// Whether the sends of a Poisson run looked Poisson (see
+    /// [`crate::selfcheck`]); `None` for other runs or too few bins.
+    pub arrival_check: Option<ArrivalCheck>,
 }
 
 impl RunOutcome {
@@ -473,7 +477,12 @@ impl<S: Send + 'static> Pool<S> {
                 )
                 .dealt(t, n_threads)
             });
-            let ctx = Arc::new(ThreadCtx::new(schedule));
+            // Poisson runs count sends per time bin for the self-check.
+            let starts = cfg
+                .target
+                .filter(|_| cfg.arrival == Arrival::Poisson)
+                .map(|rate| StartBins::for_rate(rate, expected_span(cfg, rate)));
+            let ctx = Arc::new(ThreadCtx::new(schedule, starts));
             wakers.push(ctx.clone());
             let job = Job {
                 steps,
@@ -566,6 +575,18 @@ impl<S: Send + 'static> Pool<S> {
         }
         let elapsed = start.elapsed();
         agg.tick(&shared.recorder, elapsed, observer);
+        let arrival_check = cfg.target.and_then(|rate| {
+            let mut all: Option<StartBins> = None;
+            for b in wakers.iter().filter_map(|w| w.starts()) {
+                match &mut all {
+                    Some(a) => a.add(&b),
+                    None => all = Some(b),
+                }
+            }
+            // Only bins the schedule filled: not the drain after its end.
+            let span = elapsed.min(Duration::from_secs_f64(scheduled as f64 / rate));
+            all?.check(span.as_nanos() as u64)
+        });
         // The reason follows from what was reached: under a target the
         // schedule's horizon can end the run a moment before the deadline.
         let count_reached = cfg.operation_count.is_some_and(|n| agg.all.ops_done >= n);
@@ -588,7 +609,18 @@ impl<S: Send + 'static> Pool<S> {
             abandoned,
             seed: cfg.seed,
             runtime_threads: n_threads,
+            arrival_check,
         }))
+    }
+}
+
+/// How long the schedule of a run at `rate` is expected to last.
+fn expected_span(cfg: &RunConfig, rate: f64) -> f64 {
+    let by_count = cfg.operation_count.map(|n| n as f64 / rate * 1.2);
+    let by_time = cfg.max_execution_time.map(|d| d.as_secs_f64());
+    match (by_count, by_time) {
+        (Some(a), Some(b)) => a.min(b),
+        (a, b) => a.or(b).unwrap_or(3600.0),
     }
 }
 
@@ -605,4 +637,5 @@ struct RunOutcomeParts {
     abandoned: u64,
     seed: u64,
     runtime_threads: usize,
+    arrival_check: Option<ArrivalCheck>,
 }
