@@ -22,6 +22,8 @@ pub const SOJOURN_PROPERTIES: &[&str] = &[
     "timeseries.interval",
     "dropdata",
     "timeout.ms",
+    // Sockets shared by the connections, pipelined (Redis, memcached).
+    "connections",
 ];
 
 /// Which latency blocks the YCSB summary prints.

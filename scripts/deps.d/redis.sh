@@ -1,0 +1,3 @@
+# Redis: the server the Redis backend's tests start, and redis-benchmark
+# (in redis-tools) for bench/'s side-by-side figures.
+need_pkg redis-server redis-tools
