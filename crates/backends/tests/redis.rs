@@ -256,12 +256,7 @@ async fn authentication() {
         "{message}"
     );
     assert!(!format!("{b:?}").contains("wrong-pw"));
-    let e = b
-        .is_empty(&schema)
-        .await
-        .err()
-        .expect("refused")
-        .to_string();
+    let e = b.is_empty(&schema).await.expect_err("refused").to_string();
     assert!(!e.contains("wrong-pw"), "{e}");
 }
 
