@@ -487,6 +487,7 @@ impl Backend for MemcachedBackend {
             t: transport,
             table: schema.table.clone(),
             field_count: schema.field_count(),
+            timeout: self.opts.timeout,
             order: Vec::new(),
             decoded: Vec::new(),
             old: Vec::new(),
@@ -550,6 +551,8 @@ pub struct MemcachedConnection {
     t: Transport,
     table: String,
     field_count: usize,
+    /// The operation timeout, which also bounds a partial update's retries.
+    timeout: Duration,
     /// Indices into an update's values, in field order, last value winning.
     order: Vec<usize>,
     /// Field ranges of a decoded record.
@@ -718,7 +721,14 @@ impl MemcachedConnection {
             // Every field is written: the old record does not matter.
             return self.store(b"replace", Store::Replace, key, values).await;
         }
+        let started = tokio::time::Instant::now();
         for attempt in 0..CAS_ATTEMPTS {
+            if started.elapsed() >= self.timeout {
+                return Err((
+                    Status::Error,
+                    format!("no compare-and-swap succeeded within {:?}", self.timeout),
+                ));
+            }
             if attempt >= 2 {
                 // Two clients updating one item can fall into lockstep
                 // (both read, one wins, both read again...); a random pause

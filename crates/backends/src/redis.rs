@@ -342,6 +342,10 @@ impl RedisBackend {
             );
             hs.replies += 1;
         }
+        // A server that wants a password we were not given says so here
+        // (NOAUTH), rather than failing every operation later.
+        resp::encode(&mut hs.request, &[b"PING"]);
+        hs.replies += 1;
         hs.strict = hs.replies;
         if opts.mode == RedisMode::Hash {
             // Best effort: a server that refuses scripts still serves reads;

@@ -258,6 +258,12 @@ async fn authentication() {
     assert!(!format!("{b:?}").contains("wrong-pw"));
     let e = b.is_empty(&schema).await.expect_err("refused").to_string();
     assert!(!e.contains("wrong-pw"), "{e}");
+    // No password for a server that wants one: refused at connect too.
+    let b = RedisBackend::open(Some(&format!("redis://127.0.0.1:{port}")), &props(&[])).unwrap();
+    let Err(e) = b.connect(Arc::clone(&schema)).await else {
+        panic!("connected without a password");
+    };
+    assert!(e.to_string().contains("NOAUTH"), "{e}");
 }
 
 /// A server paused longer than the timeout: operations fail with ERROR
