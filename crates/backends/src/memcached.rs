@@ -348,6 +348,7 @@ impl MemcachedBackend {
             timeout: opts.timeout,
             connect_timeout: SETUP_TIMEOUT,
             handshake: Handshake::default(),
+            tls: None,
         });
         let pool = opts
             .connections

@@ -33,7 +33,14 @@
 //! Password: from the URL, else `redis.password`, else the `REDIS_PASSWORD`
 //! environment variable; sent with `AUTH` on every connection and never
 //! shown (`describe` and errors carry no password). A user name (Redis 6
-//! ACLs) comes from the URL. TLS (`rediss://`) is not supported yet.
+//! ACLs) comes from the URL.
+//!
+//! TLS: `rediss://...` (or `-p redis.tls=true`), with rustls. The server's
+//! certificate is checked against the system's certificate authorities, or
+//! those of `redis.tls.ca=PATH` (PEM), and must name the host connected to;
+//! `redis.tls.insecure=true` encrypts without checking. For servers that
+//! check clients (`tls-auth-clients yes`, Redis' default), give
+//! `redis.tls.cert=PATH` and `redis.tls.key=PATH` (PEM).
 //!
 //! Topology: by default each sojourn connection is one TCP connection with
 //! one request in flight, as YCSB does. With `-p connections=K` (K smaller
@@ -47,7 +54,9 @@
 //! `redis.timeout`. A timed-out operation is an ERROR and the run goes on.
 
 mod resp;
+mod tls;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -110,6 +119,22 @@ pub struct RedisOptions {
     /// Sojourn connections the run will open (`threadcount`), for sharing
     /// them over `connections` sockets.
     pub threads: usize,
+    /// TLS (`rediss://` or `redis.tls=true`); `None` for plain TCP.
+    pub tls: Option<TlsOptions>,
+}
+
+/// How a TLS connection authenticates the server, and itself.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TlsOptions {
+    /// PEM file of the certificate authorities to trust; default: the
+    /// system's bundle (`$SSL_CERT_FILE`, else the usual locations).
+    pub ca: Option<PathBuf>,
+    /// PEM certificate chain and private key for servers that check clients
+    /// (Redis' `tls-auth-clients yes`, its default).
+    pub cert: Option<PathBuf>,
+    pub key: Option<PathBuf>,
+    /// Encrypt without checking the server's certificate.
+    pub insecure: bool,
 }
 
 impl std::fmt::Debug for RedisOptions {
@@ -124,6 +149,7 @@ impl std::fmt::Debug for RedisOptions {
             .field("timeout", &self.timeout)
             .field("connections", &self.connections)
             .field("threads", &self.threads)
+            .field("tls", &self.tls)
             .finish()
     }
 }
@@ -141,6 +167,7 @@ impl RedisOptions {
             timeout: DEFAULT_TIMEOUT,
             connections: None,
             threads: 1,
+            tls: None,
         }
     }
 
@@ -179,6 +206,31 @@ impl RedisOptions {
                 .map(str::to_string)
                 .or_else(|| std::env::var("REDIS_PASSWORD").ok())
                 .filter(|p| !p.is_empty());
+        }
+        if props.get_bool("redis.tls", false).map_err(prop)? {
+            o.tls.get_or_insert_with(TlsOptions::default);
+        }
+        let path = |key: &str| props.get(key).map(|v| PathBuf::from(v.trim()));
+        match &mut o.tls {
+            Some(tls) => {
+                tls.ca = path("redis.tls.ca");
+                tls.cert = path("redis.tls.cert");
+                tls.key = path("redis.tls.key");
+                tls.insecure = props.get_bool("redis.tls.insecure", false).map_err(prop)?;
+                if tls.cert.is_some() != tls.key.is_some() {
+                    return Err(invalid(
+                        "redis.tls.cert and redis.tls.key go together (a client certificate and its key)"
+                            .into(),
+                    ));
+                }
+            }
+            None => {
+                if let Some((key, _)) = props.iter().find(|(k, _)| k.starts_with("redis.tls.")) {
+                    return Err(invalid(format!(
+                        "{key} is set but TLS is not on; use rediss:// or -p redis.tls=true"
+                    )));
+                }
+            }
         }
         if props.get_bool("redis.cluster", false).map_err(prop)? {
             return Err(invalid(
@@ -224,10 +276,8 @@ fn parse_url(url: &str) -> Result<RedisOptions, String> {
     let (scheme, rest) = url
         .split_once("://")
         .ok_or("expected redis://[user][:password@]host[:port][/db]")?;
-    if scheme.eq_ignore_ascii_case("rediss") {
-        return Err("TLS (rediss://) is not supported by this version of sojourn".into());
-    }
-    if !scheme.eq_ignore_ascii_case("redis") {
+    let tls = scheme.eq_ignore_ascii_case("rediss");
+    if !tls && !scheme.eq_ignore_ascii_case("redis") {
         return Err(format!("expected the redis:// scheme, not {scheme}://"));
     }
     if rest.contains(['?', '#']) {
@@ -244,6 +294,7 @@ fn parse_url(url: &str) -> Result<RedisOptions, String> {
     };
     let (host, port) = split_host_port(authority, DEFAULT_PORT)?;
     let mut o = RedisOptions::new(&host, port);
+    o.tls = tls.then(TlsOptions::default);
     if !path.is_empty() {
         o.db = path
             .parse()
@@ -320,7 +371,8 @@ fn reply_error(reply: &[u8]) -> Result<(), String> {
 }
 
 impl RedisBackend {
-    pub fn new(opts: RedisOptions) -> RedisBackend {
+    /// A backend for `opts`; fails only when TLS files cannot be read.
+    pub fn new(opts: RedisOptions) -> Result<RedisBackend, BackendError> {
         let mut hs = Handshake {
             check: reply_error,
             ..Handshake::default()
@@ -355,22 +407,31 @@ impl RedisBackend {
                 hs.replies += 1;
             }
         }
+        let tls = match &opts.tls {
+            Some(t) => Some(tls::config(&opts.host, t).map_err(BackendError::Config)?),
+            None => None,
+        };
         let cfg = Arc::new(WireConfig {
             addr: addr(&opts.host, opts.port),
             timeout: opts.timeout,
             connect_timeout: SETUP_TIMEOUT,
             handshake: hs,
+            tls,
         });
         let pool = opts
             .connections
             .map(|k| MuxPool::new(Arc::clone(&cfg), opts.threads.div_ceil(k)));
-        RedisBackend { opts, cfg, pool }
+        Ok(RedisBackend { opts, cfg, pool })
     }
 
     /// Open from a URL (or `None` for YCSB's properties) and the run's
     /// properties; nothing is contacted yet.
     pub fn open(url: Option<&str>, props: &Properties) -> Result<RedisBackend, OpenError> {
-        RedisOptions::from_url_and_properties(url, props).map(RedisBackend::new)
+        let opts = RedisOptions::from_url_and_properties(url, props)?;
+        RedisBackend::new(opts).map_err(|e| OpenError::Invalid {
+            url: url.map_or_else(|| "redis".to_string(), redact_url),
+            message: e.to_string(),
+        })
     }
 
     pub fn options(&self) -> &RedisOptions {
@@ -378,7 +439,11 @@ impl RedisBackend {
     }
 
     fn target(&self) -> String {
-        let mut s = String::from("redis://");
+        let mut s = String::from(if self.opts.tls.is_some() {
+            "rediss://"
+        } else {
+            "redis://"
+        });
         if let Some(user) = &self.opts.user {
             s.push_str(user);
             s.push('@');
@@ -1078,7 +1143,11 @@ mod tests {
         assert!(parse_url("redis://host:x").is_err());
         assert!(parse_url("redis://host/x").is_err());
         assert!(parse_url("redis://host?x=1").is_err());
-        assert!(parse_url("rediss://host").unwrap_err().contains("TLS"));
+        assert_eq!(
+            parse_url("rediss://host").unwrap().tls,
+            Some(TlsOptions::default())
+        );
+        assert_eq!(parse_url("redis://host").unwrap().tls, None);
         assert!(parse_url("redis://").is_err());
     }
 

@@ -37,6 +37,88 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::time::{sleep_until, Instant, Sleep};
 
+/// TLS for a connection: the rustls connector and the name the server's
+/// certificate must carry. Only the Redis backend offers TLS; without it
+/// this type has no values, so `WireConfig::tls` can only be `None`.
+#[cfg(feature = "redis")]
+#[derive(Clone)]
+pub(crate) struct Tls {
+    pub connector: tokio_rustls::TlsConnector,
+    pub server_name: rustls::pki_types::ServerName<'static>,
+}
+
+#[cfg(feature = "redis")]
+impl std::fmt::Debug for Tls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tls")
+            .field("server_name", &self.server_name)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(not(feature = "redis"))]
+#[derive(Clone, Debug)]
+pub(crate) enum Tls {}
+
+/// A connection's byte stream: plain TCP, or TLS over TCP.
+pub(crate) enum Stream {
+    Tcp(TcpStream),
+    #[cfg(feature = "redis")]
+    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+}
+
+impl AsyncRead for Stream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_read(cx, buf),
+            #[cfg(feature = "redis")]
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Stream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_write(cx, buf),
+            #[cfg(feature = "redis")]
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_flush(cx),
+            #[cfg(feature = "redis")]
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_shutdown(cx),
+            #[cfg(feature = "redis")]
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
+
+impl Stream {
+    /// Whether a write may leave bytes in a user-space buffer that only a
+    /// flush sends (TLS); a plain socket's flush does nothing.
+    fn buffers_writes(&self) -> bool {
+        !matches!(self, Stream::Tcp(_))
+    }
+}
+
 /// How replies are delimited in a protocol.
 pub(crate) trait Framing: Send + Sync + 'static {
     /// The length of the first complete reply at the start of `buf`, `None`
@@ -79,6 +161,7 @@ pub(crate) struct WireConfig {
     /// multiplexed driver's reconnects).
     pub connect_timeout: Duration,
     pub handshake: Handshake,
+    pub tls: Option<Tls>,
 }
 
 /// Why a call failed. Every kind is an `ERROR` status for the operation;
@@ -168,11 +251,7 @@ impl ReadBuffer {
 
     /// Read what the socket has into the free space, making room first.
     /// `Ready(Ok(0))` is end of stream.
-    fn poll_fill(
-        &mut self,
-        stream: &mut TcpStream,
-        cx: &mut Context<'_>,
-    ) -> Poll<io::Result<usize>> {
+    fn poll_fill(&mut self, stream: &mut Stream, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
         if self.end == self.buf.len() {
             if self.start > 0 {
                 self.buf.copy_within(self.start..self.end, 0);
@@ -211,7 +290,7 @@ fn poll_deadline(timer: &mut Pin<Box<Sleep>>, deadline: Instant, cx: &mut Contex
 /// written when it fails, so the caller knows whether the stream is still
 /// in step.
 async fn write_all(
-    stream: &mut TcpStream,
+    stream: &mut Stream,
     bytes: &[u8],
     timer: &mut Pin<Box<Sleep>>,
     deadline: Instant,
@@ -239,6 +318,18 @@ async fn write_all(
             Ok(n) => written += n,
             Err(e) => return Err((written, e)),
         }
+    }
+    if stream.buffers_writes() {
+        // TLS may hold encrypted bytes the socket would not take yet.
+        poll_fn(|cx| match Pin::new(&mut *stream).poll_flush(cx) {
+            Poll::Ready(r) => Poll::Ready(r.map_err(|e| WireError::Lost(e.to_string()))),
+            Poll::Pending => match poll_deadline(timer, deadline, cx) {
+                Poll::Ready(()) => Poll::Ready(Err(WireError::Timeout(timeout))),
+                Poll::Pending => Poll::Pending,
+            },
+        })
+        .await
+        .map_err(|e| (written, e))?;
     }
     Ok(())
 }
@@ -284,23 +375,32 @@ pub(crate) fn addr(host: &str, port: u16) -> String {
 }
 
 /// Open a connection and run the handshake, all within `limit`.
-pub(crate) async fn open<F: Framing>(
-    cfg: &WireConfig,
-    limit: Duration,
-) -> Result<TcpStream, String> {
+pub(crate) async fn open<F: Framing>(cfg: &WireConfig, limit: Duration) -> Result<Stream, String> {
     match tokio::time::timeout(limit, open_inner::<F>(cfg)).await {
         Ok(result) => result,
         Err(_) => Err(format!("no answer from {} within {limit:?}", cfg.addr)),
     }
 }
 
-async fn open_inner<F: Framing>(cfg: &WireConfig) -> Result<TcpStream, String> {
-    let mut stream = TcpStream::connect(&cfg.addr)
+async fn open_inner<F: Framing>(cfg: &WireConfig) -> Result<Stream, String> {
+    let tcp = TcpStream::connect(&cfg.addr)
         .await
         .map_err(|e| format!("{}: {e}", cfg.addr))?;
     // Requests are small and each is complete when written: Nagle would
     // only add delay.
-    stream.set_nodelay(true).map_err(|e| e.to_string())?;
+    tcp.set_nodelay(true).map_err(|e| e.to_string())?;
+    let mut stream = match &cfg.tls {
+        None => Stream::Tcp(tcp),
+        #[cfg(feature = "redis")]
+        Some(tls) => Stream::Tls(Box::new(
+            tls.connector
+                .connect(tls.server_name.clone(), tcp)
+                .await
+                .map_err(|e| format!("TLS with {}: {e}", cfg.addr))?,
+        )),
+        #[cfg(not(feature = "redis"))]
+        Some(never) => match *never {},
+    };
     let hs = &cfg.handshake;
     if hs.replies == 0 && hs.request.is_empty() {
         return Ok(stream);
@@ -341,7 +441,7 @@ async fn open_inner<F: Framing>(cfg: &WireConfig) -> Result<TcpStream, String> {
 /// (within its own deadline) while attempts keep failing.
 pub(crate) struct Link<F> {
     cfg: Arc<WireConfig>,
-    stream: Option<TcpStream>,
+    stream: Option<Stream>,
     /// The request being built by the caller; sent by [`Link::call`].
     out: Vec<u8>,
     rbuf: ReadBuffer,
@@ -378,6 +478,7 @@ impl<F: Framing> Link<F> {
     }
 
     /// The request being built, to append to.
+    #[cfg_attr(not(feature = "memcached"), allow(dead_code))]
     pub(crate) fn request_continue(&mut self) -> &mut Vec<u8> {
         &mut self.out
     }
@@ -711,6 +812,7 @@ impl<F: Framing> MuxHandle<F> {
         &mut self.out
     }
 
+    #[cfg_attr(not(feature = "memcached"), allow(dead_code))]
     pub(crate) fn request_continue(&mut self) -> &mut Vec<u8> {
         &mut self.out
     }
@@ -808,7 +910,7 @@ enum DriveEnd {
 /// The task behind one multiplexed socket: writes what handles submitted,
 /// reads replies and hands each to its handle, reconnects when the socket
 /// fails, and ends when the last handle is dropped.
-async fn drive<F: Framing>(mux: Arc<Mux>, cfg: Arc<WireConfig>, stream: TcpStream) {
+async fn drive<F: Framing>(mux: Arc<Mux>, cfg: Arc<WireConfig>, stream: Stream) {
     let mut stream = Some(stream);
     let mut backoff = Backoff::new();
     let mut io = DriverIo {
@@ -816,6 +918,7 @@ async fn drive<F: Framing>(mux: Arc<Mux>, cfg: Arc<WireConfig>, stream: TcpStrea
         written: 0,
         rbuf: ReadBuffer::new(),
         yielded: false,
+        unflushed: false,
         wake: Vec::new(),
     };
     loop {
@@ -828,6 +931,7 @@ async fn drive<F: Framing>(mux: Arc<Mux>, cfg: Arc<WireConfig>, stream: TcpStrea
                         stream = None;
                         io.out.clear();
                         io.written = 0;
+                        io.unflushed = false;
                         io.rbuf.clear();
                         let mut st = lock(&mux.state);
                         st.fail_all(&message, &mut io.wake);
@@ -873,6 +977,8 @@ struct DriverIo {
     /// Whether the driver has already let other tasks run once since
     /// requests became pending (see below).
     yielded: bool,
+    /// Whether written bytes may still sit in the TLS layer.
+    unflushed: bool,
     wake: Vec<Waker>,
 }
 
@@ -880,7 +986,7 @@ impl DriverIo {
     fn poll<F: Framing>(
         &mut self,
         mux: &Mux,
-        stream: &mut TcpStream,
+        stream: &mut Stream,
         cx: &mut Context<'_>,
     ) -> Poll<DriveEnd> {
         {
@@ -912,9 +1018,19 @@ impl DriverIo {
                 Poll::Ready(Ok(0)) => {
                     return Poll::Ready(DriveEnd::Broken("the socket accepts no more bytes".into()))
                 }
-                Poll::Ready(Ok(n)) => self.written += n,
+                Poll::Ready(Ok(n)) => {
+                    self.written += n;
+                    self.unflushed = stream.buffers_writes();
+                }
                 Poll::Ready(Err(e)) => return Poll::Ready(DriveEnd::Broken(e.to_string())),
                 Poll::Pending => break,
+            }
+        }
+        if self.written == self.out.len() && self.unflushed {
+            match Pin::new(&mut *stream).poll_flush(cx) {
+                Poll::Ready(Ok(())) => self.unflushed = false,
+                Poll::Ready(Err(e)) => return Poll::Ready(DriveEnd::Broken(e.to_string())),
+                Poll::Pending => {}
             }
         }
         loop {

@@ -382,3 +382,111 @@ async fn unreachable_server_is_a_connect_error() {
     ));
     assert!(b.is_empty(&schema()).await.is_err());
 }
+
+fn tls_props(server: &RedisServer, extra: &[&str]) -> Properties {
+    let files = server.tls.as_ref().expect("a TLS server");
+    let mut p = props(extra);
+    p.set_arg(&format!("redis.tls.ca={}", files.ca.display()))
+        .unwrap();
+    p.set_arg(&format!("redis.tls.cert={}", files.client_cert.display()))
+        .unwrap();
+    p.set_arg(&format!("redis.tls.key={}", files.client_key.display()))
+        .unwrap();
+    p
+}
+
+#[tokio::test]
+async fn tls_with_client_certificates() {
+    let Some(server) = RedisServer::start_tls(true) else {
+        return;
+    };
+    let url = server.url();
+    assert!(url.starts_with("rediss://"));
+    let b = RedisBackend::open(Some(&url), &tls_props(&server, &[])).unwrap();
+    assert_eq!(b.describe(), url);
+    conformance_with(&b, ScanOrder::Score(score)).await;
+    // Pipelined over TLS too.
+    let b = RedisBackend::open(
+        Some(&url),
+        &tls_props(&server, &["threadcount=4", "connections=1"]),
+    )
+    .unwrap();
+    conformance_with(&b, ScanOrder::Score(score)).await;
+    // The property form.
+    let port = server.port();
+    let b = RedisBackend::open(
+        None,
+        &tls_props(
+            &server,
+            &[
+                "redis.host=127.0.0.1",
+                &format!("redis.port={port}"),
+                "redis.tls=true",
+            ],
+        ),
+    )
+    .unwrap();
+    let mut c = b.connect(schema()).await.unwrap();
+    assert_eq!(c.insert("t", &record("t")).await, Status::Ok);
+    assert_eq!(
+        read(&mut c, "t", Fields::All).await,
+        (Status::Ok, record("t"))
+    );
+}
+
+#[tokio::test]
+async fn tls_refusals() {
+    let Some(server) = RedisServer::start_tls(true) else {
+        return;
+    };
+    let files = server.tls.clone().unwrap();
+    let url = server.url();
+    let refused = |pairs: Vec<String>| {
+        let url = url.clone();
+        async move {
+            let pairs: Vec<&str> = pairs.iter().map(String::as_str).collect();
+            let b = RedisBackend::open(Some(&url), &props(&pairs)).unwrap();
+            match b.connect(schema()).await {
+                Ok(_) => panic!("connected with {pairs:?}"),
+                Err(e) => e.to_string(),
+            }
+        }
+    };
+    // A server certificate nobody we trust signed.
+    let e = refused(vec![]).await;
+    assert!(
+        e.contains("certificate") || e.contains("Certificate"),
+        "{e}"
+    );
+    // No client certificate for a server that demands one.
+    let e = refused(vec![format!("redis.tls.ca={}", files.ca.display())]).await;
+    assert!(
+        e.contains("CertificateRequired") || e.contains("closed"),
+        "{e}"
+    );
+    // Encryption without verification still needs the client certificate,
+    // and works with it.
+    let b = RedisBackend::open(
+        Some(&url),
+        &props(&[
+            "redis.tls.insecure=true",
+            &format!("redis.tls.cert={}", files.client_cert.display()),
+            &format!("redis.tls.key={}", files.client_key.display()),
+        ]),
+    )
+    .unwrap();
+    let mut c = b.connect(schema()).await.unwrap();
+    assert_eq!(read(&mut c, "nope", Fields::All).await.0, Status::NotFound);
+    // TLS settings without TLS are a mistake, and so is a missing key.
+    assert!(RedisBackend::open(
+        Some(&url.replace("rediss", "redis")),
+        &props(&["redis.tls.insecure=true"])
+    )
+    .is_err());
+    let cert = format!("redis.tls.cert={}", files.client_cert.display());
+    assert!(RedisBackend::open(Some(&url), &props(&[&cert])).is_err());
+    let e = RedisBackend::open(Some(&url), &props(&["redis.tls.ca=/nonexistent.pem"]))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("/nonexistent.pem"), "{e}");
+}

@@ -354,3 +354,49 @@ fn server_killed_and_restarted() {
         "{s:#?}"
     );
 }
+
+#[test]
+fn tls_end_to_end() {
+    let Some(server) = RedisServer::start_tls(true) else {
+        return;
+    };
+    let files = server.tls.clone().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.url();
+    let tls = [
+        "-p".to_string(),
+        format!("redis.tls.ca={}", files.ca.display()),
+        "-p".to_string(),
+        format!("redis.tls.cert={}", files.client_cert.display()),
+        "-p".to_string(),
+        format!("redis.tls.key={}", files.client_key.display()),
+    ];
+    let load = with(
+        &["load", "--db", &url, "-P", "workloadc", "-threads", "4"],
+        &tls,
+    );
+    assert_eq!(
+        get(&run(dir.path(), &strs(&load)), "INSERT", "Return=OK"),
+        1000.0
+    );
+    let args = with(
+        &[
+            "run",
+            "--db",
+            &url,
+            "-P",
+            "workloada",
+            "-threads",
+            "8",
+            "-p",
+            "connections=2",
+        ],
+        &tls,
+    );
+    let s = run(dir.path(), &strs(&args));
+    assert_eq!(
+        get(&s, "READ", "Return=OK") + get(&s, "UPDATE", "Return=OK"),
+        1000.0,
+        "{s:#?}"
+    );
+}

@@ -14,7 +14,20 @@ use crate::servers::{find_binary, free_port, Server};
 pub struct RedisServer {
     pub server: Server,
     pub password: Option<String>,
+    /// With TLS: where the certificates are.
+    pub tls: Option<TlsFiles>,
     bin: PathBuf,
+    extra: Vec<String>,
+}
+
+/// PEM files of a TLS test server: a certificate authority, and a client
+/// certificate it signed (the server's is signed by it too, for
+/// `127.0.0.1` and `localhost`).
+#[derive(Clone, Debug)]
+pub struct TlsFiles {
+    pub ca: PathBuf,
+    pub client_cert: PathBuf,
+    pub client_key: PathBuf,
 }
 
 /// `redis-server`'s path (else `valkey-server`'s), or `None` (after a
@@ -38,12 +51,109 @@ impl RedisServer {
         let dir = tempfile::tempdir().expect("temp dir");
         let port = free_port();
         let password = password.map(str::to_string);
-        let cmd = command(&bin, port, dir.path(), password.as_deref());
+        let cmd = command(&bin, port, dir.path(), password.as_deref(), &[]);
         let server = Server::start("redis-server", cmd, port, dir);
         Some(RedisServer {
             server,
             password,
+            tls: None,
             bin,
+            extra: Vec::new(),
+        })
+    }
+
+    /// A server that speaks only TLS, with certificates made for the test
+    /// by `openssl`; with `check_clients`, it also demands a client
+    /// certificate (Redis' default). `None` when Redis or openssl is not
+    /// installed (a panic in CI).
+    pub fn start_tls(check_clients: bool) -> Option<RedisServer> {
+        let bin = binary()?;
+        let openssl = find_binary("openssl", &[])?;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let d = dir.path();
+        let run = |args: &[&str]| {
+            let out = Command::new(&openssl)
+                .args(args)
+                .current_dir(d)
+                .output()
+                .expect("running openssl");
+            assert!(
+                out.status.success(),
+                "openssl {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        let ec = [
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+        ];
+        let mut ca = vec!["req", "-x509", "-days", "2", "-subj", "/CN=sojourn test CA"];
+        ca.extend(ec);
+        ca.extend(["-keyout", "ca.key", "-out", "ca.crt"]);
+        run(&ca);
+        // Extensions make X.509 v3 certificates, which is all rustls takes.
+        std::fs::write(
+            d.join("server.ext"),
+            "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n",
+        )
+        .unwrap();
+        std::fs::write(d.join("client.ext"), "extendedKeyUsage=clientAuth\n").unwrap();
+        for name in ["server", "client"] {
+            let key = format!("{name}.key");
+            let csr = format!("{name}.csr");
+            let crt = format!("{name}.crt");
+            let ext = format!("{name}.ext");
+            let subj = format!("/CN={name}");
+            let mut req = vec!["req", "-subj", &subj];
+            req.extend(ec);
+            req.extend(["-keyout", &key, "-out", &csr]);
+            run(&req);
+            run(&[
+                "x509",
+                "-req",
+                "-days",
+                "2",
+                "-in",
+                &csr,
+                "-CA",
+                "ca.crt",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-out",
+                &crt,
+                "-extfile",
+                &ext,
+            ]);
+        }
+        let port = free_port();
+        let p = |f: &str| d.join(f).display().to_string();
+        let extra = vec![
+            "--tls-cert-file".to_string(),
+            p("server.crt"),
+            "--tls-key-file".to_string(),
+            p("server.key"),
+            "--tls-ca-cert-file".to_string(),
+            p("ca.crt"),
+            "--tls-auth-clients".to_string(),
+            if check_clients { "yes" } else { "no" }.to_string(),
+        ];
+        let tls = TlsFiles {
+            ca: d.join("ca.crt"),
+            client_cert: d.join("client.crt"),
+            client_key: d.join("client.key"),
+        };
+        let cmd = command(&bin, port, d, None, &extra);
+        let server = Server::start("redis-server", cmd, port, dir);
+        Some(RedisServer {
+            server,
+            password: None,
+            tls: Some(tls),
+            bin,
+            extra,
         })
     }
 
@@ -51,11 +161,16 @@ impl RedisServer {
         self.server.port
     }
 
-    /// `redis://[:password@]127.0.0.1:port`.
+    /// `redis://[:password@]127.0.0.1:port` (`rediss://` with TLS).
     pub fn url(&self) -> String {
+        let scheme = if self.tls.is_some() {
+            "rediss"
+        } else {
+            "redis"
+        };
         match &self.password {
-            Some(p) => format!("redis://:{p}@127.0.0.1:{}", self.port()),
-            None => format!("redis://127.0.0.1:{}", self.port()),
+            Some(p) => format!("{scheme}://:{p}@127.0.0.1:{}", self.port()),
+            None => format!("{scheme}://127.0.0.1:{}", self.port()),
         }
     }
 
@@ -66,6 +181,7 @@ impl RedisServer {
             self.port(),
             self.server.dir.path(),
             self.password.as_deref(),
+            &self.extra,
         );
         self.server.restart(cmd);
     }
@@ -115,11 +231,25 @@ fn encode(out: &mut Vec<u8>, args: &[&str]) {
     }
 }
 
-fn command(bin: &PathBuf, port: u16, dir: &std::path::Path, password: Option<&str>) -> Command {
+fn command(
+    bin: &PathBuf,
+    port: u16,
+    dir: &std::path::Path,
+    password: Option<&str>,
+    tls: &[String],
+) -> Command {
     let mut cmd = Command::new(bin);
-    cmd.arg("--port")
-        .arg(port.to_string())
-        .arg("--bind")
+    // With TLS the port is the TLS port and plain TCP is off.
+    let (plain, tls_port) = if tls.is_empty() {
+        (port, None)
+    } else {
+        (0, Some(port))
+    };
+    cmd.arg("--port").arg(plain.to_string());
+    if let Some(p) = tls_port {
+        cmd.arg("--tls-port").arg(p.to_string()).args(tls);
+    }
+    cmd.arg("--bind")
         .arg("127.0.0.1")
         .arg("--save")
         .arg("")
