@@ -43,10 +43,12 @@ pub enum AnyBackend {
     Memory(MemoryBackend),
     #[cfg(feature = "sqlite")]
     Sqlite(SqliteBackend),
+    // Boxed: these hold their whole configuration, much larger than the
+    // other variants.
     #[cfg(feature = "redis")]
-    Redis(RedisBackend),
+    Redis(Box<RedisBackend>),
     #[cfg(feature = "memcached")]
-    Memcached(MemcachedBackend),
+    Memcached(Box<MemcachedBackend>),
 }
 
 impl AnyBackend {
@@ -105,7 +107,9 @@ pub fn open(
             })
         }
         #[cfg(feature = "redis")]
-        url::Target::Redis { url } => RedisBackend::open(url, props).map(AnyBackend::Redis),
+        url::Target::Redis { url } => {
+            RedisBackend::open(url, props).map(|b| AnyBackend::Redis(Box::new(b)))
+        }
         #[cfg(not(feature = "redis"))]
         url::Target::Redis { .. } => Err(OpenError::NotCompiled {
             scheme: "redis".to_string(),
@@ -114,7 +118,7 @@ pub fn open(
         }),
         #[cfg(feature = "memcached")]
         url::Target::Memcached { url } => {
-            MemcachedBackend::open(url, props).map(AnyBackend::Memcached)
+            MemcachedBackend::open(url, props).map(|b| AnyBackend::Memcached(Box::new(b)))
         }
         #[cfg(not(feature = "memcached"))]
         url::Target::Memcached { .. } => Err(OpenError::NotCompiled {
@@ -149,9 +153,9 @@ impl AnyBackend {
             #[cfg(feature = "sqlite")]
             AnyBackend::Sqlite(b) => v.visit(b),
             #[cfg(feature = "redis")]
-            AnyBackend::Redis(b) => v.visit(b),
+            AnyBackend::Redis(b) => v.visit(b.as_ref()),
             #[cfg(feature = "memcached")]
-            AnyBackend::Memcached(b) => v.visit(b),
+            AnyBackend::Memcached(b) => v.visit(b.as_ref()),
         }
     }
 
@@ -162,9 +166,9 @@ impl AnyBackend {
             #[cfg(feature = "sqlite")]
             AnyBackend::Sqlite(b) => v.visit(b).await,
             #[cfg(feature = "redis")]
-            AnyBackend::Redis(b) => v.visit(b).await,
+            AnyBackend::Redis(b) => v.visit(b.as_ref()).await,
             #[cfg(feature = "memcached")]
-            AnyBackend::Memcached(b) => v.visit(b).await,
+            AnyBackend::Memcached(b) => v.visit(b.as_ref()).await,
         }
     }
 }

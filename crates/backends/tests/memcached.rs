@@ -1,6 +1,7 @@
 //! The memcached backend against a real `memcached`: the conformance suite
 //! (scans NOT_IMPLEMENTED) in both topologies, the item layout, partial
 //! updates by compare-and-swap, and a server killed and restarted.
+#![cfg(feature = "memcached")]
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -2,6 +2,7 @@
 //! (hash layout, both topologies, on current-thread and multi-thread
 //! runtimes), YCSB's data layout, the string layout, authentication, and
 //! what happens when the server stalls, forgets its scripts or restarts.
+#![cfg(feature = "redis")]
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

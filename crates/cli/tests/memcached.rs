@@ -2,6 +2,7 @@
 //! (`memcached -p memcached.hosts=...`), workloads A and E (whose scans are
 //! NOT_IMPLEMENTED), and runs that go on, and print their summary, while
 //! the server is stopped or killed and restarted.
+#![cfg(feature = "memcached")]
 
 mod running;
 mod util;

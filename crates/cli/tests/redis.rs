@@ -2,6 +2,7 @@
 //! user types it, workloads A and E, the string layout, the multiplexed
 //! topology, passwords kept out of every output, and runs that go on (and
 //! print their summary) while the server pauses or restarts.
+#![cfg(feature = "redis")]
 
 mod running;
 mod util;
