@@ -23,6 +23,8 @@ pub const SOJOURN_PROPERTIES: &[&str] = &[
     "dropdata",
     "timeout.ms",
     "runtime.threads",
+    // Sockets shared by the connections, pipelined (Redis, memcached).
+    "connections",
 ];
 
 /// Which latency blocks the YCSB summary prints.

@@ -4,6 +4,8 @@
 //! ports, and the conformance suite every backend must pass.
 
 pub mod conformance;
+pub mod memcached_server;
+pub mod redis_server;
 pub mod servers;
 
 pub use conformance::*;
