@@ -157,7 +157,7 @@ async fn stopped_server_times_out_then_recovers() {
     b.prepare(&schema, true).await.unwrap();
     let mut c = b.connect(Arc::clone(&schema)).await.unwrap();
     assert_eq!(c.insert("a", &record("a")).await, Status::Ok);
-    server.server.signal(libc::SIGSTOP);
+    server.server.pause();
     let t = Instant::now();
     assert_eq!(read(&mut c, "a", Fields::All).await.0, Status::Error);
     assert!(
@@ -165,7 +165,7 @@ async fn stopped_server_times_out_then_recovers() {
         "{:?}",
         t.elapsed()
     );
-    server.server.signal(libc::SIGCONT);
+    server.server.resume();
     let t = Instant::now();
     loop {
         let (status, fields) = read(&mut c, "a", Fields::All).await;

@@ -116,9 +116,9 @@ fn server_stopped_longer_than_the_timeout() {
     };
     let dir = tempfile::tempdir().unwrap();
     let (child, rest) = start_run(&server, dir.path(), 3000);
-    server.server.signal(libc::SIGSTOP);
+    server.server.pause();
     std::thread::sleep(Duration::from_millis(1000));
-    server.server.signal(libc::SIGCONT);
+    server.server.resume();
     let out = child.wait_with_output().unwrap();
     let stderr = rest.join().unwrap();
     assert!(out.status.success(), "{stderr}");
