@@ -19,6 +19,7 @@
 //! This crate knows sojourn's core types and nothing of backends or the
 //! command line.
 
+mod db;
 mod error;
 pub mod export;
 mod ids;

@@ -97,16 +97,29 @@ pub struct RunMeta {
     pub pid: u32,
     /// The command line, secrets redacted.
     pub command_line: String,
+    /// Which latency blocks the YCSB summary prints: `op`, `intended` or
+    /// `both` (the plan's resolved `measurement.interval`).
+    pub measurement_interval: String,
+    /// The summary's percentiles (`hdrhistogram.percentiles`, resolved).
+    pub percentiles: Vec<f64>,
+    /// Left out of the summary at the start of the run.
+    pub warmup: Duration,
+    pub seed: u64,
 }
 
 impl RunMeta {
     /// A run of `phase` starting now in this process: a fresh id and run
     /// URI, this host and pid, this sojourn's version, one client.
     pub fn new(phase: &str) -> RunMeta {
+        // The store keeps times to the microsecond; starting from a whole
+        // microsecond makes a stored run read back equal.
+        let now = SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
         RunMeta {
             id: RunId(crate::new_run_id()),
             run_uri: crate::new_run_uri(),
-            started_at: SystemTime::now(),
+            started_at: std::time::UNIX_EPOCH + Duration::from_micros(now.as_micros() as u64),
             phase: phase.to_string(),
             workloads: Vec::new(),
             properties: BTreeMap::new(),
@@ -120,6 +133,10 @@ impl RunMeta {
             client_count: 1,
             pid: std::process::id(),
             command_line: String::new(),
+            measurement_interval: "op".to_string(),
+            percentiles: vec![95.0, 99.0],
+            warmup: Duration::ZERO,
+            seed: 0,
         }
     }
 }
@@ -262,6 +279,15 @@ pub enum Value {
     Real(f64),
     Text(String),
     Blob(Vec<u8>),
+}
+
+impl Value {
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Value::Text(t) => Some(t),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for Value {
