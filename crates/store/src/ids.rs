@@ -1,11 +1,13 @@
-//! Names for runs and machines: time-ordered run ids, PKB-style run URIs,
+//! Names for runs and machines: random run ids, PKB-style run URIs,
 //! and the host name that, with the pid, tells whether a run's process is
 //! still alive.
 
-/// A new run id: a UUIDv7, so ids sort by start time and never collide
-/// across client machines writing to one store.
+/// A new run id: a random UUID, so ids never collide across client
+/// machines writing to one store, and a short prefix (as `results list`
+/// shows) already tells runs apart. Runs are ordered by their start time,
+/// not by id.
 pub fn new_run_id() -> String {
-    uuid::Uuid::now_v7().to_string()
+    uuid::Uuid::new_v4().to_string()
 }
 
 /// A PKB-style run URI: eight hex digits, as PerfKitBenchmarker takes the

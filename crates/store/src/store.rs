@@ -744,6 +744,28 @@ impl Store {
             &[text(run)],
         )?);
         if !by_uri.is_empty() {
+            // A run URI covers the client processes of one phase; `bench`
+            // gives its load and run phases one URI, as PKB gives its stages.
+            let phases = self.read(
+                || format!("finding run {run}"),
+                "SELECT DISTINCT phase FROM runs WHERE run_uri = ? ORDER BY phase",
+                &[text(run)],
+            )?;
+            if phases.rows.len() > 1 {
+                return Err(StoreError::Ambiguous {
+                    prefix: run.to_string(),
+                    count: by_uri.len(),
+                    examples: format!(
+                        "phases {}; name one run by its id",
+                        phases
+                            .rows
+                            .iter()
+                            .filter_map(|r| r[0].as_text())
+                            .collect::<Vec<_>>()
+                            .join(" and ")
+                    ),
+                });
+            }
             return Ok(by_uri);
         }
         if run.chars().count() >= 4 {

@@ -1,6 +1,7 @@
 //! One module per subcommand family; `dispatch` picks it.
 
 mod phase;
+mod results;
 
 use std::process::ExitCode;
 
@@ -11,5 +12,6 @@ pub fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Load(a) => phase::main(a, phase::Mode::Load),
         Command::Run(a) => phase::main(a, phase::Mode::Run),
         Command::Bench(a) => phase::main(a, phase::Mode::Bench),
+        Command::Results(a) => results::main(a),
     }
 }
