@@ -9,22 +9,24 @@ pub enum StoreError {
     #[error("results store {location}: {reason}")]
     Location { location: String, reason: String },
 
-    /// The database refused an operation.
-    #[error("results store {location}: {context}: {source}")]
+    /// The database refused an operation. The driver's error is in the
+    /// message (and not also a `source`, which would print it twice).
+    #[error("results store {location}: {context}: {error}")]
     Sqlite {
         location: String,
         context: String,
-        #[source]
-        source: rusqlite::Error,
+        error: rusqlite::Error,
     },
 
     #[cfg(feature = "postgres")]
-    #[error("results store {location}: {context}: {source}")]
+    #[error("results store {location}: {context}: {detail}")]
     Postgres {
         location: String,
         context: String,
-        #[source]
-        source: tokio_postgres::Error,
+        /// The server's own message when there is one (the driver's
+        /// Display says only "db error").
+        detail: String,
+        error: tokio_postgres::Error,
     },
 
     /// The store was written by a newer sojourn.

@@ -25,6 +25,8 @@ pub mod export;
 mod ids;
 mod merge;
 mod model;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod schema;
 mod sqlite;
 mod store;

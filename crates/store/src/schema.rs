@@ -232,7 +232,7 @@ JOIN run_ops o ON o.run_id = i.run_id;
 CREATE VIEW cost AS
 SELECT
     c.*,
-    c.node_count_or_default * 0.65 * 24 * 30
+    CAST(c.node_count_or_default AS DOUBLE PRECISION) * 0.65 * 24 * 30
         + c.baseline_table_gb * (CASE WHEN c.storage_type_or_default = 'hdd' THEN 0.026 ELSE 0.17 END)
         AS baseline_monthly_cost_usd
 FROM (
@@ -244,8 +244,8 @@ FROM (
         COALESCE(i.node_count, 1) AS node_count_or_default,
         i.storage_type,
         COALESCE(i.storage_type, 'ssd') AS storage_type_or_default,
-        (COALESCE(i.fieldlength, 100) + 39) * COALESCE(i.fieldcount, 10) * COALESCE(i.recordcount, 0)
-            / 1073741824.0 AS baseline_table_gb,
+        CAST((COALESCE(i.fieldlength, 100) + 39) * COALESCE(i.fieldcount, 10)
+            * COALESCE(i.recordcount, 0) AS DOUBLE PRECISION) / 1073741824.0 AS baseline_table_gb,
         CAST(NULL AS DOUBLE PRECISION) AS avg_cpu_all_nodes,
         CAST(NULL AS DOUBLE PRECISION) AS avg_cpu_hottest_node
     FROM run_info i

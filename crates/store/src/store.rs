@@ -1062,16 +1062,30 @@ fn first_keyword(sql: &str) -> &str {
 
 fn db_error(location: &str, context: String, e: DbError) -> StoreError {
     match e {
-        DbError::Sqlite(source) => StoreError::Sqlite {
+        DbError::Sqlite(error) => StoreError::Sqlite {
             location: location.to_string(),
             context,
-            source,
+            error,
         },
         #[cfg(feature = "postgres")]
-        DbError::Postgres(source) => StoreError::Postgres {
+        DbError::Postgres(error) => StoreError::Postgres {
             location: location.to_string(),
             context,
-            source,
+            detail: {
+                // The driver's Display is only its kind ("db error"); the
+                // server's message and the I/O cause are its sources.
+                let mut parts = Vec::new();
+                let mut e: Option<&dyn std::error::Error> = Some(&error);
+                while let Some(cur) = e {
+                    parts.push(cur.to_string());
+                    e = cur.source();
+                }
+                if error.as_db_error().is_some() && parts.len() > 1 {
+                    parts.remove(0);
+                }
+                parts.join(": ")
+            },
+            error,
         },
     }
 }
