@@ -382,6 +382,7 @@ impl Store {
     /// Store the totals of a run that ended (per kind: counts by status
     /// and the service and response histograms of successful and failed
     /// operations; rates, client CPU, scheduling lag) and its final status.
+    /// The run's start time becomes the outcome's (its first operation).
     pub fn finish_run(
         &self,
         run: &RunId,
@@ -406,14 +407,19 @@ impl Store {
         let changed = self.write(
             || format!("storing the totals of run {run}"),
             |db| {
+                // The start becomes the executor's (the first operation's),
+                // which the intervals' offsets count from; begin_run could
+                // only know the moment the phase began.
                 let changed = db.exec(
-                    "UPDATE runs SET status = ?, error = NULL, ended_at = ?, ended_unix = ?, \
-                     elapsed_s = ?, measured_s = ?, operations = ?, operations_all = ?, \
+                    "UPDATE runs SET status = ?, error = NULL, started_at = ?, started_unix = ?, \
+                     ended_at = ?, ended_unix = ?, elapsed_s = ?, measured_s = ?, operations = ?, operations_all = ?, \
                      throughput = ?, offered = ?, scheduled = ?, abandoned = ?, stop_reason = ?, \
                      seed = ?, runtime_threads = ?, cpu_user_s = ?, cpu_system_s = ?, lag_hist = ? \
                      WHERE id = ?",
                     &[
                         text(status.as_str()),
+                        text(&rfc3339(outcome.started_at)),
+                        Value::Real(unix(outcome.started_at)),
                         text(&rfc3339(ended)),
                         Value::Real(unix(ended)),
                         Value::Real(elapsed),

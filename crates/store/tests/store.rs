@@ -94,6 +94,18 @@ fn a_run_reads_back_as_it_was_recorded() {
         store.load("no-such-run"),
         Err(StoreError::NoSuchRun(_))
     ));
+    // Finishing moves the start to the executor's first operation.
+    let mut later = synthetic(5, 1, 0);
+    later.outcome.started_at = later.meta.started_at + Duration::from_millis(250);
+    record(&store, &later, &[]);
+    assert_eq!(
+        store
+            .load(later.meta.id.as_str())
+            .unwrap()
+            .meta()
+            .started_at,
+        later.outcome.started_at
+    );
 }
 
 #[test]
@@ -108,9 +120,11 @@ fn list_filters_by_label_workload_backend_phase_and_time() {
     b.meta.workloads = vec!["workloadc".into()];
     b.meta.backend = "redis://cache:6379".into();
     b.meta.started_at = a.meta.started_at + Duration::from_secs(60);
+    b.outcome.started_at = b.meta.started_at;
     let mut c = synthetic(3, 2, 0);
     c.meta.phase = "load".into();
     c.meta.started_at = a.meta.started_at + Duration::from_secs(120);
+    c.outcome.started_at = c.meta.started_at;
     for r in [&a, &b, &c] {
         record(&store, r, &[]);
     }
