@@ -10,7 +10,7 @@ use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use sojourn_core::output::time::rfc3339;
 use sojourn_core::output::ycsb;
 use sojourn_core::plan::MeasurementInterval;
@@ -37,7 +37,16 @@ pub fn main(a: ResultsArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// An existing store: reading commands never create an empty one.
 fn open(location: &str) -> Result<Store> {
+    let is_file = !location.contains("://");
+    let path = location.strip_prefix("sqlite:").unwrap_or(location);
+    if is_file && !std::path::Path::new(path).exists() {
+        bail!(
+            "no results store at {path} yet: load, run and bench record their runs there \
+             (or name another store with --results PATH|URL)"
+        );
+    }
     Store::open(location).context("opening the results store (--results)")
 }
 
