@@ -2,6 +2,7 @@
 
 mod capacity;
 mod phase;
+mod results;
 
 use std::process::ExitCode;
 
@@ -13,5 +14,6 @@ pub fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Run(a) => phase::main(a, phase::Mode::Run),
         Command::Bench(a) => phase::main(a, phase::Mode::Bench),
         Command::Capacity(a) => capacity::main(a),
+        Command::Results(a) => results::main(a),
     }
 }

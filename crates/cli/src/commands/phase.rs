@@ -1,21 +1,31 @@
 //! `sojourn load`, `run` and `bench`: resolve the properties, open the
 //! backend, build and validate every plan before anything runs, drive the
 //! executor, then print the summary and warnings and write the JSON report.
+//!
+//! Every phase is recorded in the results store: begun before the executor
+//! starts, its time series written as it goes (by a writer thread, so a
+//! slow store never holds up the run's own clock), and its totals written
+//! after the summary is printed. A store that fails mid-run costs a warning,
+//! never the measurement or the exit code.
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 
 use anyhow::{bail, Context, Result};
 use sojourn_backends::Visitor;
 use sojourn_core::backend::Backend;
-use sojourn_core::executor::{self, BackendConnector, Pool, RunOutcome, StopHandle};
+use sojourn_core::executor::{
+    self, BackendConnector, Interval, Observer, Pool, Progress, RunOutcome, StopHandle,
+};
 use sojourn_core::output::{ycsb, Report, Warning};
-use sojourn_core::plan::Plan;
+use sojourn_core::plan::{MeasurementInterval, Plan};
 use sojourn_core::properties::{Origin, Properties};
 use sojourn_core::workload::{CoreShared, CoreWorker, Phase};
+
+use sojourn_store::{RunId, RunMeta, RunStatus, Store};
 
 use crate::cli::{ArrivalArg, Format, PhaseArgs};
 use crate::progress::Display;
@@ -55,9 +65,25 @@ pub(super) struct Options {
     pub(super) json: Option<PathBuf>,
     status: bool,
     no_progress: bool,
+    record: Record,
 }
 
-fn data_dir(arg: Option<PathBuf>) -> PathBuf {
+/// Where and how the phases are recorded.
+struct Record {
+    /// `None`: not recorded (--no-store).
+    location: Option<String>,
+    /// The location was given (--results), so failing to open it is an
+    /// error rather than a warning.
+    explicit: bool,
+    labels: BTreeMap<String, String>,
+    run_uri: String,
+    client_index: u32,
+    client_count: u32,
+    command_line: String,
+}
+
+/// Where sojourn keeps its embedded database and results store.
+pub(crate) fn data_dir(arg: Option<PathBuf>) -> PathBuf {
     arg.or_else(|| std::env::var_os("SOJOURN_DATA_DIR").map(PathBuf::from))
         .or_else(|| dirs::data_dir().map(|d| d.join("sojourn")))
         .unwrap_or_else(|| PathBuf::from(".sojourn"))
@@ -102,7 +128,30 @@ pub(super) fn options(a: PhaseArgs) -> Result<Options> {
         props.set("dropdata", "true", Origin::Flag("--drop"));
     }
     let db_url = a.db.or(a.db_name).unwrap_or_else(|| "sqlite".to_string());
-    let default_sqlite = data_dir(a.data_dir).join("sojourn.sqlite");
+    let dir = data_dir(a.data_dir);
+    let default_sqlite = dir.join("sojourn.sqlite");
+    let mut labels = BTreeMap::new();
+    for l in &a.labels {
+        let (k, v) = parse_label(l)?;
+        labels.insert(k, v);
+    }
+    if a.client_count == 0 || a.client_index >= a.client_count {
+        bail!(
+            "--client-index {} --client-count {}: the index must be below the count (0..{})",
+            a.client_index,
+            a.client_count,
+            a.client_count
+        );
+    }
+    let record = Record {
+        location: (!a.no_store).then(|| a.results.clone().unwrap_or_else(|| default_store(&dir))),
+        explicit: a.results.is_some(),
+        labels,
+        run_uri: a.run_uri.unwrap_or_else(sojourn_store::new_run_uri),
+        client_index: a.client_index,
+        client_count: a.client_count,
+        command_line: redact::command_line(std::env::args()),
+    };
     Ok(Options {
         props,
         workload_names,
@@ -112,7 +161,26 @@ pub(super) fn options(a: PhaseArgs) -> Result<Options> {
         json: a.json,
         status: a.status,
         no_progress: a.no_progress,
+        record,
     })
+}
+
+/// The default results store in a data directory.
+pub(crate) fn default_store(data_dir: &Path) -> String {
+    data_dir
+        .join("results.sqlite")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// `--label KEY=VALUE`.
+pub(crate) fn parse_label(l: &str) -> Result<(String, String)> {
+    match l.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+        _ => bail!(
+            "--label {l:?}: expected KEY=VALUE with a non-empty KEY, e.g. experiment=latency_test"
+        ),
+    }
 }
 
 pub fn main(args: PhaseArgs, mode: Mode) -> Result<ExitCode> {
@@ -144,13 +212,34 @@ pub fn main(args: PhaseArgs, mode: Mode) -> Result<ExitCode> {
     }
     let drop = opts.props.get_bool("dropdata", false)?;
     let backend = sojourn_backends::open(&opts.db_url, &opts.props, &opts.default_sqlite)?;
+    let store = open_store(&opts.record)?;
 
     backend.visit(Drive {
         opts: &opts,
         load_plan,
         run_plan,
         drop,
+        store: store.as_ref(),
     })
+}
+
+/// The results store, or `None` with --no-store. A store that was named
+/// with --results must open; the default one may fail with a warning, so a
+/// read-only home directory does not stop a benchmark.
+fn open_store(r: &Record) -> Result<Option<Store>> {
+    let Some(location) = &r.location else {
+        return Ok(None);
+    };
+    match Store::open(location) {
+        Ok(s) => Ok(Some(s)),
+        Err(e) if r.explicit => Err(anyhow::Error::new(e).context("opening --results")),
+        Err(e) => {
+            eprintln!(
+                "warning: {e}; this run is not recorded (--results PATH to choose another store)"
+            );
+            Ok(None)
+        }
+    }
 }
 
 /// Everything `main` resolved, run against the concrete backend type.
@@ -159,6 +248,7 @@ struct Drive<'a> {
     load_plan: Option<Plan>,
     run_plan: Option<Plan>,
     drop: bool,
+    store: Option<&'a Store>,
 }
 
 impl Visitor for Drive<'_> {
@@ -181,6 +271,7 @@ impl Visitor for Drive<'_> {
             self.run_plan,
             self.drop,
             &stop,
+            self.store,
         )
     }
 }
@@ -211,6 +302,7 @@ pub(super) fn watch_ctrl_c(stop: StopHandle) {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn drive<B: Backend>(
     backend: &B,
     setup: &tokio::runtime::Runtime,
@@ -219,6 +311,7 @@ fn drive<B: Backend>(
     run_plan: Option<Plan>,
     drop: bool,
     stop: &StopHandle,
+    store: Option<&Store>,
 ) -> Result<ExitCode> {
     let describe = backend.describe();
     let any = load_plan.as_ref().or(run_plan.as_ref()).expect("a plan");
@@ -258,7 +351,8 @@ fn drive<B: Backend>(
         |pool| -> Result<ExitCode> {
             let mut code = ExitCode::SUCCESS;
             if let Some(plan) = load_plan.as_ref().filter(|_| loading) {
-                let outcome = execute(pool, plan, stop, opts)?;
+                let rec = Recording::begin(store, plan, opts, &describe);
+                let outcome = rec.failed_if(execute(pool, plan, stop, opts, &rec))?;
                 if bench {
                     eprintln!(
                         "loaded {} records into {describe} in {:.2} s ({:.0} inserts/s)",
@@ -266,23 +360,131 @@ fn drive<B: Backend>(
                         outcome.elapsed.as_secs_f64(),
                         outcome.throughput()
                     );
-                    for w in Warning::check(&outcome, 0.0, &[]) {
+                    let warnings = Warning::check(&outcome, 0.0, &[]);
+                    for w in &warnings {
                         eprintln!("warning: {w}");
                     }
+                    rec.finish(&outcome, &warnings);
                     if outcome.interrupted() {
                         return Ok(ExitCode::from(130));
                     }
                 } else {
-                    code = report(plan, &outcome, &describe, opts)?;
+                    code = report(plan, &outcome, &describe, opts, &rec)?;
                 }
             }
             if let Some(plan) = &run_plan {
-                let outcome = execute(pool, plan, stop, opts)?;
-                code = report(plan, &outcome, &describe, opts)?;
+                let rec = Recording::begin(store, plan, opts, &describe);
+                let outcome = rec.failed_if(execute(pool, plan, stop, opts, &rec))?;
+                code = report(plan, &outcome, &describe, opts, &rec)?;
             }
             Ok(code)
         },
     )?
+}
+
+/// One phase's record in the store: begun when the phase starts; every
+/// failure to write is a warning, and the phase goes on.
+struct Recording<'a> {
+    target: Option<(&'a Store, RunId)>,
+}
+
+impl<'a> Recording<'a> {
+    fn begin(store: Option<&'a Store>, plan: &Plan, opts: &Options, describe: &str) -> Self {
+        let Some(store) = store else {
+            return Recording { target: None };
+        };
+        match store.begin_run(&run_meta(plan, opts, describe)) {
+            Ok(id) => Recording {
+                target: Some((store, id)),
+            },
+            Err(e) => {
+                eprintln!("warning: {e}; this run is not recorded");
+                Recording { target: None }
+            }
+        }
+    }
+
+    /// Mark the run failed if the phase failed after it began.
+    fn failed_if<T>(&self, r: Result<T>) -> Result<T> {
+        if let (Err(e), Some((store, id))) = (&r, &self.target) {
+            if let Err(se) = store.fail_run(id, &redact::text(&format!("{e:#}"))) {
+                eprintln!("warning: {se}");
+            }
+        }
+        r
+    }
+
+    /// Store the totals and the final status.
+    fn finish(&self, outcome: &RunOutcome, warnings: &[Warning]) {
+        let Some((store, id)) = &self.target else {
+            return;
+        };
+        let status = if outcome.interrupted() {
+            RunStatus::Interrupted
+        } else {
+            RunStatus::Completed
+        };
+        let warnings: Vec<String> = warnings
+            .iter()
+            .map(|w| redact::text(&w.to_string()))
+            .collect();
+        match store.finish_run(id, outcome, status, &warnings) {
+            Ok(()) => eprintln!("recorded as run {id} in {}", store.location()),
+            Err(e) => eprintln!(
+                "warning: {e}; the summary above is all that is kept of this run's totals"
+            ),
+        }
+    }
+}
+
+/// What the store keeps about a phase before it runs. Secrets are removed
+/// here: property values by their names, passwords from URLs.
+fn run_meta(plan: &Plan, opts: &Options, describe: &str) -> RunMeta {
+    let r = &opts.record;
+    let mut m = RunMeta::new(plan.phase.name());
+    m.run_uri = r.run_uri.clone();
+    m.workloads = opts.workload_names.clone();
+    m.properties = opts
+        .props
+        .iter()
+        .map(|(k, e)| (k.to_string(), redact::property_value(k, &e.value)))
+        .collect();
+    m.backend = sojourn_backends::redact_url(describe);
+    m.threads = plan.run.threads as u64;
+    m.target = plan.run.target;
+    m.labels = r.labels.clone();
+    m.client_index = r.client_index;
+    m.client_count = r.client_count;
+    m.command_line = r.command_line.clone();
+    m.measurement_interval = match plan.measurement_interval {
+        MeasurementInterval::Op => "op",
+        MeasurementInterval::Intended => "intended",
+        MeasurementInterval::Both => "both",
+    }
+    .to_string();
+    m.percentiles = plan.percentiles.clone();
+    m.warmup = plan.run.warmup;
+    m.seed = plan.run.seed;
+    m
+}
+
+/// The display, plus each closed interval handed to the store's writer.
+struct Observe<'a> {
+    display: &'a Display,
+    intervals: Option<mpsc::Sender<Interval>>,
+}
+
+impl Observer for Observe<'_> {
+    fn interval(&self, p: &Progress<'_>) {
+        self.display.interval(p);
+    }
+
+    fn interval_closed(&self, interval: &Interval) {
+        if let Some(tx) = &self.intervals {
+            // The writer only goes away if the scope below has ended.
+            let _ = tx.send(interval.clone());
+        }
+    }
 }
 
 fn execute(
@@ -290,6 +492,7 @@ fn execute(
     plan: &Plan,
     stop: &StopHandle,
     opts: &Options,
+    rec: &Recording<'_>,
 ) -> Result<RunOutcome> {
     let shared = CoreShared::new(plan.workload.clone()).map_err(anyhow::Error::msg)?;
     let steps = (0..pool.workers())
@@ -311,13 +514,65 @@ fn execute(
         plan.run.operation_count,
         plan.phase.name(),
     );
-    let outcome = pool.run(steps, &plan.run, stop, &display)?;
+    // Intervals go to the store from a thread of their own: each is
+    // committed as it arrives, and the executor's coordinator never waits
+    // on the store. The scope ends once every interval is written, before
+    // the totals are.
+    let outcome = std::thread::scope(|scope| {
+        let intervals = rec.target.as_ref().map(|(store, id)| {
+            let (tx, rx) = mpsc::channel::<Interval>();
+            scope.spawn(move || {
+                let mut warned = false;
+                for iv in rx {
+                    if let Err(e) = store.write_interval(id, &iv) {
+                        if !std::mem::replace(&mut warned, true) {
+                            eprintln!(
+                                "warning: {e}; the run goes on, but its stored time series will have gaps"
+                            );
+                        }
+                    }
+                }
+            });
+            tx
+        });
+        let observer = Observe {
+            display: &display,
+            intervals,
+        };
+        pool.run(steps, &plan.run, stop, &observer)
+    })?;
     display.finish();
     Ok(outcome)
 }
 
-fn report(plan: &Plan, outcome: &RunOutcome, describe: &str, opts: &Options) -> Result<ExitCode> {
+/// Print the summary and warnings, write the JSON report, then record
+/// the totals: whatever fails, what was measured is printed first and
+/// stored.
+fn report(
+    plan: &Plan,
+    outcome: &RunOutcome,
+    describe: &str,
+    opts: &Options,
+    rec: &Recording<'_>,
+) -> Result<ExitCode> {
     let warnings = Warning::check(outcome, plan.run.warmup.as_secs_f64(), &plan.percentiles);
+    let printed = print_report(plan, outcome, describe, opts, &warnings);
+    rec.finish(outcome, &warnings);
+    printed?;
+    Ok(if outcome.interrupted() {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn print_report(
+    plan: &Plan,
+    outcome: &RunOutcome,
+    describe: &str,
+    opts: &Options,
+    warnings: &[Warning],
+) -> Result<()> {
     let properties: BTreeMap<String, String> = opts
         .props
         .iter()
@@ -330,7 +585,7 @@ fn report(plan: &Plan, outcome: &RunOutcome, describe: &str, opts: &Options) -> 
             describe.to_string(),
             opts.workload_names.clone(),
             properties.clone(),
-            &warnings,
+            warnings,
         )
     };
     // The summary goes out first: a failure to write the JSON file must not
@@ -345,7 +600,7 @@ fn report(plan: &Plan, outcome: &RunOutcome, describe: &str, opts: &Options) -> 
         Format::Json => writeln!(stdout, "{}", serde_json::to_string_pretty(&json())?)?,
     }
     stdout.flush()?;
-    for w in &warnings {
+    for w in warnings {
         eprintln!("warning: {w}");
     }
     if let Some(path) = &opts.json {
@@ -353,9 +608,5 @@ fn report(plan: &Plan, outcome: &RunOutcome, describe: &str, opts: &Options) -> 
         std::fs::write(path, text + "\n")
             .with_context(|| format!("writing the JSON report to {}", path.display()))?;
     }
-    Ok(if outcome.interrupted() {
-        ExitCode::from(130)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(())
 }
