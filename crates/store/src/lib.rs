@@ -35,8 +35,8 @@ pub use error::StoreError;
 pub use ids::{host_name, new_run_id, new_run_uri};
 pub use merge::merge;
 pub use model::{
-    Filter, QueryResult, RunId, RunMeta, RunStatus, RunSummary, RunTotals, StoredInterval,
-    StoredRun, Value,
+    Filter, IntervalDetail, IntervalFigures, IntervalOp, QueryResult, RunId, RunMeta, RunStatus,
+    RunSummary, RunTotals, StoredInterval, StoredRun, Value,
 };
 pub use schema::SCHEMA_VERSION;
 pub use store::Store;

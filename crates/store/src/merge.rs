@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use std::time::{Duration, UNIX_EPOCH};
 
 use sojourn_core::cpu::CpuTimes;
-use sojourn_core::recorder::Stats;
+use sojourn_core::recorder::{LatencySummary, Stats};
 
-use crate::model::{RunStatus, RunTotals, StoredInterval, StoredRun};
+use crate::model::{IntervalFigures, IntervalOp, RunStatus, RunTotals, StoredInterval, StoredRun};
 use crate::StoreError;
 
 /// One run from several client processes' runs (typically those sharing a
@@ -140,6 +140,7 @@ fn merge_intervals(runs: &[StoredRun]) -> Vec<StoredInterval> {
                     slots.insert(key, first);
                 }
                 Some(m) => {
+                    m.ops = merge_ops(&m.ops, &iv.ops);
                     m.stats.add(&iv.stats);
                     m.ops_done += iv.ops_done;
                     m.length = m.length.max(iv.length);
@@ -155,5 +156,66 @@ fn merge_intervals(runs: &[StoredRun]) -> Vec<StoredInterval> {
             }
         }
     }
-    slots.into_values().collect()
+    let mut merged: Vec<StoredInterval> = slots.into_values().collect();
+    // With histograms the figures are recomputed from the merged ones,
+    // exactly; without, only counts, means and maxima can be combined.
+    for iv in &mut merged {
+        if iv.stats.kinds().next().is_some() {
+            iv.ops = iv
+                .stats
+                .kinds()
+                .map(|(kind, s)| IntervalOp {
+                    kind,
+                    statuses: s.statuses,
+                    service: figures_of(&s.ok.service),
+                    response: figures_of(&s.ok.response),
+                })
+                .collect();
+        }
+    }
+    merged
+}
+
+fn figures_of(h: &hdrhistogram::Histogram<u64>) -> IntervalFigures {
+    let s = LatencySummary::of(h);
+    IntervalFigures {
+        mean_us: s.mean_us,
+        p50_us: s.p50_us,
+        p99_us: s.p99_us,
+        p99_9_us: s.p99_9_us,
+        max_us: s.max_us,
+    }
+}
+
+/// Two clients' figures for one interval, without histograms: counts add,
+/// means weight by count, maxima take the larger, percentiles are unknown.
+fn merge_ops(a: &[IntervalOp], b: &[IntervalOp]) -> Vec<IntervalOp> {
+    let mut out: Vec<IntervalOp> = a.to_vec();
+    for o in b {
+        match out.iter_mut().find(|x| x.kind == o.kind) {
+            None => out.push(o.clone()),
+            Some(x) => {
+                let (na, nb) = (x.count() as f64, o.count() as f64);
+                let mean = |p: f64, q: f64| {
+                    if na + nb > 0.0 {
+                        (p * na + q * nb) / (na + nb)
+                    } else {
+                        0.0
+                    }
+                };
+                for (xf, of) in [(&mut x.service, &o.service), (&mut x.response, &o.response)] {
+                    xf.mean_us = mean(xf.mean_us, of.mean_us);
+                    xf.max_us = xf.max_us.max(of.max_us);
+                    xf.p50_us = f64::NAN;
+                    xf.p99_us = f64::NAN;
+                    xf.p99_9_us = f64::NAN;
+                }
+                for (s, t) in x.statuses.iter_mut().zip(o.statuses) {
+                    *s += t;
+                }
+            }
+        }
+    }
+    out.sort_by_key(|o| o.kind);
+    out
 }

@@ -7,7 +7,9 @@ use std::fmt;
 use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
+use sojourn_core::backend::Status;
 use sojourn_core::cpu::CpuTimes;
+use sojourn_core::op::OpKind;
 use sojourn_core::recorder::{LatencySummary, Stats};
 
 /// A stored run's id (see [`crate::new_run_id`]).
@@ -181,6 +183,52 @@ pub struct RunSummary {
     pub intervals: u64,
 }
 
+/// How much of a run's time series [`crate::Store::load_with`] decodes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum IntervalDetail {
+    /// Every interval's histograms, decoded into [`StoredInterval::stats`]
+    /// (exact re-aggregation, interval logs). A decoded histogram takes
+    /// about 256 KB, so a 10-minute run at one interval per second with
+    /// two operation kinds needs about 600 MB.
+    Histograms,
+    /// Only the figures stored beside each interval's histograms
+    /// ([`StoredInterval::ops`]): enough for time-series plots and batch
+    /// means at a few hundred bytes per interval. The run's totals keep all
+    /// their histograms either way.
+    Figures,
+}
+
+/// Latency figures of one interval and kind, as stored beside its
+/// histogram (microseconds). After merging intervals that were loaded
+/// without histograms the percentiles are NaN: percentiles cannot be
+/// combined without the histograms.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IntervalFigures {
+    pub mean_us: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub p99_9_us: f64,
+    pub max_us: f64,
+}
+
+/// One operation kind within a stored interval.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IntervalOp {
+    pub kind: OpKind,
+    /// Counts by [`Status::index`].
+    pub statuses: [u64; Status::COUNT],
+    /// Successful operations: actual send to reply.
+    pub service: IntervalFigures,
+    /// Successful operations: intended send to reply.
+    pub response: IntervalFigures,
+}
+
+impl IntervalOp {
+    pub fn count(&self) -> u64 {
+        self.statuses.iter().sum()
+    }
+}
+
 /// One time-series interval read back.
 #[derive(Clone, Debug)]
 pub struct StoredInterval {
@@ -191,9 +239,12 @@ pub struct StoredInterval {
     pub cpu: CpuTimes,
     /// Left out of the summary.
     pub warmup: bool,
+    /// Per kind, in YCSB's order: counts by status and latency figures.
+    pub ops: Vec<IntervalOp>,
     /// Per kind: counts by status and the histograms of successful
     /// operations (failed operations' latencies are kept in the totals
-    /// only).
+    /// only), when loaded with [`IntervalDetail::Histograms`]; otherwise
+    /// only `ops_done` is set.
     pub stats: Stats,
     /// Scheduling lag over the interval (open loop).
     pub lag: Option<LatencySummary>,

@@ -19,8 +19,8 @@ use sojourn_core::recorder::{Latencies, LatencySummary, OpStats, Stats};
 
 use crate::db::{Db, DbError};
 use crate::model::{
-    Filter, QueryResult, RunId, RunMeta, RunStatus, RunSummary, RunTotals, StoredInterval,
-    StoredRun, Value,
+    Filter, IntervalDetail, IntervalFigures, IntervalOp, QueryResult, RunId, RunMeta, RunStatus,
+    RunSummary, RunTotals, StoredInterval, StoredRun, Value,
 };
 use crate::schema::{migration_sql, SCHEMA_VERSION, STATUS_COLUMNS};
 use crate::StoreError;
@@ -819,24 +819,39 @@ impl Store {
         Ok(all.remove(0))
     }
 
-    /// Everything stored about a run, histograms decoded.
+    /// Everything stored about a run, every histogram decoded (see
+    /// [`IntervalDetail`] for the memory that takes).
     pub fn load(&self, run: &str) -> Result<StoredRun, StoreError> {
+        self.load_with(run, IntervalDetail::Histograms)
+    }
+
+    /// A run, its interval histograms decoded or not.
+    pub fn load_with(&self, run: &str, detail: IntervalDetail) -> Result<StoredRun, StoreError> {
         let id = self.resolve(run)?;
-        self.load_id(&id)
+        self.load_id(&id, detail)
     }
 
     /// Every client run that `run` names (see [`Store::resolve_all`]),
     /// merged exactly into one ([`crate::merge`]).
     pub fn load_merged(&self, run: &str) -> Result<StoredRun, StoreError> {
+        self.load_merged_with(run, IntervalDetail::Histograms)
+    }
+
+    /// [`Store::load_merged`], its interval histograms decoded or not.
+    pub fn load_merged_with(
+        &self,
+        run: &str,
+        detail: IntervalDetail,
+    ) -> Result<StoredRun, StoreError> {
         let runs = self
             .resolve_all(run)?
             .iter()
-            .map(|id| self.load_id(id))
+            .map(|id| self.load_id(id, detail))
             .collect::<Result<Vec<_>, _>>()?;
         crate::merge(&runs)
     }
 
-    fn load_id(&self, id: &RunId) -> Result<StoredRun, StoreError> {
+    fn load_id(&self, id: &RunId, detail: IntervalDetail) -> Result<StoredRun, StoreError> {
         let key = [text(&id.0)];
         let rows = self
             .read(
@@ -965,29 +980,55 @@ impl Store {
                         system_s: f(5),
                     },
                     warmup: as_i64(&r[6]).unwrap_or(0) != 0,
+                    ops: Vec::new(),
                     stats,
                     lag,
                 }
             })
             .collect();
+        let decode_all = detail == IntervalDetail::Histograms;
         let iops = self
             .read(
                 || format!("reading the time series of run {id}"),
                 &format!(
-                    "SELECT seq, op, {}, service_hist, response_hist FROM interval_ops \
+                    "SELECT seq, op, {}, service_mean_us, service_p50_us, service_p99_us, \
+                     service_p99_9_us, service_max_us, response_mean_us, response_p50_us, \
+                     response_p99_us, response_p99_9_us, response_max_us{} FROM interval_ops \
                      WHERE run_id = ? ORDER BY seq",
-                    STATUS_COLUMNS.join(", ")
+                    STATUS_COLUMNS.join(", "),
+                    if decode_all {
+                        ", service_hist, response_hist"
+                    } else {
+                        ""
+                    }
                 ),
                 &key,
             )?
             .rows;
-        let h = 2 + STATUS_COLUMNS.len();
+        let fig = 2 + STATUS_COLUMNS.len();
+        let h = fig + 10;
         for row in &iops {
             let seq = as_u64(&row[0]) as usize;
             let kind = kind_of(&row[1])?;
             let Some(iv) = intervals.get_mut(seq) else {
                 return Err(self.corrupt(&id.0, format!("interval {seq} has no time-series row")));
             };
+            let figures = |at: usize| IntervalFigures {
+                mean_us: as_f64(&row[at]).unwrap_or(0.0),
+                p50_us: as_f64(&row[at + 1]).unwrap_or(0.0),
+                p99_us: as_f64(&row[at + 2]).unwrap_or(0.0),
+                p99_9_us: as_f64(&row[at + 3]).unwrap_or(0.0),
+                max_us: as_f64(&row[at + 4]).unwrap_or(0.0),
+            };
+            iv.ops.push(IntervalOp {
+                kind,
+                statuses: statuses(row, 2),
+                service: figures(fig),
+                response: figures(fig + 5),
+            });
+            if !decode_all {
+                continue;
+            }
             let what = |w: &str| format!("interval {seq} {} {w} histogram", kind.name());
             iv.stats.set_op(
                 kind,
@@ -1000,6 +1041,9 @@ impl Store {
                     statuses: statuses(row, 2),
                 },
             );
+        }
+        for iv in &mut intervals {
+            iv.ops.sort_by_key(|o| o.kind);
         }
         Ok(StoredRun {
             summary,

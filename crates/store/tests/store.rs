@@ -12,7 +12,9 @@ use std::time::Duration;
 use common::*;
 use sojourn_core::op::OpKind;
 use sojourn_core::recorder::Stats;
-use sojourn_store::{Filter, RunMeta, RunStatus, Store, StoreError, Value, SCHEMA_VERSION};
+use sojourn_store::{
+    Filter, IntervalDetail, RunMeta, RunStatus, Store, StoreError, Value, SCHEMA_VERSION,
+};
 
 fn temp_store() -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
@@ -69,6 +71,23 @@ fn a_run_reads_back_as_it_was_recorded() {
         assert_eq!(l.start, Duration::from_secs(i as u64));
         assert_eq!(l.lag, run.intervals[i].lag);
         assert_eq!(l.cpu, run.intervals[i].cpu);
+    }
+    // The figures stored beside the histograms, with or without decoding.
+    let light = store
+        .load_with(run.meta.id.as_str(), IntervalDetail::Figures)
+        .unwrap();
+    assert_same_stats(&light.total, &o.total, "total without interval histograms");
+    for (i, (full, l)) in loaded.intervals.iter().zip(&light.intervals).enumerate() {
+        assert_eq!(full.ops, l.ops, "interval {i}");
+        assert_eq!(l.stats.kinds().count(), 0);
+        assert_eq!(l.stats.ops_done, full.ops_done);
+        for (op, k) in full.ops.iter().zip(&run.intervals[i].kinds) {
+            assert_eq!(op.kind, k.kind);
+            assert_eq!(op.statuses, k.statuses);
+            assert_eq!(op.service.p99_us, k.service.p99_us);
+            assert_eq!(op.response.p99_9_us, k.response.p99_9_us);
+            assert_eq!(op.response.max_us, k.response.max_us);
+        }
     }
     // Intervals outside the warm-up add up to the summary's successful
     // operations exactly.
@@ -226,6 +245,35 @@ fn client_processes_merge_exactly() {
         }
         assert_same_stats(&merged.intervals[i].stats, &e, &format!("interval {i}"));
     }
+    // Figures of merged intervals come from the merged histograms...
+    let e0 = sojourn_core::recorder::LatencySummary::of(
+        &merged.intervals[0]
+            .stats
+            .op(OpKind::Read)
+            .unwrap()
+            .ok
+            .service,
+    );
+    assert_eq!(merged.intervals[0].ops[0].kind, OpKind::Read);
+    assert_eq!(merged.intervals[0].ops[0].service.p99_us, e0.p99_us);
+    // ...and without histograms, percentiles are not made up.
+    let light = store
+        .load_merged_with(&uri, IntervalDetail::Figures)
+        .unwrap();
+    let op = &light.intervals[0].ops[0];
+    assert!(op.service.p99_us.is_nan());
+    assert_eq!(
+        op.count(),
+        parts
+            .iter()
+            .map(|p| p.per_interval[0].op(OpKind::Read).unwrap().count())
+            .sum::<u64>()
+    );
+    assert_same_stats(
+        &light.total,
+        &expected,
+        "merged total without interval histograms",
+    );
     let t = merged.summary.totals.unwrap();
     assert_eq!(
         t.operations,

@@ -15,7 +15,7 @@ use sojourn_core::output::time::rfc3339;
 use sojourn_core::output::ycsb;
 use sojourn_core::plan::MeasurementInterval;
 use sojourn_store::export::{hdrlog, pkb, table};
-use sojourn_store::{Filter, RunStatus, Store, StoredRun, Value};
+use sojourn_store::{Filter, IntervalDetail, RunStatus, Store, StoredRun, Value};
 
 use crate::cli::{
     ExportArgs, ExportFormat, ListArgs, QueryArgs, QueryFormat, ResultsArgs, ResultsCommand,
@@ -211,13 +211,22 @@ fn measurement_interval(s: &str) -> MeasurementInterval {
     }
 }
 
-/// A run (or the client processes a run URI names, merged exactly).
-fn load(store: &Store, run: &str) -> Result<StoredRun> {
-    Ok(store.load_merged(run)?)
+/// A run (or the client processes a run URI names, merged exactly). The
+/// interval histograms are decoded only when `intervals` asks for them or
+/// the run never stored its totals (its summary is then their sum): a long
+/// run has thousands of them.
+fn load(store: &Store, run: &str, intervals: bool) -> Result<StoredRun> {
+    if !intervals {
+        let r = store.load_merged_with(run, IntervalDetail::Figures)?;
+        if r.summary.totals.is_some() {
+            return Ok(r);
+        }
+    }
+    Ok(store.load_merged_with(run, IntervalDetail::Histograms)?)
 }
 
 fn show(store: &Store, a: ShowArgs) -> Result<()> {
-    let run = load(store, &a.run)?;
+    let run = load(store, &a.run, false)?;
     let m = run.meta();
     eprintln!(
         "run {} ({}, {} of {} on {}, {}{})",
@@ -285,7 +294,7 @@ fn export(store: &Store, a: ExportArgs) -> Result<()> {
     let runs = a
         .runs
         .iter()
-        .map(|r| load(store, r))
+        .map(|r| load(store, r, a.format == ExportFormat::Hdrlog))
         .collect::<Result<Vec<_>>>()?;
     let mut sink: Box<dyn Write> = match &a.output {
         Some(path) => Box::new(BufWriter::new(
