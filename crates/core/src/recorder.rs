@@ -39,7 +39,7 @@ pub struct Latencies {
 }
 
 impl Latencies {
-    fn new() -> Self {
+    pub fn new() -> Self {
         Latencies {
             service: new_histogram(),
             response: new_histogram(),
@@ -64,6 +64,12 @@ impl Latencies {
     }
 }
 
+impl Default for Latencies {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// Everything recorded for one operation kind.
 #[derive(Clone, Debug)]
 pub struct OpStats {
@@ -76,7 +82,8 @@ pub struct OpStats {
 }
 
 impl OpStats {
-    fn new() -> Self {
+    /// Nothing recorded yet.
+    pub fn new() -> Self {
         OpStats {
             ok: Latencies::new(),
             failed: None,
@@ -131,6 +138,12 @@ impl OpStats {
     }
 }
 
+impl Default for OpStats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// What was recorded over some period: per operation kind, plus how late
 /// operations left the client compared with their schedule.
 #[derive(Clone, Debug, Default)]
@@ -166,6 +179,12 @@ impl Stats {
 
     pub fn op(&self, kind: OpKind) -> Option<&OpStats> {
         self.ops[kind.index()].as_deref()
+    }
+
+    /// Put back what was recorded for one kind (a stored run read back
+    /// from the results store), replacing anything there.
+    pub fn set_op(&mut self, kind: OpKind, stats: OpStats) {
+        self.ops[kind.index()] = Some(Box::new(stats));
     }
 
     /// The kinds that have at least one operation, in YCSB's order.

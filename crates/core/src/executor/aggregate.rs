@@ -61,8 +61,9 @@ impl Aggregator {
             max_execution_time: self.max_execution_time,
         });
         if stats.ops_done > 0 || length > Duration::ZERO {
-            self.intervals
-                .push(summarise(&stats, self.last_at, length, cpu, in_warmup));
+            let interval = summarise(&stats, self.last_at, length, cpu, in_warmup);
+            obs.interval_closed(&interval);
+            self.intervals.push(interval);
         }
         self.last_at = now;
         self.last_cpu = cpu_now;

@@ -198,9 +198,15 @@ impl StopHandle {
 }
 
 /// Called once per interval, off the hot path, with what that interval
-/// recorded. The CLI prints status lines and progress from it.
+/// recorded. The CLI prints status lines and progress from it, and records
+/// the time series in the results store as the run goes.
 pub trait Observer: Send + Sync {
     fn interval(&self, _progress: &Progress<'_>) {}
+
+    /// The interval as it enters the time series (histograms encoded),
+    /// right after [`Observer::interval`]; intervals that recorded nothing
+    /// and lasted no time are skipped, as in [`RunOutcome::intervals`].
+    fn interval_closed(&self, _interval: &Interval) {}
 }
 
 /// An observer that ignores everything.
