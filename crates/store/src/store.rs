@@ -924,6 +924,7 @@ impl Store {
                     p99_us: f(14),
                     p99_9_us: f(15),
                     p99_99_us: f(16),
+                    ci95_us: Default::default(),
                 });
                 let mut stats = Stats::default();
                 stats.ops_done = as_u64(&r[3]);
