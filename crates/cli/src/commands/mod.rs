@@ -2,6 +2,7 @@
 
 mod capacity;
 mod phase;
+mod suite;
 
 use std::process::ExitCode;
 
@@ -13,5 +14,7 @@ pub fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Run(a) => phase::main(a, phase::Mode::Run),
         Command::Bench(a) => phase::main(a, phase::Mode::Bench),
         Command::Capacity(a) => capacity::main(a),
+        Command::Suite(a) => suite::main(a),
+        Command::SuiteClient => suite::client_main(),
     }
 }
