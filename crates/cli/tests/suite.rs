@@ -12,6 +12,7 @@ use std::process::{Output, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
 use sojourn_core::op::OpKind;
+use sojourn_store::export::pkb::{samples, PkbOptions};
 use sojourn_store::{Filter, RunStatus, RunSummary, Store};
 use util::*;
 
@@ -217,6 +218,43 @@ fn walkthrough_sequential_folder_runs_unchanged_and_a_rerun_skips_everything() {
         assert_eq!(r.meta.properties["maxexecutiontime"], "2");
         assert_eq!(r.totals.as_ref().unwrap().stop_reason, "max_execution_time");
     }
+    // PKB's samples: what the walkthrough's performance query extracts.
+    let stored = s.store().load(lat[0].meta.id.as_str()).unwrap();
+    let samples = samples(&stored, &PkbOptions::default());
+    let thr_sample = samples
+        .iter()
+        .find(|x| x.metric == "overall Throughput")
+        .expect("an overall Throughput sample");
+    assert_eq!(thr_sample.test, "cloud_bigtable_ycsb");
+    assert_eq!(thr_sample.run_uri, lat[0].meta.run_uri);
+    assert!(
+        (thr_sample.value - lat[0].totals.as_ref().unwrap().throughput).abs() < 1e-6,
+        "{thr_sample:?}"
+    );
+    for part in [
+        "|stage:run|",
+        "|experiment:latency_test|",
+        "|workload_name:workloada|",
+        "|workload_index:0|",
+        "|vm_count:1|",
+        "|fieldlength:1024|",
+        "|fieldcount:1|",
+        "|recordcount:2000|",
+        "|machine_type:n1-highcpu-16|",
+        "|bigtable_node_count:3|",
+        "|bigtable_storage_type:ssd|",
+        "-target 3000",
+        "-threads 2",
+        "-p readallfields=false",
+        "-p requestdistribution=zipfian",
+    ] {
+        assert!(
+            thr_sample.labels.contains(part),
+            "{part} in {}",
+            thr_sample.labels
+        );
+    }
+
     // Ordered stages: each starts after the previous one ended.
     assert!(span(l).1 <= span(&lat[0]).0);
     assert!(span(&lat[0]).1 <= span(&thr[0]).0);
@@ -621,6 +659,23 @@ fn client_processes_load_disjoint_keys_and_merge_exactly() {
     assert_eq!(total_ops, 4500);
     assert_eq!(merged.summary.totals.as_ref().unwrap().operations, 4500);
 
+    // PKB's samples of the merged run: the totals over the clients.
+    let merged_samples = samples(&merged, &PkbOptions::default());
+    let value = |metric: &str| {
+        merged_samples
+            .iter()
+            .find(|x| x.metric == metric)
+            .unwrap_or_else(|| panic!("no {metric} sample"))
+            .value
+    };
+    assert_eq!(
+        value("read Operations") + value("update Operations"),
+        4500.0
+    );
+    let labels = &merged_samples[0].labels;
+    assert!(labels.contains("|vm_count:3|"), "{labels}");
+    assert!(labels.contains("|threads_per_client_vm:2|"), "{labels}");
+
     // The printed summary is the merged one.
     let summary = parse_summary(&text(&o.stdout));
     let reads = get(&summary, "READ", "Operations") + get(&summary, "UPDATE", "Operations");
@@ -629,4 +684,61 @@ fn client_processes_load_disjoint_keys_and_merge_exactly() {
         get(&summary, "READ", "Return=OK"),
         merged.total.op(OpKind::Read).unwrap().count() as f64
     );
+}
+
+#[test]
+fn client_processes_stop_when_the_suite_is_killed() {
+    let s = Scratch::new();
+    s.write(
+        "long.yaml",
+        "benchmarks:\n- b_ycsb:\n    flags:\n      num_vms: 2\n      sojourn_db: \"null:\"\n      \
+         ycsb_skip_load_stage: true\n      ycsb_threads_per_client: 1\n      \
+         ycsb_run_parameters: target=50\n      ycsb_timelimit: 600\n      \
+         ycsb_workload_files: workloadc\n",
+    );
+    let mut child = s
+        .command(&[])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Both clients have begun their runs (bounded wait)...
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while s
+        .results()
+        .exists()
+        .then(|| s.runs(&[]))
+        .map_or(0, |r| r.len())
+        < 2
+    {
+        assert!(child.try_wait().unwrap().is_none(), "the suite ended early");
+        assert!(Instant::now() < deadline, "the clients never began");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: SIGKILL to our own child process.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGKILL) },
+        0
+    );
+    child.wait().unwrap();
+    // ...and, their suite gone, they stop and keep what they measured,
+    // well before their 600 s time limit.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let runs = s.runs(&[]);
+        if runs.iter().all(|r| r.status == RunStatus::Interrupted) {
+            assert_eq!(runs.len(), 2);
+            break;
+        }
+        assert!(
+            runs.iter().all(|r| r.status != RunStatus::Failed),
+            "{runs:#?}"
+        );
+        assert!(
+            Instant::now() < deadline,
+            "clients still running: {runs:#?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(s.marker("long.yaml.PROCESSING"), None);
 }

@@ -174,7 +174,18 @@ fn load_yaml(path: &Path, file: &str) -> Result<(Yaml, String)> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let docs = YamlLoader::load_from_str(&text).map_err(|e| {
-        anyhow::anyhow!("{file}:{}: not valid YAML: {}", e.marker().line(), e.info())
+        // The likeliest cause in a config: an unquoted URL such as null:
+        let hint = if e.info().contains("mapping values are not allowed") {
+            " (a value that contains `: ` or ends in `:`, such as null: or memory:, must be \
+             quoted: sojourn_db: \"null:\")"
+        } else {
+            ""
+        };
+        anyhow::anyhow!(
+            "{file}:{}: not valid YAML: {}{hint}",
+            e.marker().line(),
+            e.info()
+        )
     })?;
     match docs.len() {
         0 => Ok((Yaml::Null, text)),
@@ -520,6 +531,15 @@ mod tests {
         let e = read(d.path()).unwrap_err().to_string();
         assert!(e.starts_with("x.yaml:"), "{e}");
         assert!(e.contains("not valid YAML"), "{e}");
+
+        write(
+            d.path(),
+            "x.yaml",
+            "benchmarks:\n- b:\n    flags:\n      sojourn_db: null:\n",
+        );
+        let e = read(d.path()).unwrap_err().to_string();
+        assert!(e.starts_with("x.yaml:4"), "{e}");
+        assert!(e.contains("must be quoted"), "{e}");
 
         write(d.path(), "x.yaml", "benchmarks:\n- b:\n    flags: {a: 1}\n");
         write(

@@ -83,6 +83,27 @@ fn db_key(url: &str, default_sqlite: &Path) -> String {
     format!("{scheme}:{rest}")
 }
 
+/// `sqlite` and `sqlite:` name the default file: spelled out, so headers,
+/// client processes and exclusivity all see the one path.
+fn explicit_db(url: &str, default_sqlite: &Path) -> String {
+    let t = url.trim();
+    if t.eq_ignore_ascii_case("sqlite") || t.eq_ignore_ascii_case("sqlite:") {
+        format!("sqlite:{}", default_sqlite.display())
+    } else {
+        url.to_string()
+    }
+}
+
+/// The database URL names a backend this build has (opening touches
+/// nothing), so a typo fails before the first config runs, not hours in.
+fn check_db(p: &BenchPlan, default_sqlite: &Path) -> Result<()> {
+    let Some(stage) = p.load.as_ref().or(p.runs.first()) else {
+        return Ok(());
+    };
+    let props = stage.clients[0].properties()?;
+    client::open_backend(&p.db_url, &props, default_sqlite).map(drop)
+}
+
 /// Seeds for stages whose parameters give none: distinct per stage, and
 /// recorded with every run so a stage can be repeated.
 fn seeds() -> impl FnMut() -> u64 {
@@ -185,7 +206,11 @@ pub fn main(args: SuiteArgs) -> Result<ExitCode> {
                 db: args.db.as_deref(),
                 seed: &mut next_seed,
             };
-            match pkb::map(&flags, &mut ctx) {
+            match pkb::map(&flags, &mut ctx).and_then(|mut p| {
+                p.db_url = explicit_db(&p.db_url, &default_sqlite);
+                check_db(&p, &default_sqlite)?;
+                Ok(p)
+            }) {
                 Ok(p) => {
                     for (name, origin) in &p.unused {
                         unused

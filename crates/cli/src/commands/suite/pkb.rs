@@ -494,6 +494,12 @@ pub fn map(flags: &Flags, ctx: &mut MapContext<'_>) -> Result<BenchPlan> {
     }
     let db_url = match (ctx.db, r.get("sojourn_db")) {
         (Some(db), _) => db.to_string(),
+        (None, Some(f)) if f.value.trim().is_empty() => {
+            return Err(r.invalid(
+                "sojourn_db",
+                "a database URL such as sqlite:PATH or \"null:\" (quoted in YAML: a bare null is no value)",
+            ))
+        }
         (None, Some(f)) => relative_to_folder(f.value.trim(), &f.origin, ctx.dir),
         (None, None) => "sqlite".to_string(),
     };
@@ -1160,6 +1166,36 @@ mod tests {
             .map(|c| prop(c, "seed").unwrap())
             .collect();
         assert_eq!(seeds, ["42", "43", "44"]);
+    }
+
+    #[test]
+    fn db_from_the_command_line_wins_and_folder_paths_are_relative_to_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut seed = || 1u64;
+        let f = flags(&[
+            ("sojourn_db", "sqlite:x.sqlite"),
+            ("ycsb_skip_load_stage", "true"),
+        ]);
+        let mut ctx = MapContext {
+            dir: dir.path(),
+            suite: "s",
+            file: "t.yaml",
+            benchmark: "b_ycsb",
+            db: None,
+            seed: &mut seed,
+        };
+        let p = map(&f, &mut ctx).unwrap();
+        assert_eq!(
+            p.db_url,
+            format!("sqlite:{}", dir.path().join("x.sqlite").display())
+        );
+        ctx.db = Some("null:");
+        assert_eq!(map(&f, &mut ctx).unwrap().db_url, "null:");
+        // On the command line (--flag), a relative path stays as given.
+        let mut f = f.clone();
+        f.get_mut("sojourn_db").unwrap().origin = FlagOrigin::CommandLine;
+        ctx.db = None;
+        assert_eq!(map(&f, &mut ctx).unwrap().db_url, "sqlite:x.sqlite");
     }
 
     #[test]

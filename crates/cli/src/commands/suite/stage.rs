@@ -200,13 +200,14 @@ fn describe_stage(plan: &BenchPlan, stage: &StagePlan, iteration: u32) -> String
         None => String::new(),
     };
     format!(
-        "== {} ({}) iteration {iteration}: {} {} (workload_index {}), {} threads x {clients} client{}{target} on {} ==",
+        "== {} ({}) iteration {iteration}: {} {} (workload_index {}), {} thread{} x {clients} client{}{target} on {} ==",
         plan.file,
         plan.benchmark,
         stage.phase.name(),
         stage.workload_name,
         stage.workload_index,
         stage.threads_per_client,
+        if stage.threads_per_client == 1 { "" } else { "s" },
         if clients == 1 { "" } else { "s" },
         sojourn_backends::redact_url(&plan.db_url)
     )
