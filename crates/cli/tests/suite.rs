@@ -7,7 +7,7 @@
 mod util;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -21,7 +21,19 @@ const ALL_PASSED: &str = "All tests have passed. To rerun the tests, please clea
 const SOME_FAILED: &str =
     "Some tests have failures. You can retry by running the same invocation command again.";
 
-const FIXTURES: &str = "/work/shared/fixtures/pkb-walkthrough";
+/// The walkthrough's batch folders, unchanged (read-only; copied before
+/// use). `SOJOURN_PKB_FIXTURES` points elsewhere.
+fn fixtures() -> PathBuf {
+    let dir = std::env::var_os("SOJOURN_PKB_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/work/shared/fixtures/pkb-walkthrough"));
+    assert!(
+        dir.join("sequential_tests").is_dir(),
+        "the PKB walkthrough fixtures are not at {} (set SOJOURN_PKB_FIXTURES)",
+        dir.display()
+    );
+    dir
+}
 
 /// A scratch place: the suite folder, the database, the store.
 struct Scratch {
@@ -60,7 +72,7 @@ impl Scratch {
     /// Copy a read-only fixture folder in (markers are written beside the
     /// configs).
     fn copy_fixture(&self, folder: &str) {
-        let src = Path::new(FIXTURES).join(folder);
+        let src = fixtures().join(folder);
         for e in std::fs::read_dir(&src).unwrap() {
             let e = e.unwrap();
             let text = std::fs::read_to_string(e.path()).unwrap();

@@ -346,9 +346,8 @@ pub fn main() -> Result<ExitCode> {
             progress: false,
         },
     )?;
-    for w in &share.warnings {
-        eprintln!("warning: {w}");
-    }
+    // Warnings are stored with the run; the suite prints them once, with
+    // the merged summary.
     writeln!(std::io::stdout(), "done {}", share.run_id)?;
     Ok(if share.outcome.interrupted() {
         ExitCode::from(130)

@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -269,14 +270,13 @@ fn run_stage(
         (share.outcome.total, summary, interrupted, warnings)
     } else {
         let ids = spawn_clients(&specs, &tag, env)?;
-        let merged = env.store.load_merged(&run_uri)?;
-        if merged.meta().client_count as usize != ids.len() {
-            bail!(
-                "{tag}: the store holds {} client runs of {run_uri}, expected {}",
-                merged.meta().client_count,
-                ids.len()
-            );
-        }
+        // By the ids the clients reported, not by run URI: a URI is short
+        // enough that another stage in the same store could share it.
+        let runs = ids
+            .iter()
+            .map(|id| env.store.load(id.as_str()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let merged = sojourn_store::merge(&runs)?;
         let throughput = merged.summary.totals.as_ref().map_or(0.0, |t| t.throughput);
         let summary = ycsb::summary_of(
             &merged.total,
@@ -427,14 +427,38 @@ fn spawn_clients(specs: &[ShareSpec], tag: &str, env: &Env<'_>) -> Result<Vec<Ru
                     .context("releasing a client process")?;
             }
         }
-        let mut ids = Vec::with_capacity(clients.len());
-        for c in clients.iter_mut() {
-            let l = c.expect("done")?;
-            match l.strip_prefix("done ") {
-                Some(id) => ids.push(RunId(id.trim().to_string())),
-                None => bail!("a client process said {l:?} instead of `done RUN_ID`"),
-            }
-        }
+        let pids: Vec<u32> = clients.iter().map(|c| c.child.id()).collect();
+        let finished = AtomicBool::new(false);
+        let ids = std::thread::scope(|scope| {
+            // Ctrl+C reaches the clients from the terminal; a stop that
+            // reaches only the suite (kill -INT) is passed on to them.
+            scope.spawn(|| {
+                while !finished.load(Ordering::Relaxed) {
+                    if env.stop.is_stopped() {
+                        for &pid in &pids {
+                            // SAFETY: signalling a child this stage started
+                            // and has not yet waited for, so the pid is ours.
+                            unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) };
+                        }
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            });
+            let mut ids = Vec::with_capacity(clients.len());
+            let result = (|| -> Result<()> {
+                for c in clients.iter_mut() {
+                    let l = c.expect("done")?;
+                    match l.strip_prefix("done ") {
+                        Some(id) => ids.push(RunId(id.trim().to_string())),
+                        None => bail!("a client process said {l:?} instead of `done RUN_ID`"),
+                    }
+                }
+                Ok(())
+            })();
+            finished.store(true, Ordering::Relaxed);
+            result.map(|()| ids)
+        })?;
         for c in clients.iter_mut() {
             c.stdin.take();
             let status = c.child.wait().context("waiting for a client process")?;
