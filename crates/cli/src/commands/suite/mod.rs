@@ -263,6 +263,12 @@ pub fn main(args: SuiteArgs) -> Result<ExitCode> {
                 iterations.saturating_sub(n.passed)
             ),
         }
+        if let State::Processing(n) = state {
+            if n.passed >= iterations {
+                // num_iterations was lowered since: it is finished now.
+                markers::write(&folder.dir, &c.file, n, iterations)?;
+            }
+        }
         // A finished config is done whatever num_iterations says now.
         counts.push(match state {
             State::Finished(n) => Counts {
