@@ -33,6 +33,50 @@ pub enum Command {
     Capacity(CapacityArgs),
     /// Stored runs: list, show, export, query (see docs/results.md).
     Results(ResultsArgs),
+    /// Run a folder of PerfKitBenchmarker benchmark configs (and its
+    /// runner.yaml) as PKB's batch runner does, against a local database
+    /// (see docs/suites.md).
+    Suite(SuiteArgs),
+    /// One client process of a multi-client suite stage; started by `suite`.
+    #[command(name = "suite-client", hide = true)]
+    SuiteClient,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct SuiteArgs {
+    /// The folder: benchmark configs (*.yaml, `benchmarks: - NAME: flags:
+    /// {...}`) and an optional runner.yaml. Status markers are written
+    /// beside the configs.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+
+    /// Database URL for every config; wins over any `sojourn_db` flag
+    /// [default: the embedded SQLite database in the data directory].
+    #[arg(long = "db", value_name = "URL")]
+    pub db: Option<String>,
+
+    /// Set a PKB flag in every config, over the config's own value, as
+    /// PKB's command line does (repeatable), e.g. --flag ycsb_record_count=2000.
+    #[arg(long = "flag", value_name = "KEY=VALUE")]
+    pub flags: Vec<String>,
+
+    /// The results store every stage is recorded in: a SQLite file (or a
+    /// postgres:// URL) [default: <data dir>/results.sqlite].
+    #[arg(long, value_name = "PATH|URL")]
+    pub results: Option<String>,
+
+    /// Where the default embedded database and results store live [env:
+    /// SOJOURN_DATA_DIR; default: the user's data directory].
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+
+    /// Print YCSB status lines on stderr every status.interval seconds.
+    #[arg(short = 's', long = "status")]
+    pub status: bool,
+
+    /// No live progress bar on a terminal.
+    #[arg(long)]
+    pub no_progress: bool,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -3,6 +3,7 @@
 mod capacity;
 mod phase;
 mod results;
+mod suite;
 
 use std::process::ExitCode;
 
@@ -15,5 +16,7 @@ pub fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Bench(a) => phase::main(a, phase::Mode::Bench),
         Command::Capacity(a) => capacity::main(a),
         Command::Results(a) => results::main(a),
+        Command::Suite(a) => suite::main(a),
+        Command::SuiteClient => suite::client_main(),
     }
 }
