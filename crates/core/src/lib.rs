@@ -20,5 +20,6 @@ pub mod plan;
 pub mod properties;
 pub mod recorder;
 pub mod schedule;
+pub mod stats;
 pub mod timer;
 pub mod workload;

@@ -1,7 +1,10 @@
 //! One module per subcommand family; `dispatch` picks it.
 
 mod capacity;
+mod compare;
 mod phase;
+mod report;
+mod stored;
 
 use std::process::ExitCode;
 
@@ -13,5 +16,7 @@ pub fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Run(a) => phase::main(a, phase::Mode::Run),
         Command::Bench(a) => phase::main(a, phase::Mode::Bench),
         Command::Capacity(a) => capacity::main(a),
+        Command::Report(a) => report::main(a),
+        Command::Compare(a) => compare::main(a),
     }
 }

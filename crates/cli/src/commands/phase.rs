@@ -57,7 +57,7 @@ pub(super) struct Options {
     no_progress: bool,
 }
 
-fn data_dir(arg: Option<PathBuf>) -> PathBuf {
+pub(crate) fn data_dir(arg: Option<PathBuf>) -> PathBuf {
     arg.or_else(|| std::env::var_os("SOJOURN_DATA_DIR").map(PathBuf::from))
         .or_else(|| dirs::data_dir().map(|d| d.join("sojourn")))
         .unwrap_or_else(|| PathBuf::from(".sojourn"))
