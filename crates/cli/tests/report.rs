@@ -422,7 +422,7 @@ fn a_capacity_session_reports_as_html_that_renders_in_chromium() {
         dom.contains(&format!("data-rendered=\"{plots}\"")),
         "not every plot has a drawn line"
     );
-    assert!(!log.contains(":CONSOLE("), "console output:\n{log}");
+    assert!(!log.contains(":CONSOLE"), "console output:\n{log}");
     assert!(!log.contains("Uncaught"), "script error:\n{log}");
 
     // And as a picture: a real PNG of some size.

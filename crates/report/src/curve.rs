@@ -82,9 +82,9 @@ fn point(r: &StoredRun, target: f64) -> Point {
     }
 }
 
-/// The curves among `runs`: one per capacity session, and one per group
-/// of open-loop runs of the same phase, workload and database with at
-/// least two different targets.
+/// The curves among `runs`: one per capacity session with at least two of
+/// its steps selected, and one per group of open-loop runs of the same
+/// phase, workload and database with at least two different targets.
 pub fn curves(runs: &[StoredRun]) -> Vec<Curve> {
     let mut sessions: BTreeMap<String, Vec<&StoredRun>> = BTreeMap::new();
     let mut groups: BTreeMap<(String, String, String), Vec<&StoredRun>> = BTreeMap::new();
@@ -103,7 +103,8 @@ pub fn curves(runs: &[StoredRun]) -> Vec<Curve> {
         }
     }
     let mut out = Vec::new();
-    for (id, steps) in sessions {
+    // One point is not a curve.
+    for (id, steps) in sessions.into_iter().filter(|(_, s)| s.len() >= 2) {
         let mut points: Vec<Point> = steps
             .iter()
             .map(|r| {

@@ -379,7 +379,7 @@ fn run_section(p: &mut Page, r: &StoredRun, open: bool) {
     let total = run::totals(r);
     let _ = write!(
         p.html,
-        "<section class=\"run\" id=\"run-{}\"><details{}><summary><h2>Run {}: {} · {} · {}</h2></summary>\n<dl class=\"facts\">",
+        "<section class=\"run\" id=\"run-{}\"><details{}><summary><h2>Run {}: {} · {} · {}</h2></summary>\n<div class=\"grid\"><div class=\"facts\"><dl>",
         esc(id),
         if open { " open" } else { "" },
         esc(&run::short_id(r)),
@@ -440,7 +440,9 @@ fn run_section(p: &mut Page, r: &StoredRun, open: bool) {
         }
         p.html.push_str("</ul>\n");
     }
-    p.html.push_str("<div class=\"grid\">");
+    // The facts beside the throughput plot; below, one row per kind:
+    // percentiles over time beside the spectrum.
+    p.html.push_str("</div>");
 
     // Throughput over time: every top-level operation and each kind.
     let kinds: Vec<OpKind> = total.kinds().map(|(k, _)| k).collect();
@@ -585,9 +587,9 @@ svg.plot .legend-item.off { opacity: 0.35; }
 section.run { border-top: 1px solid #ccc; margin-top: 24px; }
 section.run summary { cursor: pointer; }
 section.run summary h2 { display: inline; }
-dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; font-size: 13px; }
-dl.facts dt { color: #666; }
-dl.facts dd { margin: 0; font-family: ui-monospace, monospace; overflow-wrap: anywhere; }
+.facts dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; font-size: 13px; margin: 8px 0; }
+.facts dt { color: #666; }
+.facts dd { margin: 0; font-family: ui-monospace, monospace; overflow-wrap: anywhere; }
 ul.warnings { color: #8a4b00; font-size: 13px; }
 "#;
 
