@@ -1,8 +1,11 @@
 //! One module per subcommand family; `dispatch` picks it.
 
 mod capacity;
+mod compare;
 mod phase;
+mod report;
 mod results;
+mod stored;
 mod suite;
 
 use std::process::ExitCode;
@@ -18,5 +21,7 @@ pub fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Results(a) => results::main(a),
         Command::Suite(a) => suite::main(a),
         Command::SuiteClient => suite::client_main(),
+        Command::Report(a) => report::main(a),
+        Command::Compare(a) => compare::main(a),
     }
 }
