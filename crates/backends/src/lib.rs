@@ -18,10 +18,20 @@ pub use sojourn_core::backend::null::{NullBackend, NullConnection};
 use sojourn_core::backend::Backend;
 use sojourn_core::properties::Properties;
 
+#[cfg(feature = "mysql")]
+pub mod mysql;
+#[cfg(feature = "postgres")]
+pub mod postgres;
+#[cfg(any(feature = "postgres", feature = "mysql"))]
+mod sql;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod url;
 
+#[cfg(feature = "mysql")]
+pub use mysql::MysqlBackend;
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresBackend;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteBackend;
 pub use url::{accepted_forms, redact_url, OpenError};
@@ -33,6 +43,10 @@ pub enum AnyBackend {
     Memory(MemoryBackend),
     #[cfg(feature = "sqlite")]
     Sqlite(SqliteBackend),
+    #[cfg(feature = "postgres")]
+    Postgres(PostgresBackend),
+    #[cfg(feature = "mysql")]
+    Mysql(MysqlBackend),
 }
 
 impl AnyBackend {
@@ -55,17 +69,20 @@ impl AnyBackend {
 /// `memory:` with an optional query of test hooks
 /// (`memory:?stall_at=5000&stall_ms=200`, `memory:?max_ops_per_sec=1000`),
 /// `sqlite:PATH` (relative or absolute), and `sqlite:` or `sqlite` for
-/// `default_sqlite_path`. Opening does not touch the database: that happens
+/// `default_sqlite_path`; `postgres://...` and `mysql://...` (see their
+/// modules), and YCSB's JDBC form: `jdbc` (or `postgres`, `mysql`) with the
+/// URL in the `db.url` property. Opening does not touch the database: that happens
 /// in [`Backend::prepare`], [`Backend::is_empty`] and [`Backend::connect`].
 pub fn open(
     url: &str,
     props: &Properties,
     default_sqlite_path: &Path,
 ) -> Result<AnyBackend, OpenError> {
-    // Backend settings given as YCSB properties (redis.host, db.url, ...)
-    // are read here as backends that use them are added.
-    let _ = props;
-    match url::parse(url)? {
+    let target = match url::parse(url)? {
+        url::Target::DbUrlProperty { family } => db_url_target(url, family, props)?,
+        target => target,
+    };
+    match target {
         url::Target::Null => Ok(AnyBackend::Null(NullBackend)),
         url::Target::Memory { query } => MemoryBackend::from_query(query)
             .map(AnyBackend::Memory)
@@ -88,6 +105,64 @@ pub fn open(
                 accepted: accepted_forms(),
             })
         }
+        #[cfg(feature = "postgres")]
+        url::Target::Postgres { url } => PostgresBackend::open(url, props)
+            .map(AnyBackend::Postgres)
+            .map_err(|e| OpenError::Invalid {
+                url: redact_url(url.trim()),
+                message: e.to_string(),
+            }),
+        #[cfg(feature = "mysql")]
+        url::Target::Mysql { url } => MysqlBackend::open(url, props)
+            .map(AnyBackend::Mysql)
+            .map_err(|e| OpenError::Invalid {
+                url: redact_url(url.trim()),
+                message: e.to_string(),
+            }),
+        // `url::parse` reports SQL backends that are not compiled in, and
+        // `db_url_target` resolves the property form.
+        #[allow(unreachable_patterns)]
+        _ => Err(OpenError::Unknown {
+            given: redact_url(url.trim()),
+            accepted: accepted_forms(),
+        }),
+    }
+}
+
+/// The backend named by YCSB's `db.url` property, for `jdbc` (YCSB's JDBC
+/// binding name) and the bare names `postgres`, `mysql`, ...
+fn db_url_target<'p>(
+    name: &str,
+    family: Option<url::SqlFamily>,
+    props: &'p Properties,
+) -> Result<url::Target<'p>, OpenError> {
+    let Some(db_url) = props.get("db.url") else {
+        return Err(OpenError::Invalid {
+            url: name.to_string(),
+            message: format!(
+                "`{name}` needs a database URL: give one instead (e.g. \
+                 postgres://user@127.0.0.1:5432/db) or set -p db.url=jdbc:postgresql://..."
+            ),
+        });
+    };
+    let target = url::parse(db_url)?;
+    let found = match target {
+        url::Target::Postgres { .. } => Some(url::SqlFamily::Postgres),
+        url::Target::Mysql { .. } => Some(url::SqlFamily::Mysql),
+        _ => None,
+    };
+    match (found, family) {
+        (Some(f), Some(want)) if f != want => Err(OpenError::Invalid {
+            url: redact_url(db_url),
+            message: format!("db.url names another database than `{name}`"),
+        }),
+        (Some(_), _) => Ok(target),
+        (None, _) => Err(OpenError::Invalid {
+            url: redact_url(db_url),
+            message: "db.url must be a PostgreSQL or MySQL URL \
+                      (jdbc:postgresql://..., postgres://..., jdbc:mysql://..., mysql://...)"
+                .to_string(),
+        }),
     }
 }
 
@@ -114,6 +189,10 @@ impl AnyBackend {
             AnyBackend::Memory(b) => v.visit(b),
             #[cfg(feature = "sqlite")]
             AnyBackend::Sqlite(b) => v.visit(b),
+            #[cfg(feature = "postgres")]
+            AnyBackend::Postgres(b) => v.visit(b),
+            #[cfg(feature = "mysql")]
+            AnyBackend::Mysql(b) => v.visit(b),
         }
     }
 
@@ -123,6 +202,10 @@ impl AnyBackend {
             AnyBackend::Memory(b) => v.visit(b).await,
             #[cfg(feature = "sqlite")]
             AnyBackend::Sqlite(b) => v.visit(b).await,
+            #[cfg(feature = "postgres")]
+            AnyBackend::Postgres(b) => v.visit(b).await,
+            #[cfg(feature = "mysql")]
+            AnyBackend::Mysql(b) => v.visit(b).await,
         }
     }
 }

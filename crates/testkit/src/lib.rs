@@ -4,6 +4,8 @@
 //! ports, and the conformance suite every backend must pass.
 
 pub mod conformance;
+pub mod mariadb_server;
+pub mod postgres_server;
 pub mod servers;
 
 pub use conformance::*;
