@@ -91,6 +91,21 @@ impl Mariadb {
 
     /// Start a server with extra `mariadbd` options.
     pub fn start_with(options: &[&str]) -> Option<Mariadb> {
+        Self::start_inner(options, false)
+    }
+
+    /// Start a server with a certificate for IP address 127.0.0.1 issued by
+    /// a test CA ([`Mariadb::ca_cert`]), where the test user must use TLS.
+    pub fn start_tls() -> Option<Mariadb> {
+        Self::start_inner(&[], true)
+    }
+
+    /// The CA certificate of a [`Mariadb::start_tls`] server.
+    pub fn ca_cert(&self) -> PathBuf {
+        self.spec.dir.join("ca.crt")
+    }
+
+    fn start_inner(options: &[&str], tls: bool) -> Option<Mariadb> {
         let mariadbd = find_binary("mariadbd", &sbin_dirs())?;
         let install = find_binary("mariadb-install-db", &[])?;
         let client = find_binary("mariadb", &[])?;
@@ -100,12 +115,21 @@ impl Mariadb {
             .expect("tempdir");
         // SAFETY: geteuid has no preconditions.
         let as_root = unsafe { libc::geteuid() } == 0;
+        let mut options: Vec<String> = options.iter().map(|s| s.to_string()).collect();
+        if tls {
+            let files = crate::postgres_server::tls_files(dir.path());
+            options.extend([
+                format!("--ssl-ca={}", files.ca.display()),
+                format!("--ssl-cert={}", files.cert.display()),
+                format!("--ssl-key={}", files.key.display()),
+            ]);
+        }
         let spec = Spec {
             mariadbd,
             client,
             dir: dir.path().to_path_buf(),
             as_root,
-            options: options.iter().map(|s| s.to_string()).collect(),
+            options,
         };
         let mut install = Command::new(install);
         install
@@ -130,8 +154,9 @@ impl Mariadb {
         let setup = format!(
             "DELETE FROM mysql.global_priv WHERE User = ''; FLUSH PRIVILEGES; \
              CREATE DATABASE {DATABASE}; \
-             CREATE USER '{USER}'@'%' IDENTIFIED BY '{PASSWORD}'; \
-             GRANT ALL ON {DATABASE}.* TO '{USER}'@'%';"
+             CREATE USER '{USER}'@'%' IDENTIFIED BY '{PASSWORD}'{}; \
+             GRANT ALL ON {DATABASE}.* TO '{USER}'@'%';",
+            if tls { " REQUIRE SSL" } else { "" }
         );
         let out = db.spec.root_sql(&setup);
         assert!(
