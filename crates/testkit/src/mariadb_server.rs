@@ -8,8 +8,9 @@
 //! the tests run as root, the server runs as root too (`--user=root`, which
 //! MariaDB requires to be said explicitly).
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::servers::{find_binary, free_port, Server};
@@ -71,14 +72,25 @@ impl Spec {
         cmd
     }
 
-    /// Run SQL as root over the Unix socket.
+    /// Run SQL (any length: it goes through stdin) as root over the Unix
+    /// socket.
     fn root_sql(&self, sql: &str) -> std::process::Output {
-        Command::new(&self.client)
+        let mut child = Command::new(&self.client)
             .arg("--no-defaults")
             .arg(format!("--socket={}", self.socket().display()))
-            .args(["-uroot", "--batch", "--skip-column-names", "-e", sql])
-            .output()
-            .expect("running the mariadb client")
+            .args(["-uroot", "--batch", "--skip-column-names"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("running the mariadb client");
+        let mut stdin = child.stdin.take().expect("client stdin");
+        let input = sql.to_string();
+        // A thread, so that a large input cannot deadlock against output.
+        let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+        let out = child.wait_with_output().expect("client output");
+        let _ = writer.join();
+        out
     }
 }
 
