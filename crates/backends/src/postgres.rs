@@ -21,7 +21,13 @@
 //! update field i / ... ) and keeps it for the connection's life.
 //!
 //! Topology: `--threads N` is N connections (PostgreSQL serves one query
-//! at a time per connection), one request in flight on each.
+//! at a time per connection), one request in flight on each. With `-p
+//! connections=K` (K < N), the N sojourn connections share K sockets,
+//! assigned round robin, and their requests are pipelined on each socket
+//! (tokio-postgres sends a request as soon as it is made and matches the
+//! answers in order): N operations in flight over K connections, which
+//! [`Backend::describe`] records. A timeout or a broken socket then fails
+//! every operation in flight on it, and the next user opens a new one.
 //!
 //! Faults: every operation is bounded by `timeout.ms` (default 2000). An
 //! operation that times out or finds the connection broken is an `ERROR`;
@@ -29,6 +35,7 @@
 //! operation opens a new one, attempts being spaced by [`Backoff`].
 
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -62,6 +69,8 @@ const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
 /// A PostgreSQL database.
 pub struct PostgresBackend {
     inner: Arc<Inner>,
+    /// The shared sockets of the multiplexed topology, if chosen.
+    pool: Option<Arc<Pool>>,
 }
 
 struct Inner {
@@ -169,13 +178,26 @@ impl PostgresBackend {
         }
         let timeout = timeout_from(props).map_err(config_error)?;
         let tls = ssl.connector(&mut config)?;
+        let mut describe = redact_url(url);
+        let mut pool = None;
+        if let Some((threads, k)) = multiplexing(props)? {
+            describe.push_str(&format!(
+                " ({threads} in flight over {k} connection{})",
+                if k == 1 { "" } else { "s" }
+            ));
+            pool = Some(Arc::new(Pool {
+                slots: (0..k).map(|_| Default::default()).collect(),
+                next: AtomicUsize::new(0),
+            }));
+        }
         Ok(PostgresBackend {
             inner: Arc::new(Inner {
                 config,
                 tls,
-                describe: redact_url(url),
+                describe,
                 timeout,
             }),
+            pool,
         })
     }
 
@@ -206,6 +228,25 @@ impl PostgresBackend {
             }),
         }
     }
+}
+
+/// `-p connections=K` with `-threads N`, K < N: N operations in flight
+/// over K sockets, as `(N, K)`. As many sockets as threads (or more) is the
+/// plain topology.
+fn multiplexing(props: &Properties) -> Result<Option<(u64, u64)>, ConfigError> {
+    if !props.contains("connections") {
+        return Ok(None);
+    }
+    let k = props
+        .get_u64("connections", 0)
+        .map_err(|e| config_error(e.to_string()))?;
+    if k == 0 {
+        return Err(config_error("connections must be at least 1"));
+    }
+    let threads = props
+        .get_u64("threadcount", 1)
+        .map_err(|e| config_error(e.to_string()))?;
+    Ok((k < threads).then_some((threads, k)))
 }
 
 #[derive(Default)]
@@ -396,20 +437,22 @@ fn error_text(e: &tokio_postgres::Error) -> String {
     text
 }
 
-/// An open client, the task driving its socket, and the statements
-/// prepared on it.
+/// An open client and the task driving its socket.
 struct Live {
     client: Client,
     task: AbortHandle,
-    statements: Statements,
 }
 
 impl Live {
     /// Give up on a connection whose state is unknown (an operation timed
     /// out in the middle): stop its task, which closes the socket, rather
     /// than wait for answers that may never come.
-    fn abandon(self) {
+    fn abandon(&self) {
         self.task.abort();
+    }
+
+    fn healthy(&self) -> bool {
+        !self.client.is_closed()
     }
 }
 
@@ -429,8 +472,116 @@ async fn open_client(inner: &Inner) -> Result<Live, tokio_postgres::Error> {
     Ok(Live {
         client,
         task: task.abort_handle(),
-        statements: Statements::default(),
     })
+}
+
+/// The sockets of the multiplexed topology (`-p connections=K`), shared by
+/// the sojourn connections assigned to each: tokio-postgres pipelines the
+/// requests of every user of a client over its one socket, in order.
+struct Pool {
+    slots: Vec<tokio::sync::Mutex<Slot>>,
+    next: AtomicUsize,
+}
+
+#[derive(Default)]
+struct Slot {
+    live: Option<Arc<Live>>,
+    /// Bumped at each new client, so that a user that found the client
+    /// broken replaces that one and not a newer one another user opened.
+    generation: u64,
+    backoff: Option<Backoff>,
+}
+
+/// How a sojourn connection reaches the server.
+enum Link {
+    /// A socket of its own, one request in flight.
+    Own {
+        live: Option<Live>,
+        backoff: Backoff,
+    },
+    /// A socket shared with other sojourn connections.
+    Shared {
+        pool: Arc<Pool>,
+        slot: usize,
+        /// The client in use and its generation.
+        current: Option<(Arc<Live>, u64)>,
+        /// The generation last found broken, to be replaced.
+        broken: Option<u64>,
+    },
+}
+
+impl Link {
+    /// The client to use, (re)opened if need be, no sooner than the backoff
+    /// allows; `statements` are emptied when the client changes.
+    async fn ready<'a>(
+        &'a mut self,
+        statements: &mut Statements,
+        inner: &Inner,
+    ) -> Result<&'a Client, tokio_postgres::Error> {
+        match self {
+            Link::Own { live, backoff } => {
+                if !live.as_ref().is_some_and(Live::healthy) {
+                    if let Some(old) = live.take() {
+                        old.abandon();
+                    }
+                    *statements = Statements::default();
+                    backoff.wait_turn().await;
+                    *live = Some(open_client(inner).await?);
+                    backoff.succeeded();
+                }
+                Ok(&live.as_ref().expect("opened above").client)
+            }
+            Link::Shared {
+                pool,
+                slot,
+                current,
+                broken,
+            } => {
+                if !current.as_ref().is_some_and(|(l, _)| l.healthy()) {
+                    let stale = current.take().map(|(_, g)| g).or(broken.take());
+                    *statements = Statements::default();
+                    let mut s = pool.slots[*slot].lock().await;
+                    let usable =
+                        s.live.as_ref().is_some_and(|l| l.healthy()) && stale != Some(s.generation);
+                    if !usable {
+                        if let Some(old) = s.live.take() {
+                            old.abandon();
+                        }
+                        let backoff = s.backoff.get_or_insert_with(Backoff::new);
+                        backoff.wait_turn().await;
+                        let live = open_client(inner).await?;
+                        s.backoff.get_or_insert_with(Backoff::new).succeeded();
+                        s.generation += 1;
+                        s.live = Some(Arc::new(live));
+                    }
+                    let live = s.live.clone().expect("opened above");
+                    *current = Some((live, s.generation));
+                }
+                Ok(&current.as_ref().expect("adopted above").0.client)
+            }
+        }
+    }
+
+    /// Give up on the client in use: its state is unknown or it is broken.
+    fn abandon(&mut self) {
+        match self {
+            Link::Own { live, .. } => {
+                if let Some(old) = live.take() {
+                    old.abandon();
+                }
+            }
+            Link::Shared {
+                current, broken, ..
+            } => {
+                if let Some((live, generation)) = current.take() {
+                    // Its other users' requests are stuck behind this one
+                    // or lost with the socket: they fail too.
+                    live.abandon();
+                    *broken = Some(generation);
+                }
+            }
+        }
+    }
 }
 
 impl Backend for PostgresBackend {
@@ -502,13 +653,51 @@ impl Backend for PostgresBackend {
 
     async fn connect(&self, schema: Arc<Schema>) -> Result<PostgresConnection, BackendError> {
         let table = checked_table(&schema).map_err(|e| self.setup_error(e))?;
-        let live = self.setup_client().await?;
+        let link = match &self.pool {
+            None => Link::Own {
+                live: Some(self.setup_client().await?),
+                backoff: Backoff::new(),
+            },
+            Some(pool) => {
+                let slot = pool.next.fetch_add(1, Ordering::Relaxed) % pool.slots.len();
+                let mut link = Link::Shared {
+                    pool: Arc::clone(pool),
+                    slot,
+                    current: None,
+                    broken: None,
+                };
+                // Connected now, so that an unreachable server is an error
+                // before the run rather than N errors in it.
+                let limit = self.inner.timeout.max(SETUP_TIMEOUT);
+                let opened = tokio::time::timeout(
+                    limit,
+                    link.ready(&mut Statements::default(), &self.inner),
+                )
+                .await;
+                match opened {
+                    Ok(Ok(_)) => {}
+                    Ok(Err(e)) => {
+                        return Err(BackendError::Connect {
+                            target: self.describe(),
+                            message: error_text(&e),
+                        })
+                    }
+                    Err(_) => {
+                        return Err(BackendError::Connect {
+                            target: self.describe(),
+                            message: format!("no answer within {limit:?}"),
+                        })
+                    }
+                }
+                link
+            }
+        };
         Ok(PostgresConnection {
             inner: Arc::clone(&self.inner),
             table: table.to_string(),
             all_fields: (0..schema.field_count()).collect(),
-            live: Some(live),
-            backoff: Backoff::new(),
+            link,
+            statements: Statements::default(),
             scratch: Vec::new(),
             last_error: None,
         })
@@ -620,8 +809,9 @@ pub struct PostgresConnection {
     inner: Arc<Inner>,
     table: String,
     all_fields: Vec<usize>,
-    live: Option<Live>,
-    backoff: Backoff,
+    link: Link,
+    /// Statements prepared on the link's current client.
+    statements: Statements,
     /// Field indices of the current write, reused across calls.
     scratch: Vec<usize>,
     last_error: Option<String>,
@@ -634,25 +824,6 @@ impl PostgresConnection {
     /// statuses.
     pub fn last_error(&self) -> Option<&str> {
         self.last_error.as_deref()
-    }
-
-    /// The live connection, opening one if there is none (or it broke),
-    /// no sooner than the backoff allows.
-    async fn live(
-        live: &mut Option<Live>,
-        backoff: &mut Backoff,
-        inner: &Inner,
-    ) -> Result<(), tokio_postgres::Error> {
-        if live.as_ref().is_some_and(|l| !l.client.is_closed()) {
-            return Ok(());
-        }
-        if let Some(old) = live.take() {
-            old.abandon();
-        }
-        backoff.wait_turn().await;
-        *live = Some(open_client(inner).await?);
-        backoff.succeeded();
-        Ok(())
     }
 
     fn deadline(&self) -> Instant {
@@ -668,13 +839,11 @@ impl PostgresConnection {
                 self.last_error = Some(error_text(&e));
                 if e.as_db_error().is_none() {
                     // Not an answer from the server: the connection broke.
-                    if let Some(live) = self.live.take() {
-                        live.abandon();
-                    }
-                } else if let Some(live) = &mut self.live {
+                    self.link.abandon();
+                } else {
                     // The table may have been recreated under the
                     // prepared statements.
-                    live.statements = Statements::default();
+                    self.statements = Statements::default();
                 }
                 Status::Error
             }
@@ -683,9 +852,7 @@ impl PostgresConnection {
                     "timed out after {} ms",
                     self.inner.timeout.as_millis()
                 ));
-                if let Some(live) = self.live.take() {
-                    live.abandon();
-                }
+                self.link.abandon();
                 Status::Error
             }
         }
@@ -716,17 +883,11 @@ impl PostgresConnection {
             inner,
             table,
             all_fields,
-            live,
-            backoff,
+            link,
+            statements,
             ..
         } = self;
-        Self::live(live, backoff, inner).await?;
-        let Some(Live {
-            client, statements, ..
-        }) = live
-        else {
-            return Ok(Status::Error);
-        };
+        let client = link.ready(statements, inner).await?;
         let columns: &[usize] = match fields {
             Fields::All => all_fields,
             Fields::Some(list) => list,
@@ -756,17 +917,11 @@ impl PostgresConnection {
             inner,
             table,
             all_fields,
-            live,
-            backoff,
+            link,
+            statements,
             ..
         } = self;
-        Self::live(live, backoff, inner).await?;
-        let Some(Live {
-            client, statements, ..
-        }) = live
-        else {
-            return Ok(Status::Error);
-        };
+        let client = link.ready(statements, inner).await?;
         let columns: &[usize] = match fields {
             Fields::All => all_fields,
             Fields::Some(list) => list,
@@ -798,18 +953,12 @@ impl PostgresConnection {
             inner,
             table,
             all_fields,
-            live,
-            backoff,
+            link,
+            statements,
             scratch,
             ..
         } = self;
-        Self::live(live, backoff, inner).await?;
-        let Some(Live {
-            client, statements, ..
-        }) = live
-        else {
-            return Ok(Status::Error);
-        };
+        let client = link.ready(statements, inner).await?;
         scratch.clear();
         scratch.extend(values.iter().map(|v| v.field));
         if values.is_empty() {
@@ -848,18 +997,12 @@ impl PostgresConnection {
             inner,
             table,
             all_fields,
-            live,
-            backoff,
+            link,
+            statements,
             scratch,
             ..
         } = self;
-        Self::live(live, backoff, inner).await?;
-        let Some(Live {
-            client, statements, ..
-        }) = live
-        else {
-            return Ok(Status::Error);
-        };
+        let client = link.ready(statements, inner).await?;
         scratch.clear();
         scratch.extend(values.iter().map(|v| v.field));
         let field_count = all_fields.len();
@@ -880,17 +1023,11 @@ impl PostgresConnection {
         let PostgresConnection {
             inner,
             table,
-            live,
-            backoff,
+            link,
+            statements,
             ..
         } = self;
-        Self::live(live, backoff, inner).await?;
-        let Some(Live {
-            client, statements, ..
-        }) = live
-        else {
-            return Ok(Status::Error);
-        };
+        let client = link.ready(statements, inner).await?;
         if statements.delete.is_none() {
             let sql = sql::delete(Dialect::Postgres, table);
             statements.delete = Some(client.prepare(&sql).await?);
@@ -1022,6 +1159,24 @@ mod tests {
         assert!(open("postgres://h/db?sslmode=bogus", &[]).is_err());
         assert!(open("postgres://h/db", &[("timeout.ms", "0")]).is_err());
         assert!(open("mysql://h/db", &[]).is_err());
+
+        let b = open(
+            "postgres://h/db",
+            &[("connections", "2"), ("threadcount", "16")],
+        )
+        .unwrap();
+        assert_eq!(
+            b.describe(),
+            "postgres://h/db (16 in flight over 2 connections)"
+        );
+        assert_eq!(b.pool.as_ref().map(|p| p.slots.len()), Some(2));
+        let b = open(
+            "postgres://h/db",
+            &[("connections", "4"), ("threadcount", "4")],
+        )
+        .unwrap();
+        assert!(b.pool.is_none());
+        assert!(open("postgres://h/db", &[("connections", "0")]).is_err());
         let err = open("postgres://u:hunter2@h/db?nosuchoption=1", &[]).unwrap_err();
         assert!(!err.to_string().contains("hunter2"), "{err}");
     }

@@ -237,3 +237,63 @@ async fn a_restarted_server_is_reconnected_to_and_keeps_its_data() {
         (Status::Ok, util::record("k"))
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn multiplexed_topology_conforms_and_shares_sockets() {
+    let Some(pg) = Postgres::start() else { return };
+    let mux = [("connections", "2"), ("threadcount", "8")];
+    util::conformance(&backend(&pg.url(), &mux)).await;
+
+    let url = format!("{}?application_name=mux", pg.url());
+    let b = backend(&url, &mux);
+    assert!(b.describe().ends_with("(8 in flight over 2 connections)"));
+    let schema = util::schema();
+    let mut conns = Vec::new();
+    for _ in 0..8 {
+        conns.push(b.connect(Arc::clone(&schema)).await.expect("connect"));
+    }
+    // All eight in flight at once, over two sockets.
+    let tasks: Vec<_> = conns
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut c)| {
+            tokio::spawn(async move {
+                let key = format!("m{i}");
+                assert_eq!(c.insert(&key, &util::record(&key)).await, Status::Ok);
+                assert_eq!(
+                    util::read(&mut c, &key, Fields::All).await,
+                    (Status::Ok, util::record(&key))
+                );
+                c
+            })
+        })
+        .collect();
+    let mut conns = Vec::new();
+    for t in tasks {
+        conns.push(t.await.expect("task"));
+    }
+    let sockets = pg.psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'mux'");
+    assert_eq!(sockets.trim(), "2");
+
+    // A stall fails what is in flight on a shared socket; every user then
+    // recovers on a new one.
+    let b = backend(
+        &url,
+        &[
+            ("connections", "2"),
+            ("threadcount", "4"),
+            ("timeout.ms", "300"),
+        ],
+    );
+    let mut conns = Vec::new();
+    for _ in 0..4 {
+        conns.push(b.connect(Arc::clone(&schema)).await.expect("connect"));
+    }
+    pg.pause();
+    let stalled = util::read(&mut conns[0], "m0", Fields::All).await.0;
+    pg.resume();
+    assert_eq!(stalled, Status::Error);
+    for c in &mut conns {
+        read_until_ok(c, "m1").await;
+    }
+}
