@@ -18,20 +18,30 @@ pub use sojourn_core::backend::null::{NullBackend, NullConnection};
 use sojourn_core::backend::Backend;
 use sojourn_core::properties::Properties;
 
+#[cfg(feature = "memcached")]
+pub mod memcached;
 #[cfg(feature = "mysql")]
 pub mod mysql;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+#[cfg(feature = "redis")]
+pub mod redis;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 mod sql;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod url;
+#[cfg(any(feature = "redis", feature = "memcached"))]
+mod wire;
 
+#[cfg(feature = "memcached")]
+pub use memcached::MemcachedBackend;
 #[cfg(feature = "mysql")]
 pub use mysql::MysqlBackend;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresBackend;
+#[cfg(feature = "redis")]
+pub use redis::RedisBackend;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteBackend;
 pub use url::{accepted_forms, redact_url, OpenError};
@@ -43,6 +53,12 @@ pub enum AnyBackend {
     Memory(MemoryBackend),
     #[cfg(feature = "sqlite")]
     Sqlite(SqliteBackend),
+    // Boxed: these hold their whole configuration, much larger than the
+    // other variants.
+    #[cfg(feature = "redis")]
+    Redis(Box<RedisBackend>),
+    #[cfg(feature = "memcached")]
+    Memcached(Box<MemcachedBackend>),
     #[cfg(feature = "postgres")]
     Postgres(PostgresBackend),
     #[cfg(feature = "mysql")]
@@ -69,7 +85,9 @@ impl AnyBackend {
 /// `memory:` with an optional query of test hooks
 /// (`memory:?stall_at=5000&stall_ms=200`, `memory:?max_ops_per_sec=1000`),
 /// `sqlite:PATH` (relative or absolute), and `sqlite:` or `sqlite` for
-/// `default_sqlite_path`; `postgres://...` and `mysql://...` (see their
+/// `default_sqlite_path`; `redis://...` or `redis` with YCSB's `redis.*`
+/// properties; `memcached://host:port` or `memcached` with
+/// `memcached.hosts`; `postgres://...` and `mysql://...` (see their
 /// modules), and YCSB's JDBC form: `jdbc` (or `postgres`, `mysql`) with the
 /// URL in the `db.url` property. Opening does not touch the database: that happens
 /// in [`Backend::prepare`], [`Backend::is_empty`] and [`Backend::connect`].
@@ -78,6 +96,8 @@ pub fn open(
     props: &Properties,
     default_sqlite_path: &Path,
 ) -> Result<AnyBackend, OpenError> {
+    // Backend settings given as YCSB properties (redis.host, db.url, ...)
+    // are read by each backend's `open`.
     let target = match url::parse(url)? {
         url::Target::DbUrlProperty { family } => db_url_target(url, family, props)?,
         target => target,
@@ -105,6 +125,26 @@ pub fn open(
                 accepted: accepted_forms(),
             })
         }
+        #[cfg(feature = "redis")]
+        url::Target::Redis { url } => {
+            RedisBackend::open(url, props).map(|b| AnyBackend::Redis(Box::new(b)))
+        }
+        #[cfg(not(feature = "redis"))]
+        url::Target::Redis { .. } => Err(OpenError::NotCompiled {
+            scheme: "redis".to_string(),
+            feature: "redis",
+            accepted: accepted_forms(),
+        }),
+        #[cfg(feature = "memcached")]
+        url::Target::Memcached { url } => {
+            MemcachedBackend::open(url, props).map(|b| AnyBackend::Memcached(Box::new(b)))
+        }
+        #[cfg(not(feature = "memcached"))]
+        url::Target::Memcached { .. } => Err(OpenError::NotCompiled {
+            scheme: "memcached".to_string(),
+            feature: "memcached",
+            accepted: accepted_forms(),
+        }),
         #[cfg(feature = "postgres")]
         url::Target::Postgres { url } => PostgresBackend::open(url, props)
             .map(AnyBackend::Postgres)
@@ -189,6 +229,10 @@ impl AnyBackend {
             AnyBackend::Memory(b) => v.visit(b),
             #[cfg(feature = "sqlite")]
             AnyBackend::Sqlite(b) => v.visit(b),
+            #[cfg(feature = "redis")]
+            AnyBackend::Redis(b) => v.visit(b.as_ref()),
+            #[cfg(feature = "memcached")]
+            AnyBackend::Memcached(b) => v.visit(b.as_ref()),
             #[cfg(feature = "postgres")]
             AnyBackend::Postgres(b) => v.visit(b),
             #[cfg(feature = "mysql")]
@@ -202,6 +246,10 @@ impl AnyBackend {
             AnyBackend::Memory(b) => v.visit(b).await,
             #[cfg(feature = "sqlite")]
             AnyBackend::Sqlite(b) => v.visit(b).await,
+            #[cfg(feature = "redis")]
+            AnyBackend::Redis(b) => v.visit(b.as_ref()).await,
+            #[cfg(feature = "memcached")]
+            AnyBackend::Memcached(b) => v.visit(b.as_ref()).await,
             #[cfg(feature = "postgres")]
             AnyBackend::Postgres(b) => v.visit(b).await,
             #[cfg(feature = "mysql")]

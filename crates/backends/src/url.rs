@@ -17,6 +17,16 @@ pub(crate) enum Target<'a> {
     Sqlite {
         path: Option<&'a str>,
     },
+    /// The whole `redis://...` URL, or `None` for YCSB's binding name
+    /// `redis` (then `redis.host`, `redis.port`, ... say where).
+    Redis {
+        url: Option<&'a str>,
+    },
+    /// The whole `memcached://...` URL, or `None` for the binding name
+    /// `memcached` (then `memcached.hosts` says where).
+    Memcached {
+        url: Option<&'a str>,
+    },
     /// `postgres://...`, `postgresql://...`, `jdbc:postgresql://...`.
     Postgres {
         url: &'a str,
@@ -108,6 +118,14 @@ pub fn accepted_forms() -> String {
         forms.push("sqlite:PATH");
         forms.push("sqlite: or `sqlite` (the default database file)");
     }
+    if cfg!(feature = "redis") {
+        forms.push("redis://[user][:password@]host[:port][/db]");
+        forms.push("`redis` with -p redis.host=H -p redis.port=P");
+    }
+    if cfg!(feature = "memcached") {
+        forms.push("memcached://host[:port]");
+        forms.push("`memcached` with -p memcached.hosts=H:P");
+    }
     if cfg!(feature = "postgres") {
         forms.push("postgres://user:pass@host:port/db (also postgresql://, jdbc:postgresql://)");
     }
@@ -156,6 +174,44 @@ pub(crate) fn parse(url: &str) -> Result<Target<'_>, OpenError> {
             Ok(Target::Sqlite {
                 path: rest.filter(|p| !p.is_empty()),
             })
+        }
+        ("redis" | "rediss", rest) => {
+            if !cfg!(feature = "redis") {
+                return Err(OpenError::NotCompiled {
+                    scheme: scheme.to_string(),
+                    feature: "redis",
+                    accepted: accepted_forms(),
+                });
+            }
+            match rest {
+                None | Some("") if scheme_lower == "redis" => Ok(Target::Redis { url: None }),
+                Some(r) if r.starts_with("//") => Ok(Target::Redis { url: Some(url) }),
+                _ => Err(OpenError::Invalid {
+                    url: redact_url(url),
+                    message: "expected redis://[user][:password@]host[:port][/db], or `redis` \
+                              with -p redis.host=... -p redis.port=..."
+                        .to_string(),
+                }),
+            }
+        }
+        ("memcached", rest) => {
+            if !cfg!(feature = "memcached") {
+                return Err(OpenError::NotCompiled {
+                    scheme: scheme.to_string(),
+                    feature: "memcached",
+                    accepted: accepted_forms(),
+                });
+            }
+            match rest {
+                None | Some("") => Ok(Target::Memcached { url: None }),
+                Some(r) if r.starts_with("//") => Ok(Target::Memcached { url: Some(url) }),
+                _ => Err(OpenError::Invalid {
+                    url: redact_url(url),
+                    message: "expected memcached://host[:port], or `memcached` with \
+                              -p memcached.hosts=host:port"
+                        .to_string(),
+                }),
+            }
         }
         ("jdbc", None) => Ok(Target::DbUrlProperty { family: None }),
         (s, None) if SqlFamily::of_scheme(s).is_some() => Ok(Target::DbUrlProperty {
@@ -345,5 +401,36 @@ mod tests {
                 })
             );
         }
+    }
+
+    #[test]
+    #[cfg(feature = "redis")]
+    fn redis_forms() {
+        assert_eq!(parse("redis").ok(), Some(Target::Redis { url: None }));
+        assert_eq!(parse("Redis:").ok(), Some(Target::Redis { url: None }));
+        assert_eq!(
+            parse("redis://h:1/2").ok(),
+            Some(Target::Redis {
+                url: Some("redis://h:1/2")
+            })
+        );
+        assert!(parse("rediss").is_err());
+        assert!(parse("redis:host").is_err());
+    }
+
+    #[test]
+    #[cfg(feature = "memcached")]
+    fn memcached_forms() {
+        assert_eq!(
+            parse("memcached").ok(),
+            Some(Target::Memcached { url: None })
+        );
+        assert_eq!(
+            parse("memcached://h:1").ok(),
+            Some(Target::Memcached {
+                url: Some("memcached://h:1")
+            })
+        );
+        assert!(parse("memcached:h").is_err());
     }
 }

@@ -28,6 +28,46 @@ pub enum Command {
     Run(PhaseArgs),
     /// Load if the table is empty, then run.
     Bench(PhaseArgs),
+    /// Find the highest rate the database sustains while response-time SLOs
+    /// hold (ramp geometrically, then bisect), on loaded data.
+    Capacity(CapacityArgs),
+    /// Stored runs: list, show, export, query (see docs/results.md).
+    Results(ResultsArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CapacityArgs {
+    #[command(flatten)]
+    pub phase: PhaseArgs,
+
+    /// Response-time objectives, e.g. 'read.p99<10ms,update.p99<20ms'
+    /// (kinds: read, update, insert, scan, read-modify-write, delete, all).
+    #[arg(long, value_name = "SLOS")]
+    pub slo: String,
+
+    /// First target in ops/s [default: an eighth of a closed-loop probe's rate].
+    #[arg(long, value_name = "OPS")]
+    pub start: Option<f64>,
+
+    /// Seconds measured per step.
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    pub step: f64,
+
+    /// Seconds at the start of each step left out of its measurement.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
+    pub settle: f64,
+
+    /// Stop when the capacity is bracketed within this fraction (0.05 = +-5%).
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.05)]
+    pub precision: f64,
+
+    /// Highest share of failed operations a sustained step may have.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.01)]
+    pub max_error_rate: f64,
+
+    /// Load the data first if the table is empty (as `bench` does).
+    #[arg(long)]
+    pub load: bool,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -112,6 +152,153 @@ pub struct PhaseArgs {
     /// No live progress bar on a terminal.
     #[arg(long)]
     pub no_progress: bool,
+
+    /// Where the run is recorded: a SQLite file, or a postgres:// URL for a
+    /// store shared by many client machines [default: <data dir>/results.sqlite].
+    #[arg(long, value_name = "PATH|URL")]
+    pub results: Option<String>,
+
+    /// Do not record the run.
+    #[arg(long, conflicts_with = "results")]
+    pub no_store: bool,
+
+    /// Label the recorded run (repeatable), e.g. --label experiment=latency_test.
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+
+    /// Run URI shared by the client processes of one run, so that their
+    /// results merge (set by suites) [default: a new one].
+    #[arg(long, value_name = "URI")]
+    pub run_uri: Option<String>,
+
+    /// This process's index among the run's client processes (set by suites).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub client_index: u32,
+
+    /// How many client processes the run has (set by suites).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub client_count: u32,
+}
+
+#[derive(Args, Debug)]
+pub struct ResultsArgs {
+    #[command(subcommand)]
+    pub command: ResultsCommand,
+
+    /// The results store: a SQLite file or a postgres:// URL [default:
+    /// <data dir>/results.sqlite].
+    #[arg(long, value_name = "PATH|URL", global = true)]
+    pub results: Option<String>,
+
+    /// Where the default store lives [env: SOJOURN_DATA_DIR; default: the
+    /// user's data directory].
+    #[arg(long, value_name = "DIR", global = true)]
+    pub data_dir: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ResultsCommand {
+    /// Stored runs, oldest first.
+    List(ListArgs),
+    /// A run's YCSB summary again, from its stored histograms.
+    Show(ShowArgs),
+    /// Runs as PKB samples, CSV, JSON or an HdrHistogram interval log.
+    Export(ExportArgs),
+    /// Read-only SQL over the store's tables and views.
+    Query(QueryArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ListArgs {
+    /// Only runs with this label (repeatable; all must match).
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+
+    /// Only runs of this workload (file name, e.g. workloada).
+    #[arg(long, value_name = "NAME")]
+    pub workload: Option<String>,
+
+    /// Only runs whose backend contains this (e.g. redis, sqlite:).
+    #[arg(long, value_name = "TEXT")]
+    pub backend: Option<String>,
+
+    /// Only load or run phases.
+    #[arg(long, value_name = "PHASE", value_parser = ["load", "run"])]
+    pub phase: Option<String>,
+
+    /// Only runs with this status.
+    #[arg(long, value_name = "STATUS", value_parser = ["running", "completed", "interrupted", "failed"])]
+    pub status: Option<String>,
+
+    /// Only runs started since: a date (2025-11-21, 2025-11-21T10:00:00Z) or
+    /// a time ago (30m, 2h, 7d).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+
+    /// At most this many runs (the newest).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+}
+
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    /// A run id (or a unique prefix), a run URI (its client processes
+    /// merged), or `last`.
+    #[arg(value_name = "RUN")]
+    pub run: String,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// PerfKitBenchmarker samples, newline-delimited JSON (BigQuery-ready).
+    Pkb,
+    /// One row per run and operation kind.
+    Csv,
+    /// The CSV's rows as a JSON array.
+    Json,
+    /// An HdrHistogram interval log (one tag per operation and latency kind).
+    Hdrlog,
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// Runs: ids (or unique prefixes), run URIs, or `last`.
+    #[arg(value_name = "RUN", required = true)]
+    pub runs: Vec<String>,
+
+    #[arg(long, value_enum)]
+    pub format: ExportFormat,
+
+    /// Write here instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// PKB: the samples' `test` (benchmark name) [default: the run's
+    /// `benchmark` label, else BACKEND_ycsb].
+    #[arg(long, value_name = "NAME")]
+    pub pkb_test: Option<String>,
+
+    /// PKB: the samples' `owner` [default: $USER].
+    #[arg(long, value_name = "NAME")]
+    pub owner: Option<String>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum QueryFormat {
+    Table,
+    Csv,
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct QueryArgs {
+    /// One SQL query (SELECT or WITH ... SELECT); see docs/results.md for
+    /// the tables and the `performance` and `cost` views.
+    #[arg(value_name = "SQL")]
+    pub sql: String,
+
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: QueryFormat,
 }
 
 /// YCSB writes long options with one dash. Rewrite exactly those so clap

@@ -138,4 +138,10 @@ fn interrupt_keeps_and_prints_partial_results() {
     let done = get_or_zero(&s, "READ", "Return=OK") + get_or_zero(&s, "UPDATE", "Return=OK");
     assert!(done > 0.0 && done < 60_000.0, "{done}");
     assert!(stderr.contains("interrupted"), "{stderr}");
+    // What ran is stored, marked interrupted, with the printed totals.
+    let store =
+        sojourn_store::Store::open(dir.path().join("results.sqlite").to_str().unwrap()).unwrap();
+    let run = store.load("last").unwrap();
+    assert_eq!(run.summary.status, sojourn_store::RunStatus::Interrupted);
+    assert_eq!(run.summary.totals.unwrap().operations as f64, done);
 }

@@ -8,6 +8,7 @@
 //! core's own tests can run the whole pipeline.
 
 pub mod backend;
+pub mod capacity;
 pub mod cpu;
 pub mod executor;
 pub mod generator;
@@ -19,5 +20,6 @@ pub mod plan;
 pub mod properties;
 pub mod recorder;
 pub mod schedule;
+pub mod selfcheck;
 pub mod timer;
 pub mod workload;

@@ -22,6 +22,9 @@ pub const SOJOURN_PROPERTIES: &[&str] = &[
     "timeseries.interval",
     "dropdata",
     "timeout.ms",
+    "runtime.threads",
+    // Sockets shared by the connections, pipelined (Redis, memcached).
+    "connections",
 ];
 
 /// Which latency blocks the YCSB summary prints.
@@ -145,6 +148,7 @@ impl Plan {
                 seed,
                 interval,
                 drain_timeout: seconds(p, "drain.timeout", 10.0)?,
+                runtime_threads: p.get_u64("runtime.threads", 0)?.min(1024) as usize,
             },
             workload,
             measurement_interval,

@@ -39,7 +39,7 @@ pub struct Latencies {
 }
 
 impl Latencies {
-    fn new() -> Self {
+    pub fn new() -> Self {
         Latencies {
             service: new_histogram(),
             response: new_histogram(),
@@ -64,6 +64,12 @@ impl Latencies {
     }
 }
 
+impl Default for Latencies {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// Everything recorded for one operation kind.
 #[derive(Clone, Debug)]
 pub struct OpStats {
@@ -76,7 +82,8 @@ pub struct OpStats {
 }
 
 impl OpStats {
-    fn new() -> Self {
+    /// Nothing recorded yet.
+    pub fn new() -> Self {
         OpStats {
             ok: Latencies::new(),
             failed: None,
@@ -131,6 +138,12 @@ impl OpStats {
     }
 }
 
+impl Default for OpStats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// What was recorded over some period: per operation kind, plus how late
 /// operations left the client compared with their schedule.
 #[derive(Clone, Debug, Default)]
@@ -166,6 +179,12 @@ impl Stats {
 
     pub fn op(&self, kind: OpKind) -> Option<&OpStats> {
         self.ops[kind.index()].as_deref()
+    }
+
+    /// Put back what was recorded for one kind (a stored run read back
+    /// from the results store), replacing anything there.
+    pub fn set_op(&mut self, kind: OpKind, stats: OpStats) {
+        self.ops[kind.index()] = Some(Box::new(stats));
     }
 
     /// The kinds that have at least one operation, in YCSB's order.
@@ -245,7 +264,8 @@ impl Recorder {
     }
 }
 
-/// Percentiles and moments of one histogram, in microseconds as YCSB prints.
+/// Percentiles and moments of one histogram, in microseconds as YCSB prints,
+/// each percentile with its 95% confidence interval.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct LatencySummary {
     pub count: u64,
@@ -258,36 +278,93 @@ pub struct LatencySummary {
     pub p99_us: f64,
     pub p99_9_us: f64,
     pub p99_99_us: f64,
+    /// 95% confidence intervals `[low, high]` of p50, p90, p95, p99, p99.9
+    /// and p99.99, from order statistics (see [`percentile_ci`]).
+    pub ci95_us: CiSet,
+}
+
+/// Confidence intervals of the summary's percentiles.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct CiSet {
+    pub p50: [f64; 2],
+    pub p90: [f64; 2],
+    pub p95: [f64; 2],
+    pub p99: [f64; 2],
+    pub p99_9: [f64; 2],
+    pub p99_99: [f64; 2],
+}
+
+/// z for a two-sided 95% interval.
+const Z95: f64 = 1.959_963_984_540_054;
+
+/// The 95% confidence interval of the `q` quantile (0..1) of the
+/// distribution `h` was sampled from, as values `[low, high]` in the
+/// histogram's unit: the order statistics at ranks
+/// `n q -+ 1.96 sqrt(n q (1-q))` (the normal approximation to the binomial
+/// count of samples below the quantile, as Lancet reports). It assumes
+/// independent samples; operations of one run are mildly autocorrelated,
+/// so treat it as a lower bound on the uncertainty.
+pub fn percentile_ci(h: &Histogram<u64>, q: f64) -> [u64; 2] {
+    let n = h.len();
+    if n == 0 {
+        return [0, 0];
+    }
+    let nf = n as f64;
+    let half = Z95 * (nf * q * (1.0 - q)).sqrt();
+    let lo_rank = (nf * q - half).floor().max(1.0);
+    let hi_rank = (nf * q + half).ceil().min(nf);
+    [
+        h.value_at_quantile(lo_rank / nf),
+        h.value_at_quantile(hi_rank / nf),
+    ]
+}
+
+/// Whether the `q` quantile of `n` samples means anything: fewer than ten
+/// samples beyond it and it is noise (a p99.9 from 2,000 operations rests
+/// on two).
+pub fn enough_samples(n: u64, q: f64) -> bool {
+    (n as f64) * (1.0 - q) >= 10.0
+}
+
+/// Samples needed for [`enough_samples`].
+pub fn samples_needed(q: f64) -> u64 {
+    (10.0 / (1.0 - q)).ceil() as u64
 }
 
 impl LatencySummary {
     pub fn of(h: &Histogram<u64>) -> LatencySummary {
         let us = |ns: u64| ns as f64 / 1000.0;
-        if h.is_empty() {
-            return LatencySummary {
-                count: 0,
-                mean_us: 0.0,
-                min_us: 0.0,
-                max_us: 0.0,
-                p50_us: 0.0,
-                p90_us: 0.0,
-                p95_us: 0.0,
-                p99_us: 0.0,
-                p99_9_us: 0.0,
-                p99_99_us: 0.0,
-            };
-        }
+        let q = |q: f64| {
+            if h.is_empty() {
+                0.0
+            } else {
+                us(h.value_at_quantile(q))
+            }
+        };
+        let ci = |q: f64| {
+            let [lo, hi] = percentile_ci(h, q);
+            [us(lo), us(hi)]
+        };
+        let empty = h.is_empty();
         LatencySummary {
             count: h.len(),
-            mean_us: h.mean() / 1000.0,
-            min_us: us(h.min()),
-            max_us: us(h.max()),
-            p50_us: us(h.value_at_quantile(0.50)),
-            p90_us: us(h.value_at_quantile(0.90)),
-            p95_us: us(h.value_at_quantile(0.95)),
-            p99_us: us(h.value_at_quantile(0.99)),
-            p99_9_us: us(h.value_at_quantile(0.999)),
-            p99_99_us: us(h.value_at_quantile(0.9999)),
+            mean_us: if empty { 0.0 } else { h.mean() / 1000.0 },
+            min_us: if empty { 0.0 } else { us(h.min()) },
+            max_us: if empty { 0.0 } else { us(h.max()) },
+            p50_us: q(0.50),
+            p90_us: q(0.90),
+            p95_us: q(0.95),
+            p99_us: q(0.99),
+            p99_9_us: q(0.999),
+            p99_99_us: q(0.9999),
+            ci95_us: CiSet {
+                p50: ci(0.50),
+                p90: ci(0.90),
+                p95: ci(0.95),
+                p99: ci(0.99),
+                p99_9: ci(0.999),
+                p99_99: ci(0.9999),
+            },
         }
     }
 }
@@ -326,6 +403,55 @@ mod tests {
         // A second collection finds nothing left behind.
         let again = rec.collect(&mut spare);
         assert_eq!(again.kinds().count(), 0);
+    }
+
+    /// Over many repetitions, the 95% interval of p99 must cover the true
+    /// p99 about 95% of the time: not much less (too narrow) and not much
+    /// more (too wide). Exponential samples, true p99 = ln(100) * mean.
+    #[test]
+    fn p99_interval_covers_the_truth_95_percent_of_the_time() {
+        use rand_core::{RngCore, SeedableRng};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(99);
+        let mean = 1_000_000.0; // 1 ms in ns
+        let truth = (100.0f64).ln() * mean;
+        let reps = 2000;
+        let n = 5000;
+        let mut covered = 0;
+        let mut h = new_histogram();
+        for _ in 0..reps {
+            h.reset();
+            for _ in 0..n {
+                let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+                h.record((-(1.0 - u).ln() * mean) as u64 + 1).unwrap();
+            }
+            let [lo, hi] = percentile_ci(&h, 0.99);
+            // The histogram's buckets are 0.1% wide: allow for that.
+            if lo as f64 <= truth * 1.001 && hi as f64 >= truth * 0.999 {
+                covered += 1;
+            }
+        }
+        // Binomial(2000, 0.95) has sd 9.7: 5 sd either side.
+        assert!(
+            (1852..=1948).contains(&covered),
+            "covered {covered} of {reps}"
+        );
+    }
+
+    #[test]
+    fn few_samples_are_flagged() {
+        assert!(!enough_samples(2000, 0.999));
+        assert!(enough_samples(10_000, 0.999));
+        assert_eq!(samples_needed(0.99), 1000);
+        let mut h = new_histogram();
+        assert_eq!(percentile_ci(&h, 0.99), [0, 0]);
+        for v in 1..=1000u64 {
+            h.record(v * 1000).unwrap();
+        }
+        let [lo, hi] = percentile_ci(&h, 0.5);
+        assert!(
+            lo < 500_000 && hi > 500_000 && hi - lo < 100_000,
+            "{lo} {hi}"
+        );
     }
 
     #[test]

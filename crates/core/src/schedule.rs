@@ -40,6 +40,11 @@ pub struct Schedule {
     rng: Xoshiro256PlusPlus,
     // f64 nanoseconds stay exact to the nanosecond for 104 days.
     next_ns: f64,
+    /// Index of the next arrival in the whole run's schedule.
+    global: u64,
+    /// Arrivals this copy steps over per `advance` (the number of threads
+    /// the schedule is dealt to).
+    stride: u64,
     issued: u64,
     limit: Option<u64>,
     horizon_ns: Option<u64>,
@@ -64,6 +69,8 @@ impl Schedule {
             arrival,
             rng: Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x5c4e_d01e_0000_0001),
             next_ns: 0.0,
+            global: 0,
+            stride: 1,
             issued: 0,
             limit,
             horizon_ns: horizon.map(|h| h.as_nanos() as u64),
@@ -88,7 +95,7 @@ impl Schedule {
     /// The next intended start, or `None` when the schedule is exhausted.
     #[inline]
     pub fn peek(&self) -> Option<u64> {
-        if self.limit.is_some_and(|l| self.issued >= l) {
+        if self.limit.is_some_and(|l| self.global >= l) {
             return None;
         }
         let t = self.next_ns as u64;
@@ -102,7 +109,25 @@ impl Schedule {
     #[inline]
     pub fn advance(&mut self) {
         self.issued += 1;
+        for _ in 0..self.stride {
+            self.step();
+        }
+    }
+
+    fn step(&mut self) {
+        self.global += 1;
         self.next_ns += self.gap();
+    }
+
+    /// This schedule's share for thread `index` of `of`: arrivals index,
+    /// index + of, index + 2*of, ... of the whole run's schedule. The
+    /// shares together are exactly the whole schedule.
+    pub fn dealt(mut self, index: usize, of: usize) -> Schedule {
+        for _ in 0..index {
+            self.step();
+        }
+        self.stride = of.max(1) as u64;
+        self
     }
 
     /// Arrivals handed out so far.
@@ -158,6 +183,15 @@ mod tests {
             Some(Duration::from_millis(10)),
         ));
         assert_eq!(v.len(), 10);
+        // Dealt shares interleave back into the whole schedule.
+        let whole = times(Schedule::new(800.0, Arrival::Poisson, 5, Some(101), None));
+        let mut parts: Vec<u64> = (0..3)
+            .flat_map(|i| {
+                times(Schedule::new(800.0, Arrival::Poisson, 5, Some(101), None).dealt(i, 3))
+            })
+            .collect();
+        parts.sort_unstable();
+        assert_eq!(parts, whole);
         let same_seed = times(Schedule::new(500.0, Arrival::Poisson, 3, Some(50), None));
         assert_eq!(
             same_seed,

@@ -11,7 +11,9 @@ use std::time::Duration;
 use sojourn_core::backend::memory::{MemoryBackend, MemoryOptions};
 use sojourn_core::backend::null::NullBackend;
 use sojourn_core::backend::{Backend, Connection, FieldValue, Fields, Schema, Status};
-use sojourn_core::executor::{self, Meter, Quiet, RunConfig, RunOutcome, Step, StopHandle};
+use sojourn_core::executor::{
+    self, BackendConnector, Meter, Quiet, RunConfig, RunOutcome, Step, StopHandle,
+};
 use sojourn_core::op::OpKind;
 use sojourn_core::schedule::Arrival;
 
@@ -33,20 +35,32 @@ impl<C: Connection> Step<C> for ReadOne {
 }
 
 fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap()
 }
 
-async fn run_on<B: Backend>(b: &B, threads: usize, cfg: RunConfig) -> RunOutcome {
-    let schema = Arc::new(Schema::ycsb("usertable", "field", 1));
-    let mut conns = Vec::new();
-    for _ in 0..threads {
-        conns.push(b.connect(schema.clone()).await.unwrap());
+fn steps(threads: usize) -> Vec<ReadOne> {
+    (0..threads).map(|_| ReadOne { buf: Vec::new() }).collect()
+}
+
+fn connector<B: Backend>(b: &B) -> BackendConnector<'_, B> {
+    BackendConnector {
+        backend: b,
+        schema: Arc::new(Schema::ycsb("usertable", "field", 1)),
     }
-    let steps = (0..threads).map(|_| ReadOne { buf: Vec::new() }).collect();
-    executor::run(conns, steps, &cfg, &StopHandle::new(), &Quiet).await
+}
+
+fn run_on<B: Backend>(b: &B, threads: usize, cfg: RunConfig) -> RunOutcome {
+    executor::run(
+        &connector(b),
+        steps(threads),
+        &cfg,
+        &StopHandle::new(),
+        &Quiet,
+    )
+    .unwrap()
 }
 
 fn open_loop(rate: f64, ops: u64, arrival: Arrival, threads: usize) -> RunConfig {
@@ -63,16 +77,15 @@ fn open_loop(rate: f64, ops: u64, arrival: Arrival, threads: usize) -> RunConfig
 #[test]
 fn achieved_rate_follows_the_target_on_null() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let rt = runtime();
     for rate in [1_000.0, 10_000.0, 100_000.0] {
         // Two seconds of uniform arrivals: the schedule itself has no noise,
         // so any error is the executor's.
         let ops = (rate * 2.0) as u64;
-        let o = rt.block_on(run_on(
+        let o = run_on(
             &NullBackend::new(),
             4,
             open_loop(rate, ops, Arrival::Uniform, 4),
-        ));
+        );
         assert_eq!(o.total.ops_done, ops);
         let achieved = o.throughput();
         assert!(
@@ -88,14 +101,13 @@ fn achieved_rate_follows_the_target_on_null() {
 #[test]
 fn poisson_arrivals_are_served_as_offered() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let rt = runtime();
     for rate in [10_000.0, 100_000.0] {
         let ops = (rate * 2.0) as u64;
-        let o = rt.block_on(run_on(
+        let o = run_on(
             &NullBackend::new(),
             4,
             open_loop(rate, ops, Arrival::Poisson, 4),
-        ));
+        );
         assert_eq!(o.total.ops_done, ops);
         // The offered rate of a Poisson schedule is itself random: n gaps of
         // mean 1/rate sum to n/rate with relative sd 1/sqrt(n).
@@ -111,13 +123,12 @@ fn poisson_arrivals_are_served_as_offered() {
 #[test]
 fn closed_loop_runs_exactly_the_operation_count_across_workers() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let rt = runtime();
     let cfg = RunConfig {
         threads: 16,
         operation_count: Some(100_003),
         ..RunConfig::default()
     };
-    let o = rt.block_on(run_on(&NullBackend::new(), 16, cfg));
+    let o = run_on(&NullBackend::new(), 16, cfg);
     assert_eq!(o.total.ops_done, 100_003);
     let r = o.total.op(OpKind::Read).unwrap();
     assert_eq!(r.count_of(Status::Ok), 100_003);
@@ -129,7 +140,6 @@ fn closed_loop_runs_exactly_the_operation_count_across_workers() {
 #[test]
 fn max_execution_time_stops_an_unbounded_run() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let rt = runtime();
     let cfg = RunConfig {
         threads: 2,
         target: Some(2_000.0),
@@ -137,7 +147,7 @@ fn max_execution_time_stops_an_unbounded_run() {
         max_execution_time: Some(Duration::from_millis(500)),
         ..RunConfig::default()
     };
-    let o = rt.block_on(run_on(&NullBackend::new(), 2, cfg));
+    let o = run_on(&NullBackend::new(), 2, cfg);
     assert_eq!(o.stop_reason, executor::StopReason::MaxExecutionTime);
     // About 1000 arrivals in 0.5 s: Poisson sd ~32, so 5 sd is 160.
     assert!(
@@ -151,7 +161,6 @@ fn max_execution_time_stops_an_unbounded_run() {
 #[test]
 fn a_database_stall_shows_in_response_time_as_queueing_predicts() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let rt = runtime();
     let rate = 10_000.0;
     let ops = 20_000u64;
     let stall = Duration::from_millis(200);
@@ -161,7 +170,7 @@ fn a_database_stall_shows_in_response_time_as_queueing_predicts() {
         max_ops_per_sec: None,
     })
     .unwrap();
-    let o = rt.block_on(async {
+    runtime().block_on(async {
         let schema = Arc::new(Schema::ycsb("usertable", "field", 1));
         let mut c = b.connect(schema).await.unwrap();
         let v = [FieldValue {
@@ -169,8 +178,8 @@ fn a_database_stall_shows_in_response_time_as_queueing_predicts() {
             value: b"x".to_vec(),
         }];
         assert_eq!(c.insert("user1", &v).await, Status::Ok);
-        run_on(&b, 4, open_loop(rate, ops, Arrival::Uniform, 4)).await
     });
+    let o = run_on(&b, 4, open_loop(rate, ops, Arrival::Uniform, 4));
     let r = o.total.op(OpKind::Read).unwrap();
     assert_eq!(r.count_of(Status::Ok), ops);
     // rate * stall = 2000 arrivals (10% of the run) land in the stall and
@@ -206,7 +215,6 @@ fn a_database_stall_shows_in_response_time_as_queueing_predicts() {
 #[test]
 fn stop_handle_interrupts_and_keeps_results() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let rt = runtime();
     let stop = StopHandle::new();
     let cfg = RunConfig {
         threads: 2,
@@ -226,18 +234,205 @@ fn stop_handle_interrupts_and_keeps_results() {
         }
     }
     let obs = StopAfter(stop.clone(), Default::default());
-    let o = rt.block_on(async {
-        let b = NullBackend::new();
-        let schema = Arc::new(Schema::ycsb("usertable", "field", 1));
-        let conns = vec![
-            b.connect(schema.clone()).await.unwrap(),
-            b.connect(schema).await.unwrap(),
-        ];
-        let steps = vec![ReadOne { buf: vec![] }, ReadOne { buf: vec![] }];
-        executor::run(conns, steps, &cfg, &stop, &obs).await
-    });
+    let o = executor::run(&connector(&NullBackend::new()), steps(2), &cfg, &stop, &obs).unwrap();
     assert!(o.interrupted());
     assert!(o.total.ops_done > 0);
     assert!(o.elapsed < Duration::from_secs(10), "{:?}", o.elapsed);
     assert!(o.intervals.len() >= 4);
+}
+
+#[test]
+fn connection_errors_are_reported_before_anything_runs() {
+    struct Refuses;
+    impl executor::Connector for Refuses {
+        type Conn = ();
+        async fn connect(&self) -> Result<(), sojourn_core::backend::BackendError> {
+            Err(sojourn_core::backend::BackendError::Connect {
+                target: "nowhere".into(),
+                message: "refused".into(),
+            })
+        }
+    }
+    struct Never;
+    impl Step<()> for Never {
+        async fn step(&mut self, _: &mut (), _: &mut Meter) {
+            unreachable!("no operation runs when connecting failed")
+        }
+    }
+    let cfg = RunConfig {
+        threads: 3,
+        ..RunConfig::default()
+    };
+    let err = executor::run(
+        &Refuses,
+        vec![Never, Never, Never],
+        &cfg,
+        &StopHandle::new(),
+        &Quiet,
+    )
+    .expect_err("an error");
+    assert!(err.to_string().contains("refused"), "{err}");
+}
+
+#[test]
+fn work_is_spread_over_runtime_threads() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    for runtime_threads in [1, 3] {
+        let cfg = RunConfig {
+            threads: 6,
+            operation_count: Some(50_000),
+            runtime_threads,
+            ..RunConfig::default()
+        };
+        let o = run_on(&NullBackend::new(), 6, cfg);
+        assert_eq!(o.runtime_threads, runtime_threads);
+        assert_eq!(o.total.ops_done, 50_000);
+    }
+}
+
+/// Counts the connections it opens.
+struct Counting<'a, B> {
+    inner: BackendConnector<'a, B>,
+    opened: std::sync::atomic::AtomicUsize,
+}
+
+impl<B: Backend> executor::Connector for Counting<'_, B> {
+    type Conn = B::Conn;
+    async fn connect(&self) -> Result<B::Conn, sojourn_core::backend::BackendError> {
+        self.opened
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.inner.connect().await
+    }
+}
+
+#[test]
+fn a_pool_keeps_its_connections_across_runs() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let b = NullBackend::new();
+    let c = Counting {
+        inner: connector(&b),
+        opened: Default::default(),
+    };
+    let cfg = RunConfig {
+        threads: 5,
+        operation_count: Some(10_000),
+        ..RunConfig::default()
+    };
+    let totals = executor::with_pool(&c, 5, 0, |pool| {
+        (0..3)
+            .map(|_| {
+                pool.run(steps(5), &cfg, &StopHandle::new(), &Quiet)
+                    .unwrap()
+                    .total
+                    .ops_done
+            })
+            .collect::<Vec<_>>()
+    })
+    .unwrap();
+    assert_eq!(totals, vec![10_000; 3]);
+    assert_eq!(c.opened.load(std::sync::atomic::Ordering::SeqCst), 5);
+}
+
+#[test]
+fn operations_stuck_past_the_drain_timeout_are_abandoned_and_reconnected() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // The database freezes for 3 s after 100 operations; the run may wait
+    // only 200 ms for in-flight operations once its 0.3 s are up.
+    let b = MemoryBackend::with_options(MemoryOptions {
+        stall_after_ops: Some(100),
+        stall: Duration::from_secs(3),
+        max_ops_per_sec: None,
+    })
+    .unwrap();
+    let c = Counting {
+        inner: connector(&b),
+        opened: Default::default(),
+    };
+    let stalled = RunConfig {
+        threads: 2,
+        target: Some(1000.0),
+        operation_count: None,
+        max_execution_time: Some(Duration::from_millis(300)),
+        drain_timeout: Duration::from_millis(200),
+        ..RunConfig::default()
+    };
+    let (first, second) = executor::with_pool(&c, 2, 1, |pool| {
+        let first = pool
+            .run(steps(2), &stalled, &StopHandle::new(), &Quiet)
+            .unwrap();
+        let after = RunConfig {
+            threads: 2,
+            operation_count: Some(50),
+            ..RunConfig::default()
+        };
+        (
+            first,
+            pool.run(steps(2), &after, &StopHandle::new(), &Quiet)
+                .unwrap(),
+        )
+    })
+    .unwrap();
+    assert!(first.abandoned >= 1, "{}", first.abandoned);
+    assert!(
+        first.elapsed < Duration::from_secs(2),
+        "{:?}",
+        first.elapsed
+    );
+    assert_eq!(second.total.ops_done, 50);
+    let opened = c.opened.load(std::sync::atomic::Ordering::SeqCst) as u64;
+    assert_eq!(opened, 2 + first.abandoned);
+}
+
+#[test]
+fn self_check_flags_an_overloaded_run_and_passes_a_normal_one() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    use sojourn_core::output::Warning;
+    // Normal: 2000 ops/s of Poisson arrivals on a database with room to spare.
+    let normal = run_on(
+        &NullBackend::new(),
+        4,
+        open_loop(2_000.0, 6_000, Arrival::Poisson, 4),
+    );
+    let c = normal.arrival_check.as_ref().expect("enough bins");
+    assert!(c.passed, "{c:?}");
+    assert!((normal.served_fraction() - 1.0).abs() < 1e-9);
+    let w = Warning::check(&normal, 0.0, &[]);
+    assert!(
+        !w.iter()
+            .any(|w| matches!(w, Warning::NotPoisson { .. } | Warning::BelowTarget { .. })),
+        "{w:?}"
+    );
+
+    // Overloaded: 2000 ops/s offered to a database that serves 500.
+    let b = MemoryBackend::with_options(MemoryOptions {
+        stall_after_ops: None,
+        stall: Duration::ZERO,
+        max_ops_per_sec: Some(500.0),
+    })
+    .unwrap();
+    let cfg = RunConfig {
+        threads: 4,
+        target: Some(2_000.0),
+        operation_count: None,
+        max_execution_time: Some(Duration::from_secs(2)),
+        drain_timeout: Duration::from_millis(100),
+        seed: 3,
+        ..RunConfig::default()
+    };
+    let over = run_on(&b, 4, cfg);
+    assert!(over.served_fraction() < 0.5, "{}", over.served_fraction());
+    let c = over.arrival_check.as_ref().expect("enough bins");
+    assert!(
+        !c.passed && c.dispersion < 0.5,
+        "sends paced by the database: {c:?}"
+    );
+    let w = Warning::check(&over, 0.0, &[]);
+    assert!(
+        w.iter().any(|w| matches!(w, Warning::BelowTarget { .. })),
+        "{w:?}"
+    );
+    assert!(
+        w.iter().any(|w| matches!(w, Warning::NotPoisson { .. })),
+        "{w:?}"
+    );
 }

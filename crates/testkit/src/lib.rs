@@ -5,7 +5,9 @@
 
 pub mod conformance;
 pub mod mariadb_server;
+pub mod memcached_server;
 pub mod postgres_server;
+pub mod redis_server;
 pub mod servers;
 
 pub use conformance::*;

@@ -87,6 +87,26 @@ impl Server {
         }
     }
 
+    /// Freeze the server (SIGSTOP) and return once every thread of it is
+    /// stopped: the signal is asynchronous, and a thread mid-request could
+    /// otherwise still answer. Polls /proc (bounded) on Linux.
+    pub fn pause(&self) {
+        self.signal(libc::SIGSTOP);
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(10) {
+            if all_threads_stopped(self.pid()) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        panic!("{} did not stop within 10 s of SIGSTOP", self.name);
+    }
+
+    /// Undo [`Server::pause`].
+    pub fn resume(&self) {
+        self.signal(libc::SIGCONT);
+    }
+
     /// Kill the server (SIGKILL) and wait for it to exit.
     pub fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
@@ -118,6 +138,23 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// Whether every thread of `pid` is in the stopped state ('T' in
+/// /proc/PID/task/TID/stat), or the process is gone.
+fn all_threads_stopped(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return true;
+    };
+    tasks.filter_map(|t| t.ok()).all(|t| {
+        std::fs::read_to_string(t.path().join("stat"))
+            .ok()
+            .and_then(|s| {
+                s.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.trim_start().chars().next())
+            })
+            .is_none_or(|state| state == 'T')
+    })
 }
 
 /// A port nobody listens on right now.

@@ -1,21 +1,31 @@
 //! `sojourn load`, `run` and `bench`: resolve the properties, open the
 //! backend, build and validate every plan before anything runs, drive the
 //! executor, then print the summary and warnings and write the JSON report.
+//!
+//! Every phase is recorded in the results store: begun before the executor
+//! starts, its time series written as it goes (by a writer thread, so a
+//! slow store never holds up the run's own clock), and its totals written
+//! after the summary is printed. A store that fails mid-run costs a warning,
+//! never the measurement or the exit code.
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 
 use anyhow::{bail, Context, Result};
 use sojourn_backends::Visitor;
 use sojourn_core::backend::Backend;
-use sojourn_core::executor::{self, RunOutcome, StopHandle};
+use sojourn_core::executor::{
+    self, BackendConnector, Interval, Observer, Pool, Progress, RunOutcome, StopHandle,
+};
 use sojourn_core::output::{ycsb, Report, Warning};
-use sojourn_core::plan::Plan;
+use sojourn_core::plan::{MeasurementInterval, Plan};
 use sojourn_core::properties::{Origin, Properties};
-use sojourn_core::workload::{CoreShared, Phase};
+use sojourn_core::workload::{CoreShared, CoreWorker, Phase};
+
+use sojourn_store::{RunId, RunMeta, RunStatus, Store};
 
 use crate::cli::{ArrivalArg, Format, PhaseArgs};
 use crate::progress::Display;
@@ -30,7 +40,7 @@ pub enum Mode {
 
 /// Property prefixes that belong to backends (YCSB binding settings), so
 /// they are not reported as unknown.
-const BACKEND_PREFIXES: &[&str] = &[
+pub(super) const BACKEND_PREFIXES: &[&str] = &[
     "db.",
     "jdbc.",
     "redis.",
@@ -46,24 +56,40 @@ const BACKEND_PREFIXES: &[&str] = &[
 ];
 
 /// The command line, validated.
-struct Options {
-    props: Properties,
-    workload_names: Vec<String>,
-    db_url: String,
-    default_sqlite: PathBuf,
+pub(super) struct Options {
+    pub(super) props: Properties,
+    pub(super) workload_names: Vec<String>,
+    pub(super) db_url: String,
+    pub(super) default_sqlite: PathBuf,
     format: Format,
-    json: Option<PathBuf>,
+    pub(super) json: Option<PathBuf>,
     status: bool,
     no_progress: bool,
+    record: Record,
 }
 
-fn data_dir(arg: Option<PathBuf>) -> PathBuf {
+/// Where and how the phases are recorded.
+struct Record {
+    /// `None`: not recorded (--no-store).
+    location: Option<String>,
+    /// The location was given (--results), so failing to open it is an
+    /// error rather than a warning.
+    explicit: bool,
+    labels: BTreeMap<String, String>,
+    run_uri: String,
+    client_index: u32,
+    client_count: u32,
+    command_line: String,
+}
+
+/// Where sojourn keeps its embedded database and results store.
+pub(crate) fn data_dir(arg: Option<PathBuf>) -> PathBuf {
     arg.or_else(|| std::env::var_os("SOJOURN_DATA_DIR").map(PathBuf::from))
         .or_else(|| dirs::data_dir().map(|d| d.join("sojourn")))
         .unwrap_or_else(|| PathBuf::from(".sojourn"))
 }
 
-fn options(a: PhaseArgs) -> Result<Options> {
+pub(super) fn options(a: PhaseArgs) -> Result<Options> {
     let mut props = Properties::new();
     let mut workload_names = Vec::new();
     for f in &a.files {
@@ -102,7 +128,30 @@ fn options(a: PhaseArgs) -> Result<Options> {
         props.set("dropdata", "true", Origin::Flag("--drop"));
     }
     let db_url = a.db.or(a.db_name).unwrap_or_else(|| "sqlite".to_string());
-    let default_sqlite = data_dir(a.data_dir).join("sojourn.sqlite");
+    let dir = data_dir(a.data_dir);
+    let default_sqlite = dir.join("sojourn.sqlite");
+    let mut labels = BTreeMap::new();
+    for l in &a.labels {
+        let (k, v) = parse_label(l)?;
+        labels.insert(k, v);
+    }
+    if a.client_count == 0 || a.client_index >= a.client_count {
+        bail!(
+            "--client-index {} --client-count {}: the index must be below the count (0..{})",
+            a.client_index,
+            a.client_count,
+            a.client_count
+        );
+    }
+    let record = Record {
+        location: (!a.no_store).then(|| a.results.clone().unwrap_or_else(|| default_store(&dir))),
+        explicit: a.results.is_some(),
+        labels,
+        run_uri: a.run_uri.unwrap_or_else(sojourn_store::new_run_uri),
+        client_index: a.client_index,
+        client_count: a.client_count,
+        command_line: redact::command_line(std::env::args()),
+    };
     Ok(Options {
         props,
         workload_names,
@@ -112,7 +161,26 @@ fn options(a: PhaseArgs) -> Result<Options> {
         json: a.json,
         status: a.status,
         no_progress: a.no_progress,
+        record,
     })
+}
+
+/// The default results store in a data directory.
+pub(crate) fn default_store(data_dir: &Path) -> String {
+    data_dir
+        .join("results.sqlite")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// `--label KEY=VALUE`.
+pub(crate) fn parse_label(l: &str) -> Result<(String, String)> {
+    match l.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+        _ => bail!(
+            "--label {l:?}: expected KEY=VALUE with a non-empty KEY, e.g. experiment=latency_test"
+        ),
+    }
 }
 
 pub fn main(args: PhaseArgs, mode: Mode) -> Result<ExitCode> {
@@ -144,13 +212,34 @@ pub fn main(args: PhaseArgs, mode: Mode) -> Result<ExitCode> {
     }
     let drop = opts.props.get_bool("dropdata", false)?;
     let backend = sojourn_backends::open(&opts.db_url, &opts.props, &opts.default_sqlite)?;
+    let store = open_store(&opts.record)?;
 
     backend.visit(Drive {
         opts: &opts,
         load_plan,
         run_plan,
         drop,
+        store: store.as_ref(),
     })
+}
+
+/// The results store, or `None` with --no-store. A store that was named
+/// with --results must open; the default one may fail with a warning, so a
+/// read-only home directory does not stop a benchmark.
+fn open_store(r: &Record) -> Result<Option<Store>> {
+    let Some(location) = &r.location else {
+        return Ok(None);
+    };
+    match Store::open(location) {
+        Ok(s) => Ok(Some(s)),
+        Err(e) if r.explicit => Err(anyhow::Error::new(e).context("opening --results")),
+        Err(e) => {
+            eprintln!(
+                "warning: {e}; this run is not recorded (--results PATH to choose another store)"
+            );
+            Ok(None)
+        }
+    }
 }
 
 /// Everything `main` resolved, run against the concrete backend type.
@@ -159,108 +248,254 @@ struct Drive<'a> {
     load_plan: Option<Plan>,
     run_plan: Option<Plan>,
     drop: bool,
+    store: Option<&'a Store>,
 }
 
 impl Visitor for Drive<'_> {
     type Output = Result<ExitCode>;
 
     fn visit<B: Backend>(self, backend: &B) -> Result<ExitCode> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
+        // Setup calls (prepare, is_empty) run here; the executor starts its
+        // own runtime threads for the run itself.
+        let setup = tokio::runtime::Builder::new_current_thread()
             .enable_all()
-            .thread_name("sojourn-worker")
             .build()
             .context("starting the async runtime")?;
         let stop = StopHandle::new();
-        runtime.block_on(async {
-            let s = stop.clone();
-            tokio::spawn(async move {
+        watch_ctrl_c(stop.clone());
+        drive(
+            backend,
+            &setup,
+            self.opts,
+            self.load_plan,
+            self.run_plan,
+            self.drop,
+            &stop,
+            self.store,
+        )
+    }
+}
+
+/// First Ctrl+C: stop scheduling, drain, print what was measured. Second:
+/// quit at once.
+pub(super) fn watch_ctrl_c(stop: StopHandle) {
+    let spawned = std::thread::Builder::new()
+        .name("sojourn-signals".into())
+        .spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+                return;
+            };
+            rt.block_on(async {
                 if tokio::signal::ctrl_c().await.is_ok() {
                     eprintln!(
                         "\ninterrupted: stopping and draining in-flight operations (Ctrl+C again to quit now)"
                     );
-                    s.stop();
+                    stop.stop();
                     if tokio::signal::ctrl_c().await.is_ok() {
                         std::process::exit(130);
                     }
                 }
             });
-            drive(backend, self.opts, self.load_plan, self.run_plan, self.drop, &stop).await
-        })
+        });
+    if let Err(e) = spawned {
+        eprintln!("warning: Ctrl+C will end the run without a summary ({e})");
     }
 }
 
-async fn drive<B: Backend>(
+#[allow(clippy::too_many_arguments)]
+fn drive<B: Backend>(
     backend: &B,
+    setup: &tokio::runtime::Runtime,
     opts: &Options,
     load_plan: Option<Plan>,
     run_plan: Option<Plan>,
     drop: bool,
     stop: &StopHandle,
+    store: Option<&Store>,
 ) -> Result<ExitCode> {
     let describe = backend.describe();
     let any = load_plan.as_ref().or(run_plan.as_ref()).expect("a plan");
-    let schema = sojourn_core::backend::Schema::ycsb(
+    let schema = Arc::new(sojourn_core::backend::Schema::ycsb(
         &any.workload.table,
         &any.workload.field_prefix,
         any.workload.field_count,
-    );
-    let mut code = ExitCode::SUCCESS;
-    if let Some(plan) = load_plan {
-        let empty = backend.is_empty(&schema).await?;
-        let bench = run_plan.is_some();
+    ));
+    let (threads, runtime_threads) = (any.run.threads, any.run.runtime_threads);
+    let bench = load_plan.is_some() && run_plan.is_some();
+    let mut loading = load_plan.is_some();
+    if loading {
+        let empty = setup.block_on(backend.is_empty(&schema))?;
         if bench && empty == Some(false) && !drop {
             eprintln!(
                 "{describe}: table {} already holds data; skipping load",
                 schema.table
             );
+            loading = false;
         } else {
-            backend.prepare(&schema, drop).await?;
-            let outcome = execute(backend, &plan, stop, opts).await?;
-            if bench {
-                eprintln!(
-                    "loaded {} records into {describe} in {:.2} s ({:.0} inserts/s)",
-                    outcome.all.ops_done,
-                    outcome.elapsed.as_secs_f64(),
-                    outcome.throughput()
-                );
-                for w in Warning::check(&outcome, 0.0) {
-                    eprintln!("warning: {w}");
+            setup.block_on(backend.prepare(&schema, drop))?;
+        }
+    }
+    if run_plan.is_some() && !loading && setup.block_on(backend.is_empty(&schema))? == Some(true) {
+        bail!(
+            "table {} in {describe} is empty: run `sojourn load` with the same workload first, \
+             or `sojourn bench` to load and run",
+            schema.table
+        );
+    }
+    let connector = BackendConnector { backend, schema };
+    // One pool of connections serves both phases of `bench`.
+    executor::with_pool(
+        &connector,
+        threads,
+        runtime_threads,
+        |pool| -> Result<ExitCode> {
+            let mut code = ExitCode::SUCCESS;
+            if let Some(plan) = load_plan.as_ref().filter(|_| loading) {
+                let rec = Recording::begin(store, plan, opts, &describe);
+                let outcome = rec.failed_if(execute(pool, plan, stop, opts, &rec))?;
+                if bench {
+                    eprintln!(
+                        "loaded {} records into {describe} in {:.2} s ({:.0} inserts/s)",
+                        outcome.all.ops_done,
+                        outcome.elapsed.as_secs_f64(),
+                        outcome.throughput()
+                    );
+                    let warnings = Warning::check(&outcome, 0.0, &[]);
+                    for w in &warnings {
+                        eprintln!("warning: {w}");
+                    }
+                    rec.finish(&outcome, &warnings);
+                    if outcome.interrupted() {
+                        return Ok(ExitCode::from(130));
+                    }
+                } else {
+                    code = report(plan, &outcome, &describe, opts, &rec)?;
                 }
-                if outcome.interrupted() {
-                    return Ok(ExitCode::from(130));
-                }
-            } else {
-                code = report(&plan, &outcome, &describe, opts)?;
+            }
+            if let Some(plan) = &run_plan {
+                let rec = Recording::begin(store, plan, opts, &describe);
+                let outcome = rec.failed_if(execute(pool, plan, stop, opts, &rec))?;
+                code = report(plan, &outcome, &describe, opts, &rec)?;
+            }
+            Ok(code)
+        },
+    )?
+}
+
+/// One phase's record in the store: begun when the phase starts; every
+/// failure to write is a warning, and the phase goes on.
+struct Recording<'a> {
+    target: Option<(&'a Store, RunId)>,
+}
+
+impl<'a> Recording<'a> {
+    fn begin(store: Option<&'a Store>, plan: &Plan, opts: &Options, describe: &str) -> Self {
+        let Some(store) = store else {
+            return Recording { target: None };
+        };
+        match store.begin_run(&run_meta(plan, opts, describe)) {
+            Ok(id) => Recording {
+                target: Some((store, id)),
+            },
+            Err(e) => {
+                eprintln!("warning: {e}; this run is not recorded");
+                Recording { target: None }
             }
         }
     }
-    if let Some(plan) = run_plan {
-        if backend.is_empty(&schema).await? == Some(true) {
-            bail!(
-                "table {} in {describe} is empty: run `sojourn load` with the same workload first, \
-                 or `sojourn bench` to load and run",
-                schema.table
-            );
+
+    /// Mark the run failed if the phase failed after it began.
+    fn failed_if<T>(&self, r: Result<T>) -> Result<T> {
+        if let (Err(e), Some((store, id))) = (&r, &self.target) {
+            if let Err(se) = store.fail_run(id, &redact::text(&format!("{e:#}"))) {
+                eprintln!("warning: {se}");
+            }
         }
-        let outcome = execute(backend, &plan, stop, opts).await?;
-        code = report(&plan, &outcome, &describe, opts)?;
+        r
     }
-    Ok(code)
+
+    /// Store the totals and the final status.
+    fn finish(&self, outcome: &RunOutcome, warnings: &[Warning]) {
+        let Some((store, id)) = &self.target else {
+            return;
+        };
+        let status = if outcome.interrupted() {
+            RunStatus::Interrupted
+        } else {
+            RunStatus::Completed
+        };
+        let warnings: Vec<String> = warnings
+            .iter()
+            .map(|w| redact::text(&w.to_string()))
+            .collect();
+        match store.finish_run(id, outcome, status, &warnings) {
+            Ok(()) => eprintln!("recorded as run {id} in {}", store.location()),
+            Err(e) => eprintln!(
+                "warning: {e}; the summary above is all that is kept of this run's totals"
+            ),
+        }
+    }
 }
 
-async fn execute<B: Backend>(
-    backend: &B,
+/// What the store keeps about a phase before it runs. Secrets are removed
+/// here: property values by their names, passwords from URLs.
+fn run_meta(plan: &Plan, opts: &Options, describe: &str) -> RunMeta {
+    let r = &opts.record;
+    let mut m = RunMeta::new(plan.phase.name());
+    m.run_uri = r.run_uri.clone();
+    m.workloads = opts.workload_names.clone();
+    m.properties = opts
+        .props
+        .iter()
+        .map(|(k, e)| (k.to_string(), redact::property_value(k, &e.value)))
+        .collect();
+    m.backend = sojourn_backends::redact_url(describe);
+    m.threads = plan.run.threads as u64;
+    m.target = plan.run.target;
+    m.labels = r.labels.clone();
+    m.client_index = r.client_index;
+    m.client_count = r.client_count;
+    m.command_line = r.command_line.clone();
+    m.measurement_interval = match plan.measurement_interval {
+        MeasurementInterval::Op => "op",
+        MeasurementInterval::Intended => "intended",
+        MeasurementInterval::Both => "both",
+    }
+    .to_string();
+    m.percentiles = plan.percentiles.clone();
+    m.warmup = plan.run.warmup;
+    m.seed = plan.run.seed;
+    m
+}
+
+/// The display, plus each closed interval handed to the store's writer.
+struct Observe<'a> {
+    display: &'a Display,
+    intervals: Option<mpsc::Sender<Interval>>,
+}
+
+impl Observer for Observe<'_> {
+    fn interval(&self, p: &Progress<'_>) {
+        self.display.interval(p);
+    }
+
+    fn interval_closed(&self, interval: &Interval) {
+        if let Some(tx) = &self.intervals {
+            // The writer only goes away if the scope below has ended.
+            let _ = tx.send(interval.clone());
+        }
+    }
+}
+
+fn execute(
+    pool: &mut Pool<CoreWorker>,
     plan: &Plan,
     stop: &StopHandle,
     opts: &Options,
+    rec: &Recording<'_>,
 ) -> Result<RunOutcome> {
     let shared = CoreShared::new(plan.workload.clone()).map_err(anyhow::Error::msg)?;
-    let threads = plan.run.threads;
-    let mut conns = Vec::with_capacity(threads);
-    for _ in 0..threads {
-        conns.push(backend.connect(Arc::clone(&shared.schema)).await?);
-    }
-    let steps = (0..threads)
+    let steps = (0..pool.workers())
         .map(|i| shared.worker(plan.phase, plan.run.seed, i))
         .collect();
     if plan.seed_generated {
@@ -279,13 +514,65 @@ async fn execute<B: Backend>(
         plan.run.operation_count,
         plan.phase.name(),
     );
-    let outcome = executor::run(conns, steps, &plan.run, stop, &display).await;
+    // Intervals go to the store from a thread of their own: each is
+    // committed as it arrives, and the executor's coordinator never waits
+    // on the store. The scope ends once every interval is written, before
+    // the totals are.
+    let outcome = std::thread::scope(|scope| {
+        let intervals = rec.target.as_ref().map(|(store, id)| {
+            let (tx, rx) = mpsc::channel::<Interval>();
+            scope.spawn(move || {
+                let mut warned = false;
+                for iv in rx {
+                    if let Err(e) = store.write_interval(id, &iv) {
+                        if !std::mem::replace(&mut warned, true) {
+                            eprintln!(
+                                "warning: {e}; the run goes on, but its stored time series will have gaps"
+                            );
+                        }
+                    }
+                }
+            });
+            tx
+        });
+        let observer = Observe {
+            display: &display,
+            intervals,
+        };
+        pool.run(steps, &plan.run, stop, &observer)
+    })?;
     display.finish();
     Ok(outcome)
 }
 
-fn report(plan: &Plan, outcome: &RunOutcome, describe: &str, opts: &Options) -> Result<ExitCode> {
-    let warnings = Warning::check(outcome, plan.run.warmup.as_secs_f64());
+/// Print the summary and warnings, write the JSON report, then record
+/// the totals: whatever fails, what was measured is printed first and
+/// stored.
+fn report(
+    plan: &Plan,
+    outcome: &RunOutcome,
+    describe: &str,
+    opts: &Options,
+    rec: &Recording<'_>,
+) -> Result<ExitCode> {
+    let warnings = Warning::check(outcome, plan.run.warmup.as_secs_f64(), &plan.percentiles);
+    let printed = print_report(plan, outcome, describe, opts, &warnings);
+    rec.finish(outcome, &warnings);
+    printed?;
+    Ok(if outcome.interrupted() {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn print_report(
+    plan: &Plan,
+    outcome: &RunOutcome,
+    describe: &str,
+    opts: &Options,
+    warnings: &[Warning],
+) -> Result<()> {
     let properties: BTreeMap<String, String> = opts
         .props
         .iter()
@@ -298,7 +585,7 @@ fn report(plan: &Plan, outcome: &RunOutcome, describe: &str, opts: &Options) -> 
             describe.to_string(),
             opts.workload_names.clone(),
             properties.clone(),
-            &warnings,
+            warnings,
         )
     };
     // The summary goes out first: a failure to write the JSON file must not
@@ -313,7 +600,7 @@ fn report(plan: &Plan, outcome: &RunOutcome, describe: &str, opts: &Options) -> 
         Format::Json => writeln!(stdout, "{}", serde_json::to_string_pretty(&json())?)?,
     }
     stdout.flush()?;
-    for w in &warnings {
+    for w in warnings {
         eprintln!("warning: {w}");
     }
     if let Some(path) = &opts.json {
@@ -321,9 +608,5 @@ fn report(plan: &Plan, outcome: &RunOutcome, describe: &str, opts: &Options) -> 
         std::fs::write(path, text + "\n")
             .with_context(|| format!("writing the JSON report to {}", path.display()))?;
     }
-    Ok(if outcome.interrupted() {
-        ExitCode::from(130)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(())
 }

@@ -25,6 +25,7 @@ pub struct Report {
     pub started_at: String,
     pub seed: u64,
     pub threads: usize,
+    pub runtime_threads: usize,
     pub arrival: Option<&'static str>,
     pub target_ops_per_sec: Option<f64>,
     /// Arrivals released by the schedule per second of run (open loop).
@@ -38,9 +39,21 @@ pub struct Report {
     pub interrupted: bool,
     pub client_cpu: ClientCpu,
     pub scheduling_lag: Option<LatencySummary>,
+    /// Whether the load offered was the load intended (open loop).
+    pub self_check: Option<SelfCheck>,
     pub ops: BTreeMap<&'static str, OpReport>,
     pub warnings: Vec<Warning>,
     pub properties: BTreeMap<String, String>,
+}
+
+#[derive(Serialize)]
+pub struct SelfCheck {
+    /// Completed over offered operations; below 0.95 the database fell behind.
+    pub served_fraction: f64,
+    pub scheduling_lag_p99_us: f64,
+    /// Poisson dispersion test of the send times (Poisson arrivals only).
+    pub arrivals: Option<crate::selfcheck::ArrivalCheck>,
+    pub passed: bool,
 }
 
 #[derive(Serialize)]
@@ -103,6 +116,7 @@ impl Report {
             started_at: rfc3339(outcome.started_at),
             seed: outcome.seed,
             threads: outcome.threads,
+            runtime_threads: outcome.runtime_threads,
             arrival: outcome.arrival.map(|a| a.name()),
             target_ops_per_sec: outcome.target,
             offered_ops_per_sec: outcome.target.map(|_| {
@@ -121,6 +135,24 @@ impl Report {
             interrupted: outcome.interrupted(),
             client_cpu: client_cpu(outcome.cpu, outcome),
             scheduling_lag: outcome.total.lag.as_deref().map(LatencySummary::of),
+            self_check: outcome.target.map(|_| {
+                let lag_p99_us = outcome
+                    .all
+                    .lag
+                    .as_deref()
+                    .filter(|l| !l.is_empty())
+                    .map_or(0.0, |l| l.value_at_quantile(0.99) as f64 / 1e3);
+                let served_fraction = outcome.served_fraction();
+                let arrivals = outcome.arrival_check.clone();
+                SelfCheck {
+                    passed: served_fraction >= super::warning::BELOW_TARGET
+                        && lag_p99_us <= super::warning::LATE_SEND_MS * 1e3
+                        && arrivals.as_ref().is_none_or(|a| a.passed),
+                    served_fraction,
+                    scheduling_lag_p99_us: lag_p99_us,
+                    arrivals,
+                }
+            }),
             ops,
             warnings: warnings.to_vec(),
             properties,

@@ -12,12 +12,21 @@ use crate::properties::UnknownKey;
 
 /// Below this share of the target, the database did not keep up.
 pub const BELOW_TARGET: f64 = 0.95;
+/// Sends later than this at p99 (with connections free) mean the client
+/// could not keep its schedule.
+pub const LATE_SEND_MS: f64 = 1.0;
 /// Above this share of the CPU it may use, the client may be the bottleneck.
 pub const CLIENT_CPU_SATURATED: f64 = 0.90;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Warning {
     UnknownProperty(UnknownKey),
+    FewSamples {
+        kind: OpKind,
+        percentile: f64,
+        count: u64,
+        needed: u64,
+    },
     BelowTarget {
         target: f64,
         achieved: f64,
@@ -35,6 +44,13 @@ pub enum Warning {
     NothingMeasured {
         warmup_s: f64,
         elapsed_s: f64,
+    },
+    NotPoisson {
+        dispersion: f64,
+        z: f64,
+    },
+    LateSends {
+        lag_p99_ms: f64,
     },
     Abandoned {
         count: u64,
@@ -76,6 +92,27 @@ impl fmt::Display for Warning {
                 "{count} operation(s) were still in flight {drain_s:.1} s after the run stopped and were \
                  abandoned (not counted); the database may be stalled"
             ),
+            Warning::FewSamples { kind, percentile, count, needed } => write!(
+                f,
+                "the {} p{percentile} rests on {count} operations, so fewer than 10 lie beyond it and \
+                 it is mostly noise; run at least {needed} operations for it to mean something",
+                kind.ycsb_name()
+            ),
+            Warning::NotPoisson { dispersion, z } => write!(
+                f,
+                "operations were not sent as a Poisson process (dispersion {dispersion:.2}, 1 expected; z = {z:.1}): {}",
+                if *dispersion < 1.0 {
+                    "sends were paced by completions, so the database, not the schedule, set the rate; lower -target"
+                } else {
+                    "sends came in bursts, so the client or machine stalled; give the client more CPU or lower -target"
+                }
+            ),
+            Warning::LateSends { lag_p99_ms } => write!(
+                f,
+                "1% of operations left the client more than {lag_p99_ms:.2} ms after their intended time although \
+                 connections were free: the client or machine is too busy to keep the schedule, and response times \
+                 include that delay"
+            ),
             Warning::Interrupted => write!(
                 f,
                 "the run was interrupted; the results cover only the part that ran"
@@ -92,15 +129,35 @@ impl Serialize for Warning {
 
 impl Warning {
     /// What a finished run should be warned about.
-    pub fn check(o: &RunOutcome, warmup_s: f64) -> Vec<Warning> {
+    /// `percentiles` are the ones the summary prints (e.g. 95, 99).
+    pub fn check(o: &RunOutcome, warmup_s: f64, percentiles: &[f64]) -> Vec<Warning> {
         let mut w = Vec::new();
         if o.interrupted() {
             w.push(Warning::Interrupted);
         }
         if let Some(target) = o.target {
-            let achieved = o.throughput();
-            if o.total.ops_done > 0 && achieved < BELOW_TARGET * target {
-                w.push(Warning::BelowTarget { target, achieved });
+            // Judged against what the schedule offered: a short Poisson run
+            // offers a few percent more or less than its target by chance.
+            if o.all.ops_done > 0 && o.served_fraction() < BELOW_TARGET {
+                w.push(Warning::BelowTarget {
+                    target,
+                    achieved: o.throughput(),
+                });
+            }
+        }
+        if let Some(c) = o.arrival_check.as_ref().filter(|c| !c.passed) {
+            w.push(Warning::NotPoisson {
+                dispersion: c.dispersion,
+                z: c.z,
+            });
+        }
+        if let Some(lag) = o.total.lag.as_ref().filter(|l| !l.is_empty()) {
+            let p99_ms = lag.value_at_quantile(0.99) as f64 / 1e6;
+            // Queueing for a busy connection is the database's doing (and
+            // shows as a low served fraction); lateness with connections
+            // free is the client's.
+            if p99_ms > LATE_SEND_MS && o.served_fraction() >= BELOW_TARGET {
+                w.push(Warning::LateSends { lag_p99_ms: p99_ms });
             }
         }
         for (kind, s) in o.total.kinds() {
@@ -117,6 +174,21 @@ impl Warning {
                     failed,
                     total: s.count(),
                     detail,
+                });
+            }
+        }
+        for (kind, s) in o.total.kinds() {
+            let n = s.ok.service.len();
+            // One warning per kind: the lowest percentile that is too high.
+            if let Some(&p) = percentiles
+                .iter()
+                .find(|&&p| n > 0 && !crate::recorder::enough_samples(n, p / 100.0))
+            {
+                w.push(Warning::FewSamples {
+                    kind,
+                    percentile: p,
+                    count: n,
+                    needed: crate::recorder::samples_needed(p / 100.0),
                 });
             }
         }

@@ -10,7 +10,7 @@ use hdrhistogram::Histogram;
 
 use crate::executor::{Progress, RunOutcome};
 use crate::plan::MeasurementInterval;
-use crate::recorder::OpStats;
+use crate::recorder::{OpStats, Stats};
 
 /// YCSB's `ordinal`: 95 -> "95th", 1 -> "1st", 99.9 -> "99.9".
 pub fn ordinal(p: f64) -> String {
@@ -75,18 +75,37 @@ fn statuses(out: &mut String, group: &str, s: &OpStats) {
 
 /// The final summary in YCSB's format.
 pub fn summary(outcome: &RunOutcome, mi: MeasurementInterval, percentiles: &[f64]) -> String {
+    summary_of(
+        &outcome.total,
+        outcome.measured,
+        outcome.throughput(),
+        mi,
+        percentiles,
+    )
+}
+
+/// The final summary from its parts: what [`summary`] prints after a run,
+/// and what `sojourn results show` prints again from the stored histograms,
+/// so the two cannot drift apart.
+pub fn summary_of(
+    total: &Stats,
+    measured: Duration,
+    throughput: f64,
+    mi: MeasurementInterval,
+    percentiles: &[f64],
+) -> String {
     let mut out = String::new();
-    let ms = outcome.measured.as_secs_f64() * 1000.0;
+    let ms = measured.as_secs_f64() * 1000.0;
     let _ = writeln!(out, "[OVERALL], RunTime(ms), {}", ms.round() as u64);
     let _ = writeln!(
         out,
         "[OVERALL], Throughput(ops/sec), {}",
-        java_double(outcome.throughput())
+        java_double(throughput)
     );
     let show_op = mi != MeasurementInterval::Intended;
     let show_intended = mi != MeasurementInterval::Op;
     if show_op {
-        for (kind, s) in outcome.total.kinds() {
+        for (kind, s) in total.kinds() {
             let g = kind.ycsb_name();
             block(&mut out, g, &s.ok.service, percentiles);
             statuses(&mut out, g, s);
@@ -96,7 +115,7 @@ pub fn summary(outcome: &RunOutcome, mi: MeasurementInterval, percentiles: &[f64
         }
     }
     if show_intended {
-        for (kind, s) in outcome.total.kinds() {
+        for (kind, s) in total.kinds() {
             let g = format!("Intended-{}", kind.ycsb_name());
             block(&mut out, &g, &s.ok.response, percentiles);
             if !show_op {

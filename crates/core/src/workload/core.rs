@@ -12,7 +12,7 @@
 //! inserts, as `latest` does, follow the shared insert counter).
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rand_core::RngCore;
 
@@ -302,27 +302,24 @@ impl CoreWorker {
         self.op.key = key;
     }
 
-    /// Check values read against what `dataintegrity` wrote.
-    fn verify(&mut self, key: &str, got: &[FieldValue]) -> Status {
-        if got.is_empty() {
-            return Status::Error;
+    /// Read the current operation's key into `read_buf`; returns the read's
+    /// status and the moment the database answered, so that verifying the
+    /// values (`dataintegrity`) is not counted as database latency.
+    async fn read_current<C: Connection>(&mut self, conn: &mut C) -> (Status, Instant) {
+        self.read_buf.clear();
+        let op = &self.op;
+        let status = conn.read(&op.key, op.fields(), &mut self.read_buf).await;
+        let answered = Instant::now();
+        if status != Status::Ok || !self.shared.cfg.data_integrity {
+            return (status, answered);
         }
-        let cfg = &self.shared.cfg;
-        for fv in got {
-            let Some(name) = self.shared.schema.field_names.get(fv.field) else {
-                return Status::UnexpectedState;
-            };
-            deterministic_value(
-                key,
-                name,
-                cfg.field_length as usize,
-                &mut self.value_scratch,
-            );
-            if self.value_scratch != fv.value {
-                return Status::UnexpectedState;
-            }
-        }
-        Status::Ok
+        let verified = verify(
+            &self.shared,
+            &mut self.value_scratch,
+            &self.op.key,
+            &self.read_buf,
+        );
+        (verified, answered)
     }
 
     async fn load_one<C: Connection>(&mut self, conn: &mut C, m: &mut Meter) {
@@ -351,17 +348,9 @@ impl CoreWorker {
         let op = &self.op;
         match op.kind {
             OpKind::Read => {
-                self.read_buf.clear();
                 let t = m.start();
-                let mut status = conn.read(&op.key, op.fields(), &mut self.read_buf).await;
-                if status == Status::Ok && self.shared.cfg.data_integrity {
-                    let key = std::mem::take(&mut self.op.key);
-                    let buf = std::mem::take(&mut self.read_buf);
-                    status = self.verify(&key, &buf);
-                    self.op.key = key;
-                    self.read_buf = buf;
-                }
-                m.record(OpKind::Read, status, t);
+                let (status, end) = self.read_current(conn).await;
+                m.record_span(OpKind::Read, status, t, end);
             }
             OpKind::Update => {
                 let t = m.start();
@@ -385,17 +374,9 @@ impl CoreWorker {
                 m.record(OpKind::Scan, status, t);
             }
             OpKind::ReadModifyWrite => {
-                self.read_buf.clear();
                 let t0 = m.start();
-                let mut read = conn.read(&op.key, op.fields(), &mut self.read_buf).await;
-                if read == Status::Ok && self.shared.cfg.data_integrity {
-                    let key = std::mem::take(&mut self.op.key);
-                    let buf = std::mem::take(&mut self.read_buf);
-                    read = self.verify(&key, &buf);
-                    self.op.key = key;
-                    self.read_buf = buf;
-                }
-                m.record(OpKind::Read, read, t0);
+                let (read, end) = self.read_current(conn).await;
+                m.record_span(OpKind::Read, read, t0, end);
                 let op = &self.op;
                 let t1 = m.start();
                 let update = conn.update(&op.key, op.values()).await;
@@ -452,6 +433,24 @@ pub fn deterministic_value(key: &str, field: &str, len: usize, out: &mut Vec<u8>
         out.extend_from_slice(itoa::Buffer::new().format(h).as_bytes());
     }
     out.truncate(len);
+}
+
+/// Check values read against what `dataintegrity` wrote: YCSB's verifyRow.
+/// An empty result is an ERROR, any mismatch UNEXPECTED_STATE.
+fn verify(shared: &CoreShared, scratch: &mut Vec<u8>, key: &str, got: &[FieldValue]) -> Status {
+    if got.is_empty() {
+        return Status::Error;
+    }
+    for fv in got {
+        let Some(name) = shared.schema.field_names.get(fv.field) else {
+            return Status::UnexpectedState;
+        };
+        deterministic_value(key, name, shared.cfg.field_length as usize, scratch);
+        if *scratch != fv.value {
+            return Status::UnexpectedState;
+        }
+    }
+    Status::Ok
 }
 
 #[cfg(test)]

@@ -1,0 +1,885 @@
+//! The memcached backend: `memcached://host[:port]`, or YCSB's `memcached`
+//! with `-p memcached.hosts=host:port`, over memcached's text protocol.
+//!
+//! Layout: one item per record, under YCSB's key `{table}-{key}`, holding
+//! the record's fields in sojourn's record encoding (below). Not YCSB's
+//! layout: its binding stores a JSON object per item, which costs more to
+//! write and parse than the data it carries; items YCSB wrote read back as
+//! ERROR ("not a sojourn record") rather than as wrong data. Scans are
+//! NOT_IMPLEMENTED: memcached has no order to scan in (as with YCSB).
+//!
+//! Record encoding, version 1: the byte `0x01`, then for each field in
+//! ascending field index, the index as an unsigned LEB128 varint, the
+//! value's length as an unsigned LEB128 varint, and the value's bytes. One
+//! 100-byte field costs 3 bytes of overhead.
+//!
+//! Keys are sent as they are when every byte is printable ASCII other than
+//! `%` (YCSB's keys always are); any other byte (space, control, non-ASCII)
+//! and `%` itself are written `%XX`, since the text protocol ends a key at
+//! a space. A key longer than memcached's 250 bytes once escaped is
+//! BAD_REQUEST.
+//!
+//! Operations: read is `get`; insert is `set` (replacing the whole record,
+//! like the other backends); delete is `delete`. An update that writes
+//! every field of the schema is one `replace` (which stores only if the
+//! item exists, so an absent record is NOT_FOUND). An update of some fields
+//! is a read-modify-write made atomic with compare-and-swap: `gets`, merge,
+//! `cas`, retried (up to 16 times, with random pauses after the second) while
+//! another client changed the item in between; so concurrent updates of
+//! different fields never lose each other's writes.
+//!
+//! `prepare` with drop is `flush_all`, which empties the whole server (all
+//! tables), followed by a run of the LRU crawler that reclaims the flushed
+//! items (memcached counts them until something touches them); `is_empty`
+//! asks the whole server (`curr_items == 0`). memcached has no authentication or TLS in this
+//! backend (SASL needs the binary protocol, which memcached deprecates).
+//!
+//! The client is [`crate::wire`]'s, not a crate's: `async-memcached` (the
+//! maintained async one) has neither `gets`/`cas` nor `replace`, and
+//! allocates a value and a key per request; this shares the Redis backend's
+//! I/O core, with its timeouts, reconnection and `-p connections=K`
+//! pipelining.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use sojourn_core::backend::{
+    Backend, BackendError, Connection, FieldValue, Fields, Row, Schema, Status,
+};
+use sojourn_core::properties::Properties;
+
+use crate::url::{redact_url, OpenError};
+use crate::wire::{Framing, Handshake, Link, MuxHandle, MuxPool, WireConfig, WireError};
+
+const DEFAULT_PORT: u16 = 11211;
+const DEFAULT_TIMEOUT: Duration = Duration::from_millis(2000);
+const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
+/// memcached's limit on key length.
+const MAX_KEY: usize = 250;
+/// Attempts of a partial update's gets/cas before it reports ERROR.
+const CAS_ATTEMPTS: usize = 16;
+const RECORD_VERSION: u8 = 1;
+
+/// Replies of memcached's text protocol: one line, or `VALUE` (and `STAT`)
+/// blocks up to `END`.
+pub(crate) struct Text;
+
+impl Framing for Text {
+    fn reply_len(buf: &[u8]) -> Result<Option<usize>, String> {
+        let mut pos = 0;
+        loop {
+            let Some(nl) = buf[pos..].iter().position(|&b| b == b'\n') else {
+                return Ok(None);
+            };
+            let eol = pos + nl;
+            // Replies end lines with CRLF; tolerate a bare LF (the LRU
+            // crawler's metadump uses one).
+            let line = &buf[pos..eol];
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            pos = eol + 1;
+            if let Some(header) = line.strip_prefix(b"VALUE ") {
+                let bytes = value_length(header)?;
+                let end = pos + bytes + 2;
+                if buf.len() < end {
+                    return Ok(None);
+                }
+                if &buf[end - 2..end] != b"\r\n" {
+                    return Err("a value does not end with CRLF".into());
+                }
+                pos = end;
+            } else if !line.starts_with(b"STAT ") {
+                return Ok(Some(pos));
+            }
+        }
+    }
+}
+
+/// The `<bytes>` of `VALUE <key> <flags> <bytes> [<cas>]`.
+fn value_length(header: &[u8]) -> Result<usize, String> {
+    header
+        .split(|&b| b == b' ')
+        .nth(2)
+        .and_then(|b| std::str::from_utf8(b).ok())
+        .and_then(|b| b.parse().ok())
+        .ok_or_else(|| format!("bad VALUE line {:?}", String::from_utf8_lossy(header)))
+}
+
+/// One `VALUE` block: the data and, for `gets`, the CAS unique.
+struct Value<'a> {
+    data: &'a [u8],
+    cas: Option<u64>,
+}
+
+/// A retrieval reply: its first value, or `None` for `END`; a server error
+/// as `Err`.
+fn parse_get(reply: &[u8]) -> Result<Option<Value<'_>>, String> {
+    let eol = reply
+        .windows(2)
+        .position(|w| w == b"\r\n")
+        .ok_or("reply without a line")?;
+    let line = &reply[..eol];
+    if line == b"END" {
+        return Ok(None);
+    }
+    let Some(header) = line.strip_prefix(b"VALUE ") else {
+        return Err(String::from_utf8_lossy(line).into_owned());
+    };
+    let bytes = value_length(header)?;
+    let cas = header
+        .split(|&b| b == b' ')
+        .nth(3)
+        .and_then(|c| std::str::from_utf8(c).ok())
+        .and_then(|c| c.parse().ok());
+    let start = eol + 2;
+    let data = reply.get(start..start + bytes).ok_or("value cut short")?;
+    Ok(Some(Value { data, cas }))
+}
+
+/// The first line of a reply, without CRLF.
+fn first_line(reply: &[u8]) -> &[u8] {
+    let end = reply
+        .windows(2)
+        .position(|w| w == b"\r\n")
+        .unwrap_or(reply.len());
+    &reply[..end]
+}
+
+fn push_leb128(out: &mut Vec<u8>, mut n: u64) {
+    loop {
+        let byte = (n & 0x7f) as u8;
+        n >>= 7;
+        if n == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
+fn leb128_len(mut n: u64) -> usize {
+    let mut len = 1;
+    while n >= 0x80 {
+        n >>= 7;
+        len += 1;
+    }
+    len
+}
+
+fn read_leb128(buf: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut n: u64 = 0;
+    for shift in (0..64).step_by(7) {
+        let byte = *buf.get(*pos)?;
+        *pos += 1;
+        n |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Some(n);
+        }
+    }
+    None
+}
+
+/// The encoded size of a record of these (field, value) pairs.
+fn record_len<'a>(fields: impl Iterator<Item = (usize, &'a [u8])>) -> usize {
+    1 + fields
+        .map(|(f, v)| leb128_len(f as u64) + leb128_len(v.len() as u64) + v.len())
+        .sum::<usize>()
+}
+
+/// Encode (field, value) pairs, which must be in ascending field order.
+fn encode_record<'a>(out: &mut Vec<u8>, fields: impl Iterator<Item = (usize, &'a [u8])>) {
+    out.push(RECORD_VERSION);
+    for (f, v) in fields {
+        push_leb128(out, f as u64);
+        push_leb128(out, v.len() as u64);
+        out.extend_from_slice(v);
+    }
+}
+
+/// The fields of an encoded record as (field, range of its value), in the
+/// order stored; an error for anything that is not a whole record.
+fn decode_all(
+    data: &[u8],
+    fields: &mut Vec<(usize, std::ops::Range<usize>)>,
+) -> Result<(), String> {
+    fields.clear();
+    if data.first() != Some(&RECORD_VERSION) {
+        return Err("the item is not a sojourn record".into());
+    }
+    let mut pos = 1;
+    while pos < data.len() {
+        let bad = || "a truncated or corrupt sojourn record".to_string();
+        let field = read_leb128(data, &mut pos).ok_or_else(bad)?;
+        let len = read_leb128(data, &mut pos).ok_or_else(bad)?;
+        let end = usize::try_from(len)
+            .ok()
+            .and_then(|l| pos.checked_add(l))
+            .filter(|&e| e <= data.len())
+            .ok_or_else(bad)?;
+        fields.push((usize::try_from(field).map_err(|_| bad())?, pos..end));
+        pos = end;
+    }
+    Ok(())
+}
+
+/// `{table}-{key}` as a text-protocol key (see the module notes).
+fn encode_key(out: &mut Vec<u8>, table: &str, key: &str) -> Result<(), ()> {
+    let start = out.len();
+    for &b in table.as_bytes().iter().chain(b"-").chain(key.as_bytes()) {
+        if (0x21..=0x7e).contains(&b) && b != b'%' {
+            out.push(b);
+        } else {
+            const HEX: &[u8; 16] = b"0123456789ABCDEF";
+            out.extend_from_slice(&[b'%', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
+        }
+    }
+    if out.len() - start > MAX_KEY {
+        return Err(());
+    }
+    Ok(())
+}
+
+/// Everything a memcached backend is configured with.
+#[derive(Clone, Debug)]
+pub struct MemcachedOptions {
+    pub host: String,
+    pub port: u16,
+    pub timeout: Duration,
+    pub connections: Option<usize>,
+    pub threads: usize,
+}
+
+impl MemcachedOptions {
+    pub fn new(host: &str, port: u16) -> MemcachedOptions {
+        MemcachedOptions {
+            host: host.to_string(),
+            port,
+            timeout: DEFAULT_TIMEOUT,
+            connections: None,
+            threads: 1,
+        }
+    }
+
+    /// From a `memcached://` URL (`None`: YCSB's `memcached.hosts`) and the
+    /// run's properties.
+    pub fn from_url_and_properties(
+        url: Option<&str>,
+        props: &Properties,
+    ) -> Result<MemcachedOptions, OpenError> {
+        let invalid = |message: String| OpenError::Invalid {
+            url: url.map_or_else(|| "memcached".to_string(), redact_url),
+            message,
+        };
+        let prop = |e: sojourn_core::properties::PropertyError| invalid(e.to_string());
+        let authority = match url {
+            Some(u) => {
+                let rest = u
+                    .trim()
+                    .split_once("://")
+                    .map(|(_, r)| r)
+                    .ok_or_else(|| invalid("expected memcached://host[:port]".into()))?;
+                let rest = rest.strip_suffix('/').unwrap_or(rest);
+                if rest.contains(['/', '?', '#', '@']) {
+                    return Err(invalid(
+                        "expected memcached://host[:port] with no path, options or user".into(),
+                    ));
+                }
+                rest.to_string()
+            }
+            None => {
+                let hosts = props.get_str("memcached.hosts", "localhost").trim();
+                if hosts.contains(',') {
+                    return Err(invalid(format!(
+                        "memcached.hosts lists several servers ({hosts}); sojourn drives one \
+                         memcached server per run"
+                    )));
+                }
+                hosts.to_string()
+            }
+        };
+        let (host, port) =
+            crate::wire::split_host_port(&authority, DEFAULT_PORT).map_err(invalid)?;
+        let mut o = MemcachedOptions::new(&host, port);
+        let timeout_ms = match props.get("timeout.ms") {
+            Some(_) => props.get_u64("timeout.ms", 0).map_err(prop)?,
+            None => props
+                .get_u64(
+                    "memcached.opTimeoutMillis",
+                    DEFAULT_TIMEOUT.as_millis() as u64,
+                )
+                .map_err(prop)?,
+        };
+        if timeout_ms == 0 {
+            return Err(invalid("timeout.ms must be at least 1".into()));
+        }
+        o.timeout = Duration::from_millis(timeout_ms);
+        o.threads = props.get_u64("threadcount", 1).map_err(prop)?.max(1) as usize;
+        if props.contains("connections") {
+            let k = props.get_u64("connections", 0).map_err(prop)?;
+            if k == 0 {
+                return Err(invalid("connections must be at least 1".into()));
+            }
+            if (k as usize) < o.threads {
+                o.connections = Some(k as usize);
+            }
+        }
+        Ok(o)
+    }
+}
+
+/// A memcached server.
+pub struct MemcachedBackend {
+    opts: MemcachedOptions,
+    cfg: Arc<WireConfig>,
+    pool: Option<MuxPool<Text>>,
+}
+
+impl std::fmt::Debug for MemcachedBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemcachedBackend")
+            .field("opts", &self.opts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl MemcachedBackend {
+    pub fn new(opts: MemcachedOptions) -> MemcachedBackend {
+        let cfg = Arc::new(WireConfig {
+            addr: crate::wire::addr(&opts.host, opts.port),
+            timeout: opts.timeout,
+            connect_timeout: SETUP_TIMEOUT,
+            handshake: Handshake::default(),
+            tls: None,
+        });
+        let pool = opts
+            .connections
+            .map(|k| MuxPool::new(Arc::clone(&cfg), opts.threads.div_ceil(k)));
+        MemcachedBackend { opts, cfg, pool }
+    }
+
+    pub fn open(url: Option<&str>, props: &Properties) -> Result<MemcachedBackend, OpenError> {
+        MemcachedOptions::from_url_and_properties(url, props).map(MemcachedBackend::new)
+    }
+
+    fn target(&self) -> String {
+        format!(
+            "memcached://{}",
+            crate::wire::addr(&self.opts.host, self.opts.port)
+        )
+    }
+
+    async fn setup_call(&self, command: &[u8]) -> Result<Vec<u8>, BackendError> {
+        let mut cfg = (*self.cfg).clone();
+        cfg.timeout = SETUP_TIMEOUT.max(self.opts.timeout);
+        let mut link = Link::<Text>::connect(Arc::new(cfg))
+            .await
+            .map_err(|message| BackendError::Connect {
+                target: self.target(),
+                message,
+            })?;
+        link.request().extend_from_slice(command);
+        link.call(1)
+            .await
+            .map(<[u8]>::to_vec)
+            .map_err(|e| BackendError::Setup {
+                target: self.target(),
+                message: e.to_string(),
+            })
+    }
+
+    /// A number from `stats`.
+    async fn stat(&self, name: &[u8]) -> Result<u64, BackendError> {
+        let stats = self.setup_call(b"stats\r\n").await?;
+        stats
+            .split(|&b| b == b'\n')
+            .find_map(|line| {
+                line.strip_prefix(b"STAT ")?
+                    .strip_prefix(name)?
+                    .strip_prefix(b" ")
+            })
+            .and_then(|n| std::str::from_utf8(n).ok())
+            .and_then(|n| n.trim().parse::<u64>().ok())
+            .ok_or_else(|| self.setup_error(&stats))
+    }
+
+    /// Flushed items stay counted in `curr_items` until something touches
+    /// them; run the LRU crawler over everything, which reclaims them, and
+    /// wait (bounded) until it is done, so that `is_empty` can trust the
+    /// count. A server without the crawler keeps its stale count.
+    async fn reclaim_flushed(&self) -> Result<(), BackendError> {
+        let deadline = tokio::time::Instant::now() + SETUP_TIMEOUT;
+        let pause = Duration::from_millis(5);
+        loop {
+            let reply = self.setup_call(b"lru_crawler crawl all\r\n").await?;
+            match first_line(&reply) {
+                b"OK" => break,
+                // Already crawling (memcached crawls on its own too).
+                line if line.starts_with(b"BUSY") && tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(pause).await;
+                }
+                _ => return Ok(()),
+            }
+        }
+        while self.stat(b"lru_crawler_running").await? != 0 {
+            if tokio::time::Instant::now() >= deadline {
+                break;
+            }
+            tokio::time::sleep(pause).await;
+        }
+        Ok(())
+    }
+
+    fn setup_error(&self, reply: &[u8]) -> BackendError {
+        BackendError::Setup {
+            target: self.target(),
+            message: String::from_utf8_lossy(first_line(reply)).into_owned(),
+        }
+    }
+}
+
+impl Backend for MemcachedBackend {
+    type Conn = MemcachedConnection;
+
+    fn describe(&self) -> String {
+        match self.opts.connections {
+            Some(k) => format!(
+                "{} ({} in flight over {k} connection{})",
+                self.target(),
+                self.opts.threads,
+                if k == 1 { "" } else { "s" }
+            ),
+            None => self.target(),
+        }
+    }
+
+    async fn prepare(&self, _schema: &Schema, drop: bool) -> Result<(), BackendError> {
+        if drop {
+            let reply = self.setup_call(b"flush_all\r\n").await?;
+            if first_line(&reply) != b"OK" {
+                return Err(self.setup_error(&reply));
+            }
+            self.reclaim_flushed().await?;
+        } else {
+            let reply = self.setup_call(b"version\r\n").await?;
+            if !reply.starts_with(b"VERSION") {
+                return Err(self.setup_error(&reply));
+            }
+        }
+        Ok(())
+    }
+
+    async fn is_empty(&self, _schema: &Schema) -> Result<Option<bool>, BackendError> {
+        Ok(Some(self.stat(b"curr_items").await? == 0))
+    }
+
+    async fn connect(&self, schema: Arc<Schema>) -> Result<MemcachedConnection, BackendError> {
+        let connect_error = |message: String| BackendError::Connect {
+            target: self.target(),
+            message,
+        };
+        let transport = match &self.pool {
+            Some(pool) => Transport::Mux(pool.handle().await.map_err(connect_error)?),
+            None => Transport::Link(
+                Link::connect(Arc::clone(&self.cfg))
+                    .await
+                    .map_err(connect_error)?,
+            ),
+        };
+        Ok(MemcachedConnection {
+            t: transport,
+            table: schema.table.clone(),
+            field_count: schema.field_count(),
+            timeout: self.opts.timeout,
+            order: Vec::new(),
+            decoded: Vec::new(),
+            old: Vec::new(),
+            jitter: seed(),
+            last_error: None,
+        })
+    }
+}
+
+enum Transport {
+    Link(Link<Text>),
+    Mux(MuxHandle<Text>),
+}
+
+impl Transport {
+    fn request(&mut self) -> &mut Vec<u8> {
+        match self {
+            Transport::Link(l) => l.request(),
+            Transport::Mux(m) => m.request(),
+        }
+    }
+
+    fn request_continue(&mut self) -> &mut Vec<u8> {
+        match self {
+            Transport::Link(l) => l.request_continue(),
+            Transport::Mux(m) => m.request_continue(),
+        }
+    }
+
+    async fn call(&mut self) -> Result<&[u8], WireError> {
+        match self {
+            Transport::Link(l) => l.call(1).await,
+            Transport::Mux(m) => m.call(1).await,
+        }
+    }
+}
+
+type OpResult<T> = Result<T, (Status, String)>;
+
+/// A nonzero seed that differs between connections.
+fn seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(0x9e37_79b9_7f4a_7c15);
+    h.finish() | 1
+}
+
+fn wire_err(e: WireError) -> (Status, String) {
+    (Status::Error, e.to_string())
+}
+
+fn reply_err(reply: &[u8]) -> (Status, String) {
+    (
+        Status::Error,
+        String::from_utf8_lossy(first_line(reply)).into_owned(),
+    )
+}
+
+/// A connection of [`MemcachedBackend`].
+pub struct MemcachedConnection {
+    t: Transport,
+    table: String,
+    field_count: usize,
+    /// The operation timeout, which also bounds a partial update's retries.
+    timeout: Duration,
+    /// Indices into an update's values, in field order, last value winning.
+    order: Vec<usize>,
+    /// Field ranges of a decoded record.
+    decoded: Vec<(usize, std::ops::Range<usize>)>,
+    /// The record a partial update read, copied out of the reply buffer.
+    old: Vec<u8>,
+    /// xorshift state for compare-and-swap retry pauses.
+    jitter: u64,
+    last_error: Option<String>,
+}
+
+/// The storage commands this backend sends.
+#[derive(Copy, Clone)]
+enum Store {
+    Set,
+    Replace,
+    Cas(u64),
+}
+
+impl MemcachedConnection {
+    /// The most recent error on this connection, for diagnosing ERROR
+    /// statuses.
+    pub fn last_error(&self) -> Option<&str> {
+        self.last_error.as_deref()
+    }
+
+    fn status(&mut self, result: OpResult<Status>) -> Status {
+        result.unwrap_or_else(|(status, message)| {
+            self.last_error = Some(message);
+            status
+        })
+    }
+
+    fn valid_fields(&self, fields: Fields<'_>) -> bool {
+        match fields {
+            Fields::All => true,
+            Fields::Some(list) => list.iter().all(|&f| f < self.field_count),
+        }
+    }
+
+    /// Start a command `<name> <key>` in the request buffer.
+    fn start(&mut self, name: &[u8], key: &str) -> OpResult<()> {
+        let req = self.t.request();
+        req.extend_from_slice(name);
+        req.push(b' ');
+        encode_key(req, &self.table, key).map_err(|()| {
+            (
+                Status::BadRequest,
+                format!("key longer than memcached's {MAX_KEY} bytes"),
+            )
+        })
+    }
+
+    /// `order` := indices of `values` sorted by field, one per field (the
+    /// last given wins).
+    fn order_values(&mut self, values: &[FieldValue]) {
+        self.order.clear();
+        self.order.extend(0..values.len());
+        if !values.windows(2).all(|w| w[0].field < w[1].field) {
+            self.order.sort_by_key(|&i| values[i].field);
+            // Keep the last of equal fields: walk backwards, drop repeats.
+            let mut keep = Vec::with_capacity(self.order.len());
+            for &i in self.order.iter().rev() {
+                if keep
+                    .last()
+                    .is_none_or(|&j: &usize| values[j].field != values[i].field)
+                {
+                    keep.push(i);
+                }
+            }
+            keep.reverse();
+            self.order = keep;
+        }
+    }
+
+    /// Append ` 0 0 <bytes>[ <cas>]\r\n<record>\r\n` for `fields`.
+    fn finish_store<'a>(
+        &mut self,
+        store: Store,
+        fields: impl Iterator<Item = (usize, &'a [u8])> + Clone,
+    ) {
+        let len = record_len(fields.clone());
+        let req = self.t.request_continue();
+        req.extend_from_slice(b" 0 0 ");
+        req.extend_from_slice(itoa::Buffer::new().format(len).as_bytes());
+        if let Store::Cas(unique) = store {
+            req.push(b' ');
+            req.extend_from_slice(itoa::Buffer::new().format(unique).as_bytes());
+        }
+        req.extend_from_slice(b"\r\n");
+        encode_record(req, fields);
+        req.extend_from_slice(b"\r\n");
+    }
+
+    async fn read_now(
+        &mut self,
+        key: &str,
+        fields: Fields<'_>,
+        out: &mut Vec<FieldValue>,
+    ) -> OpResult<Status> {
+        self.start(b"get", key)?;
+        self.t.request_continue().extend_from_slice(b"\r\n");
+        let reply = self.t.call().await.map_err(wire_err)?;
+        let Some(value) = parse_get(reply).map_err(|e| (Status::Error, e))? else {
+            return Ok(Status::NotFound);
+        };
+        decode_all(value.data, &mut self.decoded).map_err(|e| (Status::Error, e))?;
+        match fields {
+            Fields::All => {
+                for (field, range) in &self.decoded {
+                    out.push(FieldValue {
+                        field: *field,
+                        value: value.data[range.clone()].to_vec(),
+                    });
+                }
+            }
+            Fields::Some(list) => {
+                for &want in list {
+                    if let Some((_, range)) = self.decoded.iter().find(|(f, _)| *f == want) {
+                        out.push(FieldValue {
+                            field: want,
+                            value: value.data[range.clone()].to_vec(),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(Status::Ok)
+    }
+
+    async fn store(
+        &mut self,
+        command: &[u8],
+        store: Store,
+        key: &str,
+        values: &[FieldValue],
+    ) -> OpResult<Status> {
+        self.order_values(values);
+        self.start(command, key)?;
+        let order = std::mem::take(&mut self.order);
+        self.finish_store(
+            store,
+            order
+                .iter()
+                .map(|&i| (values[i].field, &values[i].value[..])),
+        );
+        self.order = order;
+        let reply = self.t.call().await.map_err(wire_err)?;
+        match first_line(reply) {
+            b"STORED" => Ok(Status::Ok),
+            b"NOT_STORED" | b"NOT_FOUND" => Ok(Status::NotFound),
+            _ => Err(reply_err(reply)),
+        }
+    }
+
+    async fn update_now(&mut self, key: &str, values: &[FieldValue]) -> OpResult<Status> {
+        if values.iter().any(|v| v.field >= self.field_count) {
+            return Ok(Status::BadRequest);
+        }
+        if values.is_empty() {
+            let mut none = Vec::new();
+            return self.read_now(key, Fields::Some(&[]), &mut none).await;
+        }
+        self.order_values(values);
+        if self.order.len() == self.field_count {
+            // Every field is written: the old record does not matter.
+            return self.store(b"replace", Store::Replace, key, values).await;
+        }
+        let started = tokio::time::Instant::now();
+        for attempt in 0..CAS_ATTEMPTS {
+            if started.elapsed() >= self.timeout {
+                return Err((
+                    Status::Error,
+                    format!("no compare-and-swap succeeded within {:?}", self.timeout),
+                ));
+            }
+            if attempt >= 2 {
+                // Two clients updating one item can fall into lockstep
+                // (both read, one wins, both read again...); a random pause
+                // of up to a few round trips breaks it.
+                self.jitter = self.jitter ^ (self.jitter << 13);
+                self.jitter ^= self.jitter >> 7;
+                self.jitter ^= self.jitter << 17;
+                let micros = self.jitter % (50u64 << attempt.min(6));
+                tokio::time::sleep(Duration::from_micros(micros)).await;
+            }
+            self.start(b"gets", key)?;
+            self.t.request_continue().extend_from_slice(b"\r\n");
+            let reply = self.t.call().await.map_err(wire_err)?;
+            let Some(value) = parse_get(reply).map_err(|e| (Status::Error, e))? else {
+                return Ok(Status::NotFound);
+            };
+            let unique = value
+                .cas
+                .ok_or((Status::Error, "gets returned no CAS value".to_string()))?;
+            self.old.clear();
+            self.old.extend_from_slice(value.data);
+            decode_all(&self.old, &mut self.decoded).map_err(|e| (Status::Error, e))?;
+            // Merge: old fields not updated, and the new values, in field
+            // order.
+            self.start(b"cas", key)?;
+            let (old, decoded, order) = (
+                std::mem::take(&mut self.old),
+                std::mem::take(&mut self.decoded),
+                std::mem::take(&mut self.order),
+            );
+            let merged = Merge {
+                old: &old,
+                decoded: &decoded,
+                values,
+                order: &order,
+                i: 0,
+                j: 0,
+            };
+            self.finish_store(Store::Cas(unique), merged);
+            (self.old, self.decoded, self.order) = (old, decoded, order);
+            let reply = self.t.call().await.map_err(wire_err)?;
+            match first_line(reply) {
+                b"STORED" => return Ok(Status::Ok),
+                b"NOT_FOUND" => return Ok(Status::NotFound),
+                b"EXISTS" => continue,
+                _ => return Err(reply_err(reply)),
+            }
+        }
+        Err((
+            Status::Error,
+            format!("the item kept changing during {CAS_ATTEMPTS} compare-and-swap attempts"),
+        ))
+    }
+
+    async fn delete_now(&mut self, key: &str) -> OpResult<Status> {
+        self.start(b"delete", key)?;
+        self.t.request_continue().extend_from_slice(b"\r\n");
+        let reply = self.t.call().await.map_err(wire_err)?;
+        match first_line(reply) {
+            b"DELETED" => Ok(Status::Ok),
+            b"NOT_FOUND" => Ok(Status::NotFound),
+            _ => Err(reply_err(reply)),
+        }
+    }
+}
+
+/// The fields of an old record merged with new values (which win), in
+/// field order. Both inputs are in field order.
+#[derive(Clone)]
+struct Merge<'a> {
+    old: &'a [u8],
+    decoded: &'a [(usize, std::ops::Range<usize>)],
+    values: &'a [FieldValue],
+    order: &'a [usize],
+    i: usize,
+    j: usize,
+}
+
+impl<'a> Iterator for Merge<'a> {
+    type Item = (usize, &'a [u8]);
+
+    fn next(&mut self) -> Option<(usize, &'a [u8])> {
+        let old = self.decoded.get(self.i);
+        let new = self.order.get(self.j).map(|&k| &self.values[k]);
+        match (old, new) {
+            (Some((fa, ra)), Some(v)) if *fa < v.field => {
+                self.i += 1;
+                Some((*fa, &self.old[ra.clone()]))
+            }
+            (Some((fa, _)), Some(v)) => {
+                if *fa == v.field {
+                    self.i += 1;
+                }
+                self.j += 1;
+                Some((v.field, &v.value[..]))
+            }
+            (Some((fa, ra)), None) => {
+                self.i += 1;
+                Some((*fa, &self.old[ra.clone()]))
+            }
+            (None, Some(v)) => {
+                self.j += 1;
+                Some((v.field, &v.value[..]))
+            }
+            (None, None) => None,
+        }
+    }
+}
+
+impl Connection for MemcachedConnection {
+    async fn read(&mut self, key: &str, fields: Fields<'_>, out: &mut Vec<FieldValue>) -> Status {
+        if !self.valid_fields(fields) {
+            return Status::BadRequest;
+        }
+        let before = out.len();
+        let result = self.read_now(key, fields, out).await;
+        if result.is_err() {
+            out.truncate(before);
+        }
+        self.status(result)
+    }
+
+    async fn scan(
+        &mut self,
+        _start_key: &str,
+        _count: usize,
+        fields: Fields<'_>,
+        _out: &mut Vec<Row>,
+    ) -> Status {
+        if !self.valid_fields(fields) {
+            return Status::BadRequest;
+        }
+        Status::NotImplemented
+    }
+
+    async fn update(&mut self, key: &str, values: &[FieldValue]) -> Status {
+        let result = self.update_now(key, values).await;
+        self.status(result)
+    }
+
+    async fn insert(&mut self, key: &str, values: &[FieldValue]) -> Status {
+        if values.iter().any(|v| v.field >= self.field_count) {
+            return Status::BadRequest;
+        }
+        let result = self.store(b"set", Store::Set, key, values).await;
+        self.status(result)
+    }
+
+    async fn delete(&mut self, key: &str) -> Status {
+        let result = self.delete_now(key).await;
+        self.status(result)
+    }
+}

@@ -1,0 +1,1231 @@
+//! The Redis backend (also Valkey, Tair and other servers that speak RESP2):
+//! `redis://[user][:password@]host[:port][/db]`, or YCSB's
+//! `redis -p redis.host=H -p redis.port=P [-p redis.password=...]`.
+//!
+//! Two layouts, chosen with `redis.mode`:
+//!
+//! - `hash` (default) is YCSB's Redis binding: each record is a hash at the
+//!   record's key (no table prefix) with one hash field per field, and every
+//!   inserted key is also a member of the sorted set `_indices`, scored by
+//!   Java's `String.hashCode()` of the key. A scan is YCSB's:
+//!   `ZRANGEBYSCORE _indices hash(start) +inf LIMIT 0 count`, then the
+//!   fields of each key found. So scans return keys in *hash order* from
+//!   the start key's hash, not in key order, exactly as with YCSB; data
+//!   loaded by YCSB runs here and the other way round.
+//! - `string` stores each record as one plain string (`SET`/`GET`), the
+//!   layout the Redis and Tair whitepapers benchmark. It holds exactly one
+//!   field, so it requires `fieldcount=1` (refused otherwise, rather than
+//!   silently dropping fields). Scans are `NOT_IMPLEMENTED`.
+//!
+//! Where sojourn differs from YCSB's binding, it is to keep statuses honest
+//! (NOT_FOUND distinct from ERROR) and records whole: an update of an absent
+//! record is NOT_FOUND instead of creating it (hash mode: one `EVALSHA` of
+//! a two-line script; string mode: `SET ... XX`); an insert replaces an
+//! existing record as a whole (`DEL`, `HSET`, `ZADD` in one script), which
+//! also makes a retried load idempotent; a read of an absent key is
+//! NOT_FOUND rather than ERROR.
+//!
+//! `prepare` with drop runs `FLUSHDB`: it empties the whole database number
+//! (`/db` in the URL, default 0), not only sojourn's keys, because YCSB's
+//! layout has no table namespace to delete by. `is_empty` is `DBSIZE == 0`,
+//! for the same reason.
+//!
+//! Password: from the URL, else `redis.password`, else the `REDIS_PASSWORD`
+//! environment variable; sent with `AUTH` on every connection and never
+//! shown (`describe` and errors carry no password). A user name (Redis 6
+//! ACLs) comes from the URL.
+//!
+//! TLS: `rediss://...` (or `-p redis.tls=true`), with rustls. The server's
+//! certificate is checked against the system's certificate authorities, or
+//! those of `redis.tls.ca=PATH` (PEM), and must name the host connected to;
+//! `redis.tls.insecure=true` encrypts without checking. For servers that
+//! check clients (`tls-auth-clients yes`, Redis' default), give
+//! `redis.tls.cert=PATH` and `redis.tls.key=PATH` (PEM).
+//!
+//! Topology: by default each sojourn connection is one TCP connection with
+//! one request in flight, as YCSB does. With `-p connections=K` (K smaller
+//! than `-threads N`), the N connections share K sockets and their requests
+//! are pipelined: N operations in flight over K connections, which
+//! `describe` records. Both are the hand-written client of [`crate::wire`]
+//! rather than the `redis` crate, for the CPU per operation it saves (see
+//! that module).
+//!
+//! Per-operation timeout: `timeout.ms` (default 2000), else YCSB's
+//! `redis.timeout`. A timed-out operation is an ERROR and the run goes on.
+
+mod resp;
+mod tls;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sojourn_core::backend::{
+    Backend, BackendError, Connection, FieldValue, Fields, Row, Schema, Status,
+};
+use sojourn_core::properties::Properties;
+
+use crate::url::{redact_url, OpenError};
+use crate::wire::{
+    addr, split_host_port, Handshake, Link, MuxHandle, MuxPool, WireConfig, WireError,
+};
+use resp::{Item, Reader, Resp};
+
+/// The sorted set of YCSB's Redis binding that indexes keys for scans.
+pub const INDEX_KEY: &str = "_indices";
+
+const DEFAULT_PORT: u16 = 6379;
+const DEFAULT_TIMEOUT: Duration = Duration::from_millis(2000);
+/// Setup connections (prepare, is_empty, connect) may wait longer than an
+/// operation: a server that is still starting is not an operation error.
+const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Update of existing hash fields; 0 when the record does not exist.
+pub const UPDATE_SCRIPT: &str = "if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end\n\
+redis.call('HSET', KEYS[1], unpack(ARGV))\n\
+return 1\n";
+/// SHA-1 of [`UPDATE_SCRIPT`], as `SCRIPT LOAD` answers (checked by the
+/// integration tests against a real server).
+pub const UPDATE_SHA: &str = "1e6b37db6bf61686adbd4a92f3ef6f32cf43c1d8";
+
+/// Insert (replace) a record and index it: ARGV[1] is the score, then
+/// field/value pairs.
+pub const INSERT_SCRIPT: &str = "redis.call('DEL', KEYS[1])\n\
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))\n\
+redis.call('ZADD', KEYS[2], ARGV[1], KEYS[1])\n\
+return 1\n";
+pub const INSERT_SHA: &str = "cd5d6514af620f6ef72a3303ce55ef6daddbcc6c";
+
+/// How records are laid out.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum RedisMode {
+    Hash,
+    String,
+}
+
+/// Everything a Redis backend is configured with.
+#[derive(Clone)]
+pub struct RedisOptions {
+    pub host: String,
+    pub port: u16,
+    pub db: u32,
+    pub user: Option<String>,
+    pub password: Option<String>,
+    pub mode: RedisMode,
+    pub timeout: Duration,
+    /// Sockets shared by all sojourn connections (pipelined); `None` for one
+    /// socket per connection.
+    pub connections: Option<usize>,
+    /// Sojourn connections the run will open (`threadcount`), for sharing
+    /// them over `connections` sockets.
+    pub threads: usize,
+    /// TLS (`rediss://` or `redis.tls=true`); `None` for plain TCP.
+    pub tls: Option<TlsOptions>,
+}
+
+/// How a TLS connection authenticates the server, and itself.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TlsOptions {
+    /// PEM file of the certificate authorities to trust; default: the
+    /// system's bundle (`$SSL_CERT_FILE`, else the usual locations).
+    pub ca: Option<PathBuf>,
+    /// PEM certificate chain and private key for servers that check clients
+    /// (Redis' `tls-auth-clients yes`, its default).
+    pub cert: Option<PathBuf>,
+    pub key: Option<PathBuf>,
+    /// Encrypt without checking the server's certificate.
+    pub insecure: bool,
+}
+
+impl std::fmt::Debug for RedisOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisOptions")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("db", &self.db)
+            .field("user", &self.user)
+            .field("password", &self.password.as_ref().map(|_| "***"))
+            .field("mode", &self.mode)
+            .field("timeout", &self.timeout)
+            .field("connections", &self.connections)
+            .field("threads", &self.threads)
+            .field("tls", &self.tls)
+            .finish()
+    }
+}
+
+impl RedisOptions {
+    /// Options for `host:port` with every default.
+    pub fn new(host: &str, port: u16) -> RedisOptions {
+        RedisOptions {
+            host: host.to_string(),
+            port,
+            db: 0,
+            user: None,
+            password: None,
+            mode: RedisMode::Hash,
+            timeout: DEFAULT_TIMEOUT,
+            connections: None,
+            threads: 1,
+            tls: None,
+        }
+    }
+
+    /// From a `redis://` URL (`None`: the YCSB properties `redis.host`,
+    /// `redis.port`, `redis.password`) and the run's properties.
+    pub fn from_url_and_properties(
+        url: Option<&str>,
+        props: &Properties,
+    ) -> Result<RedisOptions, OpenError> {
+        let invalid = |message: String| OpenError::Invalid {
+            url: url.map_or_else(|| "redis".to_string(), redact_url),
+            message,
+        };
+        let prop = |e: sojourn_core::properties::PropertyError| invalid(e.to_string());
+        let mut o = match url {
+            Some(url) => parse_url(url).map_err(invalid)?,
+            None => {
+                let host = props.get_str("redis.host", "localhost").trim().to_string();
+                let port = props
+                    .get_u64("redis.port", u64::from(DEFAULT_PORT))
+                    .map_err(prop)?;
+                let port = u16::try_from(port)
+                    .ok()
+                    .filter(|&p| p > 0)
+                    .ok_or_else(|| invalid(format!("redis.port {port} is not a TCP port")))?;
+                let mut o = RedisOptions::new(&host, port);
+                let db = props.get_u64("redis.db", 0).map_err(prop)?;
+                o.db = u32::try_from(db)
+                    .map_err(|_| invalid(format!("redis.db {db} is too large")))?;
+                o
+            }
+        };
+        if o.password.is_none() {
+            o.password = props
+                .get("redis.password")
+                .map(str::to_string)
+                .or_else(|| std::env::var("REDIS_PASSWORD").ok())
+                .filter(|p| !p.is_empty());
+        }
+        if props.get_bool("redis.tls", false).map_err(prop)? {
+            o.tls.get_or_insert_with(TlsOptions::default);
+        }
+        let path = |key: &str| props.get(key).map(|v| PathBuf::from(v.trim()));
+        match &mut o.tls {
+            Some(tls) => {
+                tls.ca = path("redis.tls.ca");
+                tls.cert = path("redis.tls.cert");
+                tls.key = path("redis.tls.key");
+                tls.insecure = props.get_bool("redis.tls.insecure", false).map_err(prop)?;
+                if tls.cert.is_some() != tls.key.is_some() {
+                    return Err(invalid(
+                        "redis.tls.cert and redis.tls.key go together (a client certificate and its key)"
+                            .into(),
+                    ));
+                }
+            }
+            None => {
+                if let Some((key, _)) = props.iter().find(|(k, _)| k.starts_with("redis.tls.")) {
+                    return Err(invalid(format!(
+                        "{key} is set but TLS is not on; use rediss:// or -p redis.tls=true"
+                    )));
+                }
+            }
+        }
+        if props.get_bool("redis.cluster", false).map_err(prop)? {
+            return Err(invalid(
+                "redis.cluster=true (Redis Cluster) is not supported; point sojourn at one node"
+                    .into(),
+            ));
+        }
+        o.mode = match props
+            .get_choice("redis.mode", "hash", &["hash", "string"])
+            .map_err(prop)?
+        {
+            "string" => RedisMode::String,
+            _ => RedisMode::Hash,
+        };
+        let timeout_ms = match props.get("timeout.ms") {
+            Some(_) => props.get_u64("timeout.ms", 0).map_err(prop)?,
+            None => props
+                .get_u64("redis.timeout", DEFAULT_TIMEOUT.as_millis() as u64)
+                .map_err(prop)?,
+        };
+        if timeout_ms == 0 {
+            return Err(invalid("timeout.ms must be at least 1".into()));
+        }
+        o.timeout = Duration::from_millis(timeout_ms);
+        o.threads = props.get_u64("threadcount", 1).map_err(prop)?.max(1) as usize;
+        if props.contains("connections") {
+            let k = props.get_u64("connections", 0).map_err(prop)?;
+            if k == 0 {
+                return Err(invalid("connections must be at least 1".into()));
+            }
+            // As many sockets as connections is the plain topology.
+            if (k as usize) < o.threads {
+                o.connections = Some(k as usize);
+            }
+        }
+        Ok(o)
+    }
+}
+
+/// `redis://[user][:password@]host[:port][/db]`.
+fn parse_url(url: &str) -> Result<RedisOptions, String> {
+    let url = url.trim();
+    let (scheme, rest) = url
+        .split_once("://")
+        .ok_or("expected redis://[user][:password@]host[:port][/db]")?;
+    let tls = scheme.eq_ignore_ascii_case("rediss");
+    if !tls && !scheme.eq_ignore_ascii_case("redis") {
+        return Err(format!("expected the redis:// scheme, not {scheme}://"));
+    }
+    if rest.contains(['?', '#']) {
+        return Err("options in the URL are not supported; use -p redis.* properties".into());
+    }
+    // The user-info ends at the last `@` (passwords may contain `@`).
+    let (userinfo, hostpart) = match rest.rfind('@') {
+        Some(at) => (Some(&rest[..at]), &rest[at + 1..]),
+        None => (None, rest),
+    };
+    let (authority, path) = match hostpart.find('/') {
+        Some(i) => (&hostpart[..i], &hostpart[i + 1..]),
+        None => (hostpart, ""),
+    };
+    let (host, port) = split_host_port(authority, DEFAULT_PORT)?;
+    let mut o = RedisOptions::new(&host, port);
+    o.tls = tls.then(TlsOptions::default);
+    if !path.is_empty() {
+        o.db = path
+            .parse()
+            .map_err(|_| format!("the database number /{path} is not a number"))?;
+    }
+    if let Some(info) = userinfo {
+        let (user, password) = match info.split_once(':') {
+            Some((u, p)) => (u, Some(p)),
+            None => (info, None),
+        };
+        let user = percent_decode(user)?;
+        o.user = (!user.is_empty()).then_some(user);
+        o.password = password
+            .map(percent_decode)
+            .transpose()?
+            .filter(|p| !p.is_empty());
+    }
+    Ok(o)
+}
+
+fn percent_decode(s: &str) -> Result<String, String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = bytes
+                .get(i + 1..i + 3)
+                .and_then(|h| std::str::from_utf8(h).ok())
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or("a % in the user or password is not followed by two hex digits")?;
+            out.push(hex);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| "the user or password is not UTF-8 once decoded".into())
+}
+
+/// Java's `String.hashCode()`, which YCSB's binding uses as the score of a
+/// key in `_indices`: over UTF-16 code units, wrapping.
+pub fn java_hash(key: &str) -> i32 {
+    if key.is_ascii() {
+        key.bytes()
+            .fold(0i32, |h, b| h.wrapping_mul(31).wrapping_add(i32::from(b)))
+    } else {
+        key.encode_utf16()
+            .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)))
+    }
+}
+
+/// A Redis database.
+pub struct RedisBackend {
+    opts: RedisOptions,
+    cfg: Arc<WireConfig>,
+    pool: Option<MuxPool<Resp>>,
+}
+
+impl std::fmt::Debug for RedisBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisBackend")
+            .field("opts", &self.opts)
+            .finish_non_exhaustive()
+    }
+}
+
+fn reply_error(reply: &[u8]) -> Result<(), String> {
+    match Reader::new(reply).next()? {
+        Item::Error(e) => Err(String::from_utf8_lossy(e).into_owned()),
+        _ => Ok(()),
+    }
+}
+
+impl RedisBackend {
+    /// A backend for `opts`; fails only when TLS files cannot be read.
+    pub fn new(opts: RedisOptions) -> Result<RedisBackend, BackendError> {
+        let mut hs = Handshake {
+            check: reply_error,
+            ..Handshake::default()
+        };
+        if let Some(password) = &opts.password {
+            match &opts.user {
+                Some(user) => resp::encode(
+                    &mut hs.request,
+                    &[b"AUTH", user.as_bytes(), password.as_bytes()],
+                ),
+                None => resp::encode(&mut hs.request, &[b"AUTH", password.as_bytes()]),
+            }
+            hs.replies += 1;
+        }
+        if opts.db != 0 {
+            resp::encode(
+                &mut hs.request,
+                &[b"SELECT", itoa::Buffer::new().format(opts.db).as_bytes()],
+            );
+            hs.replies += 1;
+        }
+        // A server that wants a password we were not given says so here
+        // (NOAUTH), rather than failing every operation later.
+        resp::encode(&mut hs.request, &[b"PING"]);
+        hs.replies += 1;
+        hs.strict = hs.replies;
+        if opts.mode == RedisMode::Hash {
+            // Best effort: a server that refuses scripts still serves reads;
+            // its updates and inserts then fail visibly, one by one.
+            for script in [UPDATE_SCRIPT, INSERT_SCRIPT] {
+                resp::encode(&mut hs.request, &[b"SCRIPT", b"LOAD", script.as_bytes()]);
+                hs.replies += 1;
+            }
+        }
+        let tls = match &opts.tls {
+            Some(t) => Some(tls::config(&opts.host, t).map_err(BackendError::Config)?),
+            None => None,
+        };
+        let cfg = Arc::new(WireConfig {
+            addr: addr(&opts.host, opts.port),
+            timeout: opts.timeout,
+            connect_timeout: SETUP_TIMEOUT,
+            handshake: hs,
+            tls,
+        });
+        let pool = opts
+            .connections
+            .map(|k| MuxPool::new(Arc::clone(&cfg), opts.threads.div_ceil(k)));
+        Ok(RedisBackend { opts, cfg, pool })
+    }
+
+    /// Open from a URL (or `None` for YCSB's properties) and the run's
+    /// properties; nothing is contacted yet.
+    pub fn open(url: Option<&str>, props: &Properties) -> Result<RedisBackend, OpenError> {
+        let opts = RedisOptions::from_url_and_properties(url, props)?;
+        RedisBackend::new(opts).map_err(|e| OpenError::Invalid {
+            url: url.map_or_else(|| "redis".to_string(), redact_url),
+            message: e.to_string(),
+        })
+    }
+
+    pub fn options(&self) -> &RedisOptions {
+        &self.opts
+    }
+
+    fn target(&self) -> String {
+        let mut s = String::from(if self.opts.tls.is_some() {
+            "rediss://"
+        } else {
+            "redis://"
+        });
+        if let Some(user) = &self.opts.user {
+            s.push_str(user);
+            s.push('@');
+        }
+        s.push_str(&addr(&self.opts.host, self.opts.port));
+        if self.opts.db != 0 {
+            s.push('/');
+            s.push_str(&self.opts.db.to_string());
+        }
+        s
+    }
+
+    fn check_schema(&self, schema: &Schema) -> Result<(), BackendError> {
+        if self.opts.mode == RedisMode::String && schema.field_count() != 1 {
+            return Err(BackendError::Config(format!(
+                "redis.mode=string stores one value per key, so it needs fieldcount=1 \
+                 (this workload has fieldcount={}); add -p fieldcount=1 or use redis.mode=hash",
+                schema.field_count()
+            )));
+        }
+        Ok(())
+    }
+
+    /// A connection for setup commands, on the current runtime.
+    async fn setup_link(&self) -> Result<Link<Resp>, BackendError> {
+        let mut cfg = (*self.cfg).clone();
+        cfg.timeout = SETUP_TIMEOUT.max(self.opts.timeout);
+        Link::connect(Arc::new(cfg))
+            .await
+            .map_err(|message| BackendError::Connect {
+                target: self.target(),
+                message,
+            })
+    }
+
+    async fn setup_call(
+        &self,
+        link: &mut Link<Resp>,
+        args: &[&[u8]],
+    ) -> Result<Option<i64>, BackendError> {
+        let fail = |message: String| BackendError::Setup {
+            target: self.target(),
+            message,
+        };
+        resp::encode(link.request(), args);
+        let reply = link.call(1).await.map_err(|e| fail(e.to_string()))?;
+        match Reader::new(reply).next().map_err(fail)? {
+            Item::Error(e) => Err(fail(String::from_utf8_lossy(e).into_owned())),
+            Item::Int(n) => Ok(Some(n)),
+            _ => Ok(None),
+        }
+    }
+}
+
+impl Backend for RedisBackend {
+    type Conn = RedisConnection;
+
+    fn describe(&self) -> String {
+        let mut notes = Vec::new();
+        if self.opts.mode == RedisMode::String {
+            notes.push("redis.mode=string".to_string());
+        }
+        if let Some(k) = self.opts.connections {
+            notes.push(format!(
+                "{} in flight over {k} connection{}",
+                self.opts.threads,
+                if k == 1 { "" } else { "s" }
+            ));
+        }
+        if notes.is_empty() {
+            self.target()
+        } else {
+            format!("{} ({})", self.target(), notes.join("; "))
+        }
+    }
+
+    async fn prepare(&self, schema: &Schema, drop: bool) -> Result<(), BackendError> {
+        self.check_schema(schema)?;
+        let mut link = self.setup_link().await?;
+        if drop {
+            self.setup_call(&mut link, &[b"FLUSHDB"]).await?;
+        } else {
+            // Redis needs nothing created; this only proves the server
+            // answers before the run starts.
+            self.setup_call(&mut link, &[b"PING"]).await?;
+        }
+        Ok(())
+    }
+
+    async fn is_empty(&self, schema: &Schema) -> Result<Option<bool>, BackendError> {
+        self.check_schema(schema)?;
+        let mut link = self.setup_link().await?;
+        let n = self.setup_call(&mut link, &[b"DBSIZE"]).await?;
+        Ok(Some(n == Some(0)))
+    }
+
+    async fn connect(&self, schema: Arc<Schema>) -> Result<RedisConnection, BackendError> {
+        self.check_schema(&schema)?;
+        let connect_error = |message: String| BackendError::Connect {
+            target: self.target(),
+            message,
+        };
+        let transport = match &self.pool {
+            Some(pool) => Transport::Mux(pool.handle().await.map_err(connect_error)?),
+            None => Transport::Link(
+                Link::connect(Arc::clone(&self.cfg))
+                    .await
+                    .map_err(connect_error)?,
+            ),
+        };
+        Ok(RedisConnection::new(transport, self.opts.mode, &schema))
+    }
+}
+
+/// One socket of our own, or a share of a pipelined one.
+enum Transport {
+    Link(Link<Resp>),
+    Mux(MuxHandle<Resp>),
+}
+
+impl Transport {
+    fn request(&mut self) -> &mut Vec<u8> {
+        match self {
+            Transport::Link(l) => l.request(),
+            Transport::Mux(m) => m.request(),
+        }
+    }
+
+    async fn call(&mut self, replies: usize) -> Result<&[u8], WireError> {
+        match self {
+            Transport::Link(l) => l.call(replies).await,
+            Transport::Mux(m) => m.call(replies).await,
+        }
+    }
+}
+
+/// Field names and the way back from a name to its index.
+struct FieldNames {
+    names: Vec<Box<[u8]>>,
+    /// For many fields; a short list is searched directly.
+    map: Option<std::collections::HashMap<Box<[u8]>, usize>>,
+}
+
+impl FieldNames {
+    fn new(schema: &Schema) -> FieldNames {
+        let names: Vec<Box<[u8]>> = schema
+            .field_names
+            .iter()
+            .map(|n| n.as_bytes().into())
+            .collect();
+        let map = (names.len() > 16).then(|| {
+            names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.clone(), i))
+                .collect()
+        });
+        FieldNames { names, map }
+    }
+
+    fn index(&self, name: &[u8]) -> Option<usize> {
+        match &self.map {
+            Some(map) => map.get(name).copied(),
+            None => self.names.iter().position(|n| &**n == name),
+        }
+    }
+}
+
+/// An operation's failure: its status, and for ERROR what happened.
+type OpResult<T> = Result<T, (Status, String)>;
+
+fn wire_err(e: WireError) -> (Status, String) {
+    (Status::Error, e.to_string())
+}
+
+fn proto_err(e: String) -> (Status, String) {
+    (Status::Error, format!("unexpected reply: {e}"))
+}
+
+fn server_err(e: &[u8]) -> (Status, String) {
+    (Status::Error, String::from_utf8_lossy(e).into_owned())
+}
+
+/// An integer reply, or the server's error.
+fn int_reply(r: &mut Reader<'_>) -> OpResult<i64> {
+    match r.next().map_err(proto_err)? {
+        Item::Int(n) => Ok(n),
+        Item::Error(e) => Err(server_err(e)),
+        other => Err(proto_err(format!("expected an integer, got {other:?}"))),
+    }
+}
+
+/// A connection of [`RedisBackend`].
+pub struct RedisConnection {
+    t: Transport,
+    mode: RedisMode,
+    fields: FieldNames,
+    /// Keys of the scan in progress.
+    keys: Vec<String>,
+    last_error: Option<String>,
+}
+
+impl RedisConnection {
+    fn new(t: Transport, mode: RedisMode, schema: &Schema) -> RedisConnection {
+        RedisConnection {
+            t,
+            mode,
+            fields: FieldNames::new(schema),
+            keys: Vec::new(),
+            last_error: None,
+        }
+    }
+
+    /// The most recent error on this connection, for diagnosing ERROR
+    /// statuses.
+    pub fn last_error(&self) -> Option<&str> {
+        self.last_error.as_deref()
+    }
+
+    fn status(&mut self, result: OpResult<Status>) -> Status {
+        result.unwrap_or_else(|(status, message)| {
+            self.last_error = Some(message);
+            status
+        })
+    }
+
+    fn valid_fields(&self, fields: Fields<'_>) -> bool {
+        match fields {
+            Fields::All => true,
+            Fields::Some(list) => list.iter().all(|&f| f < self.fields.names.len()),
+        }
+    }
+
+    fn valid_values(&self, values: &[FieldValue]) -> bool {
+        values.iter().all(|v| v.field < self.fields.names.len())
+    }
+
+    async fn exists(&mut self, key: &str) -> OpResult<Status> {
+        resp::encode(self.t.request(), &[b"EXISTS", key.as_bytes()]);
+        let reply = self.t.call(1).await.map_err(wire_err)?;
+        Ok(match int_reply(&mut Reader::new(reply))? {
+            0 => Status::NotFound,
+            _ => Status::Ok,
+        })
+    }
+
+    async fn read_hash(
+        &mut self,
+        key: &str,
+        fields: Fields<'_>,
+        out: &mut Vec<FieldValue>,
+    ) -> OpResult<Status> {
+        let list = match fields {
+            Fields::All => {
+                resp::encode(self.t.request(), &[b"HGETALL", key.as_bytes()]);
+                let reply = self.t.call(1).await.map_err(wire_err)?;
+                let mut r = Reader::new(reply);
+                return parse_hgetall(&mut r, &self.fields, out);
+            }
+            Fields::Some([]) => return self.exists(key).await,
+            Fields::Some(list) => list,
+        };
+        let req = self.t.request();
+        resp::command(req, 2 + list.len());
+        resp::arg(req, b"HMGET");
+        resp::arg(req, key.as_bytes());
+        for &f in list {
+            resp::arg(req, &self.fields.names[f]);
+        }
+        let reply = self.t.call(1).await.map_err(wire_err)?;
+        let found = parse_hmget(&mut Reader::new(reply), list, out)?;
+        if found > 0 {
+            return Ok(Status::Ok);
+        }
+        // None of the fields asked for is there: the record may still
+        // exist with other fields.
+        self.exists(key).await
+    }
+
+    async fn read_string(
+        &mut self,
+        key: &str,
+        fields: Fields<'_>,
+        out: &mut Vec<FieldValue>,
+    ) -> OpResult<Status> {
+        resp::encode(self.t.request(), &[b"GET", key.as_bytes()]);
+        let reply = self.t.call(1).await.map_err(wire_err)?;
+        match Reader::new(reply).next().map_err(proto_err)? {
+            Item::Bulk(None) => Ok(Status::NotFound),
+            Item::Bulk(Some(value)) => {
+                let wanted = match fields {
+                    Fields::All => true,
+                    Fields::Some(list) => list.contains(&0),
+                };
+                if wanted {
+                    out.push(FieldValue {
+                        field: 0,
+                        value: value.to_vec(),
+                    });
+                }
+                Ok(Status::Ok)
+            }
+            Item::Error(e) => Err(server_err(e)),
+            other => Err(proto_err(format!("expected a string, got {other:?}"))),
+        }
+    }
+
+    async fn update_now(&mut self, key: &str, values: &[FieldValue]) -> OpResult<Status> {
+        if !self.valid_values(values) {
+            return Ok(Status::BadRequest);
+        }
+        if values.is_empty() {
+            return self.exists(key).await;
+        }
+        match self.mode {
+            RedisMode::Hash => {
+                let names = &self.fields.names;
+                let encode_args = |req: &mut Vec<u8>| {
+                    resp::arg(req, b"1");
+                    resp::arg(req, key.as_bytes());
+                    for v in values {
+                        resp::arg(req, &names[v.field]);
+                        resp::arg(req, &v.value);
+                    }
+                };
+                let argc = 2 + 2 * values.len();
+                let n = eval_on(&mut self.t, UPDATE_SHA, UPDATE_SCRIPT, encode_args, argc).await?;
+                Ok(if n == 0 { Status::NotFound } else { Status::Ok })
+            }
+            RedisMode::String => {
+                // The last value for field 0 wins, as it would in a hash.
+                let value = &values[values.len() - 1].value;
+                let req = self.t.request();
+                resp::encode(req, &[b"SET", key.as_bytes(), value, b"XX"]);
+                let reply = self.t.call(1).await.map_err(wire_err)?;
+                match Reader::new(reply).next().map_err(proto_err)? {
+                    Item::Simple(_) => Ok(Status::Ok),
+                    Item::Bulk(None) => Ok(Status::NotFound),
+                    Item::Error(e) => Err(server_err(e)),
+                    other => Err(proto_err(format!("expected OK, got {other:?}"))),
+                }
+            }
+        }
+    }
+
+    async fn insert_now(&mut self, key: &str, values: &[FieldValue]) -> OpResult<Status> {
+        if !self.valid_values(values) {
+            return Ok(Status::BadRequest);
+        }
+        if values.is_empty() {
+            // A hash with no fields does not exist in Redis, and a string
+            // record is its one field.
+            return Err((
+                Status::BadRequest,
+                "a record with no fields cannot be stored".into(),
+            ));
+        }
+        match self.mode {
+            RedisMode::Hash => {
+                let names = &self.fields.names;
+                let score = java_hash(key);
+                let encode_args = |req: &mut Vec<u8>| {
+                    resp::arg(req, b"2");
+                    resp::arg(req, key.as_bytes());
+                    resp::arg(req, INDEX_KEY.as_bytes());
+                    resp::arg_int(req, i64::from(score));
+                    for v in values {
+                        resp::arg(req, &names[v.field]);
+                        resp::arg(req, &v.value);
+                    }
+                };
+                let argc = 4 + 2 * values.len();
+                eval_on(&mut self.t, INSERT_SHA, INSERT_SCRIPT, encode_args, argc).await?;
+                Ok(Status::Ok)
+            }
+            RedisMode::String => {
+                let value = &values[values.len() - 1].value;
+                resp::encode(self.t.request(), &[b"SET", key.as_bytes(), value]);
+                let reply = self.t.call(1).await.map_err(wire_err)?;
+                match Reader::new(reply).next().map_err(proto_err)? {
+                    Item::Simple(_) => Ok(Status::Ok),
+                    Item::Error(e) => Err(server_err(e)),
+                    other => Err(proto_err(format!("expected OK, got {other:?}"))),
+                }
+            }
+        }
+    }
+
+    async fn delete_now(&mut self, key: &str) -> OpResult<Status> {
+        let req = self.t.request();
+        resp::encode(req, &[b"DEL", key.as_bytes()]);
+        let replies = match self.mode {
+            RedisMode::Hash => {
+                resp::encode(req, &[b"ZREM", INDEX_KEY.as_bytes(), key.as_bytes()]);
+                2
+            }
+            RedisMode::String => 1,
+        };
+        let reply = self.t.call(replies).await.map_err(wire_err)?;
+        let mut r = Reader::new(reply);
+        let deleted = int_reply(&mut r)?;
+        if replies == 2 {
+            int_reply(&mut r)?;
+        }
+        Ok(if deleted == 0 {
+            Status::NotFound
+        } else {
+            Status::Ok
+        })
+    }
+
+    async fn scan_now(
+        &mut self,
+        start_key: &str,
+        count: usize,
+        fields: Fields<'_>,
+        out: &mut Vec<Row>,
+    ) -> OpResult<Status> {
+        if self.mode == RedisMode::String {
+            return Ok(Status::NotImplemented);
+        }
+        if count == 0 {
+            return Ok(Status::Ok);
+        }
+        let score = java_hash(start_key);
+        let limit = i64::try_from(count).unwrap_or(i64::MAX);
+        let req = self.t.request();
+        resp::command(req, 7);
+        resp::arg(req, b"ZRANGEBYSCORE");
+        resp::arg(req, INDEX_KEY.as_bytes());
+        resp::arg_int(req, i64::from(score));
+        resp::arg(req, b"+inf");
+        resp::arg(req, b"LIMIT");
+        resp::arg(req, b"0");
+        resp::arg_int(req, limit);
+        let reply = self.t.call(1).await.map_err(wire_err)?;
+        let mut r = Reader::new(reply);
+        let n = match r.next().map_err(proto_err)? {
+            Item::Array(n) => n.unwrap_or(0),
+            Item::Error(e) => return Err(server_err(e)),
+            other => return Err(proto_err(format!("expected keys, got {other:?}"))),
+        };
+        self.keys.clear();
+        for _ in 0..n {
+            match r.next().map_err(proto_err)? {
+                Item::Bulk(Some(k)) => self.keys.push(String::from_utf8_lossy(k).into_owned()),
+                other => return Err(proto_err(format!("expected a key, got {other:?}"))),
+            }
+        }
+        let list = match fields {
+            Fields::Some([]) => {
+                // Nothing to fetch: the index says which keys exist.
+                out.extend(self.keys.drain(..).map(|key| Row {
+                    key,
+                    fields: Vec::new(),
+                }));
+                return Ok(Status::Ok);
+            }
+            Fields::Some(list) => Some(list),
+            Fields::All => None,
+        };
+        if self.keys.is_empty() {
+            return Ok(Status::Ok);
+        }
+        // YCSB reads the records one by one; pipelining them costs the
+        // server the same and the client one round trip.
+        let req = self.t.request();
+        for key in &self.keys {
+            match list {
+                None => resp::encode(req, &[b"HGETALL", key.as_bytes()]),
+                Some(list) => {
+                    resp::command(req, 2 + list.len());
+                    resp::arg(req, b"HMGET");
+                    resp::arg(req, key.as_bytes());
+                    for &f in list {
+                        resp::arg(req, &self.fields.names[f]);
+                    }
+                }
+            }
+        }
+        let reply = self.t.call(self.keys.len()).await.map_err(wire_err)?;
+        let mut r = Reader::new(reply);
+        let before = out.len();
+        for key in self.keys.drain(..) {
+            let mut row = Row {
+                key,
+                fields: Vec::new(),
+            };
+            let present = match list {
+                None => parse_hgetall(&mut r, &self.fields, &mut row.fields)? == Status::Ok,
+                // A record deleted since the index was read shows as all
+                // fields missing; keep the row, as YCSB does.
+                Some(list) => {
+                    parse_hmget(&mut r, list, &mut row.fields)?;
+                    true
+                }
+            };
+            if present {
+                out.push(row);
+            }
+        }
+        debug_assert!(out.len() >= before);
+        Ok(Status::Ok)
+    }
+}
+
+/// Run a script by digest, falling back to sending its text when the
+/// server has lost it (restarted, or `SCRIPT FLUSH`). `encode_args` writes
+/// the `argc` arguments after the script (numkeys, keys, argv).
+async fn eval_on(
+    t: &mut Transport,
+    sha: &str,
+    script: &str,
+    encode_args: impl Fn(&mut Vec<u8>),
+    argc: usize,
+) -> OpResult<i64> {
+    for attempt in 0..2 {
+        let req = t.request();
+        resp::command(req, 2 + argc);
+        if attempt == 0 {
+            resp::arg(req, b"EVALSHA");
+            resp::arg(req, sha.as_bytes());
+        } else {
+            resp::arg(req, b"EVAL");
+            resp::arg(req, script.as_bytes());
+        }
+        encode_args(req);
+        let reply = t.call(1).await.map_err(wire_err)?;
+        match Reader::new(reply).next().map_err(proto_err)? {
+            Item::Int(n) => return Ok(n),
+            Item::Error(e) if attempt == 0 && e.starts_with(b"NOSCRIPT") => continue,
+            Item::Error(e) => return Err(server_err(e)),
+            other => return Err(proto_err(format!("expected an integer, got {other:?}"))),
+        }
+    }
+    Err((
+        Status::Error,
+        "the server does not accept the script".into(),
+    ))
+}
+
+/// `HGETALL`'s reply into `out`, in field order; NOT_FOUND when empty.
+/// Fields the schema does not name (written by another tool) are skipped.
+fn parse_hgetall(
+    r: &mut Reader<'_>,
+    names: &FieldNames,
+    out: &mut Vec<FieldValue>,
+) -> OpResult<Status> {
+    let n = match r.next().map_err(proto_err)? {
+        Item::Array(n) => n.unwrap_or(0),
+        Item::Error(e) => return Err(server_err(e)),
+        other => return Err(proto_err(format!("expected a hash, got {other:?}"))),
+    };
+    if n == 0 {
+        return Ok(Status::NotFound);
+    }
+    let before = out.len();
+    for _ in 0..n / 2 {
+        let (Item::Bulk(Some(name)), Item::Bulk(Some(value))) =
+            (r.next().map_err(proto_err)?, r.next().map_err(proto_err)?)
+        else {
+            out.truncate(before);
+            return Err(proto_err("a hash field that is not a string".into()));
+        };
+        if let Some(field) = names.index(name) {
+            out.push(FieldValue {
+                field,
+                value: value.to_vec(),
+            });
+        }
+    }
+    // Small hashes come back in insertion order, large ones in any order.
+    let added = &mut out[before..];
+    if !added.windows(2).all(|w| w[0].field < w[1].field) {
+        added.sort_by_key(|f| f.field);
+    }
+    Ok(Status::Ok)
+}
+
+/// `HMGET`'s reply into `out`, in the order asked; returns how many fields
+/// were present.
+fn parse_hmget(r: &mut Reader<'_>, list: &[usize], out: &mut Vec<FieldValue>) -> OpResult<usize> {
+    match r.next().map_err(proto_err)? {
+        Item::Array(Some(n)) if n == list.len() => {}
+        Item::Error(e) => return Err(server_err(e)),
+        other => {
+            return Err(proto_err(format!(
+                "expected {} values, got {other:?}",
+                list.len()
+            )))
+        }
+    }
+    let mut found = 0;
+    for &field in list {
+        match r.next().map_err(proto_err)? {
+            Item::Bulk(Some(value)) => {
+                out.push(FieldValue {
+                    field,
+                    value: value.to_vec(),
+                });
+                found += 1;
+            }
+            Item::Bulk(None) => {}
+            other => return Err(proto_err(format!("expected a value, got {other:?}"))),
+        }
+    }
+    Ok(found)
+}
+
+impl Connection for RedisConnection {
+    async fn read(&mut self, key: &str, fields: Fields<'_>, out: &mut Vec<FieldValue>) -> Status {
+        if !self.valid_fields(fields) {
+            return Status::BadRequest;
+        }
+        let before = out.len();
+        let result = match self.mode {
+            RedisMode::Hash => self.read_hash(key, fields, out).await,
+            RedisMode::String => self.read_string(key, fields, out).await,
+        };
+        if result.is_err() {
+            out.truncate(before);
+        }
+        self.status(result)
+    }
+
+    async fn scan(
+        &mut self,
+        start_key: &str,
+        count: usize,
+        fields: Fields<'_>,
+        out: &mut Vec<Row>,
+    ) -> Status {
+        if !self.valid_fields(fields) {
+            return Status::BadRequest;
+        }
+        let before = out.len();
+        let result = self.scan_now(start_key, count, fields, out).await;
+        if result.is_err() {
+            out.truncate(before);
+        }
+        self.status(result)
+    }
+
+    async fn update(&mut self, key: &str, values: &[FieldValue]) -> Status {
+        let result = self.update_now(key, values).await;
+        self.status(result)
+    }
+
+    async fn insert(&mut self, key: &str, values: &[FieldValue]) -> Status {
+        let result = self.insert_now(key, values).await;
+        self.status(result)
+    }
+
+    async fn delete(&mut self, key: &str) -> Status {
+        let result = self.delete_now(key).await;
+        self.status(result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn java_string_hash_code() {
+        // Values of Java's "...".hashCode().
+        assert_eq!(java_hash(""), 0);
+        assert_eq!(java_hash("a"), 97);
+        assert_eq!(java_hash("user1"), 111_578_566);
+        assert_eq!(java_hash("user6284781860667377211"), -594_971_599);
+        assert_eq!(java_hash("h\u{e9}"), 3457);
+        assert_eq!(
+            java_hash("h\u{e9}llo \u{1F600}"),
+            java_hash_utf16("h\u{e9}llo \u{1F600}")
+        );
+    }
+
+    fn java_hash_utf16(s: &str) -> i32 {
+        s.encode_utf16()
+            .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(c as i32))
+    }
+
+    #[test]
+    fn urls() {
+        let o = parse_url("redis://127.0.0.1:7000").unwrap();
+        assert_eq!((o.host.as_str(), o.port, o.db), ("127.0.0.1", 7000, 0));
+        assert_eq!(o.password, None);
+        let o = parse_url("redis://:p%40ss@localhost/3").unwrap();
+        assert_eq!((o.host.as_str(), o.port, o.db), ("localhost", 6379, 3));
+        assert_eq!(o.password.as_deref(), Some("p@ss"));
+        assert_eq!(o.user, None);
+        let o = parse_url("redis://bob:se:cr@t@[::1]:6380/1").unwrap();
+        assert_eq!((o.host.as_str(), o.port, o.db), ("::1", 6380, 1));
+        assert_eq!(o.user.as_deref(), Some("bob"));
+        assert_eq!(o.password.as_deref(), Some("se:cr@t"));
+        assert!(parse_url("redis://host:0").is_err());
+        assert!(parse_url("redis://host:x").is_err());
+        assert!(parse_url("redis://host/x").is_err());
+        assert!(parse_url("redis://host?x=1").is_err());
+        assert_eq!(
+            parse_url("rediss://host").unwrap().tls,
+            Some(TlsOptions::default())
+        );
+        assert_eq!(parse_url("redis://host").unwrap().tls, None);
+        assert!(parse_url("redis://").is_err());
+    }
+
+    fn props(pairs: &[&str]) -> Properties {
+        let mut p = Properties::new();
+        for kv in pairs {
+            p.set_arg(kv).unwrap();
+        }
+        p
+    }
+
+    #[test]
+    fn ycsb_properties() {
+        let o = RedisOptions::from_url_and_properties(
+            None,
+            &props(&[
+                "redis.host=127.0.0.1",
+                "redis.port=7001",
+                "redis.password=pw",
+            ]),
+        )
+        .unwrap();
+        assert_eq!((o.host.as_str(), o.port), ("127.0.0.1", 7001));
+        assert_eq!(o.password.as_deref(), Some("pw"));
+        assert_eq!(o.mode, RedisMode::Hash);
+        assert_eq!(o.timeout, DEFAULT_TIMEOUT);
+        let o = RedisOptions::from_url_and_properties(
+            Some("redis://h:1/2"),
+            &props(&["redis.mode=STRING", "redis.timeout=300"]),
+        )
+        .unwrap();
+        assert_eq!(o.mode, RedisMode::String);
+        assert_eq!(o.timeout, Duration::from_millis(300));
+        let o = RedisOptions::from_url_and_properties(
+            None,
+            &props(&[
+                "timeout.ms=50",
+                "redis.timeout=300",
+                "threadcount=16",
+                "connections=2",
+            ]),
+        )
+        .unwrap();
+        assert_eq!(o.timeout, Duration::from_millis(50));
+        assert_eq!((o.threads, o.connections), (16, Some(2)));
+        // As many sockets as threads is the plain topology.
+        let o = RedisOptions::from_url_and_properties(
+            None,
+            &props(&["threadcount=4", "connections=4"]),
+        )
+        .unwrap();
+        assert_eq!(o.connections, None);
+        for bad in [
+            &["redis.mode=list"][..],
+            &["redis.port=70000"],
+            &["connections=0"],
+            &["timeout.ms=0"],
+            &["redis.cluster=true"],
+        ] {
+            assert!(
+                RedisOptions::from_url_and_properties(None, &props(bad)).is_err(),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn describe_hides_the_password() {
+        let b = RedisBackend::open(
+            Some("redis://bob:hunter2@127.0.0.1:7000/2"),
+            &props(&["threadcount=16", "connections=2"]),
+        )
+        .unwrap();
+        let d = b.describe();
+        assert_eq!(
+            d,
+            "redis://bob@127.0.0.1:7000/2 (16 in flight over 2 connections)"
+        );
+        assert!(!format!("{b:?}").contains("hunter2"));
+    }
+}

@@ -1,0 +1,429 @@
+//! `sojourn results`: the runs kept in the results store. `list` shows
+//! them (filtered by label, workload, backend, phase, status, time), `show`
+//! prints a run's YCSB summary again from its stored histograms (with the
+//! same code that printed it after the run), `export` writes PKB samples,
+//! CSV, JSON or an HdrHistogram interval log, and `query` runs read-only
+//! SQL over the tables and views documented in docs/results.md.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::{bail, Context, Result};
+use sojourn_core::output::time::rfc3339;
+use sojourn_core::output::ycsb;
+use sojourn_core::plan::MeasurementInterval;
+use sojourn_store::export::{hdrlog, pkb, table};
+use sojourn_store::{Filter, IntervalDetail, RunStatus, Store, StoredRun, Value};
+
+use crate::cli::{
+    ExportArgs, ExportFormat, ListArgs, QueryArgs, QueryFormat, ResultsArgs, ResultsCommand,
+    ShowArgs,
+};
+use crate::commands::phase::{data_dir, default_store, parse_label};
+
+pub fn main(a: ResultsArgs) -> Result<ExitCode> {
+    let location = a
+        .results
+        .clone()
+        .unwrap_or_else(|| default_store(&data_dir(a.data_dir.clone())));
+    match a.command {
+        ResultsCommand::List(l) => list(&open(&location)?, l),
+        ResultsCommand::Show(s) => show(&open(&location)?, s),
+        ResultsCommand::Export(e) => export(&open(&location)?, e),
+        ResultsCommand::Query(q) => query(&location, q),
+    }?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// An existing store: reading commands never create an empty one.
+fn open(location: &str) -> Result<Store> {
+    let is_file = !location.contains("://");
+    let path = location.strip_prefix("sqlite:").unwrap_or(location);
+    if is_file && !std::path::Path::new(path).exists() {
+        bail!(
+            "no results store at {path} yet: load, run and bench record their runs there \
+             (or name another store with --results PATH|URL)"
+        );
+    }
+    Store::open(location).context("opening the results store (--results)")
+}
+
+/// `--since`: a date or date-time in UTC, or a time ago.
+fn parse_since(s: &str, now: SystemTime) -> Result<SystemTime> {
+    let bad = || {
+        anyhow::anyhow!(
+            "--since {s:?}: expected a date (2025-11-21), a UTC date-time \
+             (2025-11-21T10:00:00Z) or a time ago (90s, 30m, 2h, 7d, 2w)"
+        )
+    };
+    if let Some(unit) = s.chars().last().filter(|c| c.is_ascii_alphabetic()) {
+        if let Ok(n) = s[..s.len() - 1].parse::<u64>() {
+            let secs = match unit {
+                's' => 1,
+                'm' => 60,
+                'h' => 3600,
+                'd' => 86_400,
+                'w' => 7 * 86_400,
+                _ => return Err(bad()),
+            };
+            return Ok(now - Duration::from_secs(n.saturating_mul(secs)));
+        }
+    }
+    let (date, time) = match s.split_once(['T', ' ']) {
+        Some((d, t)) => (d, t.trim_end_matches('Z')),
+        None => (s, ""),
+    };
+    let nums = |text: &str, sep: char| -> Option<Vec<i64>> {
+        text.split(sep).map(|p| p.parse::<i64>().ok()).collect()
+    };
+    let d = nums(date, '-').filter(|d| d.len() == 3).ok_or_else(bad)?;
+    let t = if time.is_empty() {
+        vec![0, 0, 0]
+    } else {
+        let mut t = nums(time, ':')
+            .filter(|t| (2..=3).contains(&t.len()))
+            .ok_or_else(bad)?;
+        t.resize(3, 0);
+        t
+    };
+    let (y, m, day) = (d[0], d[1], d[2]);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&day) || t[0] > 23 || t[1] > 59 || t[2] > 60 {
+        return Err(bad());
+    }
+    // Days since 1970-01-01 from a civil date (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + t[0] * 3600 + t[1] * 60 + t[2];
+    if secs < 0 {
+        return Err(bad());
+    }
+    Ok(UNIX_EPOCH + Duration::from_secs(secs as u64))
+}
+
+fn list(store: &Store, a: ListArgs) -> Result<()> {
+    let filter = Filter {
+        labels: a
+            .labels
+            .iter()
+            .map(|l| parse_label(l))
+            .collect::<Result<_>>()?,
+        workload: a.workload,
+        backend: a.backend,
+        phase: a.phase,
+        status: a.status.as_deref().and_then(RunStatus::parse),
+        since: a
+            .since
+            .as_deref()
+            .map(|s| parse_since(s, SystemTime::now()))
+            .transpose()?,
+        limit: a.limit,
+        ..Filter::default()
+    };
+    let runs = store.list(&filter)?;
+    let mut rows = vec![[
+        "RUN",
+        "URI",
+        "STARTED (UTC)",
+        "PHASE",
+        "WORKLOAD",
+        "BACKEND",
+        "THREADS",
+        "TARGET",
+        "OPS/S",
+        "STATUS",
+        "LABELS",
+    ]
+    .map(String::from)
+    .to_vec()];
+    for r in &runs {
+        let m = &r.meta;
+        let started = rfc3339(m.started_at);
+        rows.push(vec![
+            m.id.as_str().chars().take(8).collect(),
+            m.run_uri.clone(),
+            started[..19].replace('T', " "),
+            m.phase.clone(),
+            m.workloads.join(","),
+            m.backend.clone(),
+            m.threads.to_string(),
+            m.target
+                .map(|t| format!("{t}"))
+                .unwrap_or_else(|| "-".into()),
+            r.totals
+                .as_ref()
+                .map(|t| format!("{:.1}", t.throughput))
+                .unwrap_or_else(|| "-".into()),
+            r.status.to_string(),
+            m.labels
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ]);
+    }
+    let mut out = io::stdout().lock();
+    print_table(&mut out, &rows)?;
+    if runs.is_empty() {
+        eprintln!("no stored runs match in {}", store.location());
+    }
+    Ok(())
+}
+
+/// Columns padded to their widest cell, the last one left ragged.
+fn print_table(out: &mut dyn Write, rows: &[Vec<String>]) -> io::Result<()> {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for r in rows {
+        let mut line = String::new();
+        for (c, cell) in r.iter().enumerate() {
+            if c + 1 == r.len() {
+                line.push_str(cell);
+            } else {
+                line.push_str(cell);
+                line.push_str(&" ".repeat(widths[c] - cell.chars().count() + 2));
+            }
+        }
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    Ok(())
+}
+
+fn measurement_interval(s: &str) -> MeasurementInterval {
+    match s {
+        "intended" => MeasurementInterval::Intended,
+        "both" => MeasurementInterval::Both,
+        _ => MeasurementInterval::Op,
+    }
+}
+
+/// A run (or the client processes a run URI names, merged exactly). The
+/// interval histograms are decoded only when `intervals` asks for them or
+/// the run never stored its totals (its summary is then their sum): a long
+/// run has thousands of them.
+fn load(store: &Store, run: &str, intervals: bool) -> Result<StoredRun> {
+    if !intervals {
+        let r = store.load_merged_with(run, IntervalDetail::Figures)?;
+        if r.summary.totals.is_some() {
+            return Ok(r);
+        }
+    }
+    Ok(store.load_merged_with(run, IntervalDetail::Histograms)?)
+}
+
+fn show(store: &Store, a: ShowArgs) -> Result<()> {
+    let run = load(store, &a.run, false)?;
+    let m = run.meta();
+    eprintln!(
+        "run {} ({}, {} of {} on {}, {}{})",
+        m.id,
+        m.run_uri,
+        m.phase,
+        if m.workloads.is_empty() {
+            "-".to_string()
+        } else {
+            m.workloads.join(",")
+        },
+        m.backend,
+        run.summary.status,
+        if m.client_count > 1 {
+            format!(", {} client processes merged", m.client_count)
+        } else {
+            String::new()
+        }
+    );
+    let total = run.totals_or_intervals();
+    let (measured, throughput) = match &run.summary.totals {
+        Some(t) => (t.measured, t.throughput),
+        None => {
+            let measured = run.measured();
+            let ops: u64 = run
+                .intervals
+                .iter()
+                .filter(|i| !i.warmup)
+                .map(|i| i.ops_done)
+                .sum();
+            let s = measured.as_secs_f64();
+            eprintln!(
+                "note: the run ended before its totals were stored{}; this summary adds up its {} \
+                 stored intervals (successful operations' latencies only)",
+                run.summary
+                    .error
+                    .as_deref()
+                    .map(|e| format!(" ({e})"))
+                    .unwrap_or_default(),
+                run.intervals.len()
+            );
+            (measured, if s > 0.0 { ops as f64 / s } else { 0.0 })
+        }
+    };
+    let mut out = io::stdout().lock();
+    write!(
+        out,
+        "{}",
+        ycsb::summary_of(
+            &total,
+            measured,
+            throughput,
+            measurement_interval(&m.measurement_interval),
+            &m.percentiles,
+        )
+    )?;
+    out.flush()?;
+    for w in &run.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(())
+}
+
+fn export(store: &Store, a: ExportArgs) -> Result<()> {
+    let runs = a
+        .runs
+        .iter()
+        .map(|r| load(store, r, a.format == ExportFormat::Hdrlog))
+        .collect::<Result<Vec<_>>>()?;
+    let mut sink: Box<dyn Write> = match &a.output {
+        Some(path) => Box::new(BufWriter::new(
+            File::create(path).with_context(|| format!("creating -o {}", path.display()))?,
+        )),
+        None => Box::new(BufWriter::new(io::stdout().lock())),
+    };
+    let out: &mut dyn Write = &mut sink;
+    let written = match a.format {
+        ExportFormat::Pkb => {
+            let mut opts = pkb::PkbOptions {
+                test: a.pkb_test.clone(),
+                ..pkb::PkbOptions::default()
+            };
+            if let Some(o) = &a.owner {
+                opts.owner = o.clone();
+            }
+            let samples: Vec<pkb::Sample> =
+                runs.iter().flat_map(|r| pkb::samples(r, &opts)).collect();
+            pkb::write_ndjson(&samples, out)
+        }
+        ExportFormat::Csv => table::write_csv(&runs, out),
+        ExportFormat::Json => table::write_json(&runs, out),
+        ExportFormat::Hdrlog => hdrlog::write(&runs, out),
+    };
+    let where_ = a
+        .output
+        .as_ref()
+        .map_or("stdout".to_string(), |p| p.display().to_string());
+    match written.and_then(|()| sink.flush()) {
+        // A reader that stopped early (`| head`) is not an error.
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe && a.output.is_none() => Ok(()),
+        r => r.with_context(|| format!("writing the export to {where_}")),
+    }
+}
+
+fn cell(v: &Value) -> String {
+    v.to_string()
+}
+
+fn query(location: &str, a: QueryArgs) -> Result<()> {
+    let store = Store::open_read_only(location).context("opening the results store (--results)")?;
+    let r = store.query(&a.sql)?;
+    let mut out = io::stdout().lock();
+    match a.format {
+        QueryFormat::Table => {
+            let mut rows = vec![r.columns.clone()];
+            rows.extend(r.rows.iter().map(|row| row.iter().map(cell).collect()));
+            print_table(&mut out, &rows)?;
+        }
+        QueryFormat::Csv => {
+            let quote = |s: String| {
+                if s.contains([',', '"', '\n']) {
+                    format!("\"{}\"", s.replace('"', "\"\""))
+                } else {
+                    s
+                }
+            };
+            writeln!(
+                out,
+                "{}",
+                r.columns
+                    .iter()
+                    .cloned()
+                    .map(quote)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )?;
+            for row in &r.rows {
+                let cells: Vec<String> = row
+                    .iter()
+                    .map(|v| match v {
+                        Value::Null => String::new(),
+                        v => quote(cell(v)),
+                    })
+                    .collect();
+                writeln!(out, "{}", cells.join(","))?;
+            }
+        }
+        QueryFormat::Json => {
+            let objects: Vec<serde_json::Map<String, serde_json::Value>> = r
+                .rows
+                .iter()
+                .map(|row| {
+                    r.columns
+                        .iter()
+                        .cloned()
+                        .zip(row.iter().map(|v| match v {
+                            Value::Blob(b) => serde_json::json!(format!("<{} bytes>", b.len())),
+                            v => serde_json::to_value(v).unwrap_or(serde_json::Value::Null),
+                        }))
+                        .collect()
+                })
+                .collect();
+            serde_json::to_writer_pretty(&mut out, &objects)?;
+            writeln!(out)?;
+        }
+    }
+    if r.rows.is_empty() && a.format == QueryFormat::Table {
+        eprintln!("(no rows)");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn since_accepts_dates_and_ages() {
+        let now = UNIX_EPOCH + Duration::from_secs(1_000_000);
+        assert_eq!(
+            parse_since("2h", now).unwrap(),
+            now - Duration::from_secs(7200)
+        );
+        assert_eq!(
+            parse_since("1970-01-02", now).unwrap(),
+            UNIX_EPOCH + Duration::from_secs(86_400)
+        );
+        assert_eq!(
+            parse_since("2020-12-29T17:39:19Z", now).unwrap(),
+            UNIX_EPOCH + Duration::from_secs(1_609_263_559)
+        );
+        assert_eq!(
+            parse_since("2000-02-29 00:00", now).unwrap(),
+            UNIX_EPOCH + Duration::from_secs(951_782_400)
+        );
+        for bad in ["yesterday", "2h30", "2020-13-01", "5y", ""] {
+            assert!(parse_since(bad, now).is_err(), "{bad}");
+        }
+    }
+}

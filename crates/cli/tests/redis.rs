@@ -1,0 +1,403 @@
+//! End to end against a real `redis-server`: YCSB's command line as a YCSB
+//! user types it, workloads A and E, the string layout, the multiplexed
+//! topology, passwords kept out of every output, and runs that go on (and
+//! print their summary) while the server pauses or restarts.
+#![cfg(feature = "redis")]
+
+mod running;
+mod util;
+
+use std::time::Duration;
+
+use running::spawn_until_running;
+use sojourn_testkit::redis_server::RedisServer;
+use util::*;
+
+fn host_port(server: &RedisServer) -> [String; 4] {
+    [
+        "-p".into(),
+        "redis.host=127.0.0.1".into(),
+        "-p".into(),
+        format!("redis.port={}", server.port()),
+    ]
+}
+
+fn run(data: &std::path::Path, args: &[&str]) -> Summary {
+    parse_summary(&ok(&sojourn(data, args)))
+}
+
+fn with(base: &[&str], extra: &[String]) -> Vec<String> {
+    base.iter()
+        .map(|s| s.to_string())
+        .chain(extra.iter().cloned())
+        .collect()
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+#[test]
+fn workload_a_as_a_ycsb_user_types_it() {
+    let Some(server) = RedisServer::start(None) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let hp = host_port(&server);
+    let load = with(
+        &[
+            "load",
+            "redis",
+            "-P",
+            "workloads/workloada",
+            "-threads",
+            "4",
+        ],
+        &hp,
+    );
+    let s = run(dir.path(), &strs(&load));
+    assert_eq!(get(&s, "INSERT", "Return=OK"), 1000.0);
+    // YCSB's layout: 1000 hashes and the _indices sorted set.
+    assert_eq!(server.command(&["DBSIZE"]), ":1001");
+    assert_eq!(server.command(&["ZCARD", "_indices"]), ":1000");
+    let args = with(
+        &[
+            "run",
+            "redis",
+            "-P",
+            "workloads/workloada",
+            "-p",
+            "operationcount=4000",
+            "-threads",
+            "16",
+        ],
+        &hp,
+    );
+    let s = run(dir.path(), &strs(&args));
+    let reads = get(&s, "READ", "Return=OK");
+    let updates = get(&s, "UPDATE", "Return=OK");
+    assert_eq!(reads + updates, 4000.0, "{s:#?}");
+    assert!(reads > 1500.0 && updates > 1500.0, "{s:#?}");
+    assert!(get(&s, "OVERALL", "Throughput(ops/sec)") > 0.0);
+    // Exactly the command line.
+    let args = with(&["run", "redis", "-P", "workloads/workloadc"], &hp);
+    let mut args = args;
+    args.extend(["-threads".to_string(), "16".to_string()]);
+    let s = run(dir.path(), &strs(&args));
+    assert_eq!(get(&s, "READ", "Return=OK"), 1000.0);
+}
+
+#[test]
+fn workload_e_scans_ycsbs_index() {
+    let Some(server) = RedisServer::start(None) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("redis://127.0.0.1:{}", server.port());
+    let s = run(
+        dir.path(),
+        &[
+            "load",
+            "--db",
+            &url,
+            "-P",
+            "workloads/workloade",
+            "-threads",
+            "4",
+        ],
+    );
+    assert_eq!(get(&s, "INSERT", "Return=OK"), 1000.0);
+    let s = run(
+        dir.path(),
+        &[
+            "run",
+            "--db",
+            &url,
+            "-P",
+            "workloads/workloade",
+            "-p",
+            "operationcount=2000",
+            "-threads",
+            "4",
+        ],
+    );
+    let scans = get(&s, "SCAN", "Return=OK");
+    let inserts = get(&s, "INSERT", "Return=OK");
+    assert_eq!(scans + inserts, 2000.0, "{s:#?}");
+    assert!(scans > 1700.0 && inserts > 30.0, "{s:#?}");
+    // Inserted records are indexed too.
+    assert_eq!(
+        server.command(&["ZCARD", "_indices"]),
+        format!(":{}", 1000.0 + inserts)
+    );
+}
+
+#[test]
+fn passwords_stay_out_of_every_output() {
+    let secret = "Tr0ub4dor&3";
+    let Some(server) = RedisServer::start(Some(secret)) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("report.json");
+    let hp = host_port(&server);
+    // From the environment, as YCSB users of secrets managers do.
+    let load = with(&["load", "redis", "-P", "workloadc", "-s"], &hp);
+    let out = bin()
+        .args(&load)
+        .arg("--data-dir")
+        .arg(dir.path())
+        .arg("--no-progress")
+        .env("REDIS_PASSWORD", secret)
+        .output()
+        .unwrap();
+    let stdout = ok(&out);
+    assert_eq!(get(&parse_summary(&stdout), "INSERT", "Return=OK"), 1000.0);
+    assert!(!text(&out.stderr).contains(secret));
+    // As YCSB's property, and in a URL.
+    let mut args = with(&["run", "redis", "-P", "workloadc"], &hp);
+    args.extend(["--json".into(), json.display().to_string()]);
+    args.extend(["-p".into(), format!("redis.password={secret}")]);
+    let out = sojourn(dir.path(), &strs(&args));
+    let stdout = ok(&out);
+    let report = std::fs::read_to_string(&json).unwrap();
+    for shown in [&stdout, &text(&out.stderr), &report] {
+        assert!(!shown.contains(secret), "password shown:\n{shown}");
+    }
+    let url = format!("redis://:{secret}@127.0.0.1:{}", server.port());
+    let out = sojourn(
+        dir.path(),
+        &["run", "--db", &url, "-P", "workloadc", "--format", "json"],
+    );
+    let stdout = ok(&out);
+    assert!(stdout.contains(&format!(
+        "\"backend\": \"redis://127.0.0.1:{}\"",
+        server.port()
+    )));
+    assert!(!stdout.contains(secret) && !text(&out.stderr).contains(secret));
+    // A wrong password is a clear error, without the password.
+    let out = sojourn(
+        dir.path(),
+        &[
+            "run",
+            "redis",
+            "-P",
+            "workloadc",
+            "-p",
+            &hp[1],
+            "-p",
+            &hp[3],
+            "-p",
+            "redis.password=nope-nope",
+        ],
+    );
+    let err = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("WRONGPASS") || err.contains("invalid"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("nope-nope") && !err.contains("panicked"),
+        "{err}"
+    );
+}
+
+#[test]
+fn string_layout_multiplexed() {
+    let Some(server) = RedisServer::start(None) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let hp = host_port(&server);
+    let common = ["-p", "redis.mode=string", "-p", "fieldcount=1"];
+    let mut load = with(&["load", "redis", "-P", "workloadc"], &hp);
+    load.extend(common.iter().map(|s| s.to_string()));
+    assert_eq!(
+        get(&run(dir.path(), &strs(&load)), "INSERT", "Return=OK"),
+        1000.0
+    );
+    assert_eq!(server.command(&["DBSIZE"]), ":1000");
+    let json = dir.path().join("m.json");
+    let mut args = with(
+        &[
+            "run",
+            "redis",
+            "-P",
+            "workloada",
+            "-threads",
+            "16",
+            "-p",
+            "connections=2",
+            "-p",
+            "operationcount=5000",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        &hp,
+    );
+    args.extend(common.iter().map(|s| s.to_string()));
+    let s = run(dir.path(), &strs(&args));
+    assert_eq!(
+        get(&s, "READ", "Return=OK") + get(&s, "UPDATE", "Return=OK"),
+        5000.0,
+        "{s:#?}"
+    );
+    let report = std::fs::read_to_string(&json).unwrap();
+    assert!(
+        report.contains("(redis.mode=string; 16 in flight over 2 connections)"),
+        "{report}"
+    );
+    // More than one field cannot be one string: refused up front.
+    let out = sojourn(
+        dir.path(),
+        &strs(&with(
+            &["run", "redis", "-P", "workloadc", "-p", "redis.mode=string"],
+            &hp,
+        )),
+    );
+    let err = text(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("fieldcount=1"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// A run at 1000 ops/s against `server`, with a 500 ms operation timeout,
+/// started after loading 1000 records; returns it once it is running.
+fn start_run(
+    server: &RedisServer,
+    data: &std::path::Path,
+    ops: u64,
+) -> (std::process::Child, std::thread::JoinHandle<String>) {
+    let hp = host_port(server);
+    let load = with(&["load", "redis", "-P", "workloadc"], &hp);
+    run(data, &strs(&load));
+    let args = with(
+        &[
+            "run",
+            "redis",
+            "-P",
+            "workloadc",
+            "-p",
+            &format!("operationcount={ops}"),
+            "-target",
+            "1000",
+            "-threads",
+            "4",
+            "-p",
+            "timeout.ms=500",
+            "-s",
+            "-p",
+            "status.interval=0.2",
+        ],
+        &hp,
+    );
+    spawn_until_running(data, &strs(&args))
+}
+
+#[test]
+fn server_pause_longer_than_the_timeout() {
+    let Some(server) = RedisServer::start(None) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (child, rest) = start_run(&server, dir.path(), 5000);
+    // YCSB 0.17 exits with status 0 and no summary here.
+    assert_eq!(server.command(&["CLIENT", "PAUSE", "2000"]), "+OK");
+    let out = child.wait_with_output().unwrap();
+    let stderr = rest.join().unwrap();
+    assert!(out.status.success(), "{stderr}");
+    let s = parse_summary(&text(&out.stdout));
+    let okc = get(&s, "READ", "Return=OK");
+    let errors = get(&s, "READ", "Return=ERROR");
+    assert_eq!(okc + errors, 5000.0, "{s:#?}");
+    // Each connection times out about every 500 ms during the pause.
+    assert!((4.0..=40.0).contains(&errors), "{errors} errors: {s:#?}");
+    // Errors took the timeout; queued operations show the whole stall.
+    assert!(
+        get(&s, "READ-FAILED", "MinLatency(us)") >= 450_000.0,
+        "{s:#?}"
+    );
+    assert!(
+        get(&s, "Intended-READ", "MaxLatency(us)") >= 1_400_000.0,
+        "{s:#?}"
+    );
+    assert!(get(&s, "OVERALL", "RunTime(ms)") >= 4500.0);
+}
+
+#[test]
+fn server_killed_and_restarted() {
+    let Some(mut server) = RedisServer::start(None) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (child, rest) = start_run(&server, dir.path(), 4000);
+    server.server.kill();
+    // The outage: the length of the injected fault, not a synchronisation.
+    std::thread::sleep(Duration::from_millis(800));
+    server.restart();
+    let out = child.wait_with_output().unwrap();
+    let stderr = rest.join().unwrap();
+    assert!(out.status.success(), "{stderr}");
+    let s = parse_summary(&text(&out.stdout));
+    let okc = get_or_zero(&s, "READ", "Return=OK");
+    let errors = get(&s, "READ", "Return=ERROR");
+    // The restarted server is empty (nothing persisted).
+    let missing = get(&s, "READ", "Return=NOT_FOUND");
+    assert_eq!(okc + errors + missing, 4000.0, "{s:#?}");
+    assert!(errors >= 4.0 && missing > 1000.0, "{s:#?}");
+    // Operations queued while the server was down.
+    assert!(
+        get(&s, "Intended-READ-FAILED", "MaxLatency(us)") >= 300_000.0
+            || get(&s, "Intended-READ", "MaxLatency(us)") >= 300_000.0,
+        "{s:#?}"
+    );
+}
+
+#[test]
+fn tls_end_to_end() {
+    let Some(server) = RedisServer::start_tls(true) else {
+        return;
+    };
+    let files = server.tls.clone().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.url();
+    let tls = [
+        "-p".to_string(),
+        format!("redis.tls.ca={}", files.ca.display()),
+        "-p".to_string(),
+        format!("redis.tls.cert={}", files.client_cert.display()),
+        "-p".to_string(),
+        format!("redis.tls.key={}", files.client_key.display()),
+    ];
+    let load = with(
+        &["load", "--db", &url, "-P", "workloadc", "-threads", "4"],
+        &tls,
+    );
+    assert_eq!(
+        get(&run(dir.path(), &strs(&load)), "INSERT", "Return=OK"),
+        1000.0
+    );
+    let args = with(
+        &[
+            "run",
+            "--db",
+            &url,
+            "-P",
+            "workloada",
+            "-threads",
+            "8",
+            "-p",
+            "connections=2",
+        ],
+        &tls,
+    );
+    let s = run(dir.path(), &strs(&args));
+    assert_eq!(
+        get(&s, "READ", "Return=OK") + get(&s, "UPDATE", "Return=OK"),
+        1000.0,
+        "{s:#?}"
+    );
+}

@@ -1,0 +1,645 @@
+//! The results store through the real binary: every phase is recorded,
+//! `results show` prints exactly the summary the run printed, a run killed
+//! with SIGKILL keeps every completed interval and shows as failed, client
+//! processes writing at once lose nothing and merge, PKB samples and
+//! HdrHistogram logs come out right, secrets never reach the store, and
+//! `results query` reads only.
+
+mod util;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use regex::Regex;
+use sojourn_store::{RunStatus, Store};
+use util::*;
+
+/// serde_json parses floats fast rather than correctly rounded (without
+/// its float_roundtrip feature), so a value read back from the NDJSON may
+/// be one unit in the last place off what was written.
+fn assert_close(a: f64, b: f64) {
+    assert!((a - b).abs() <= 1e-12 * b.abs().max(1e-300), "{a} != {b}");
+}
+
+fn store_path(data: &Path) -> PathBuf {
+    data.join("results.sqlite")
+}
+
+/// `sojourn results ...` against the default store in `data`.
+fn results(data: &Path, args: &[&str]) -> std::process::Output {
+    bin()
+        .arg("results")
+        .args(args)
+        .arg("--data-dir")
+        .arg(data)
+        .output()
+        .expect("running sojourn results")
+}
+
+#[test]
+fn show_prints_the_summary_the_run_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        // Closed loop: service time only.
+        &[
+            "run",
+            "null:",
+            "-P",
+            "workloada",
+            "-p",
+            "operationcount=3000",
+        ][..],
+        // Open loop: both blocks, and extra percentiles.
+        &[
+            "run",
+            "null:",
+            "-P",
+            "workloadb",
+            "-p",
+            "operationcount=2000",
+            "-target",
+            "4000",
+            "-p",
+            "hdrhistogram.percentiles=50,99.9",
+        ][..],
+    ] {
+        let printed = ok(&sojourn(dir.path(), args));
+        let shown = results(dir.path(), &["show", "last"]);
+        assert_eq!(ok(&shown), printed, "{args:?}");
+        assert!(text(&shown.stderr).contains("completed"));
+    }
+    // `bench` records its load phase too, under the same run URI.
+    let db = format!("sqlite:{}", dir.path().join("b.sqlite").display());
+    let printed = ok(&sojourn(
+        dir.path(),
+        &[
+            "bench",
+            "--db",
+            &db,
+            "-P",
+            "workloadc",
+            "-p",
+            "operationcount=500",
+        ],
+    ));
+    let store = Store::open(store_path(dir.path()).to_str().unwrap()).unwrap();
+    let runs = store.list(&Default::default()).unwrap();
+    assert_eq!(runs.len(), 4);
+    let (load, run) = (&runs[2], &runs[3]);
+    assert_eq!(
+        (load.meta.phase.as_str(), run.meta.phase.as_str()),
+        ("load", "run")
+    );
+    assert_eq!(load.meta.run_uri, run.meta.run_uri);
+    assert_eq!(load.totals.as_ref().unwrap().operations, 1000);
+    assert_eq!(
+        ok(&results(dir.path(), &["show", run.meta.id.as_str()])),
+        printed
+    );
+    // The shared URI names two phases, so it is refused with a way out.
+    let out = results(dir.path(), &["show", &run.meta.run_uri]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("name one run by its id"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn no_store_records_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    ok(&sojourn(
+        dir.path(),
+        &[
+            "run",
+            "null:",
+            "-P",
+            "workloada",
+            "-p",
+            "operationcount=100",
+            "--no-store",
+        ],
+    ));
+    assert!(!store_path(dir.path()).exists());
+    // --results names the store instead of the default.
+    let other = dir.path().join("elsewhere").join("r.sqlite");
+    ok(&sojourn(
+        dir.path(),
+        &[
+            "run",
+            "null:",
+            "-P",
+            "workloada",
+            "-p",
+            "operationcount=100",
+            "--results",
+            other.to_str().unwrap(),
+        ],
+    ));
+    assert!(!store_path(dir.path()).exists());
+    let store = Store::open(other.to_str().unwrap()).unwrap();
+    assert_eq!(store.list(&Default::default()).unwrap().len(), 1);
+    // A bad --results is an error naming the flag, before anything runs.
+    let out = sojourn(
+        dir.path(),
+        &[
+            "run",
+            "null:",
+            "-P",
+            "workloada",
+            "--results",
+            "mysql://x/y",
+        ],
+    );
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("--results"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = sojourn(
+        dir.path(),
+        &["run", "null:", "-P", "workloada", "--label", "novalue"],
+    );
+    assert!(
+        text(&out.stderr).contains("--label \"novalue\""),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn a_killed_run_keeps_its_intervals_and_shows_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = store_path(dir.path());
+    let mut child = bin()
+        .args([
+            "run",
+            "null:",
+            "-P",
+            "workloada",
+            "-p",
+            "operationcount=0",
+            "-p",
+            "maxexecutiontime=120",
+            "-target",
+            "1000",
+            "-p",
+            "timeseries.interval=0.1",
+            "--no-progress",
+            "--data-dir",
+        ])
+        .arg(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+
+    // Wait (bounded) until a few intervals are in the store.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let before = loop {
+        assert!(Instant::now() < deadline, "no intervals stored within 60 s");
+        if let Ok(ro) = Store::open_read_only(path.to_str().unwrap()) {
+            if let Ok(run) = ro.load("last") {
+                if run.intervals.len() >= 5 {
+                    break run;
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(before.summary.status, RunStatus::Running);
+    // SAFETY: killing our own child.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGKILL) }, 0);
+    child.wait().unwrap();
+
+    let store = Store::open(path.to_str().unwrap()).unwrap();
+    let after = store.load(before.id().as_str()).unwrap();
+    assert_eq!(after.summary.status, RunStatus::Failed);
+    assert!(after
+        .summary
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("ended without finishing"));
+    assert!(after.summary.totals.is_none());
+    // Every interval seen before the kill is there, unchanged, and the
+    // sequence has no gaps.
+    assert!(after.intervals.len() >= before.intervals.len());
+    for (i, (a, b)) in after.intervals.iter().zip(&before.intervals).enumerate() {
+        assert_eq!(a.start, b.start, "interval {i}");
+        assert_eq!(a.ops_done, b.ops_done, "interval {i}");
+        for (kind, s) in b.stats.kinds() {
+            let t = a.stats.op(kind).unwrap();
+            assert_eq!(t.ok.service, s.ok.service, "interval {i} {kind:?}");
+            assert_eq!(t.statuses, s.statuses, "interval {i} {kind:?}");
+        }
+    }
+    for w in after.intervals.windows(2) {
+        assert!(w[1].start > w[0].start);
+    }
+    // The commands show it as failed and still print what it measured.
+    let list = ok(&results(dir.path(), &["list", "--status", "failed"]));
+    assert!(list.contains(&before.id().as_str()[..8]), "{list}");
+    let show = results(dir.path(), &["show", before.id().as_str()]);
+    let s = parse_summary(&ok(&show));
+    let ops: u64 = after.intervals.iter().map(|i| i.ops_done).sum();
+    let shown = get_or_zero(&s, "READ", "Operations") + get_or_zero(&s, "UPDATE", "Operations");
+    assert_eq!(shown as u64, ops);
+    assert!(
+        text(&show.stderr).contains("failed"),
+        "{}",
+        text(&show.stderr)
+    );
+}
+
+#[test]
+fn client_processes_write_at_once_and_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 3;
+    let children: Vec<_> = (0..n)
+        .map(|i| {
+            bin()
+                .args([
+                    "run",
+                    "null:",
+                    "-P",
+                    "workloada",
+                    "-p",
+                    "operationcount=20000",
+                    "-p",
+                    "timeseries.interval=0.01",
+                    "--run-uri",
+                    "feedf00d",
+                    "--client-index",
+                    &i.to_string(),
+                    "--client-count",
+                    &n.to_string(),
+                    "--no-progress",
+                    "--data-dir",
+                ])
+                .arg(dir.path())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outputs: Vec<_> = children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect();
+    let mut reads = 0.0;
+    for o in &outputs {
+        let s = parse_summary(&ok(o));
+        reads += get_or_zero(&s, "READ", "Operations");
+    }
+    let store = Store::open(store_path(dir.path()).to_str().unwrap()).unwrap();
+    let runs = store.list(&Default::default()).unwrap();
+    assert_eq!(runs.len(), n);
+    for r in &runs {
+        assert_eq!(r.status, RunStatus::Completed);
+        let loaded = store.load(r.meta.id.as_str()).unwrap();
+        assert_eq!(loaded.intervals.len() as u64, r.intervals);
+        let ops: u64 = loaded.intervals.iter().map(|i| i.ops_done).sum();
+        assert_eq!(
+            ops, 20_000,
+            "every interval of client {}",
+            r.meta.client_index
+        );
+    }
+    // The run URI shows the three merged.
+    let merged = parse_summary(&ok(&results(dir.path(), &["show", "feedf00d"])));
+    assert_eq!(get(&merged, "READ", "Operations"), reads);
+    assert_eq!(
+        get(&merged, "READ", "Operations") + get(&merged, "UPDATE", "Operations"),
+        60_000.0
+    );
+}
+
+#[test]
+fn pkb_export_reads_through_the_walkthrough_regexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let printed = ok(&sojourn(
+        dir.path(),
+        &[
+            "run",
+            "null:",
+            "-P",
+            "workloada",
+            "-p",
+            "operationcount=3000",
+            "-p",
+            "fieldcount=1",
+            "-p",
+            "fieldlength=1024",
+            "-p",
+            "readallfields=false",
+            "-target",
+            "3000",
+            "-threads",
+            "4",
+            "--label",
+            "experiment=latency_test",
+            "--label",
+            "machine_type=n1-highcpu-16",
+            "--label",
+            "odd=x|y,z:w",
+        ],
+    ));
+    let summary = parse_summary(&printed);
+    let out = dir.path().join("samples.json");
+    ok(&results(
+        dir.path(),
+        &[
+            "export",
+            "last",
+            "--format",
+            "pkb",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    ));
+    let ndjson = std::fs::read_to_string(&out).unwrap();
+    let samples: Vec<serde_json::Value> = ndjson
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let keys = [
+        "metric",
+        "value",
+        "unit",
+        "timestamp",
+        "test",
+        "product_name",
+        "official",
+        "owner",
+        "run_uri",
+        "sample_uri",
+        "labels",
+    ];
+    for (line, s) in ndjson.lines().zip(&samples) {
+        assert_eq!(s.as_object().unwrap().len(), keys.len(), "{line}");
+        let pos: Vec<usize> = keys
+            .iter()
+            .map(|k| line.find(&format!("\"{k}\":")).unwrap())
+            .collect();
+        assert!(pos.windows(2).all(|w| w[0] < w[1]), "{line}");
+    }
+    let sample = |metric: &str| {
+        samples
+            .iter()
+            .find(|s| s["metric"] == metric)
+            .unwrap_or_else(|| panic!("no {metric}"))
+    };
+    let labels = sample("read p99 latency")["labels"].as_str().unwrap();
+    let extract = |p: &str| {
+        Regex::new(p)
+            .unwrap()
+            .captures(labels)
+            .map(|c| c[1].to_string())
+    };
+    assert_eq!(extract(r"\|stage:(\w+)\|").unwrap(), "run");
+    assert_eq!(extract(r"\|experiment:(.*?)\|").unwrap(), "latency_test");
+    assert_eq!(extract(r"\|experiment:([^|]+)\|").unwrap(), "latency_test");
+    assert_eq!(extract(r"\|workload_name:([^|]+)\|").unwrap(), "workloada");
+    assert_eq!(extract(r"\|operation:([^|]+)\|").unwrap(), "read");
+    let target: u64 = extract(r"-target (\d+)").unwrap().parse().unwrap();
+    let vms: u64 = extract(r"\|vm_count:(\w+)\|").unwrap().parse().unwrap();
+    assert_eq!(target * vms, 3000);
+    assert_eq!(extract(r"-threads (\d+)").unwrap(), "4");
+    assert_eq!(extract(r"\|fieldlength:(\w+)\|").unwrap(), "1024");
+    assert_eq!(extract(r"\|fieldcount:(\w+)\|").unwrap(), "1");
+    assert_eq!(extract(r"\|recordcount:(\w+)\|").unwrap(), "1000");
+    assert_eq!(extract(r"-p readallfields=(\w+)").unwrap(), "false");
+    assert_eq!(extract(r"-p requestdistribution=(\w+)").unwrap(), "zipfian");
+    assert_eq!(
+        extract(r"\|machine_type:([^|]+)\|").unwrap(),
+        "n1-highcpu-16"
+    );
+    assert_eq!(
+        sojourn_store::export::pkb::unescape(&extract(r"\|odd:([^|]+)\|").unwrap()),
+        "x|y,z:w"
+    );
+    // The numbers are those `results show` prints (and the run printed).
+    let shown = parse_summary(&ok(&results(dir.path(), &["show", "last"])));
+    assert_eq!(shown, summary);
+    let ms = |g: &str, k: &str| get(&shown, g, k) / 1000.0;
+    let value = |m: &str| sample(m)["value"].as_f64().unwrap();
+    assert_close(
+        value("overall Throughput"),
+        get(&shown, "OVERALL", "Throughput(ops/sec)"),
+    );
+    assert_close(
+        value("overall RunTime"),
+        get(&shown, "OVERALL", "RunTime(ms)"),
+    );
+    assert_close(value("read Operations"), get(&shown, "READ", "Operations"));
+    assert_close(value("read Return=OK"), get(&shown, "READ", "Return=OK"));
+    assert_close(
+        value("read p99 latency"),
+        ms("READ", "99thPercentileLatency(us)"),
+    );
+    assert_close(
+        value("read p95 latency"),
+        ms("READ", "95thPercentileLatency(us)"),
+    );
+    assert_close(
+        value("update p99 latency"),
+        ms("UPDATE", "99thPercentileLatency(us)"),
+    );
+    assert_close(value("read MaxLatency"), ms("READ", "MaxLatency(us)"));
+    assert_close(value("read MinLatency"), ms("READ", "MinLatency(us)"));
+    assert_close(
+        value("intended-read p99 latency"),
+        ms("Intended-READ", "99thPercentileLatency(us)"),
+    );
+}
+
+#[test]
+fn hdrlog_export_holds_every_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    ok(&sojourn(
+        dir.path(),
+        &[
+            "run",
+            "null:",
+            "-P",
+            "workloada",
+            "-p",
+            "operationcount=2000",
+            "-target",
+            "5000",
+            "-p",
+            "timeseries.interval=0.1",
+        ],
+    ));
+    let log = ok(&results(
+        dir.path(),
+        &["export", "last", "--format", "hdrlog"],
+    ));
+    let store = Store::open(store_path(dir.path()).to_str().unwrap()).unwrap();
+    let run = store.load("last").unwrap();
+    let tags: Vec<&str> = log.lines().filter(|l| l.starts_with("Tag=")).collect();
+    let expected: usize = run
+        .intervals
+        .iter()
+        .map(|i| i.stats.kinds().count() * 2)
+        .sum();
+    assert_eq!(tags.len(), expected);
+    assert!(log.contains("#[BaseTime: "));
+    // Each read-service line decodes to its interval's histogram.
+    let reads: Vec<&str> = tags
+        .iter()
+        .copied()
+        .filter(|l| l.starts_with("Tag=read-service,"))
+        .collect();
+    let stored: Vec<_> = run
+        .intervals
+        .iter()
+        .filter_map(|i| {
+            i.stats
+                .op(sojourn_core::op::OpKind::Read)
+                .filter(|s| s.count() > 0)
+        })
+        .collect();
+    assert_eq!(reads.len(), stored.len());
+    for (line, s) in reads.iter().zip(stored) {
+        let payload = line.rsplit(',').next().unwrap();
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(payload)
+            .unwrap();
+        let h = sojourn_core::histlog::decode(&bytes).unwrap();
+        assert_eq!(h, s.ok.service);
+    }
+}
+
+#[test]
+fn secrets_never_reach_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    ok(&sojourn(
+        dir.path(),
+        &[
+            "run",
+            "null:",
+            "-P",
+            "workloada",
+            "-p",
+            "operationcount=500",
+            "-p",
+            "db.passwd=pwsecret77",
+            "-p",
+            "db.url=postgres://bench:urlsecret99@db.example:5432/ycsb",
+            "--label",
+            "experiment=secrets",
+        ],
+    ));
+    let pkb = ok(&results(dir.path(), &["export", "last", "--format", "pkb"]));
+    let json = ok(&results(
+        dir.path(),
+        &["export", "last", "--format", "json"],
+    ));
+    let store = Store::open(store_path(dir.path()).to_str().unwrap()).unwrap();
+    let run = store.load("last").unwrap();
+    // The properties were recorded, without their secrets.
+    assert_eq!(run.meta().properties["db.passwd"], "***");
+    assert!(run.meta().properties["db.url"].contains("bench:***@db.example"));
+    assert!(run.meta().command_line.contains("db.passwd=***"));
+    drop(store);
+    // Not in any byte of the store (main file, WAL, shared memory).
+    let mut files = 0;
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if !path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("results.sqlite")
+        {
+            continue;
+        }
+        files += 1;
+        let bytes = std::fs::read(&path).unwrap();
+        for secret in ["pwsecret77", "urlsecret99"] {
+            assert!(
+                !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+                "{secret} in {}",
+                path.display()
+            );
+        }
+        // The file does hold the run, so the search was not vacuous.
+        if path.extension().is_some_and(|e| e == "sqlite") {
+            let needle = b"experiment";
+            let wal = std::fs::read(path.with_extension("sqlite-wal")).unwrap_or_default();
+            assert!(bytes
+                .windows(needle.len())
+                .chain(wal.windows(needle.len()))
+                .any(|w| w == needle));
+        }
+    }
+    assert!(files >= 1);
+    for out in [&pkb, &json] {
+        assert!(!out.contains("pwsecret77") && !out.contains("urlsecret99"));
+    }
+}
+
+#[test]
+fn list_filters_and_query_reads_only() {
+    let dir = tempfile::tempdir().unwrap();
+    for (w, exp) in [("workloada", "one"), ("workloadc", "two")] {
+        ok(&sojourn(
+            dir.path(),
+            &[
+                "run",
+                "null:",
+                "-P",
+                w,
+                "-p",
+                "operationcount=200",
+                "--label",
+                &format!("experiment={exp}"),
+            ],
+        ));
+    }
+    let all = ok(&results(dir.path(), &["list"]));
+    assert_eq!(all.lines().count(), 3, "{all}");
+    let two = ok(&results(dir.path(), &["list", "--label", "experiment=two"]));
+    assert_eq!(two.lines().count(), 2, "{two}");
+    assert!(two.contains("workloadc") && !two.contains("workloada"));
+    let a = ok(&results(
+        dir.path(),
+        &["list", "--workload", "workloada", "--since", "1h"],
+    ));
+    assert!(
+        a.contains("experiment=one") && !a.contains("experiment=two"),
+        "{a}"
+    );
+    let none = ok(&results(dir.path(), &["list", "--backend", "redis"]));
+    assert_eq!(none.lines().count(), 1, "{none}");
+
+    let q = ok(&results(
+        dir.path(),
+        &[
+            "query",
+            "SELECT experiment, operation, operations FROM performance ORDER BY experiment, operation",
+            "--format",
+            "csv",
+        ],
+    ));
+    let lines: Vec<&str> = q.lines().collect();
+    assert_eq!(lines[0], "experiment,operation,operations");
+    assert!(lines[1].starts_with("one,read,"), "{q}");
+    assert!(lines[3].starts_with("two,read,200"), "{q}");
+    let out = results(dir.path(), &["query", "DELETE FROM runs"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("read-only"),
+        "{}",
+        text(&out.stderr)
+    );
+    let still = ok(&results(dir.path(), &["list"]));
+    assert_eq!(still.lines().count(), 3);
+}

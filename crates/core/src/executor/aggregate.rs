@@ -1,0 +1,124 @@
+//! Turning the recorder's slots into a time series while the run goes on:
+//! one [`Interval`] per tick (with its histograms encoded, so memory stays
+//! small however long the run), the running totals with and without the
+//! warm-up, and the progress callback.
+
+use std::time::Duration;
+
+use crate::cpu::CpuTimes;
+use crate::recorder::{LatencySummary, Recorder, Stats};
+
+use super::{Interval, IntervalKind, Observer, Progress, RunConfig, RunOutcome, RunOutcomeParts};
+
+pub(super) struct Aggregator {
+    pub all: Stats,
+    total: Stats,
+    intervals: Vec<Interval>,
+    spare: Stats,
+    last_at: Duration,
+    last_cpu: CpuTimes,
+    warmup: Duration,
+    warmup_end: Option<Duration>,
+    expected_ops: Option<u64>,
+    max_execution_time: Option<Duration>,
+}
+
+impl Aggregator {
+    pub fn new(cfg: &RunConfig, cpu_start: CpuTimes) -> Aggregator {
+        Aggregator {
+            all: Stats::default(),
+            total: Stats::default(),
+            intervals: Vec::new(),
+            spare: Stats::default(),
+            last_at: Duration::ZERO,
+            last_cpu: cpu_start,
+            warmup: cfg.warmup,
+            warmup_end: None,
+            expected_ops: cfg.operation_count,
+            max_execution_time: cfg.max_execution_time,
+        }
+    }
+
+    /// Close the interval that ends `now` after the run's start.
+    pub fn tick(&mut self, recorder: &Recorder, now: Duration, obs: &dyn Observer) {
+        let stats = recorder.collect(&mut self.spare);
+        let cpu_now = CpuTimes::now();
+        let cpu = cpu_now.since(self.last_cpu);
+        // An interval belongs to the warm-up if it starts inside it.
+        let in_warmup = self.last_at < self.warmup;
+        self.all.add(&stats);
+        if !in_warmup {
+            self.warmup_end.get_or_insert(self.last_at);
+            self.total.add(&stats);
+        }
+        let length = now.saturating_sub(self.last_at);
+        obs.interval(&Progress {
+            elapsed: now,
+            interval_length: length,
+            interval: &stats,
+            ops_done: self.all.ops_done,
+            expected_ops: self.expected_ops,
+            max_execution_time: self.max_execution_time,
+        });
+        if stats.ops_done > 0 || length > Duration::ZERO {
+            let interval = summarise(&stats, self.last_at, length, cpu, in_warmup);
+            obs.interval_closed(&interval);
+            self.intervals.push(interval);
+        }
+        self.last_at = now;
+        self.last_cpu = cpu_now;
+    }
+
+    pub fn finish(self, p: RunOutcomeParts) -> RunOutcome {
+        let measured = p
+            .elapsed
+            .saturating_sub(self.warmup_end.unwrap_or(p.elapsed));
+        RunOutcome {
+            started_at: p.started_at,
+            elapsed: p.elapsed,
+            measured,
+            total: self.total,
+            all: self.all,
+            intervals: self.intervals,
+            threads: p.threads,
+            target: p.target,
+            arrival: p.arrival,
+            scheduled: p.scheduled,
+            cpu: p.cpu,
+            stop_reason: p.stop_reason,
+            abandoned: p.abandoned,
+            seed: p.seed,
+            runtime_threads: p.runtime_threads,
+            arrival_check: p.arrival_check,
+        }
+    }
+}
+
+fn summarise(
+    stats: &Stats,
+    start: Duration,
+    length: Duration,
+    cpu: CpuTimes,
+    warmup: bool,
+) -> Interval {
+    let kinds = stats
+        .kinds()
+        .map(|(kind, s)| IntervalKind {
+            kind,
+            statuses: s.statuses,
+            service: LatencySummary::of(&s.ok.service),
+            response: LatencySummary::of(&s.ok.response),
+            service_hist: crate::histlog::encode(&s.ok.service),
+            response_hist: crate::histlog::encode(&s.ok.response),
+        })
+        .collect();
+    Interval {
+        start,
+        length,
+        ops_done: stats.ops_done,
+        cpu,
+        warmup,
+        kinds,
+        lag: stats.lag.as_deref().map(LatencySummary::of),
+    }
+}

@@ -1,0 +1,388 @@
+//! One runtime thread: a single-threaded tokio runtime that opens its share
+//! of the pool's connections and keeps them. For each job (one run) it
+//! waits for the common start, runs one worker task per connection (and,
+//! under a target, a pacer for its share of the schedule) until they finish
+//! or the coordinator aborts them, and takes the connections back.
+
+use std::pin::pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::sync::Notify;
+
+use crate::backend::BackendError;
+use crate::schedule::Schedule;
+use crate::selfcheck::StartBins;
+use crate::timer::PreciseTimer;
+
+use super::{Connector, Meter, Shared, Step};
+
+/// What a thread tells the coordinator.
+pub(super) enum Report {
+    /// The pool's connections are open (or not).
+    Connected(Result<(), BackendError>),
+    /// A job arrived and the thread is at the start line.
+    Ready(Result<(), BackendError>),
+    /// A job ended.
+    Done { scheduled: u64, abandoned: u64 },
+}
+
+/// One run's share for one thread.
+pub(super) struct Job<S> {
+    pub steps: Vec<(usize, S)>,
+    pub ctx: Arc<ThreadCtx>,
+    pub shared: Arc<Shared>,
+    pub ready: Arc<Barrier>,
+}
+
+/// Operations a closed-loop worker claims at once. Workers yield between
+/// chunks; the runtime polls its I/O driver on each yield, so yielding much
+/// more often costs a syscall every few operations.
+const CHUNK: u64 = 1024;
+
+/// One job's state that the coordinator may poke from its own thread.
+pub(super) struct ThreadCtx {
+    /// Idle open-loop workers wait here for a due arrival.
+    wake: Notify,
+    /// The thread's job task waits here for an abort.
+    abort: Notify,
+    /// This thread's share of the schedule (open loop).
+    schedule: Option<Mutex<Schedule>>,
+    /// Arrivals the pacer has released: the load actually offered, whether
+    /// or not workers were free to take it.
+    released: AtomicU64,
+    /// Sends per time bin, for the Poisson self-check.
+    starts: Option<Mutex<StartBins>>,
+}
+
+impl ThreadCtx {
+    pub fn new(schedule: Option<Schedule>, starts: Option<StartBins>) -> ThreadCtx {
+        ThreadCtx {
+            wake: Notify::new(),
+            abort: Notify::new(),
+            schedule: schedule.map(Mutex::new),
+            released: AtomicU64::new(0),
+            starts: starts.map(Mutex::new),
+        }
+    }
+
+    /// This job's send counts, for the coordinator to sum.
+    pub fn starts(&self) -> Option<StartBins> {
+        self.starts.as_ref().map(|s| s.lock().clone())
+    }
+
+    /// Wake every waiting worker and the job task, so they look at the
+    /// stop and abort flags.
+    pub fn wake_all(&self) {
+        self.wake.notify_waiters();
+        self.abort.notify_waiters();
+    }
+
+    #[inline]
+    fn take(&self, start: Instant) -> Take {
+        let Some(schedule) = &self.schedule else {
+            return Take::Done;
+        };
+        let mut s = schedule.lock();
+        let Some(t) = s.peek() else {
+            return Take::Done;
+        };
+        let now = start.elapsed().as_nanos() as u64;
+        if t > now {
+            return Take::Wait;
+        }
+        s.advance();
+        // Fan out a burst: if the next arrival is due as well, wake a peer.
+        if s.peek().is_some_and(|n| n <= now) {
+            drop(s);
+            self.wake.notify_one();
+        }
+        Take::Due(t)
+    }
+}
+
+enum Take {
+    Due(u64),
+    Wait,
+    Done,
+}
+
+/// The thread's whole life: connect, then serve jobs until the pool closes.
+pub(super) fn serve<K, S>(
+    n_conns: usize,
+    connector: &K,
+    jobs: UnboundedReceiver<Job<S>>,
+    tx: Sender<Report>,
+) where
+    K: Connector,
+    S: Step<K::Conn>,
+{
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            let _ = tx.send(Report::Connected(Err(BackendError::Config(format!(
+                "cannot start a runtime thread: {e}"
+            )))));
+            return;
+        }
+    };
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&runtime, serve_jobs(n_conns, connector, jobs, &tx));
+}
+
+async fn serve_jobs<K, S>(
+    n_conns: usize,
+    connector: &K,
+    mut jobs: UnboundedReceiver<Job<S>>,
+    tx: &Sender<Report>,
+) where
+    K: Connector,
+    S: Step<K::Conn>,
+{
+    let mut conns: Vec<Option<K::Conn>> = Vec::with_capacity(n_conns);
+    let mut error = None;
+    for _ in 0..n_conns {
+        match connector.connect().await {
+            Ok(c) => conns.push(Some(c)),
+            Err(e) => {
+                error = Some(e);
+                break;
+            }
+        }
+    }
+    let failed = error.is_some();
+    let _ = tx.send(Report::Connected(error.map_or(Ok(()), Err)));
+    if failed {
+        return;
+    }
+    while let Some(job) = jobs.recv().await {
+        // Connections lost to an aborted job are opened again.
+        let mut error = None;
+        for slot in conns.iter_mut().filter(|c| c.is_none()) {
+            match connector.connect().await {
+                Ok(c) => *slot = Some(c),
+                Err(e) => {
+                    error = Some(e);
+                    break;
+                }
+            }
+        }
+        let _ = tx.send(Report::Ready(error.map_or(Ok(()), Err)));
+        // Blocking here is fine: the wait is as short as the slowest
+        // thread's reconnecting, and nothing of ours is in flight.
+        job.ready.wait();
+        let (scheduled, abandoned) = if job.shared.abort.load(Ordering::SeqCst) {
+            (0, 0)
+        } else {
+            run_job(job, &mut conns).await
+        };
+        let _ = tx.send(Report::Done {
+            scheduled,
+            abandoned,
+        });
+    }
+}
+
+/// Run one job's workers on the thread's connections; returns the arrivals
+/// this thread's pacer released and the operations abandoned in flight.
+async fn run_job<C: Send + 'static, S: Step<C>>(
+    job: Job<S>,
+    conns: &mut [Option<C>],
+) -> (u64, u64) {
+    let Job {
+        steps, ctx, shared, ..
+    } = job;
+    let n = steps.len();
+    let mut handles: Vec<_> = steps
+        .into_iter()
+        .zip(conns.iter_mut())
+        .map(|((id, step), slot)| {
+            let conn = slot.take().expect("every connection is open at the start");
+            tokio::task::spawn_local(worker(id, conn, step, shared.clone(), ctx.clone()))
+        })
+        .collect();
+    let pacer = ctx
+        .schedule
+        .is_some()
+        .then(|| tokio::task::spawn_local(pace(shared.clone(), ctx.clone(), n)));
+    {
+        let all_done = async {
+            for (h, slot) in handles.iter_mut().zip(conns.iter_mut()) {
+                if let Ok(conn) = h.await {
+                    *slot = Some(conn);
+                }
+            }
+        };
+        let aborted = wait_abort(&shared, &ctx);
+        tokio::select! {
+            _ = all_done => {}
+            _ = aborted => {}
+        }
+    }
+    // After an abort: keep the connections of workers that did finish.
+    let mut abandoned = 0;
+    for (h, slot) in handles.iter_mut().zip(conns.iter_mut()) {
+        if slot.is_some() {
+            continue;
+        }
+        if h.is_finished() {
+            if let Ok(conn) = h.await {
+                *slot = Some(conn);
+            }
+        } else {
+            abandoned += 1;
+            h.abort();
+        }
+    }
+    if let Some(p) = pacer {
+        p.abort();
+    }
+    // Workers may take the last due arrivals before the pacer wakes to
+    // count them; an overloaded thread's pacer runs ahead of its workers.
+    // Either way the larger count is what was offered.
+    let taken = ctx.schedule.as_ref().map_or(0, |s| s.lock().issued());
+    (ctx.released.load(Ordering::Relaxed).max(taken), abandoned)
+}
+
+async fn wait_abort(shared: &Shared, ctx: &ThreadCtx) {
+    loop {
+        let n = ctx.abort.notified();
+        let mut n = pin!(n);
+        n.as_mut().enable();
+        if shared.abort.load(Ordering::SeqCst) {
+            return;
+        }
+        n.await;
+    }
+}
+
+async fn worker<C, S: Step<C>>(
+    id: usize,
+    mut conn: C,
+    mut step: S,
+    shared: Arc<Shared>,
+    ctx: Arc<ThreadCtx>,
+) -> C {
+    let slot = shared.recorder.slot(id);
+    let start = shared.start();
+    let mut meter = Meter::new(start);
+    if let Some(budget) = &shared.budget {
+        'outer: loop {
+            let n = claim(budget);
+            if n == 0 {
+                break;
+            }
+            for _ in 0..n {
+                let now = Instant::now();
+                if shared.stopping() || shared.past_deadline(now) {
+                    break 'outer;
+                }
+                meter.intended = now;
+                meter.fresh = true;
+                step.step(&mut conn, &mut meter).await;
+                meter.flush(&mut slot.lock());
+            }
+            tokio::task::yield_now().await;
+        }
+        return conn;
+    }
+    loop {
+        let t = match ctx.take(start) {
+            Take::Due(t) => t,
+            Take::Done => break,
+            Take::Wait => {
+                let notified = ctx.wake.notified();
+                let mut notified = pin!(notified);
+                notified.as_mut().enable();
+                if shared.stopping() {
+                    break;
+                }
+                match ctx.take(start) {
+                    Take::Due(t) => t,
+                    Take::Done => break,
+                    Take::Wait => {
+                        notified.await;
+                        continue;
+                    }
+                }
+            }
+        };
+        if shared.stopping() {
+            break;
+        }
+        let intended = start + Duration::from_nanos(t);
+        let sent = Instant::now();
+        let lag = sent.saturating_duration_since(intended);
+        if let Some(bins) = &ctx.starts {
+            bins.lock()
+                .record(sent.duration_since(start).as_nanos() as u64);
+        }
+        meter.intended = intended;
+        step.step(&mut conn, &mut meter).await;
+        let mut stats = slot.lock();
+        meter.flush(&mut stats);
+        stats.record_lag(lag.as_nanos() as u64);
+    }
+    conn
+}
+
+/// Claim up to a chunk of the closed-loop budget.
+fn claim(budget: &std::sync::atomic::AtomicU64) -> u64 {
+    let mut cur = budget.load(Ordering::Relaxed);
+    loop {
+        if cur == 0 {
+            return 0;
+        }
+        let n = cur.min(CHUNK);
+        match budget.compare_exchange_weak(cur, cur - n, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return n,
+            Err(c) => cur = c,
+        }
+    }
+}
+
+/// The pacer: wakes an idle worker at each of this thread's intended
+/// starts. It sleeps on a [`PreciseTimer`]; when it falls behind, it
+/// releases every arrival already due in one go.
+async fn pace(shared: Arc<Shared>, ctx: Arc<ThreadCtx>, workers: usize) {
+    let Some(schedule) = &ctx.schedule else {
+        return;
+    };
+    // The pacer reads its own copy: the workers' copy advances as they take
+    // arrivals, and the two must not wait for each other.
+    let mut mine = schedule.lock().clone();
+    let start = shared.start();
+    let timer = PreciseTimer::new().ok();
+    while let Some(t) = mine.peek() {
+        if shared.stopping() {
+            break;
+        }
+        let now = start.elapsed().as_nanos() as u64;
+        if t > now {
+            let at = start + Duration::from_nanos(t);
+            match &timer {
+                Some(timer) if timer.sleep_until(at).await.is_ok() => {}
+                _ => tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await,
+            }
+            continue;
+        }
+        let mut due = 0usize;
+        while mine.peek().is_some_and(|t| t <= now) {
+            mine.advance();
+            due += 1;
+        }
+        ctx.released.fetch_add(due as u64, Ordering::Relaxed);
+        for _ in 0..due.min(workers) {
+            ctx.wake.notify_one();
+        }
+    }
+    // Everything is released (or the run stopped): let waiting workers see it.
+    ctx.wake.notify_waiters();
+}

@@ -1,0 +1,647 @@
+//! Running operations: N concurrent workers, each with its own connection,
+//! driven either back to back (closed loop) or by one global schedule (open
+//! loop), with every operation's service and response time recorded.
+//!
+//! Thread per core: the connections are spread round-robin over one OS
+//! thread per core, each running a single-threaded tokio runtime that opens
+//! its own connections and polls their sockets. Nothing on the hot path
+//! crosses threads: no operation needs a futex wake-up, which on a virtual
+//! machine costs more CPU than the operation itself.
+//!
+//! Open loop: there is one schedule for the whole run (so `-target 10000`
+//! offers 10,000 operations per second in total), dealt round-robin to the
+//! threads: thread t takes arrivals t, t+T, t+2T, ... Each thread's pacer
+//! task sleeps on a timerfd (microsecond precision, where tokio's own timer
+//! has 1 ms) until its next arrival and wakes an idle worker. A worker takes
+//! an arrival only once it is due, so when every worker is busy, arrivals
+//! wait in the client without being materialised and their wait counts in
+//! response time: the queue is the schedule itself. A worker that takes an
+//! arrival and sees the next one due wakes a peer, so a burst fans out.
+//!
+//! Closed loop: workers claim operations from a shared budget in chunks and
+//! yield between chunks, so connections share the work even when a backend
+//! never suspends (`null:`).
+//!
+//! The calling thread coordinates: it releases all threads at one start
+//! instant once every connection is open, collects an interval of results
+//! every `interval`, and handles the deadline, Ctrl+C and the drain timeout.
+//!
+//! What a worker does per operation is a [`Step`]: the workload decides the
+//! operation and calls the connection; the [`Meter`] records timings.
+
+mod aggregate;
+mod core_thread;
+
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Barrier, OnceLock};
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::backend::{Backend, BackendError, Schema, Status};
+use crate::cpu::CpuTimes;
+use crate::op::OpKind;
+use crate::recorder::{LatencySummary, Recorder, Stats};
+use crate::schedule::{Arrival, Schedule};
+use crate::selfcheck::{ArrivalCheck, StartBins};
+
+use aggregate::Aggregator;
+use core_thread::{Job, Report, ThreadCtx};
+
+/// One operation (or a compound such as read-modify-write) on one
+/// connection. Implemented by workloads.
+pub trait Step<C>: Send + 'static {
+    fn step(&mut self, conn: &mut C, meter: &mut Meter) -> impl Future<Output = ()> + Send;
+}
+
+/// Opens connections. Called on the runtime thread that will use the
+/// connection, so drivers that spawn a background task (tokio-postgres)
+/// spawn it where the connection lives.
+pub trait Connector: Sync {
+    type Conn: Send + 'static;
+    fn connect(&self) -> impl Future<Output = Result<Self::Conn, BackendError>>;
+}
+
+/// A [`Connector`] for a backend and the table a workload uses.
+pub struct BackendConnector<'a, B> {
+    pub backend: &'a B,
+    pub schema: Arc<Schema>,
+}
+
+impl<B: Backend> Connector for BackendConnector<'_, B> {
+    type Conn = B::Conn;
+    fn connect(&self) -> impl Future<Output = Result<B::Conn, BackendError>> {
+        self.backend.connect(self.schema.clone())
+    }
+}
+
+/// How a run is driven.
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    pub threads: usize,
+    /// Operations per second offered in total; `None` is closed loop.
+    pub target: Option<f64>,
+    pub arrival: Arrival,
+    pub operation_count: Option<u64>,
+    pub max_execution_time: Option<Duration>,
+    /// Intervals that start before this are left out of the summary.
+    pub warmup: Duration,
+    pub seed: u64,
+    /// Length of one time-series interval.
+    pub interval: Duration,
+    /// How long in-flight operations may take to finish once the run stops.
+    pub drain_timeout: Duration,
+    /// OS threads, each with its own single-threaded runtime; 0 picks one
+    /// per available core (never more than `threads`).
+    pub runtime_threads: usize,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            threads: 1,
+            target: None,
+            arrival: Arrival::Poisson,
+            operation_count: Some(1000),
+            max_execution_time: None,
+            warmup: Duration::ZERO,
+            seed: 0,
+            interval: Duration::from_secs(1),
+            drain_timeout: Duration::from_secs(10),
+            runtime_threads: 0,
+        }
+    }
+}
+
+/// Up to three timings per step (read-modify-write records its read, its
+/// update and itself), flushed under one lock when the step ends.
+pub struct Meter {
+    intended: Instant,
+    // Closed loop: the intended start was read from the clock just now, so
+    // the first call may start from it instead of reading the clock again.
+    fresh: bool,
+    pending: [(OpKind, Status, u64, u64); 3],
+    n: usize,
+}
+
+impl Meter {
+    fn new(now: Instant) -> Meter {
+        Meter {
+            intended: now,
+            fresh: false,
+            pending: [(OpKind::Read, Status::Ok, 0, 0); 3],
+            n: 0,
+        }
+    }
+
+    /// When the current step was meant to start.
+    pub fn intended_start(&self) -> Instant {
+        self.intended
+    }
+
+    /// The moment a database call starts.
+    #[inline]
+    pub fn start(&mut self) -> Instant {
+        if std::mem::take(&mut self.fresh) {
+            self.intended
+        } else {
+            Instant::now()
+        }
+    }
+
+    /// Record a call that started at `started` and has just ended: its
+    /// service time from `started`, its response time from the step's
+    /// intended start.
+    #[inline]
+    pub fn record(&mut self, kind: OpKind, status: Status, started: Instant) {
+        self.record_span(kind, status, started, Instant::now());
+    }
+
+    /// Record a call that ran from `started` to `ended`.
+    #[inline]
+    pub fn record_span(&mut self, kind: OpKind, status: Status, started: Instant, ended: Instant) {
+        let service = ended.saturating_duration_since(started).as_nanos() as u64;
+        let response = ended.saturating_duration_since(self.intended).as_nanos() as u64;
+        if self.n < self.pending.len() {
+            self.pending[self.n] = (kind, status, service, response);
+            self.n += 1;
+        }
+    }
+
+    #[inline]
+    fn flush(&mut self, stats: &mut Stats) {
+        for &(k, s, sv, rs) in &self.pending[..self.n] {
+            stats.record(k, s, sv, rs);
+        }
+        self.n = 0;
+        stats.ops_done += 1;
+    }
+}
+
+/// Lets the caller stop a run (Ctrl+C): scheduling stops, in-flight
+/// operations drain for at most the drain timeout, results are kept and
+/// marked interrupted. The coordinator polls it every few milliseconds.
+#[derive(Clone, Default)]
+pub struct StopHandle(Arc<AtomicBool>);
+
+impl StopHandle {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn stop(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// Called once per interval, off the hot path, with what that interval
+/// recorded. The CLI prints status lines and progress from it, and records
+/// the time series in the results store as the run goes.
+pub trait Observer: Send + Sync {
+    fn interval(&self, _progress: &Progress<'_>) {}
+
+    /// The interval as it enters the time series (histograms encoded),
+    /// right after [`Observer::interval`]; intervals that recorded nothing
+    /// and lasted no time are skipped, as in [`RunOutcome::intervals`].
+    fn interval_closed(&self, _interval: &Interval) {}
+}
+
+/// An observer that ignores everything.
+pub struct Quiet;
+impl Observer for Quiet {}
+
+/// One interval as it ends.
+pub struct Progress<'a> {
+    pub elapsed: Duration,
+    pub interval_length: Duration,
+    pub interval: &'a Stats,
+    pub ops_done: u64,
+    pub expected_ops: Option<u64>,
+    pub max_execution_time: Option<Duration>,
+}
+
+/// One interval of the time series.
+#[derive(Clone, Debug)]
+pub struct Interval {
+    pub start: Duration,
+    pub length: Duration,
+    pub ops_done: u64,
+    pub cpu: CpuTimes,
+    pub warmup: bool,
+    pub kinds: Vec<IntervalKind>,
+    pub lag: Option<LatencySummary>,
+}
+
+/// One operation kind within an interval.
+#[derive(Clone, Debug)]
+pub struct IntervalKind {
+    pub kind: OpKind,
+    pub statuses: [u64; Status::COUNT],
+    pub service: LatencySummary,
+    pub response: LatencySummary,
+    /// The interval's histograms in HdrHistogram's compressed V2 encoding,
+    /// so interval logs and exact re-aggregation stay possible.
+    pub service_hist: Vec<u8>,
+    pub response_hist: Vec<u8>,
+}
+
+/// Why a run ended.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    OperationCount,
+    MaxExecutionTime,
+    Interrupted,
+}
+
+/// Everything a run measured.
+#[derive(Debug)]
+pub struct RunOutcome {
+    pub started_at: SystemTime,
+    /// From the first operation to the end of the run.
+    pub elapsed: Duration,
+    /// The part of `elapsed` the summary covers (warm-up excluded).
+    pub measured: Duration,
+    /// Summary statistics, warm-up excluded.
+    pub total: Stats,
+    /// Everything, warm-up included.
+    pub all: Stats,
+    pub intervals: Vec<Interval>,
+    pub threads: usize,
+    pub target: Option<f64>,
+    pub arrival: Option<Arrival>,
+    /// Arrivals the schedule released (open loop): the load offered, which
+    /// under a Poisson schedule differs from the target by chance.
+    pub scheduled: u64,
+    pub cpu: CpuTimes,
+    pub stop_reason: StopReason,
+    /// Operations still in flight when the drain timeout ran out.
+    pub abandoned: u64,
+    pub seed: u64,
+    /// Runtime threads the connections were spread over.
+    pub runtime_threads: usize,
+    /// Whether the sends of a Poisson run looked Poisson (see
+    /// [`crate::selfcheck`]); `None` for other runs or too few bins.
+    pub arrival_check: Option<ArrivalCheck>,
+}
+
+impl RunOutcome {
+    /// Top-level operations per second over the measured period.
+    pub fn throughput(&self) -> f64 {
+        let s = self.measured.as_secs_f64();
+        if s > 0.0 {
+            self.total.ops_done as f64 / s
+        } else {
+            0.0
+        }
+    }
+
+    /// Share of the offered operations that completed (open loop; 1 in
+    /// closed loop). Below 0.95 the database did not keep up.
+    pub fn served_fraction(&self) -> f64 {
+        if self.target.is_none() || self.scheduled == 0 {
+            1.0
+        } else {
+            self.all.ops_done as f64 / self.scheduled as f64
+        }
+    }
+
+    pub fn interrupted(&self) -> bool {
+        self.stop_reason == StopReason::Interrupted
+    }
+}
+
+/// What every thread of a run shares.
+struct Shared {
+    recorder: Recorder,
+    start: OnceLock<Instant>,
+    deadline: OnceLock<Option<Instant>>,
+    /// Stop scheduling new operations.
+    stop: AtomicBool,
+    /// Stop waiting for in-flight operations: drop them.
+    abort: AtomicBool,
+    /// Closed loop only: operations left to hand out.
+    budget: Option<AtomicU64>,
+}
+
+impl Shared {
+    fn start(&self) -> Instant {
+        *self.start.get().expect("start is set before workers run")
+    }
+
+    fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    fn past_deadline(&self, now: Instant) -> bool {
+        self.deadline
+            .get()
+            .copied()
+            .flatten()
+            .is_some_and(|d| now >= d)
+    }
+}
+
+/// How often the coordinator looks at the stop handle and the deadline.
+const POLL: Duration = Duration::from_millis(20);
+
+/// Run one `step` per connection as `cfg` says, on connections opened for
+/// this run alone. Blocks until the run ends; returns an error only when
+/// connections could not be opened (then nothing ran).
+pub fn run<K: Connector, S: Step<K::Conn>>(
+    connector: &K,
+    steps: Vec<S>,
+    cfg: &RunConfig,
+    stop: &StopHandle,
+    observer: &dyn Observer,
+) -> Result<RunOutcome, BackendError> {
+    with_pool(connector, steps.len(), cfg.runtime_threads, |pool| {
+        pool.run(steps, cfg, stop, observer)
+    })?
+}
+
+/// Open `workers` connections spread over the runtime threads and hand the
+/// pool to `f`, which may run several phases or steps on it (a load then a
+/// run; the steps of a capacity search) without reconnecting. The threads
+/// and connections end when `f` returns.
+pub fn with_pool<K, S, R>(
+    connector: &K,
+    workers: usize,
+    runtime_threads: usize,
+    f: impl FnOnce(&mut Pool<S>) -> R,
+) -> Result<R, BackendError>
+where
+    K: Connector,
+    S: Step<K::Conn>,
+{
+    assert!(workers > 0, "at least one connection");
+    let n_threads = if runtime_threads == 0 {
+        crate::cpu::available_cores()
+    } else {
+        runtime_threads
+    }
+    .clamp(1, workers);
+    let (tx, rx) = mpsc::channel::<Report>();
+    std::thread::scope(|scope| {
+        let mut jobs = Vec::with_capacity(n_threads);
+        for t in 0..n_threads {
+            let (job_tx, job_rx) = tokio::sync::mpsc::unbounded_channel();
+            let conns = (t..workers).step_by(n_threads).count();
+            let tx = tx.clone();
+            std::thread::Builder::new()
+                .name(format!("sojourn-core-{t}"))
+                .spawn_scoped(scope, move || {
+                    core_thread::serve(conns, connector, job_rx, tx)
+                })
+                .expect("spawning a runtime thread");
+            jobs.push(job_tx);
+        }
+        drop(tx);
+        let mut error = None;
+        for _ in 0..n_threads {
+            match rx.recv() {
+                Ok(Report::Connected(Ok(()))) => {}
+                Ok(Report::Connected(Err(e))) => {
+                    error.get_or_insert(e);
+                }
+                Ok(_) | Err(_) => {
+                    error.get_or_insert(BackendError::Config(
+                        "a runtime thread ended before connecting".into(),
+                    ));
+                }
+            }
+        }
+        if let Some(e) = error {
+            // Dropping the job senders ends the threads.
+            return Err(e);
+        }
+        let mut pool = Pool {
+            jobs,
+            reports: rx,
+            workers,
+        };
+        Ok(f(&mut pool))
+    })
+}
+
+/// Runtime threads holding open connections; see [`with_pool`].
+pub struct Pool<S> {
+    jobs: Vec<tokio::sync::mpsc::UnboundedSender<Job<S>>>,
+    reports: mpsc::Receiver<Report>,
+    workers: usize,
+}
+
+impl<S: Send + 'static> Pool<S> {
+    /// Connections in the pool; a run takes exactly one step per connection.
+    pub fn workers(&self) -> usize {
+        self.workers
+    }
+
+    /// Run one `step` per connection as `cfg` says (`cfg.threads` and
+    /// `cfg.runtime_threads` are the pool's). Blocks until the run ends.
+    pub fn run(
+        &mut self,
+        steps: Vec<S>,
+        cfg: &RunConfig,
+        stop: &StopHandle,
+        observer: &dyn Observer,
+    ) -> Result<RunOutcome, BackendError> {
+        assert_eq!(steps.len(), self.workers, "one step per connection");
+        let n_threads = self.jobs.len();
+        let shared = Arc::new(Shared {
+            recorder: Recorder::new(self.workers),
+            start: OnceLock::new(),
+            deadline: OnceLock::new(),
+            stop: AtomicBool::new(false),
+            abort: AtomicBool::new(false),
+            budget: cfg
+                .target
+                .is_none()
+                .then(|| AtomicU64::new(cfg.operation_count.unwrap_or(u64::MAX))),
+        });
+        // Every thread plus this one: released together once all are ready.
+        let ready = Arc::new(Barrier::new(n_threads + 1));
+        let mut per_thread: Vec<Vec<(usize, S)>> = (0..n_threads).map(|_| Vec::new()).collect();
+        for (id, step) in steps.into_iter().enumerate() {
+            per_thread[id % n_threads].push((id, step));
+        }
+        let mut wakers = Vec::with_capacity(n_threads);
+        let mut sent = 0;
+        for (t, steps) in per_thread.into_iter().enumerate() {
+            // Under a target, thread t takes arrivals t, t+T, t+2T, ...
+            let schedule = cfg.target.map(|rate| {
+                Schedule::new(
+                    rate,
+                    cfg.arrival,
+                    cfg.seed,
+                    cfg.operation_count,
+                    cfg.max_execution_time,
+                )
+                .dealt(t, n_threads)
+            });
+            // Poisson runs count sends per time bin for the self-check.
+            let starts = cfg
+                .target
+                .filter(|_| cfg.arrival == Arrival::Poisson)
+                .map(|rate| StartBins::for_rate(rate, expected_span(cfg, rate)));
+            let ctx = Arc::new(ThreadCtx::new(schedule, starts));
+            wakers.push(ctx.clone());
+            let job = Job {
+                steps,
+                ctx,
+                shared: shared.clone(),
+                ready: ready.clone(),
+            };
+            if self.jobs[t].send(job).is_ok() {
+                sent += 1;
+            }
+        }
+        let mut error =
+            (sent < n_threads).then(|| BackendError::Config("a runtime thread has ended".into()));
+        for _ in 0..sent {
+            match self.reports.recv() {
+                Ok(Report::Ready(Ok(()))) => {}
+                Ok(Report::Ready(Err(e))) => {
+                    error.get_or_insert(e);
+                }
+                Ok(_) | Err(_) => {
+                    error.get_or_insert(BackendError::Config(
+                        "a runtime thread ended before its run".into(),
+                    ));
+                }
+            }
+        }
+        if let Some(e) = error {
+            shared.abort.store(true, Ordering::SeqCst);
+            shared.stop.store(true, Ordering::SeqCst);
+            let _ = shared.start.set(Instant::now());
+            let _ = shared.deadline.set(None);
+            if sent == n_threads {
+                ready.wait();
+                for _ in 0..sent {
+                    let _ = self.reports.recv();
+                }
+            }
+            return Err(e);
+        }
+
+        let started_at = SystemTime::now();
+        let cpu_start = CpuTimes::now();
+        let start = Instant::now();
+        let _ = shared.start.set(start);
+        let _ = shared
+            .deadline
+            .set(cfg.max_execution_time.map(|d| start + d));
+        ready.wait();
+
+        let mut agg = Aggregator::new(cfg, cpu_start);
+        let mut next_tick = start + cfg.interval;
+        let mut running = n_threads;
+        let mut scheduled = 0u64;
+        let mut abandoned = 0u64;
+        let mut interrupted = false;
+        let mut drain_until: Option<Instant> = None;
+        while running > 0 {
+            let now = Instant::now();
+            let wait = next_tick.min(now + POLL).saturating_duration_since(now);
+            match self.reports.recv_timeout(wait) {
+                Ok(Report::Done {
+                    scheduled: s,
+                    abandoned: a,
+                }) => {
+                    running -= 1;
+                    scheduled += s;
+                    abandoned += a;
+                }
+                Ok(_) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            let now = Instant::now();
+            if now >= next_tick {
+                agg.tick(&shared.recorder, now - start, observer);
+                next_tick += cfg.interval;
+                if next_tick <= now {
+                    next_tick = now + cfg.interval;
+                }
+            }
+            if drain_until.is_none() && (stop.is_stopped() || shared.past_deadline(now)) {
+                interrupted = stop.is_stopped();
+                shared.stop.store(true, Ordering::SeqCst);
+                wakers.iter().for_each(|w| w.wake_all());
+                drain_until = Some(now + cfg.drain_timeout);
+            }
+            if drain_until.is_some_and(|d| now >= d) && !shared.abort.load(Ordering::SeqCst) {
+                shared.abort.store(true, Ordering::SeqCst);
+                wakers.iter().for_each(|w| w.wake_all());
+            }
+        }
+        let elapsed = start.elapsed();
+        agg.tick(&shared.recorder, elapsed, observer);
+        let arrival_check = cfg.target.and_then(|rate| {
+            let mut all: Option<StartBins> = None;
+            for b in wakers.iter().filter_map(|w| w.starts()) {
+                match &mut all {
+                    Some(a) => a.add(&b),
+                    None => all = Some(b),
+                }
+            }
+            // Only bins the schedule filled: not the drain after its end.
+            let span = elapsed.min(Duration::from_secs_f64(scheduled as f64 / rate));
+            all?.check(span.as_nanos() as u64)
+        });
+        // The reason follows from what was reached: under a target the
+        // schedule's horizon can end the run a moment before the deadline.
+        let count_reached = cfg.operation_count.is_some_and(|n| agg.all.ops_done >= n);
+        let stop_reason = if interrupted {
+            StopReason::Interrupted
+        } else if !count_reached && cfg.max_execution_time.is_some() {
+            StopReason::MaxExecutionTime
+        } else {
+            StopReason::OperationCount
+        };
+        Ok(agg.finish(RunOutcomeParts {
+            started_at,
+            elapsed,
+            threads: self.workers,
+            target: cfg.target,
+            arrival: cfg.target.map(|_| cfg.arrival),
+            scheduled,
+            cpu: CpuTimes::now().since(cpu_start),
+            stop_reason,
+            abandoned,
+            seed: cfg.seed,
+            runtime_threads: n_threads,
+            arrival_check,
+        }))
+    }
+}
+
+/// How long the schedule of a run at `rate` is expected to last.
+fn expected_span(cfg: &RunConfig, rate: f64) -> f64 {
+    let by_count = cfg.operation_count.map(|n| n as f64 / rate * 1.2);
+    let by_time = cfg.max_execution_time.map(|d| d.as_secs_f64());
+    match (by_count, by_time) {
+        (Some(a), Some(b)) => a.min(b),
+        (a, b) => a.or(b).unwrap_or(3600.0),
+    }
+}
+
+/// What the coordinator knows of a run besides the aggregated statistics.
+struct RunOutcomeParts {
+    started_at: SystemTime,
+    elapsed: Duration,
+    threads: usize,
+    target: Option<f64>,
+    arrival: Option<Arrival>,
+    scheduled: u64,
+    cpu: CpuTimes,
+    stop_reason: StopReason,
+    abandoned: u64,
+    seed: u64,
+    runtime_threads: usize,
+    arrival_check: Option<ArrivalCheck>,
+}

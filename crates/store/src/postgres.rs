@@ -1,0 +1,259 @@
+//! The PostgreSQL store, for many client machines writing to one place.
+//! The store's API is synchronous, so the connection lives on a private
+//! single-threaded tokio runtime that each call blocks on (never call it
+//! from inside another runtime). Statements arrive with `?` placeholders
+//! and become `$1, $2, ...`; values are bound to whatever type the server
+//! infers for each parameter, so one [`Value`] fits BIGINT, INTEGER and
+//! DOUBLE PRECISION columns alike. TLS is not offered yet: use it on a
+//! trusted network or through a tunnel.
+
+use std::error::Error;
+
+use bytes::BytesMut;
+use tokio_postgres::types::{FromSql, IsNull, ToSql, Type};
+use tokio_postgres::{Client, NoTls, Row};
+
+use crate::db::{Db, DbError};
+use crate::model::{QueryResult, Value};
+
+pub(crate) struct Postgres {
+    rt: tokio::runtime::Runtime,
+    client: Client,
+}
+
+impl Postgres {
+    pub fn connect(url: &str, read_only: bool) -> Result<Postgres, DbError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a current-thread runtime builds");
+        let client = rt.block_on(async {
+            let (client, connection) = tokio_postgres::connect(url, NoTls).await?;
+            // Driven whenever a call blocks on the runtime.
+            tokio::spawn(async move {
+                let _ = connection.await;
+            });
+            Ok::<_, tokio_postgres::Error>(client)
+        })?;
+        let mut pg = Postgres { rt, client };
+        if read_only {
+            pg.batch("SET default_transaction_read_only = on")?;
+        }
+        Ok(pg)
+    }
+}
+
+/// `?` placeholders to PostgreSQL's `$n` (the store's own SQL never has a
+/// `?` inside a string literal).
+fn numbered(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut n = 0;
+    for c in sql.chars() {
+        if c == '?' {
+            n += 1;
+            out.push('$');
+            out.push_str(&n.to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A [`Value`] bound as the type the server expects for its parameter.
+#[derive(Debug)]
+struct Param<'a>(&'a Value);
+
+type BoxError = Box<dyn Error + Sync + Send>;
+
+impl ToSql for Param<'_> {
+    fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> Result<IsNull, BoxError> {
+        let mismatch = || -> BoxError { format!("cannot store {:?} as {ty}", self.0).into() };
+        match self.0 {
+            Value::Null => Ok(IsNull::Yes),
+            Value::Integer(i) => match *ty {
+                Type::INT8 => i.to_sql(ty, out),
+                Type::INT4 => i32::try_from(*i)?.to_sql(ty, out),
+                Type::INT2 => i16::try_from(*i)?.to_sql(ty, out),
+                Type::FLOAT8 => (*i as f64).to_sql(ty, out),
+                Type::FLOAT4 => (*i as f32).to_sql(ty, out),
+                Type::BOOL => (*i != 0).to_sql(ty, out),
+                Type::TEXT | Type::VARCHAR => i.to_string().to_sql(ty, out),
+                _ => Err(mismatch()),
+            },
+            Value::Real(r) => match *ty {
+                Type::FLOAT8 => r.to_sql(ty, out),
+                Type::FLOAT4 => (*r as f32).to_sql(ty, out),
+                Type::TEXT | Type::VARCHAR => r.to_string().to_sql(ty, out),
+                _ => Err(mismatch()),
+            },
+            Value::Text(t) => t.as_str().to_sql(ty, out),
+            Value::Blob(b) => b.as_slice().to_sql(ty, out),
+        }
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    tokio_postgres::types::to_sql_checked!();
+}
+
+/// PostgreSQL's binary NUMERIC (what SUM and AVG of integers return), as
+/// a float: digits in base 10,000 with a weight and a sign.
+struct Numeric(f64);
+
+impl<'a> FromSql<'a> for Numeric {
+    fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
+        let word = |i: usize| -> Result<i16, BoxError> {
+            raw.get(i..i + 2)
+                .map(|b| i16::from_be_bytes([b[0], b[1]]))
+                .ok_or_else(|| "short NUMERIC".into())
+        };
+        let ndigits = word(0)? as usize;
+        let weight = word(2)? as i32;
+        let sign = word(4)? as u16;
+        if sign == 0xC000 {
+            return Ok(Numeric(f64::NAN));
+        }
+        let mut v = 0.0;
+        for d in 0..ndigits {
+            let digit = word(8 + 2 * d)? as f64;
+            v += digit * 10_000f64.powi(weight - d as i32);
+        }
+        Ok(Numeric(if sign == 0x4000 { -v } else { v }))
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::NUMERIC
+    }
+}
+
+fn value(row: &Row, i: usize) -> Result<Value, DbError> {
+    let ty = row.columns()[i].type_().clone();
+    Ok(match ty {
+        Type::INT8 => row.try_get::<_, Option<i64>>(i)?.map(Value::Integer),
+        Type::INT4 => row
+            .try_get::<_, Option<i32>>(i)?
+            .map(|v| Value::Integer(v.into())),
+        Type::INT2 => row
+            .try_get::<_, Option<i16>>(i)?
+            .map(|v| Value::Integer(v.into())),
+        Type::FLOAT8 => row.try_get::<_, Option<f64>>(i)?.map(Value::Real),
+        Type::FLOAT4 => row
+            .try_get::<_, Option<f32>>(i)?
+            .map(|v| Value::Real(v.into())),
+        Type::NUMERIC => row
+            .try_get::<_, Option<Numeric>>(i)?
+            .map(|n| Value::Real(n.0)),
+        Type::BOOL => row
+            .try_get::<_, Option<bool>>(i)?
+            .map(|b| Value::Integer(b.into())),
+        Type::BYTEA => row.try_get::<_, Option<Vec<u8>>>(i)?.map(Value::Blob),
+        Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME => {
+            row.try_get::<_, Option<String>>(i)?.map(Value::Text)
+        }
+        other => Some(Value::Text(format!("<{other}>"))),
+    }
+    .unwrap_or(Value::Null))
+}
+
+impl Postgres {
+    fn run(&mut self, sql: &str, params: &[Value]) -> Result<QueryResult, DbError> {
+        let sql = numbered(sql);
+        let params: Vec<Param<'_>> = params.iter().map(Param).collect();
+        let refs: Vec<&(dyn ToSql + Sync)> =
+            params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+        let client = &self.client;
+        let (columns, rows) = self.rt.block_on(async {
+            let stmt = client.prepare(&sql).await?;
+            let columns: Vec<String> = stmt
+                .columns()
+                .iter()
+                .map(|c| c.name().to_string())
+                .collect();
+            let rows = client.query(&stmt, &refs).await?;
+            Ok::<_, tokio_postgres::Error>((columns, rows))
+        })?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in &rows {
+            out.push(
+                (0..row.len())
+                    .map(|i| value(row, i))
+                    .collect::<Result<Vec<_>, _>>()?,
+            );
+        }
+        Ok(QueryResult { columns, rows: out })
+    }
+}
+
+impl Db for Postgres {
+    fn blob_type(&self) -> &'static str {
+        "BYTEA"
+    }
+
+    fn batch(&mut self, sql: &str) -> Result<(), DbError> {
+        let client = &self.client;
+        Ok(self.rt.block_on(client.batch_execute(sql))?)
+    }
+
+    fn exec(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError> {
+        let sql = numbered(sql);
+        let params: Vec<Param<'_>> = params.iter().map(Param).collect();
+        let refs: Vec<&(dyn ToSql + Sync)> =
+            params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+        let client = &self.client;
+        Ok(self.rt.block_on(client.execute(sql.as_str(), &refs))?)
+    }
+
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<QueryResult, DbError> {
+        self.run(sql, params)
+    }
+
+    fn begin_write(&mut self) -> Result<(), DbError> {
+        self.batch("BEGIN")
+    }
+
+    fn has_table(&mut self, name: &str) -> Result<bool, DbError> {
+        let r = self.run(
+            "SELECT COUNT(*) FROM information_schema.tables \
+             WHERE table_schema = current_schema() AND table_name = ?",
+            &[Value::Text(name.to_string())],
+        )?;
+        Ok(matches!(r.rows.first().and_then(|r| r.first()), Some(Value::Integer(n)) if *n > 0))
+    }
+
+    fn lock_schema(&mut self) -> Result<(), DbError> {
+        // Taken inside the migration's transaction and held to its end.
+        self.batch("LOCK TABLE schema_version IN EXCLUSIVE MODE")
+    }
+
+    fn is_read_only(&mut self, _sql: &str) -> Option<Result<bool, DbError>> {
+        // PostgreSQL cannot tell before running; the read-only transaction
+        // below refuses any write instead.
+        None
+    }
+
+    fn query_read_only(&mut self, sql: &str) -> Result<QueryResult, DbError> {
+        self.batch("BEGIN TRANSACTION READ ONLY")?;
+        let r = self.run(sql, &[]);
+        let end = self.batch("ROLLBACK");
+        let r = r?;
+        end?;
+        Ok(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_numbered() {
+        assert_eq!(
+            numbered("INSERT INTO t (a, b) VALUES (?, ?)"),
+            "INSERT INTO t (a, b) VALUES ($1, $2)"
+        );
+        assert_eq!(numbered("SELECT 1"), "SELECT 1");
+    }
+}

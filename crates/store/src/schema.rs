@@ -1,0 +1,273 @@
+//! The store's schema and its versioned migrations.
+//!
+//! `schema_version` holds one row: the version the store is at. Opening a
+//! store applies, in one transaction each, every migration above that
+//! version, so a store written by an older sojourn is brought up to date and
+//! a store from a newer one is refused rather than misread. Migrations are
+//! append-only: a released one is never edited.
+//!
+//! The SQL is written once for SQLite and PostgreSQL: `BIGINT`, `DOUBLE
+//! PRECISION` and `TEXT` mean the same in both; binary columns are spelt
+//! `{blob}` and become `BLOB` or `BYTEA`.
+//!
+//! Layout (see docs/results.md for every column and the views):
+//! - `runs`: one row per run (one client process of it): what ran, where,
+//!   its status and, once finished, its totals.
+//! - `run_properties`, `run_labels`, `run_warnings`: key/value side tables.
+//! - `run_ops`: per run and operation kind, counts by status, latency
+//!   figures and the encoded HDR histograms of the summary.
+//! - `intervals`, `interval_ops`: the time series, written as the run goes.
+
+/// The schema version this build writes; older stores are migrated on open.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// Column names of the counts by status, in [`sojourn_core::backend::Status::ALL`] order.
+pub(crate) const STATUS_COLUMNS: [&str; 9] = [
+    "ok",
+    "batched_ok",
+    "not_found",
+    "error",
+    "not_implemented",
+    "unexpected_state",
+    "bad_request",
+    "forbidden",
+    "service_unavailable",
+];
+
+/// The latency figures kept as columns beside each histogram, for SQL;
+/// the histograms themselves are what sojourn reads back.
+pub(crate) const FIGURES: [&str; 9] = [
+    "mean", "min", "max", "p50", "p90", "p95", "p99", "p99_9", "p99_99",
+];
+
+/// Migration `n` (1-based) takes a store from version n-1 to n.
+pub(crate) const MIGRATIONS: [&str; 2] = [V1, V2];
+
+/// The first schema: runs, their side tables, totals per operation kind,
+/// and the time series.
+const V1: &str = r#"
+CREATE TABLE runs (
+    id TEXT PRIMARY KEY,
+    run_uri TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    started_unix DOUBLE PRECISION NOT NULL,
+    ended_at TEXT,
+    ended_unix DOUBLE PRECISION,
+    phase TEXT NOT NULL,
+    workload TEXT NOT NULL,
+    backend TEXT NOT NULL,
+    threads BIGINT NOT NULL,
+    target DOUBLE PRECISION,
+    tool_version TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid BIGINT NOT NULL,
+    command_line TEXT NOT NULL,
+    status TEXT NOT NULL,
+    error TEXT,
+    elapsed_s DOUBLE PRECISION,
+    measured_s DOUBLE PRECISION,
+    operations BIGINT,
+    operations_all BIGINT,
+    throughput DOUBLE PRECISION,
+    offered DOUBLE PRECISION,
+    scheduled BIGINT,
+    abandoned BIGINT,
+    stop_reason TEXT,
+    seed BIGINT,
+    runtime_threads BIGINT,
+    cpu_user_s DOUBLE PRECISION,
+    cpu_system_s DOUBLE PRECISION,
+    lag_hist {blob}
+);
+CREATE TABLE run_properties (
+    run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (run_id, key)
+);
+CREATE TABLE run_labels (
+    run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (run_id, key)
+);
+CREATE TABLE run_warnings (
+    run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    seq BIGINT NOT NULL,
+    message TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE run_ops (
+    run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    op TEXT NOT NULL,
+    operations BIGINT NOT NULL,
+    ok BIGINT NOT NULL, batched_ok BIGINT NOT NULL, not_found BIGINT NOT NULL,
+    error BIGINT NOT NULL, not_implemented BIGINT NOT NULL,
+    unexpected_state BIGINT NOT NULL, bad_request BIGINT NOT NULL,
+    forbidden BIGINT NOT NULL, service_unavailable BIGINT NOT NULL,
+    service_mean_us DOUBLE PRECISION, service_min_us DOUBLE PRECISION,
+    service_max_us DOUBLE PRECISION, service_p50_us DOUBLE PRECISION,
+    service_p90_us DOUBLE PRECISION, service_p95_us DOUBLE PRECISION,
+    service_p99_us DOUBLE PRECISION, service_p99_9_us DOUBLE PRECISION,
+    service_p99_99_us DOUBLE PRECISION,
+    response_mean_us DOUBLE PRECISION, response_min_us DOUBLE PRECISION,
+    response_max_us DOUBLE PRECISION, response_p50_us DOUBLE PRECISION,
+    response_p90_us DOUBLE PRECISION, response_p95_us DOUBLE PRECISION,
+    response_p99_us DOUBLE PRECISION, response_p99_9_us DOUBLE PRECISION,
+    response_p99_99_us DOUBLE PRECISION,
+    service_hist {blob} NOT NULL,
+    response_hist {blob} NOT NULL,
+    failed_service_hist {blob},
+    failed_response_hist {blob},
+    PRIMARY KEY (run_id, op)
+);
+CREATE TABLE intervals (
+    run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    seq BIGINT NOT NULL,
+    start_s DOUBLE PRECISION NOT NULL,
+    length_s DOUBLE PRECISION NOT NULL,
+    ops_done BIGINT NOT NULL,
+    cpu_user_s DOUBLE PRECISION NOT NULL,
+    cpu_system_s DOUBLE PRECISION NOT NULL,
+    warmup BIGINT NOT NULL,
+    lag_count BIGINT,
+    lag_mean_us DOUBLE PRECISION, lag_min_us DOUBLE PRECISION,
+    lag_max_us DOUBLE PRECISION, lag_p50_us DOUBLE PRECISION,
+    lag_p90_us DOUBLE PRECISION, lag_p95_us DOUBLE PRECISION,
+    lag_p99_us DOUBLE PRECISION, lag_p99_9_us DOUBLE PRECISION,
+    lag_p99_99_us DOUBLE PRECISION,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE interval_ops (
+    run_id TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    op TEXT NOT NULL,
+    ok BIGINT NOT NULL, batched_ok BIGINT NOT NULL, not_found BIGINT NOT NULL,
+    error BIGINT NOT NULL, not_implemented BIGINT NOT NULL,
+    unexpected_state BIGINT NOT NULL, bad_request BIGINT NOT NULL,
+    forbidden BIGINT NOT NULL, service_unavailable BIGINT NOT NULL,
+    service_mean_us DOUBLE PRECISION, service_p50_us DOUBLE PRECISION,
+    service_p99_us DOUBLE PRECISION, service_p99_9_us DOUBLE PRECISION,
+    service_max_us DOUBLE PRECISION,
+    response_mean_us DOUBLE PRECISION, response_p50_us DOUBLE PRECISION,
+    response_p99_us DOUBLE PRECISION, response_p99_9_us DOUBLE PRECISION,
+    response_max_us DOUBLE PRECISION,
+    service_hist {blob} NOT NULL,
+    response_hist {blob} NOT NULL,
+    PRIMARY KEY (run_id, seq, op),
+    FOREIGN KEY (run_id, seq) REFERENCES intervals (run_id, seq) ON DELETE CASCADE
+);
+CREATE INDEX runs_started ON runs (started_unix);
+"#;
+
+/// Multi-process runs (client index and count), what the summary prints
+/// (measurement interval, percentiles, warm-up), and the views that mirror
+/// the PKB walkthrough's queries.
+const V2: &str = r#"
+ALTER TABLE runs ADD COLUMN client_index BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN client_count BIGINT NOT NULL DEFAULT 1;
+ALTER TABLE runs ADD COLUMN measurement_interval TEXT NOT NULL DEFAULT 'op';
+ALTER TABLE runs ADD COLUMN percentiles TEXT NOT NULL DEFAULT '95,99';
+ALTER TABLE runs ADD COLUMN warmup_s DOUBLE PRECISION NOT NULL DEFAULT 0;
+CREATE INDEX runs_run_uri ON runs (run_uri);
+CREATE INDEX run_labels_key ON run_labels (key, value);
+
+CREATE VIEW run_info AS
+SELECT
+    r.id AS run_id,
+    r.run_uri,
+    r.started_at,
+    r.ended_at,
+    r.status,
+    r.phase AS stage,
+    r.workload,
+    r.backend,
+    r.host,
+    r.client_index,
+    r.client_count AS vm_count,
+    r.threads AS threads_per_vm,
+    r.target,
+    r.target * r.client_count AS target_throughput,
+    r.throughput AS actual_throughput,
+    r.offered,
+    r.operations,
+    r.measured_s,
+    (SELECT value FROM run_labels l WHERE l.run_id = r.id AND l.key = 'experiment') AS experiment,
+    COALESCE(
+        (SELECT value FROM run_labels l WHERE l.run_id = r.id AND l.key = 'workload_name'),
+        r.workload) AS workload_name,
+    COALESCE(
+        (SELECT value FROM run_labels l WHERE l.run_id = r.id AND l.key = 'workload_index'),
+        '0') AS workload_index,
+    CAST((SELECT value FROM run_properties p WHERE p.run_id = r.id AND p.key = 'fieldlength') AS BIGINT) AS fieldlength,
+    CAST((SELECT value FROM run_properties p WHERE p.run_id = r.id AND p.key = 'fieldcount') AS BIGINT) AS fieldcount,
+    CAST((SELECT value FROM run_properties p WHERE p.run_id = r.id AND p.key = 'recordcount') AS BIGINT) AS recordcount,
+    (SELECT value FROM run_properties p WHERE p.run_id = r.id AND p.key = 'readallfields') AS readallfields,
+    (SELECT value FROM run_properties p WHERE p.run_id = r.id AND p.key = 'requestdistribution') AS requestdistribution,
+    (SELECT value FROM run_labels l WHERE l.run_id = r.id AND l.key = 'machine_type') AS machine_type,
+    CAST((SELECT value FROM run_labels l WHERE l.run_id = r.id AND l.key = 'bigtable_node_count') AS BIGINT) AS node_count,
+    LOWER((SELECT value FROM run_labels l WHERE l.run_id = r.id AND l.key = 'bigtable_storage_type')) AS storage_type
+FROM runs r;
+
+CREATE VIEW performance AS
+SELECT
+    i.run_id, i.run_uri, i.started_at, i.ended_at, i.status, i.stage,
+    i.experiment, i.workload_name, i.workload_index,
+    o.op AS operation,
+    i.target_throughput, i.actual_throughput,
+    o.operations,
+    o.service_p50_us / 1000.0 AS p50_latency_ms,
+    o.service_p99_us / 1000.0 AS p99_latency_ms,
+    o.service_p99_9_us / 1000.0 AS p999_latency_ms,
+    o.response_p50_us / 1000.0 AS response_p50_latency_ms,
+    o.response_p99_us / 1000.0 AS response_p99_latency_ms,
+    o.response_p99_9_us / 1000.0 AS response_p999_latency_ms,
+    i.fieldlength, i.fieldcount, i.recordcount,
+    i.readallfields, i.requestdistribution,
+    i.threads_per_vm, i.vm_count,
+    i.machine_type, i.node_count, i.storage_type
+FROM run_info i
+JOIN run_ops o ON o.run_id = i.run_id;
+
+CREATE VIEW cost AS
+SELECT
+    c.*,
+    CAST(c.node_count_or_default AS DOUBLE PRECISION) * 0.65 * 24 * 30
+        + c.baseline_table_gb * (CASE WHEN c.storage_type_or_default = 'hdd' THEN 0.026 ELSE 0.17 END)
+        AS baseline_monthly_cost_usd
+FROM (
+    SELECT
+        i.run_id, i.run_uri, i.started_at, i.ended_at, i.status, i.stage,
+        i.experiment, i.workload_name, i.workload_index,
+        i.actual_throughput,
+        i.node_count,
+        COALESCE(i.node_count, 1) AS node_count_or_default,
+        i.storage_type,
+        COALESCE(i.storage_type, 'ssd') AS storage_type_or_default,
+        CAST((COALESCE(i.fieldlength, 100) + 39) * COALESCE(i.fieldcount, 10)
+            * COALESCE(i.recordcount, 0) AS DOUBLE PRECISION) / 1073741824.0 AS baseline_table_gb,
+        CAST(NULL AS DOUBLE PRECISION) AS avg_cpu_all_nodes,
+        CAST(NULL AS DOUBLE PRECISION) AS avg_cpu_hottest_node
+    FROM run_info i
+) c;
+"#;
+
+/// Migration `n`'s SQL for a dialect.
+pub(crate) fn migration_sql(n: usize, blob: &str) -> String {
+    MIGRATIONS[n - 1].replace("{blob}", blob)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sojourn_core::backend::Status;
+
+    #[test]
+    fn status_columns_follow_core_statuses() {
+        assert_eq!(STATUS_COLUMNS.len(), Status::COUNT);
+        for (st, col) in Status::ALL.iter().zip(STATUS_COLUMNS) {
+            assert_eq!(st.ycsb_name().to_ascii_lowercase(), col);
+        }
+        assert_eq!(MIGRATIONS.len() as u32, SCHEMA_VERSION);
+    }
+}

@@ -1,0 +1,1261 @@
+//! The [`Store`] handle: one place that opens a store at a location (a file
+//! path or a `postgres://` URL), migrates it, and implements every
+//! operation once over the [`Db`] primitives: writing a run as it goes and
+//! reading runs back with their histograms.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use hdrhistogram::Histogram;
+use parking_lot::Mutex;
+use sojourn_core::backend::Status;
+use sojourn_core::cpu::CpuTimes;
+use sojourn_core::executor::{Interval, RunOutcome};
+use sojourn_core::histlog;
+use sojourn_core::op::OpKind;
+use sojourn_core::output::time::rfc3339;
+use sojourn_core::recorder::{Latencies, LatencySummary, OpStats, Stats};
+
+use crate::db::{Db, DbError};
+use crate::model::{
+    Filter, IntervalDetail, IntervalFigures, IntervalOp, QueryResult, RunId, RunMeta, RunStatus,
+    RunSummary, RunTotals, StoredInterval, StoredRun, Value,
+};
+use crate::schema::{migration_sql, SCHEMA_VERSION, STATUS_COLUMNS};
+use crate::StoreError;
+
+/// An open results store. Share it between threads freely: calls take
+/// `&self` and run one at a time on the store's connection.
+pub struct Store {
+    /// The location as given, password removed, for messages.
+    location: String,
+    db: Mutex<Box<dyn Db>>,
+    read_only: bool,
+}
+
+/// Whether a location names a PostgreSQL store.
+fn is_postgres(location: &str) -> bool {
+    location.starts_with("postgres://") || location.starts_with("postgresql://")
+}
+
+/// A URL with any password replaced by `***`, for messages.
+pub(crate) fn redact_location(location: &str) -> String {
+    let Some(scheme_end) = location.find("://") else {
+        return location.to_string();
+    };
+    let rest = &location[scheme_end + 3..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let Some(at) = rest[..authority_end].rfind('@') else {
+        return location.to_string();
+    };
+    match rest[..at].find(':') {
+        Some(colon) => format!(
+            "{}{}:***{}",
+            &location[..scheme_end + 3],
+            &rest[..colon],
+            &rest[at..]
+        ),
+        None => location.to_string(),
+    }
+}
+
+impl Store {
+    /// Open (creating and migrating as needed) the store at `location`: a
+    /// SQLite file path (`sqlite:PATH` also works), or a `postgres://` URL
+    /// (with the `postgres` feature). Runs left `running` by a process that
+    /// no longer exists on this host are marked failed.
+    pub fn open(location: &str) -> Result<Store, StoreError> {
+        let store = Self::connect(location, false)?;
+        store.migrate()?;
+        store.mark_dead_runs()?;
+        Ok(store)
+    }
+
+    /// Open an existing store for reading only (`results query`): nothing
+    /// is created, migrated or marked, and statements that would write are
+    /// refused.
+    pub fn open_read_only(location: &str) -> Result<Store, StoreError> {
+        let store = Self::connect(location, true)?;
+        let version = store.schema_version()?;
+        if version > SCHEMA_VERSION {
+            return Err(StoreError::TooNew {
+                location: store.location.clone(),
+                found: version,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        Ok(store)
+    }
+
+    fn connect(location: &str, read_only: bool) -> Result<Store, StoreError> {
+        let shown = redact_location(location);
+        let db: Box<dyn Db> = if is_postgres(location) {
+            #[cfg(feature = "postgres")]
+            {
+                Box::new(
+                    crate::postgres::Postgres::connect(location, read_only)
+                        .map_err(|e| db_error(&shown, "connecting".to_string(), e))?,
+                )
+            }
+            #[cfg(not(feature = "postgres"))]
+            {
+                return Err(StoreError::Location {
+                    location: shown,
+                    reason: "PostgreSQL results stores need sojourn built with the `postgres` \
+                             feature (cargo build --features postgres); or give a file path"
+                        .into(),
+                });
+            }
+        } else {
+            let path = location.strip_prefix("sqlite:").unwrap_or(location);
+            if path.is_empty() || path.contains("://") {
+                return Err(StoreError::Location {
+                    location: shown,
+                    reason: "expected a file path (results.sqlite) or a postgres:// URL".into(),
+                });
+            }
+            let path = Path::new(path);
+            if read_only {
+                if !path.exists() {
+                    return Err(StoreError::Location {
+                        location: shown,
+                        reason: "no such file; runs are stored there once a load, run or bench \
+                                 has been recorded"
+                            .into(),
+                    });
+                }
+            } else if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent).map_err(|e| StoreError::Location {
+                    location: shown.clone(),
+                    reason: format!("cannot create the folder {}: {e}", parent.display()),
+                })?;
+            }
+            Box::new(
+                crate::sqlite::Sqlite::open(path, read_only)
+                    .map_err(|e| db_error(&shown, "opening".to_string(), e))?,
+            )
+        };
+        Ok(Store {
+            location: shown,
+            db: Mutex::new(db),
+            read_only,
+        })
+    }
+
+    /// The location, password-free.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    fn err(&self, context: impl Into<String>, e: DbError) -> StoreError {
+        db_error(&self.location, context.into(), e)
+    }
+
+    fn corrupt(&self, run: &str, reason: impl Into<String>) -> StoreError {
+        StoreError::Corrupt {
+            location: self.location.clone(),
+            run: run.to_string(),
+            reason: reason.into(),
+        }
+    }
+
+    /// Run `f` in one write transaction: committed if it succeeds, rolled
+    /// back otherwise.
+    fn write<T>(
+        &self,
+        context: impl FnOnce() -> String,
+        f: impl FnOnce(&mut dyn Db) -> Result<T, DbError>,
+    ) -> Result<T, StoreError> {
+        if self.read_only {
+            return Err(StoreError::ReadOnly(format!(
+                "{} was opened read-only",
+                self.location
+            )));
+        }
+        let mut db = self.db.lock();
+        let result = db
+            .begin_write()
+            .and_then(|()| f(&mut **db))
+            .and_then(|v| db.batch("COMMIT").map(|()| v));
+        result.map_err(|e| {
+            let _ = db.batch("ROLLBACK");
+            self.err(context(), e)
+        })
+    }
+
+    fn read(
+        &self,
+        context: impl FnOnce() -> String,
+        sql: &str,
+        params: &[Value],
+    ) -> Result<QueryResult, StoreError> {
+        self.db
+            .lock()
+            .query(sql, params)
+            .map_err(|e| self.err(context(), e))
+    }
+
+    /// The schema version the store is at (0 for an empty database).
+    pub fn schema_version(&self) -> Result<u32, StoreError> {
+        let mut db = self.db.lock();
+        let has = db
+            .has_table("schema_version")
+            .map_err(|e| self.err("reading the schema version", e))?;
+        if !has {
+            return Ok(0);
+        }
+        let r = db
+            .query("SELECT MAX(version) FROM schema_version", &[])
+            .map_err(|e| self.err("reading the schema version", e))?;
+        Ok(r.rows
+            .first()
+            .and_then(|row| row.first())
+            .and_then(as_i64)
+            .unwrap_or(0) as u32)
+    }
+
+    /// Bring the schema up to [`SCHEMA_VERSION`], one migration per
+    /// transaction step, all under the write lock so that several
+    /// processes opening a new store at once migrate it once.
+    fn migrate(&self) -> Result<(), StoreError> {
+        let location = self.location.clone();
+        let mut db = self.db.lock();
+        db.batch("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)")
+            .map_err(|e| self.err("creating the schema_version table", e))?;
+        let blob = db.blob_type();
+        let step = |db: &mut Box<dyn Db>| -> Result<Result<(), StoreError>, DbError> {
+            db.begin_write()?;
+            db.lock_schema()?;
+            let r = db.query("SELECT MAX(version) FROM schema_version", &[])?;
+            let found = r.rows.first().and_then(|row| row.first()).and_then(as_i64);
+            let current = found.unwrap_or(0) as u32;
+            if current > SCHEMA_VERSION {
+                db.batch("ROLLBACK")?;
+                return Ok(Err(StoreError::TooNew {
+                    location: location.clone(),
+                    found: current,
+                    supported: SCHEMA_VERSION,
+                }));
+            }
+            for n in current + 1..=SCHEMA_VERSION {
+                db.batch(&migration_sql(n as usize, blob))?;
+            }
+            if found.is_none() {
+                db.exec(
+                    "INSERT INTO schema_version (version) VALUES (?)",
+                    &[Value::Integer(SCHEMA_VERSION as i64)],
+                )?;
+            } else if current < SCHEMA_VERSION {
+                db.exec(
+                    "UPDATE schema_version SET version = ?",
+                    &[Value::Integer(SCHEMA_VERSION as i64)],
+                )?;
+            }
+            db.batch("COMMIT")?;
+            Ok(Ok(()))
+        };
+        match step(&mut db) {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = db.batch("ROLLBACK");
+                Err(self.err("migrating the schema", e))
+            }
+        }
+    }
+
+    /// Record that a run has begun; its status is `running` until
+    /// [`Store::finish_run`] or [`Store::fail_run`].
+    pub fn begin_run(&self, meta: &RunMeta) -> Result<RunId, StoreError> {
+        let id = meta.id.clone();
+        self.write(
+            || format!("recording the start of run {id}"),
+            |db| {
+                db.exec(
+                    "INSERT INTO runs (id, run_uri, started_at, started_unix, phase, workload, \
+                     backend, threads, target, tool_version, host, pid, command_line, status, \
+                     client_index, client_count, measurement_interval, percentiles, warmup_s, seed) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    &[
+                        text(&meta.id.0),
+                        text(&meta.run_uri),
+                        text(&rfc3339(meta.started_at)),
+                        Value::Real(unix(meta.started_at)),
+                        text(&meta.phase),
+                        text(&meta.workloads.join(",")),
+                        text(&meta.backend),
+                        int(meta.threads),
+                        meta.target.map_or(Value::Null, Value::Real),
+                        text(&meta.tool_version),
+                        text(&meta.host),
+                        int(meta.pid as u64),
+                        text(&meta.command_line),
+                        text(RunStatus::Running.as_str()),
+                        int(meta.client_index as u64),
+                        int(meta.client_count as u64),
+                        text(&meta.measurement_interval),
+                        text(&join_f64(&meta.percentiles)),
+                        Value::Real(meta.warmup.as_secs_f64()),
+                        int(meta.seed),
+                    ],
+                )?;
+                for (table, map) in [
+                    ("run_properties", &meta.properties),
+                    ("run_labels", &meta.labels),
+                ] {
+                    let sql = format!("INSERT INTO {table} (run_id, key, value) VALUES (?, ?, ?)");
+                    for (k, v) in map {
+                        db.exec(&sql, &[text(&meta.id.0), text(k), text(v)])?;
+                    }
+                }
+                Ok(())
+            },
+        )?;
+        Ok(id)
+    }
+
+    /// Store one time-series interval (one row per operation kind),
+    /// committed before returning.
+    pub fn write_interval(&self, run: &RunId, interval: &Interval) -> Result<(), StoreError> {
+        self.write(
+            || format!("storing an interval of run {run}"),
+            |db| {
+                let r = db.query(
+                    "SELECT COALESCE(MAX(seq) + 1, 0) FROM intervals WHERE run_id = ?",
+                    &[text(&run.0)],
+                )?;
+                let seq = r
+                    .rows
+                    .first()
+                    .and_then(|row| row.first())
+                    .and_then(as_i64)
+                    .unwrap_or(0);
+                let mut params = vec![
+                    text(&run.0),
+                    Value::Integer(seq),
+                    Value::Real(interval.start.as_secs_f64()),
+                    Value::Real(interval.length.as_secs_f64()),
+                    int(interval.ops_done),
+                    Value::Real(interval.cpu.user_s),
+                    Value::Real(interval.cpu.system_s),
+                    Value::Integer(interval.warmup as i64),
+                ];
+                match &interval.lag {
+                    Some(l) => {
+                        params.push(int(l.count));
+                        params.extend(figures(l));
+                    }
+                    None => params.extend((0..10).map(|_| Value::Null)),
+                }
+                db.exec(
+                    "INSERT INTO intervals (run_id, seq, start_s, length_s, ops_done, cpu_user_s, \
+                     cpu_system_s, warmup, lag_count, lag_mean_us, lag_min_us, lag_max_us, \
+                     lag_p50_us, lag_p90_us, lag_p95_us, lag_p99_us, lag_p99_9_us, lag_p99_99_us) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    &params,
+                )?;
+                let sql = format!(
+                    "INSERT INTO interval_ops (run_id, seq, op, {}, service_mean_us, \
+                     service_p50_us, service_p99_us, service_p99_9_us, service_max_us, \
+                     response_mean_us, response_p50_us, response_p99_us, response_p99_9_us, \
+                     response_max_us, service_hist, response_hist) VALUES ({})",
+                    STATUS_COLUMNS.join(", "),
+                    placeholders(3 + STATUS_COLUMNS.len() + 12)
+                );
+                for k in &interval.kinds {
+                    let mut p = vec![text(&run.0), Value::Integer(seq), text(k.kind.name())];
+                    p.extend(k.statuses.iter().map(|&n| int(n)));
+                    for s in [&k.service, &k.response] {
+                        p.extend(
+                            [s.mean_us, s.p50_us, s.p99_us, s.p99_9_us, s.max_us].map(Value::Real),
+                        );
+                    }
+                    p.push(Value::Blob(k.service_hist.clone()));
+                    p.push(Value::Blob(k.response_hist.clone()));
+                    db.exec(&sql, &p)?;
+                }
+                Ok(())
+            },
+        )
+    }
+
+    /// Store the totals of a run that ended (per kind: counts by status
+    /// and the service and response histograms of successful and failed
+    /// operations; rates, client CPU, scheduling lag) and its final status.
+    /// The run's start time becomes the outcome's (its first operation).
+    pub fn finish_run(
+        &self,
+        run: &RunId,
+        outcome: &RunOutcome,
+        status: RunStatus,
+        warnings: &[String],
+    ) -> Result<(), StoreError> {
+        let ended = SystemTime::now();
+        let elapsed = outcome.elapsed.as_secs_f64();
+        let offered = outcome.target.map(|_| {
+            if elapsed > 0.0 {
+                outcome.scheduled as f64 / elapsed
+            } else {
+                0.0
+            }
+        });
+        let stop_reason = match outcome.stop_reason {
+            sojourn_core::executor::StopReason::OperationCount => "operation_count",
+            sojourn_core::executor::StopReason::MaxExecutionTime => "max_execution_time",
+            sojourn_core::executor::StopReason::Interrupted => "interrupted",
+        };
+        let changed = self.write(
+            || format!("storing the totals of run {run}"),
+            |db| {
+                // The start becomes the executor's (the first operation's),
+                // which the intervals' offsets count from; begin_run could
+                // only know the moment the phase began.
+                let changed = db.exec(
+                    "UPDATE runs SET status = ?, error = NULL, started_at = ?, started_unix = ?, \
+                     ended_at = ?, ended_unix = ?, elapsed_s = ?, measured_s = ?, operations = ?, operations_all = ?, \
+                     throughput = ?, offered = ?, scheduled = ?, abandoned = ?, stop_reason = ?, \
+                     seed = ?, runtime_threads = ?, cpu_user_s = ?, cpu_system_s = ?, lag_hist = ? \
+                     WHERE id = ?",
+                    &[
+                        text(status.as_str()),
+                        text(&rfc3339(outcome.started_at)),
+                        Value::Real(unix(outcome.started_at)),
+                        text(&rfc3339(ended)),
+                        Value::Real(unix(ended)),
+                        Value::Real(elapsed),
+                        Value::Real(outcome.measured.as_secs_f64()),
+                        int(outcome.total.ops_done),
+                        int(outcome.all.ops_done),
+                        Value::Real(outcome.throughput()),
+                        offered.map_or(Value::Null, Value::Real),
+                        int(outcome.scheduled),
+                        int(outcome.abandoned),
+                        text(stop_reason),
+                        int(outcome.seed),
+                        int(outcome.runtime_threads as u64),
+                        Value::Real(outcome.cpu.user_s),
+                        Value::Real(outcome.cpu.system_s),
+                        outcome
+                            .total
+                            .lag
+                            .as_deref()
+                            .map_or(Value::Null, |h| Value::Blob(histlog::encode(h))),
+                        text(&run.0),
+                    ],
+                )?;
+                if changed == 0 {
+                    return Ok(0);
+                }
+                db.exec("DELETE FROM run_ops WHERE run_id = ?", &[text(&run.0)])?;
+                db.exec("DELETE FROM run_warnings WHERE run_id = ?", &[text(&run.0)])?;
+                let sql = format!(
+                    "INSERT INTO run_ops (run_id, op, operations, {}, {}, {}, service_hist, \
+                     response_hist, failed_service_hist, failed_response_hist) VALUES ({})",
+                    STATUS_COLUMNS.join(", "),
+                    figure_columns("service"),
+                    figure_columns("response"),
+                    placeholders(3 + STATUS_COLUMNS.len() + 18 + 4)
+                );
+                for (kind, s) in outcome.total.kinds() {
+                    let mut p = vec![text(&run.0), text(kind.name()), int(s.count())];
+                    p.extend(s.statuses.iter().map(|&n| int(n)));
+                    p.extend(figures(&LatencySummary::of(&s.ok.service)));
+                    p.extend(figures(&LatencySummary::of(&s.ok.response)));
+                    p.push(Value::Blob(histlog::encode(&s.ok.service)));
+                    p.push(Value::Blob(histlog::encode(&s.ok.response)));
+                    match &s.failed {
+                        Some(f) => {
+                            p.push(Value::Blob(histlog::encode(&f.service)));
+                            p.push(Value::Blob(histlog::encode(&f.response)));
+                        }
+                        None => p.extend([Value::Null, Value::Null]),
+                    }
+                    db.exec(&sql, &p)?;
+                }
+                for (i, w) in warnings.iter().enumerate() {
+                    db.exec(
+                        "INSERT INTO run_warnings (run_id, seq, message) VALUES (?, ?, ?)",
+                        &[text(&run.0), int(i as u64), text(w)],
+                    )?;
+                }
+                Ok(changed)
+            },
+        )?;
+        if changed == 0 {
+            return Err(StoreError::NoSuchRun(run.0.clone()));
+        }
+        Ok(())
+    }
+
+    /// Mark a run that is still `running` failed, keeping what it stored
+    /// so far. A run that already ended keeps its status.
+    pub fn fail_run(&self, run: &RunId, error: &str) -> Result<(), StoreError> {
+        let ended = SystemTime::now();
+        let exists = self.write(
+            || format!("marking run {run} failed"),
+            |db| {
+                db.exec(
+                    "UPDATE runs SET status = ?, error = ?, ended_at = ?, ended_unix = ? \
+                     WHERE id = ? AND status = ?",
+                    &[
+                        text(RunStatus::Failed.as_str()),
+                        text(error),
+                        text(&rfc3339(ended)),
+                        Value::Real(unix(ended)),
+                        text(&run.0),
+                        text(RunStatus::Running.as_str()),
+                    ],
+                )?;
+                let r = db.query("SELECT COUNT(*) FROM runs WHERE id = ?", &[text(&run.0)])?;
+                Ok(r.rows.first().and_then(|row| row.first()).and_then(as_i64) == Some(1))
+            },
+        )?;
+        if !exists {
+            return Err(StoreError::NoSuchRun(run.0.clone()));
+        }
+        Ok(())
+    }
+
+    /// Mark failed every run left `running` by a process that no longer
+    /// exists on this host; returns how many. Done on open and list. The
+    /// end time is taken from the last stored interval.
+    pub fn mark_dead_runs(&self) -> Result<usize, StoreError> {
+        if self.read_only {
+            return Ok(0);
+        }
+        let host = crate::host_name();
+        let r = self.read(
+            || "looking for runs whose process ended".into(),
+            "SELECT id, pid, started_unix, \
+             (SELECT MAX(start_s + length_s) FROM intervals i WHERE i.run_id = r.id) \
+             FROM runs r WHERE status = ? AND host = ?",
+            &[text(RunStatus::Running.as_str()), text(&host)],
+        )?;
+        let mut marked = 0;
+        for row in r.rows {
+            let (Some(id), Some(pid)) = (row[0].as_text(), as_i64(&row[1])) else {
+                continue;
+            };
+            if crate::ids::pid_alive(pid as u32) {
+                continue;
+            }
+            let started = as_f64(&row[2]).unwrap_or(0.0);
+            let ended = started + as_f64(&row[3]).unwrap_or(0.0);
+            let error = format!(
+                "its process (pid {pid} on {host}) ended without finishing the run; \
+                 the intervals stored before that are kept"
+            );
+            let ended_at = from_unix(ended);
+            self.write(
+                || format!("marking run {id} failed"),
+                |db| {
+                    db.exec(
+                        "UPDATE runs SET status = ?, error = ?, ended_at = ?, ended_unix = ? \
+                         WHERE id = ? AND status = ?",
+                        &[
+                            text(RunStatus::Failed.as_str()),
+                            text(&error),
+                            text(&rfc3339(ended_at)),
+                            Value::Real(ended),
+                            text(id),
+                            text(RunStatus::Running.as_str()),
+                        ],
+                    )
+                },
+            )?;
+            marked += 1;
+        }
+        Ok(marked)
+    }
+
+    /// The runs matching `filter`, oldest first (with a limit: the newest
+    /// `limit`, still oldest first).
+    pub fn list(&self, filter: &Filter) -> Result<Vec<RunSummary>, StoreError> {
+        self.mark_dead_runs()?;
+        let mut sql = format!("SELECT {RUN_COLUMNS} FROM runs r WHERE 1 = 1");
+        let mut params = Vec::new();
+        if let Some(p) = &filter.phase {
+            sql.push_str(" AND phase = ?");
+            params.push(text(p));
+        }
+        if let Some(s) = filter.status {
+            sql.push_str(" AND status = ?");
+            params.push(text(s.as_str()));
+        }
+        if let Some(u) = &filter.run_uri {
+            sql.push_str(" AND run_uri = ?");
+            params.push(text(u));
+        }
+        if let Some(t) = filter.since {
+            sql.push_str(" AND started_unix >= ?");
+            params.push(Value::Real(unix(t)));
+        }
+        if let Some(t) = filter.until {
+            sql.push_str(" AND started_unix < ?");
+            params.push(Value::Real(unix(t)));
+        }
+        for (k, v) in &filter.labels {
+            sql.push_str(
+                " AND EXISTS (SELECT 1 FROM run_labels l WHERE l.run_id = r.id \
+                 AND l.key = ? AND l.value = ?)",
+            );
+            params.push(text(k));
+            params.push(text(v));
+        }
+        sql.push_str(" ORDER BY started_unix DESC, id DESC");
+        let rows = self.read(|| "listing runs".into(), &sql, &params)?.rows;
+        let mut out = Vec::new();
+        for row in rows {
+            let s = self.summary_from_row(&row)?;
+            if let Some(w) = &filter.workload {
+                if !s.meta.workloads.iter().any(|n| n == w) {
+                    continue;
+                }
+            }
+            if let Some(b) = &filter.backend {
+                if !s.meta.backend.contains(b.as_str()) {
+                    continue;
+                }
+            }
+            out.push(s);
+            if filter.limit.is_some_and(|l| out.len() >= l) {
+                break;
+            }
+        }
+        out.reverse();
+        for s in &mut out {
+            self.fill_side_tables(s)?;
+        }
+        Ok(out)
+    }
+
+    fn fill_side_tables(&self, s: &mut RunSummary) -> Result<(), StoreError> {
+        let id = s.meta.id.0.clone();
+        for (table, which) in [("run_properties", 0), ("run_labels", 1)] {
+            let rows = self
+                .read(
+                    || format!("reading {table} of run {id}"),
+                    &format!("SELECT key, value FROM {table} WHERE run_id = ? ORDER BY key"),
+                    &[text(&id)],
+                )?
+                .rows;
+            let map: BTreeMap<String, String> = rows
+                .into_iter()
+                .filter_map(|r| Some((r[0].as_text()?.to_string(), r[1].as_text()?.to_string())))
+                .collect();
+            if which == 0 {
+                s.meta.properties = map;
+            } else {
+                s.meta.labels = map;
+            }
+        }
+        Ok(())
+    }
+
+    fn summary_from_row(&self, row: &[Value]) -> Result<RunSummary, StoreError> {
+        let id = row[0].as_text().unwrap_or_default().to_string();
+        let bad = |what: &str| self.corrupt(&id, format!("{what} is missing or not valid"));
+        let t = |i: usize| row[i].as_text().unwrap_or_default().to_string();
+        let status_text = t(13);
+        let status = RunStatus::parse(&status_text).ok_or_else(|| bad("status"))?;
+        let totals = as_f64(&row[17]).map(|elapsed| RunTotals {
+            elapsed: secs(elapsed),
+            measured: secs(as_f64(&row[18]).unwrap_or(0.0)),
+            operations: as_u64(&row[19]),
+            operations_all: as_u64(&row[20]),
+            throughput: as_f64(&row[21]).unwrap_or(0.0),
+            offered: as_f64(&row[22]),
+            scheduled: as_u64(&row[23]),
+            abandoned: as_u64(&row[24]),
+            stop_reason: row[25].as_text().unwrap_or_default().to_string(),
+            seed: as_u64(&row[26]),
+            runtime_threads: as_u64(&row[27]),
+            cpu: CpuTimes {
+                user_s: as_f64(&row[28]).unwrap_or(0.0),
+                system_s: as_f64(&row[29]).unwrap_or(0.0),
+            },
+        });
+        let workload = t(5);
+        Ok(RunSummary {
+            meta: RunMeta {
+                id: RunId(id.clone()),
+                run_uri: t(1),
+                started_at: from_unix(as_f64(&row[3]).ok_or_else(|| bad("start time"))?),
+                phase: t(4),
+                workloads: if workload.is_empty() {
+                    Vec::new()
+                } else {
+                    workload.split(',').map(str::to_string).collect()
+                },
+                properties: BTreeMap::new(),
+                backend: t(6),
+                threads: as_u64(&row[7]),
+                target: as_f64(&row[8]),
+                labels: BTreeMap::new(),
+                tool_version: t(9),
+                host: t(10),
+                client_index: as_u64(&row[30]) as u32,
+                client_count: as_u64(&row[31]) as u32,
+                pid: as_u64(&row[11]) as u32,
+                command_line: t(12),
+                measurement_interval: t(32),
+                percentiles: t(33)
+                    .split(',')
+                    .filter_map(|p| p.trim().parse().ok())
+                    .collect(),
+                warmup: secs(as_f64(&row[34]).unwrap_or(0.0)),
+                seed: as_u64(&row[26]),
+            },
+            status,
+            ended_at: as_f64(&row[16]).map(from_unix),
+            error: row[14].as_text().map(str::to_string),
+            totals,
+            intervals: as_u64(&row[35]),
+        })
+    }
+
+    /// Every client run that `run` names: a full run id, a unique prefix
+    /// of one (at least 4 characters), a run URI (all client processes of
+    /// that run), or `last` for the newest run.
+    pub fn resolve_all(&self, run: &str) -> Result<Vec<RunId>, StoreError> {
+        let ids = |r: QueryResult| -> Vec<RunId> {
+            r.rows
+                .into_iter()
+                .filter_map(|row| row[0].as_text().map(|s| RunId(s.to_string())))
+                .collect()
+        };
+        if run == "last" || run == "latest" {
+            let found = ids(self.read(
+                || "finding the newest run".into(),
+                "SELECT id FROM runs ORDER BY started_unix DESC, id DESC LIMIT 1",
+                &[],
+            )?);
+            return if found.is_empty() {
+                Err(StoreError::NoSuchRun(run.to_string()))
+            } else {
+                Ok(found)
+            };
+        }
+        let exact = ids(self.read(
+            || format!("finding run {run}"),
+            "SELECT id FROM runs WHERE id = ?",
+            &[text(run)],
+        )?);
+        if !exact.is_empty() {
+            return Ok(exact);
+        }
+        let by_uri = ids(self.read(
+            || format!("finding run {run}"),
+            "SELECT id FROM runs WHERE run_uri = ? ORDER BY client_index, started_unix",
+            &[text(run)],
+        )?);
+        if !by_uri.is_empty() {
+            // A run URI covers the client processes of one phase; `bench`
+            // gives its load and run phases one URI, as PKB gives its stages.
+            let phases = self.read(
+                || format!("finding run {run}"),
+                "SELECT DISTINCT phase FROM runs WHERE run_uri = ? ORDER BY phase",
+                &[text(run)],
+            )?;
+            if phases.rows.len() > 1 {
+                return Err(StoreError::Ambiguous {
+                    prefix: run.to_string(),
+                    count: by_uri.len(),
+                    examples: format!(
+                        "phases {}; name one run by its id",
+                        phases
+                            .rows
+                            .iter()
+                            .filter_map(|r| r[0].as_text())
+                            .collect::<Vec<_>>()
+                            .join(" and ")
+                    ),
+                });
+            }
+            return Ok(by_uri);
+        }
+        if run.chars().count() >= 4 {
+            let by_prefix = ids(self.read(
+                || format!("finding run {run}"),
+                "SELECT id FROM runs WHERE substr(id, 1, ?) = ? ORDER BY started_unix",
+                &[int(run.len() as u64), text(run)],
+            )?);
+            match by_prefix.len() {
+                0 => {}
+                1 => return Ok(by_prefix),
+                n => {
+                    return Err(StoreError::Ambiguous {
+                        prefix: run.to_string(),
+                        count: n,
+                        examples: by_prefix
+                            .iter()
+                            .take(3)
+                            .map(|r| r.0.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    })
+                }
+            }
+        }
+        Err(StoreError::NoSuchRun(run.to_string()))
+    }
+
+    /// The one run that `run` names (see [`Store::resolve_all`]); a run
+    /// URI shared by several client processes is ambiguous here.
+    pub fn resolve(&self, run: &str) -> Result<RunId, StoreError> {
+        let mut all = self.resolve_all(run)?;
+        if all.len() > 1 {
+            return Err(StoreError::Ambiguous {
+                prefix: run.to_string(),
+                count: all.len(),
+                examples: all
+                    .iter()
+                    .take(3)
+                    .map(|r| r.0.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
+        Ok(all.remove(0))
+    }
+
+    /// Everything stored about a run, every histogram decoded (see
+    /// [`IntervalDetail`] for the memory that takes).
+    pub fn load(&self, run: &str) -> Result<StoredRun, StoreError> {
+        self.load_with(run, IntervalDetail::Histograms)
+    }
+
+    /// A run, its interval histograms decoded or not.
+    pub fn load_with(&self, run: &str, detail: IntervalDetail) -> Result<StoredRun, StoreError> {
+        let id = self.resolve(run)?;
+        self.load_id(&id, detail)
+    }
+
+    /// Every client run that `run` names (see [`Store::resolve_all`]),
+    /// merged exactly into one ([`crate::merge`]).
+    pub fn load_merged(&self, run: &str) -> Result<StoredRun, StoreError> {
+        self.load_merged_with(run, IntervalDetail::Histograms)
+    }
+
+    /// [`Store::load_merged`], its interval histograms decoded or not.
+    pub fn load_merged_with(
+        &self,
+        run: &str,
+        detail: IntervalDetail,
+    ) -> Result<StoredRun, StoreError> {
+        let runs = self
+            .resolve_all(run)?
+            .iter()
+            .map(|id| self.load_id(id, detail))
+            .collect::<Result<Vec<_>, _>>()?;
+        crate::merge(&runs)
+    }
+
+    fn load_id(&self, id: &RunId, detail: IntervalDetail) -> Result<StoredRun, StoreError> {
+        let key = [text(&id.0)];
+        let rows = self
+            .read(
+                || format!("reading run {id}"),
+                &format!("SELECT {RUN_COLUMNS} FROM runs r WHERE id = ?"),
+                &key,
+            )?
+            .rows;
+        let row = rows
+            .first()
+            .ok_or_else(|| StoreError::NoSuchRun(id.0.clone()))?;
+        let mut summary = self.summary_from_row(row)?;
+        self.fill_side_tables(&mut summary)?;
+        let lag_hist = row[36].clone();
+
+        let warnings = self
+            .read(
+                || format!("reading the warnings of run {id}"),
+                "SELECT message FROM run_warnings WHERE run_id = ? ORDER BY seq",
+                &key,
+            )?
+            .rows
+            .into_iter()
+            .filter_map(|r| r[0].as_text().map(str::to_string))
+            .collect();
+
+        let decode = |v: &Value, what: &str| -> Result<Option<Histogram<u64>>, StoreError> {
+            match v {
+                Value::Blob(b) => histlog::decode(b)
+                    .map(Some)
+                    .map_err(|e| self.corrupt(&id.0, format!("{what}: {e}"))),
+                Value::Null => Ok(None),
+                _ => Err(self.corrupt(&id.0, format!("{what} is not a histogram"))),
+            }
+        };
+        let required = |v: &Value, what: &str| -> Result<Histogram<u64>, StoreError> {
+            decode(v, what)?.ok_or_else(|| self.corrupt(&id.0, format!("{what} is missing")))
+        };
+        let kind_of = |v: &Value| -> Result<OpKind, StoreError> {
+            let name = v.as_text().unwrap_or_default();
+            OpKind::ALL
+                .into_iter()
+                .find(|k| k.name() == name)
+                .ok_or_else(|| self.corrupt(&id.0, format!("unknown operation kind {name:?}")))
+        };
+        let statuses = |row: &[Value], from: usize| -> [u64; Status::COUNT] {
+            let mut s = [0u64; Status::COUNT];
+            for (i, n) in s.iter_mut().enumerate() {
+                *n = as_u64(&row[from + i]);
+            }
+            s
+        };
+
+        let mut total = Stats::default();
+        let ops = self
+            .read(
+                || format!("reading the totals of run {id}"),
+                &format!(
+                    "SELECT op, {}, service_hist, response_hist, failed_service_hist, \
+                     failed_response_hist FROM run_ops WHERE run_id = ?",
+                    STATUS_COLUMNS.join(", ")
+                ),
+                &key,
+            )?
+            .rows;
+        let h = 1 + STATUS_COLUMNS.len();
+        for row in &ops {
+            let kind = kind_of(&row[0])?;
+            let what = |w: &str| format!("{} {w} histogram", kind.name());
+            let failed = match (
+                decode(&row[h + 2], &what("failed service"))?,
+                decode(&row[h + 3], &what("failed response"))?,
+            ) {
+                (Some(service), Some(response)) => Some(Box::new(Latencies { service, response })),
+                _ => None,
+            };
+            total.set_op(
+                kind,
+                OpStats {
+                    ok: Latencies {
+                        service: required(&row[h], &what("service"))?,
+                        response: required(&row[h + 1], &what("response"))?,
+                    },
+                    failed,
+                    statuses: statuses(row, 1),
+                },
+            );
+        }
+        total.lag = decode(&lag_hist, "scheduling lag histogram")?.map(Box::new);
+        total.ops_done = summary.totals.as_ref().map_or(0, |t| t.operations);
+
+        let mut intervals: Vec<StoredInterval> = self
+            .read(
+                || format!("reading the time series of run {id}"),
+                "SELECT seq, start_s, length_s, ops_done, cpu_user_s, cpu_system_s, warmup, \
+                 lag_count, lag_mean_us, lag_min_us, lag_max_us, lag_p50_us, lag_p90_us, \
+                 lag_p95_us, lag_p99_us, lag_p99_9_us, lag_p99_99_us \
+                 FROM intervals WHERE run_id = ? ORDER BY seq",
+                &key,
+            )?
+            .rows
+            .into_iter()
+            .map(|r| {
+                let f = |i: usize| as_f64(&r[i]).unwrap_or(0.0);
+                let lag = as_i64(&r[7]).map(|count| LatencySummary {
+                    count: count as u64,
+                    mean_us: f(8),
+                    min_us: f(9),
+                    max_us: f(10),
+                    p50_us: f(11),
+                    p90_us: f(12),
+                    p95_us: f(13),
+                    p99_us: f(14),
+                    p99_9_us: f(15),
+                    p99_99_us: f(16),
+                    ci95_us: Default::default(),
+                });
+                let mut stats = Stats::default();
+                stats.ops_done = as_u64(&r[3]);
+                StoredInterval {
+                    start: secs(f(1)),
+                    length: secs(f(2)),
+                    ops_done: as_u64(&r[3]),
+                    cpu: CpuTimes {
+                        user_s: f(4),
+                        system_s: f(5),
+                    },
+                    warmup: as_i64(&r[6]).unwrap_or(0) != 0,
+                    ops: Vec::new(),
+                    stats,
+                    lag,
+                }
+            })
+            .collect();
+        let decode_all = detail == IntervalDetail::Histograms;
+        let iops = self
+            .read(
+                || format!("reading the time series of run {id}"),
+                &format!(
+                    "SELECT seq, op, {}, service_mean_us, service_p50_us, service_p99_us, \
+                     service_p99_9_us, service_max_us, response_mean_us, response_p50_us, \
+                     response_p99_us, response_p99_9_us, response_max_us{} FROM interval_ops \
+                     WHERE run_id = ? ORDER BY seq",
+                    STATUS_COLUMNS.join(", "),
+                    if decode_all {
+                        ", service_hist, response_hist"
+                    } else {
+                        ""
+                    }
+                ),
+                &key,
+            )?
+            .rows;
+        let fig = 2 + STATUS_COLUMNS.len();
+        let h = fig + 10;
+        for row in &iops {
+            let seq = as_u64(&row[0]) as usize;
+            let kind = kind_of(&row[1])?;
+            let Some(iv) = intervals.get_mut(seq) else {
+                return Err(self.corrupt(&id.0, format!("interval {seq} has no time-series row")));
+            };
+            let figures = |at: usize| IntervalFigures {
+                mean_us: as_f64(&row[at]).unwrap_or(0.0),
+                p50_us: as_f64(&row[at + 1]).unwrap_or(0.0),
+                p99_us: as_f64(&row[at + 2]).unwrap_or(0.0),
+                p99_9_us: as_f64(&row[at + 3]).unwrap_or(0.0),
+                max_us: as_f64(&row[at + 4]).unwrap_or(0.0),
+            };
+            iv.ops.push(IntervalOp {
+                kind,
+                statuses: statuses(row, 2),
+                service: figures(fig),
+                response: figures(fig + 5),
+            });
+            if !decode_all {
+                continue;
+            }
+            let what = |w: &str| format!("interval {seq} {} {w} histogram", kind.name());
+            iv.stats.set_op(
+                kind,
+                OpStats {
+                    ok: Latencies {
+                        service: required(&row[h], &what("service"))?,
+                        response: required(&row[h + 1], &what("response"))?,
+                    },
+                    failed: None,
+                    statuses: statuses(row, 2),
+                },
+            );
+        }
+        for iv in &mut intervals {
+            iv.ops.sort_by_key(|o| o.kind);
+        }
+        Ok(StoredRun {
+            summary,
+            warnings,
+            total,
+            intervals,
+        })
+    }
+
+    /// Read-only SQL over the store's tables and views (see
+    /// docs/results.md). Statements that would change the store are
+    /// refused before they run.
+    pub fn query(&self, sql: &str) -> Result<QueryResult, StoreError> {
+        // Only query statements: a PRAGMA or SET could lift the database's
+        // own read-only guard for the next statement.
+        let first = first_keyword(sql).to_ascii_uppercase();
+        if !matches!(first.as_str(), "SELECT" | "WITH" | "VALUES" | "EXPLAIN") {
+            return Err(StoreError::ReadOnly(format!(
+                "{sql:?} is not a query; only SELECT, WITH ... SELECT, VALUES and EXPLAIN are \
+                 accepted"
+            )));
+        }
+        let mut db = self.db.lock();
+        if let Some(ro) = db.is_read_only(sql) {
+            match ro {
+                Ok(true) => {}
+                Ok(false) => {
+                    return Err(StoreError::ReadOnly(format!(
+                        "{sql:?} would change the store; only queries (SELECT, WITH ... SELECT) \
+                         are accepted"
+                    )))
+                }
+                Err(e) => return Err(self.err("preparing the query", e)),
+            }
+        }
+        db.query_read_only(sql)
+            .map_err(|e| self.err("running the query", e))
+    }
+}
+
+/// The `runs` columns [`Store::summary_from_row`] reads, by position.
+const RUN_COLUMNS: &str = "id, run_uri, started_at, started_unix, phase, workload, backend, \
+     threads, target, tool_version, host, pid, command_line, status, error, ended_at, \
+     ended_unix, elapsed_s, measured_s, operations, operations_all, throughput, offered, \
+     scheduled, abandoned, stop_reason, seed, runtime_threads, cpu_user_s, cpu_system_s, \
+     client_index, client_count, measurement_interval, percentiles, warmup_s, \
+     (SELECT COUNT(*) FROM intervals i WHERE i.run_id = r.id), lag_hist";
+
+/// The first word of a statement, after whitespace and SQL comments.
+fn first_keyword(sql: &str) -> &str {
+    let mut rest = sql;
+    loop {
+        rest = rest.trim_start();
+        if let Some(r) = rest.strip_prefix("--") {
+            rest = r.split_once('\n').map_or("", |(_, after)| after);
+        } else if let Some(r) = rest.strip_prefix("/*") {
+            rest = r.split_once("*/").map_or("", |(_, after)| after);
+        } else {
+            break;
+        }
+    }
+    let end = rest
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(rest.len());
+    &rest[..end]
+}
+
+fn db_error(location: &str, context: String, e: DbError) -> StoreError {
+    match e {
+        DbError::Sqlite(error) => StoreError::Sqlite {
+            location: location.to_string(),
+            context,
+            error,
+        },
+        #[cfg(feature = "postgres")]
+        DbError::Postgres(error) => StoreError::Postgres {
+            location: location.to_string(),
+            context,
+            detail: {
+                // The driver's Display is only its kind ("db error"); the
+                // server's message and the I/O cause are its sources.
+                let mut parts = Vec::new();
+                let mut e: Option<&dyn std::error::Error> = Some(&error);
+                while let Some(cur) = e {
+                    parts.push(cur.to_string());
+                    e = cur.source();
+                }
+                if error.as_db_error().is_some() && parts.len() > 1 {
+                    parts.remove(0);
+                }
+                parts.join(": ")
+            },
+            error,
+        },
+    }
+}
+
+fn text(s: &str) -> Value {
+    Value::Text(s.to_string())
+}
+
+/// Counts above i64::MAX cannot happen (they would take centuries); they
+/// are clamped rather than wrapped.
+fn int(n: u64) -> Value {
+    Value::Integer(n.min(i64::MAX as u64) as i64)
+}
+
+fn as_i64(v: &Value) -> Option<i64> {
+    match v {
+        Value::Integer(i) => Some(*i),
+        Value::Real(r) => Some(*r as i64),
+        Value::Text(t) => t.parse().ok(),
+        _ => None,
+    }
+}
+
+fn as_u64(v: &Value) -> u64 {
+    as_i64(v).unwrap_or(0).max(0) as u64
+}
+
+fn as_f64(v: &Value) -> Option<f64> {
+    match v {
+        Value::Integer(i) => Some(*i as f64),
+        Value::Real(r) => Some(*r),
+        Value::Text(t) => t.parse().ok(),
+        _ => None,
+    }
+}
+
+fn secs(s: f64) -> Duration {
+    Duration::try_from_secs_f64(s).unwrap_or_default()
+}
+
+/// Seconds since the epoch, to the microsecond.
+fn unix(t: SystemTime) -> f64 {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    d.as_micros() as f64 / 1e6
+}
+
+fn from_unix(s: f64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_micros((s * 1e6).round().max(0.0) as u64)
+}
+
+fn join_f64(v: &[f64]) -> String {
+    v.iter()
+        .map(|p| p.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn placeholders(n: usize) -> String {
+    vec!["?"; n].join(", ")
+}
+
+fn figure_columns(prefix: &str) -> String {
+    crate::schema::FIGURES
+        .iter()
+        .map(|f| format!("{prefix}_{f}_us"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A summary's figures in [`crate::schema::FIGURES`] order.
+fn figures(s: &LatencySummary) -> [Value; 9] {
+    [
+        s.mean_us,
+        s.min_us,
+        s.max_us,
+        s.p50_us,
+        s.p90_us,
+        s.p95_us,
+        s.p99_us,
+        s.p99_9_us,
+        s.p99_99_us,
+    ]
+    .map(Value::Real)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_leave_locations() {
+        assert_eq!(
+            redact_location("postgres://bench:hunter2@db.example:5432/results"),
+            "postgres://bench:***@db.example:5432/results"
+        );
+        assert_eq!(
+            redact_location("postgres://bench@db/results"),
+            "postgres://bench@db/results"
+        );
+        assert_eq!(
+            redact_location("/tmp/results.sqlite"),
+            "/tmp/results.sqlite"
+        );
+    }
+
+    #[test]
+    fn first_keywords_skip_comments() {
+        assert_eq!(first_keyword("  -- note\n /* x */ select 1"), "select");
+        assert_eq!(
+            first_keyword("WITH a AS (SELECT 1) SELECT * FROM a"),
+            "WITH"
+        );
+        assert_eq!(first_keyword("PRAGMA query_only = 0"), "PRAGMA");
+        assert_eq!(first_keyword(""), "");
+    }
+
+    #[test]
+    fn times_round_trip_to_the_microsecond() {
+        let t = UNIX_EPOCH + Duration::from_micros(1_763_723_756_123_456);
+        assert_eq!(from_unix(unix(t)), t);
+    }
+}

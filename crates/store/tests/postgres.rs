@@ -1,0 +1,226 @@
+//! The store on a real PostgreSQL server (with the `postgres` feature):
+//! the same schema and migrations, a run read back equal, filters, merging,
+//! concurrent writers, the views, and read-only queries. The server runs on
+//! a free loopback port with its data in a temporary directory; without
+//! PostgreSQL installed the tests skip (and fail in CI).
+#![cfg(feature = "postgres")]
+
+mod common;
+
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::Command;
+
+use common::*;
+use sojourn_core::op::OpKind;
+use sojourn_core::recorder::Stats;
+use sojourn_store::{Filter, RunStatus, Store, StoreError, Value, SCHEMA_VERSION};
+use sojourn_testkit::servers::{find_binary, free_port, versioned_dirs, Server};
+
+/// PostgreSQL refuses to run as root; tests run as root in containers, so
+/// the server then runs as `nobody`.
+const NOBODY: u32 = 65534;
+
+fn as_server_user(cmd: &mut Command, dir: &std::path::Path) {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        let c = std::ffi::CString::new(dir.to_str().unwrap()).unwrap();
+        // SAFETY: chown of a directory we created.
+        unsafe { libc::chown(c.as_ptr(), NOBODY, NOBODY) };
+        cmd.uid(NOBODY).gid(NOBODY);
+    }
+}
+
+/// A PostgreSQL server and the URL of its database, or None to skip.
+fn server() -> Option<(Server, String)> {
+    let extra: Vec<PathBuf> = versioned_dirs(std::path::Path::new("/usr/lib/postgresql"), "bin");
+    let initdb = find_binary("initdb", &extra)?;
+    let postgres = find_binary("postgres", &extra)?;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut init = Command::new(&initdb);
+    init.args([
+        "-D",
+        data.to_str().unwrap(),
+        "-U",
+        "bench",
+        "--auth=trust",
+        "--no-sync",
+    ])
+    .env("LC_ALL", "C")
+    .stdout(std::process::Stdio::null());
+    as_server_user(&mut init, dir.path());
+    let out = init.output().unwrap();
+    assert!(
+        out.status.success(),
+        "initdb: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let port = free_port();
+    let mut cmd = Command::new(&postgres);
+    cmd.args([
+        "-D",
+        data.to_str().unwrap(),
+        "-p",
+        &port.to_string(),
+        "-k",
+        dir.path().to_str().unwrap(),
+        "-c",
+        "listen_addresses=127.0.0.1",
+        "-F",
+    ]);
+    as_server_user(&mut cmd, dir.path());
+    let server = Server::start("postgres", cmd, port, dir);
+    let url = format!("postgres://bench:not-a-real-secret@127.0.0.1:{port}/postgres");
+    // The port listens before the server accepts sessions ("the database
+    // system is starting up"); wait, bounded, until a session opens.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        match Store::open_read_only(&url) {
+            Ok(_) => break,
+            Err(e)
+                if std::time::Instant::now() < deadline
+                    && e.to_string().contains("starting up") =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(50))
+            }
+            Err(e) => panic!("{e}\n{}", server.log()),
+        }
+    }
+    Some((server, url))
+}
+
+#[test]
+fn the_store_works_on_postgres() {
+    let Some((_server, url)) = server() else {
+        return;
+    };
+    let store = Store::open(&url).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    assert!(!store.location().contains("not-a-real-secret"));
+
+    // Round trip.
+    let run = synthetic(1, 5, 1);
+    record(&store, &run, &["a warning".to_string()]);
+    let loaded = store.load(run.meta.id.as_str()).unwrap();
+    assert_eq!(loaded.summary.meta, run.meta);
+    assert_eq!(loaded.summary.status, RunStatus::Completed);
+    assert_eq!(loaded.warnings, vec!["a warning".to_string()]);
+    assert_same_stats(&loaded.total, &run.outcome.total, "total");
+    assert_eq!(loaded.total.lag, run.outcome.total.lag);
+    let read = loaded.total.op(OpKind::Read).unwrap();
+    assert_eq!(
+        read.failed.as_ref().unwrap().service,
+        run.outcome
+            .total
+            .op(OpKind::Read)
+            .unwrap()
+            .failed
+            .as_ref()
+            .unwrap()
+            .service
+    );
+    for (i, (l, s)) in loaded.intervals.iter().zip(&run.per_interval).enumerate() {
+        assert_same_stats(&l.stats, s, &format!("interval {i}"));
+    }
+    assert_eq!(
+        store.resolve(&run.meta.id.as_str()[..8]).unwrap(),
+        run.meta.id
+    );
+
+    // Filters and merging of client processes.
+    let mut parts = Vec::new();
+    for i in 0..2u32 {
+        let mut r = synthetic(20 + i as u64, 3, 0);
+        r.meta.run_uri = "c0ffee00".into();
+        r.meta.client_index = i;
+        r.meta.client_count = 2;
+        r.meta.labels.insert("experiment".into(), "multi".into());
+        record(&store, &r, &[]);
+        parts.push(r);
+    }
+    let multi = store
+        .list(&Filter {
+            labels: vec![("experiment".into(), "multi".into())],
+            ..Filter::default()
+        })
+        .unwrap();
+    assert_eq!(multi.len(), 2);
+    let merged = store.load_merged("c0ffee00").unwrap();
+    let mut expected = Stats::default();
+    for p in &parts {
+        expected.add(&p.outcome.total);
+    }
+    assert_same_stats(&merged.total, &expected, "merged");
+
+    // Concurrent writers, each with its own connection.
+    std::thread::scope(|s| {
+        for w in 0..4u64 {
+            let url = url.clone();
+            s.spawn(move || {
+                let store = Store::open(&url).unwrap();
+                for r in 0..2 {
+                    let mut run = synthetic(100 + w * 10 + r, 10, 0);
+                    run.meta.labels.insert("writer".into(), w.to_string());
+                    record(&store, &run, &[]);
+                }
+            });
+        }
+    });
+    let q = store
+        .query("SELECT COUNT(*) FROM runs r WHERE EXISTS (SELECT 1 FROM run_labels l WHERE l.run_id = r.id AND l.key = 'writer')")
+        .unwrap();
+    assert_eq!(q.rows[0][0], Value::Integer(8));
+
+    // The views, with the same figures as on SQLite.
+    let q = store
+        .query(&format!(
+            "SELECT experiment, operation, target_throughput, fieldlength, vm_count, \
+             p99_latency_ms FROM performance WHERE run_id = '{}' ORDER BY operation",
+            run.meta.id
+        ))
+        .unwrap();
+    let p99 = sojourn_core::recorder::LatencySummary::of(
+        &run.outcome.total.op(OpKind::Read).unwrap().ok.service,
+    )
+    .p99_us;
+    assert_eq!(
+        q.rows[0],
+        vec![
+            Value::Text("latency_test".into()),
+            Value::Text("read".into()),
+            Value::Real(3000.0),
+            Value::Integer(1024),
+            Value::Integer(1),
+            Value::Real(p99 / 1000.0),
+        ]
+    );
+    let q = store
+        .query(&format!(
+            "SELECT baseline_monthly_cost_usd, SUM(CAST(1 AS BIGINT)) AS one FROM cost WHERE run_id = '{}' \
+             GROUP BY baseline_monthly_cost_usd",
+            run.meta.id
+        ))
+        .unwrap();
+    let gb = (1024.0 + 39.0) * 1000.0 / 1073741824.0;
+    let Value::Real(c) = q.rows[0][0] else {
+        panic!("{q:?}")
+    };
+    assert!((c - (0.65 * 24.0 * 30.0 + gb * 0.17)).abs() < 1e-9);
+    // SUM of integers is NUMERIC in PostgreSQL; it still reads back.
+    assert_eq!(q.rows[0][1], Value::Real(1.0));
+
+    // Read-only: refused before running, and by the server.
+    assert!(matches!(
+        store.query("DELETE FROM runs"),
+        Err(StoreError::ReadOnly(_))
+    ));
+    let e = store
+        .query("WITH gone AS (DELETE FROM runs RETURNING id) SELECT COUNT(*) FROM gone")
+        .unwrap_err();
+    assert!(e.to_string().contains("read-only"), "{e}");
+    let ro = Store::open_read_only(&url).unwrap();
+    assert_eq!(ro.list(&Filter::default()).unwrap().len(), 11);
+    // The store still writes after a refused query.
+    record(&store, &synthetic(9, 1, 0), &[]);
+}

@@ -1,0 +1,2 @@
+# memcached: the server the memcached backend's tests start.
+need_pkg memcached

@@ -1,0 +1,5 @@
+# Redis: the server the Redis backend's tests start, and redis-benchmark
+# (in redis-tools) for bench/'s side-by-side figures.
+need_pkg redis-server redis-tools
+# openssl makes the certificates of the TLS tests.
+need_pkg openssl
