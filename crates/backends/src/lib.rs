@@ -20,8 +20,14 @@ use sojourn_core::properties::Properties;
 
 #[cfg(feature = "memcached")]
 pub mod memcached;
+#[cfg(feature = "mysql")]
+pub mod mysql;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 #[cfg(feature = "redis")]
 pub mod redis;
+#[cfg(any(feature = "postgres", feature = "mysql"))]
+mod sql;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod url;
@@ -30,6 +36,10 @@ mod wire;
 
 #[cfg(feature = "memcached")]
 pub use memcached::MemcachedBackend;
+#[cfg(feature = "mysql")]
+pub use mysql::MysqlBackend;
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresBackend;
 #[cfg(feature = "redis")]
 pub use redis::RedisBackend;
 #[cfg(feature = "sqlite")]
@@ -49,6 +59,10 @@ pub enum AnyBackend {
     Redis(Box<RedisBackend>),
     #[cfg(feature = "memcached")]
     Memcached(Box<MemcachedBackend>),
+    #[cfg(feature = "postgres")]
+    Postgres(PostgresBackend),
+    #[cfg(feature = "mysql")]
+    Mysql(MysqlBackend),
 }
 
 impl AnyBackend {
@@ -73,7 +87,9 @@ impl AnyBackend {
 /// `sqlite:PATH` (relative or absolute), and `sqlite:` or `sqlite` for
 /// `default_sqlite_path`; `redis://...` or `redis` with YCSB's `redis.*`
 /// properties; `memcached://host:port` or `memcached` with
-/// `memcached.hosts`. Opening does not touch the database: that happens
+/// `memcached.hosts`; `postgres://...` and `mysql://...` (see their
+/// modules), and YCSB's JDBC form: `jdbc` (or `postgres`, `mysql`) with the
+/// URL in the `db.url` property. Opening does not touch the database: that happens
 /// in [`Backend::prepare`], [`Backend::is_empty`] and [`Backend::connect`].
 pub fn open(
     url: &str,
@@ -82,8 +98,11 @@ pub fn open(
 ) -> Result<AnyBackend, OpenError> {
     // Backend settings given as YCSB properties (redis.host, db.url, ...)
     // are read by each backend's `open`.
-    let _ = props;
-    match url::parse(url)? {
+    let target = match url::parse(url)? {
+        url::Target::DbUrlProperty { family } => db_url_target(url, family, props)?,
+        target => target,
+    };
+    match target {
         url::Target::Null => Ok(AnyBackend::Null(NullBackend)),
         url::Target::Memory { query } => MemoryBackend::from_query(query)
             .map(AnyBackend::Memory)
@@ -126,6 +145,64 @@ pub fn open(
             feature: "memcached",
             accepted: accepted_forms(),
         }),
+        #[cfg(feature = "postgres")]
+        url::Target::Postgres { url } => PostgresBackend::open(url, props)
+            .map(AnyBackend::Postgres)
+            .map_err(|e| OpenError::Invalid {
+                url: redact_url(url.trim()),
+                message: e.to_string(),
+            }),
+        #[cfg(feature = "mysql")]
+        url::Target::Mysql { url } => MysqlBackend::open(url, props)
+            .map(AnyBackend::Mysql)
+            .map_err(|e| OpenError::Invalid {
+                url: redact_url(url.trim()),
+                message: e.to_string(),
+            }),
+        // `url::parse` reports SQL backends that are not compiled in, and
+        // `db_url_target` resolves the property form.
+        #[allow(unreachable_patterns)]
+        _ => Err(OpenError::Unknown {
+            given: redact_url(url.trim()),
+            accepted: accepted_forms(),
+        }),
+    }
+}
+
+/// The backend named by YCSB's `db.url` property, for `jdbc` (YCSB's JDBC
+/// binding name) and the bare names `postgres`, `mysql`, ...
+fn db_url_target<'p>(
+    name: &str,
+    family: Option<url::SqlFamily>,
+    props: &'p Properties,
+) -> Result<url::Target<'p>, OpenError> {
+    let Some(db_url) = props.get("db.url") else {
+        return Err(OpenError::Invalid {
+            url: name.to_string(),
+            message: format!(
+                "`{name}` needs a database URL: give one instead (e.g. \
+                 postgres://user@127.0.0.1:5432/db) or set -p db.url=jdbc:postgresql://..."
+            ),
+        });
+    };
+    let target = url::parse(db_url)?;
+    let found = match target {
+        url::Target::Postgres { .. } => Some(url::SqlFamily::Postgres),
+        url::Target::Mysql { .. } => Some(url::SqlFamily::Mysql),
+        _ => None,
+    };
+    match (found, family) {
+        (Some(f), Some(want)) if f != want => Err(OpenError::Invalid {
+            url: redact_url(db_url),
+            message: format!("db.url names another database than `{name}`"),
+        }),
+        (Some(_), _) => Ok(target),
+        (None, _) => Err(OpenError::Invalid {
+            url: redact_url(db_url),
+            message: "db.url must be a PostgreSQL or MySQL URL \
+                      (jdbc:postgresql://..., postgres://..., jdbc:mysql://..., mysql://...)"
+                .to_string(),
+        }),
     }
 }
 
@@ -156,6 +233,10 @@ impl AnyBackend {
             AnyBackend::Redis(b) => v.visit(b.as_ref()),
             #[cfg(feature = "memcached")]
             AnyBackend::Memcached(b) => v.visit(b.as_ref()),
+            #[cfg(feature = "postgres")]
+            AnyBackend::Postgres(b) => v.visit(b),
+            #[cfg(feature = "mysql")]
+            AnyBackend::Mysql(b) => v.visit(b),
         }
     }
 
@@ -169,6 +250,10 @@ impl AnyBackend {
             AnyBackend::Redis(b) => v.visit(b.as_ref()).await,
             #[cfg(feature = "memcached")]
             AnyBackend::Memcached(b) => v.visit(b.as_ref()).await,
+            #[cfg(feature = "postgres")]
+            AnyBackend::Postgres(b) => v.visit(b).await,
+            #[cfg(feature = "mysql")]
+            AnyBackend::Mysql(b) => v.visit(b).await,
         }
     }
 }

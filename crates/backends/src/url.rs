@@ -27,6 +27,51 @@ pub(crate) enum Target<'a> {
     Memcached {
         url: Option<&'a str>,
     },
+    /// `postgres://...`, `postgresql://...`, `jdbc:postgresql://...`.
+    Postgres {
+        url: &'a str,
+    },
+    /// `mysql://...`, `mariadb://...`, `jdbc:mysql://...`, `jdbc:mariadb://...`.
+    Mysql {
+        url: &'a str,
+    },
+    /// A bare database or binding name (`jdbc`, `postgres`, `mysql`, ...):
+    /// the URL is YCSB's `db.url` property. `family` is the database the
+    /// name asks for (`None` for `jdbc`: any SQL database).
+    DbUrlProperty {
+        family: Option<SqlFamily>,
+    },
+}
+
+/// The client-server SQL databases.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum SqlFamily {
+    Postgres,
+    Mysql,
+}
+
+impl SqlFamily {
+    fn of_scheme(scheme: &str) -> Option<SqlFamily> {
+        match scheme {
+            "postgres" | "postgresql" => Some(SqlFamily::Postgres),
+            "mysql" | "mariadb" => Some(SqlFamily::Mysql),
+            _ => None,
+        }
+    }
+
+    fn feature(self) -> &'static str {
+        match self {
+            SqlFamily::Postgres => "postgres",
+            SqlFamily::Mysql => "mysql",
+        }
+    }
+
+    fn compiled(self) -> bool {
+        match self {
+            SqlFamily::Postgres => cfg!(feature = "postgres"),
+            SqlFamily::Mysql => cfg!(feature = "mysql"),
+        }
+    }
 }
 
 /// Why a backend URL could not be opened.
@@ -55,11 +100,6 @@ pub enum OpenError {
 /// Database names sojourn plans to support (YCSB binding names among them),
 /// so that asking for one gets an honest "not yet" rather than "unknown".
 const PLANNED: &[&str] = &[
-    "postgres",
-    "postgresql",
-    "mysql",
-    "mariadb",
-    "jdbc",
     "redis",
     "rocksdb",
     "memcached",
@@ -85,6 +125,15 @@ pub fn accepted_forms() -> String {
     if cfg!(feature = "memcached") {
         forms.push("memcached://host[:port]");
         forms.push("`memcached` with -p memcached.hosts=H:P");
+    }
+    if cfg!(feature = "postgres") {
+        forms.push("postgres://user:pass@host:port/db (also postgresql://, jdbc:postgresql://)");
+    }
+    if cfg!(feature = "mysql") {
+        forms.push("mysql://user:pass@host:port/db (also mariadb://, jdbc:mysql://)");
+    }
+    if cfg!(any(feature = "postgres", feature = "mysql")) {
+        forms.push("jdbc, postgres or mysql with -p db.url=URL (YCSB's JDBC properties)");
     }
     forms.join(", ")
 }
@@ -164,12 +213,46 @@ pub(crate) fn parse(url: &str) -> Result<Target<'_>, OpenError> {
                 }),
             }
         }
+        ("jdbc", None) => Ok(Target::DbUrlProperty { family: None }),
+        (s, None) if SqlFamily::of_scheme(s).is_some() => Ok(Target::DbUrlProperty {
+            family: SqlFamily::of_scheme(s),
+        }),
+        ("jdbc", Some(rest)) => {
+            let sub = rest.split_once(':').map_or(rest, |(s, _)| s);
+            match SqlFamily::of_scheme(&sub.to_ascii_lowercase()) {
+                Some(family) => sql_target(family, url),
+                None => Err(OpenError::Invalid {
+                    url: redact_url(url),
+                    message: "sojourn speaks JDBC URLs of PostgreSQL \
+                              (jdbc:postgresql://) and MySQL/MariaDB (jdbc:mysql://)"
+                        .to_string(),
+                }),
+            }
+        }
+        (s, Some(_)) if SqlFamily::of_scheme(s).is_some() => {
+            sql_target(SqlFamily::of_scheme(s).unwrap_or(SqlFamily::Postgres), url)
+        }
         (s, _) if PLANNED.contains(&s) => Err(OpenError::NotImplemented {
             scheme: scheme.to_string(),
             accepted: accepted_forms(),
         }),
         _ => Err(unknown(url)),
     }
+}
+
+/// The target for a full URL of a SQL database, if that backend is built.
+pub(crate) fn sql_target(family: SqlFamily, url: &str) -> Result<Target<'_>, OpenError> {
+    if !family.compiled() {
+        return Err(OpenError::NotCompiled {
+            scheme: family.feature().to_string(),
+            feature: family.feature(),
+            accepted: accepted_forms(),
+        });
+    }
+    Ok(match family {
+        SqlFamily::Postgres => Target::Postgres { url },
+        SqlFamily::Mysql => Target::Mysql { url },
+    })
 }
 
 fn unknown(url: &str) -> OpenError {
@@ -269,6 +352,55 @@ mod tests {
         assert!(parse("null:foo").is_err());
         assert!(parse("basic:").is_err());
         assert!(parse("./x:y").is_err());
+    }
+
+    #[test]
+    fn sql_forms() {
+        assert_eq!(
+            parse("jdbc").ok(),
+            Some(Target::DbUrlProperty { family: None })
+        );
+        assert_eq!(
+            parse("postgres").ok(),
+            Some(Target::DbUrlProperty {
+                family: Some(SqlFamily::Postgres)
+            })
+        );
+        assert_eq!(
+            parse("MariaDB").ok(),
+            Some(Target::DbUrlProperty {
+                family: Some(SqlFamily::Mysql)
+            })
+        );
+        assert!(parse("jdbc:oracle:thin:@h:1521:x").is_err());
+        if cfg!(feature = "postgres") {
+            assert_eq!(
+                parse("postgres://u@h/db").ok(),
+                Some(Target::Postgres {
+                    url: "postgres://u@h/db"
+                })
+            );
+            assert_eq!(
+                parse("jdbc:postgresql://h/db").ok(),
+                Some(Target::Postgres {
+                    url: "jdbc:postgresql://h/db"
+                })
+            );
+        }
+        if cfg!(feature = "mysql") {
+            assert_eq!(
+                parse("jdbc:mysql://h/db").ok(),
+                Some(Target::Mysql {
+                    url: "jdbc:mysql://h/db"
+                })
+            );
+            assert_eq!(
+                parse("mariadb://h/db").ok(),
+                Some(Target::Mysql {
+                    url: "mariadb://h/db"
+                })
+            );
+        }
     }
 
     #[test]

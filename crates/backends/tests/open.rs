@@ -101,12 +101,36 @@ fn unknown_backends_list_the_accepted_forms() {
 
 #[test]
 fn planned_backends_say_not_implemented() {
-    let err = open_err("postgres://bench:s3cr3t@db:5432/ycsb");
+    let err = open_err("bigtable://bench:s3cr3t@db:5432/ycsb");
     assert!(matches!(err, OpenError::NotImplemented { .. }), "{err}");
     let message = err.to_string();
     assert!(message.contains("not implemented"), "{message}");
     assert!(!message.contains("s3cr3t"), "{message}");
     assert_lists_forms(&message);
+}
+
+#[cfg(feature = "postgres")]
+#[test]
+fn sql_urls_open_without_contacting_anything() {
+    let backend = open_ok("postgres://bench:s3cr3t@db:5432/ycsb");
+    assert!(matches!(backend, AnyBackend::Postgres(_)));
+    assert_eq!(backend.describe(), "postgres://bench:***@db:5432/ycsb");
+    // YCSB's JDBC binding name takes the URL from db.url; so do the bare
+    // database names.
+    let mut props = Properties::new();
+    props.set(
+        "db.url",
+        "jdbc:postgresql://db:5432/ycsb",
+        sojourn_core::properties::Origin::CommandLine,
+    );
+    for name in ["jdbc", "postgres", "postgresql"] {
+        let b = open(name, &props, Path::new(DEFAULT)).expect(name);
+        assert_eq!(b.describe(), "jdbc:postgresql://db:5432/ycsb");
+    }
+    let err = open("mysql", &props, Path::new(DEFAULT)).unwrap_err();
+    assert!(err.to_string().contains("another database"), "{err}");
+    let err = open_err("jdbc");
+    assert!(err.to_string().contains("db.url"), "{err}");
 }
 
 #[test]

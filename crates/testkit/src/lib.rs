@@ -6,7 +6,9 @@
 //! tests.
 
 pub mod conformance;
+pub mod mariadb_server;
 pub mod memcached_server;
+pub mod postgres_server;
 pub mod redis_server;
 pub mod runs;
 pub mod servers;

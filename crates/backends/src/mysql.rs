@@ -1,0 +1,734 @@
+//! The MySQL / MariaDB backend, through `mysql_async` (rustls for TLS, no
+//! OpenSSL).
+//!
+//! URL: `mysql://user:pass@host:port/db` (also `mariadb://`), or YCSB's
+//! JDBC properties: `jdbc` with `-p db.url=jdbc:mysql://host:port/db -p
+//! db.user=... -p db.passwd=...` (`jdbc:mariadb://` too). The password
+//! comes from the URL, then `db.passwd`, then the `MYSQL_PWD` environment
+//! variable; the user from the URL, then `db.user`, else `root`. It never
+//! appears in output.
+//!
+//! TLS: `?ssl-mode=` `disabled` (the default), `required` (encrypted,
+//! certificate not checked), `verify_ca` (chain checked against
+//! `ssl-ca=PATH`) or `verify_identity` (chain and host name). In a JDBC URL,
+//! `useSSL=true` means `required` and `sslMode=` is read like `ssl-mode`.
+//! Other query parameters of a `mysql://` URL go to mysql_async
+//! (`stmt_cache_size`, `compression`, ...); those of a JDBC URL are
+//! Connector/J's and are ignored.
+//!
+//! Layout and SQL: see [`crate::sql`]; statements are prepared once per
+//! connection and shape (mysql_async's statement cache, keyed by the SQL
+//! text that sojourn builds once per shape). Updates count matched rows
+//! (`CLIENT_FOUND_ROWS`), so an update that writes the value already there
+//! is `OK` and only a missing key is `NOT_FOUND`.
+//!
+//! Topology: `--threads N` is N connections, one request in flight each.
+//! Faults are handled as in the PostgreSQL backend: `timeout.ms` bounds
+//! every operation; a timed-out or broken connection is abandoned and
+//! re-opened by a later operation, attempts spaced by [`Backoff`].
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mysql_async::prelude::Queryable;
+use mysql_async::{Conn, Opts, OptsBuilder, Params, SslOpts, Value};
+use sojourn_core::backend::{
+    Backend, BackendError, Connection, FieldValue, Fields, Row, Schema, Status,
+};
+use sojourn_core::properties::Properties;
+use tokio::time::{timeout_at, Instant};
+
+use crate::sql::{self, timeout_from, Backoff, Dialect, Shape, ShapeCache};
+use crate::url::redact_url;
+
+/// The least time allowed for connecting and for table setup.
+const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// MySQL's error for a table that does not exist.
+const ER_NO_SUCH_TABLE: u16 = 1146;
+
+/// Statements mysql_async keeps prepared per connection, unless the URL
+/// says otherwise: more than the shapes a YCSB workload uses.
+const STATEMENT_CACHE: usize = 64;
+
+/// A MySQL or MariaDB database.
+pub struct MysqlBackend {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    opts: Opts,
+    describe: String,
+    timeout: Duration,
+}
+
+impl fmt::Debug for MysqlBackend {
+    // Not derived: the options hold the password.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MysqlBackend")
+            .field("url", &self.inner.describe)
+            .field("timeout", &self.inner.timeout)
+            .finish()
+    }
+}
+
+/// Why a URL or its properties cannot configure the backend. The message
+/// never contains the password.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(String);
+
+fn config_error(message: impl Into<String>) -> ConfigError {
+    ConfigError(message.into())
+}
+
+impl MysqlBackend {
+    /// Configure from a `mysql://`, `mariadb://`, `jdbc:mysql://` or
+    /// `jdbc:mariadb://` URL and the run's properties. Touches nothing.
+    pub fn open(url: &str, props: &Properties) -> Result<MysqlBackend, ConfigError> {
+        let url = url.trim();
+        let (jdbc, rest) = match url.strip_prefix("jdbc:") {
+            Some(rest) => (true, rest),
+            None => (false, url),
+        };
+        let Some((scheme, after)) = rest.split_once("://") else {
+            return Err(config_error(
+                "expected mysql://user:pass@host:port/db or jdbc:mysql://host:port/db",
+            ));
+        };
+        if !matches!(scheme.to_ascii_lowercase().as_str(), "mysql" | "mariadb") {
+            return Err(config_error(format!("`{scheme}://` is not a MySQL URL")));
+        }
+        let (base, query) = after.split_once('?').unwrap_or((after, ""));
+        let mut passthrough = Vec::new();
+        let (mut ssl_mode, mut ssl_ca) = (None, None);
+        let (mut user, mut password) = (None, None);
+        let mut statement_cache_set = false;
+        for (key, value) in sql::query_pairs(query) {
+            let lower = key.to_ascii_lowercase();
+            match lower.as_str() {
+                "ssl-mode" | "sslmode" | "ssl_mode" => ssl_mode = Some(value),
+                "ssl-ca" | "sslca" | "ssl_ca" | "sslrootcert" => ssl_ca = Some(value),
+                "usessl" if jdbc => {
+                    if value.eq_ignore_ascii_case("true") && ssl_mode.is_none() {
+                        ssl_mode = Some("required".to_string());
+                    }
+                }
+                "user" => user = Some(value),
+                "password" => password = Some(value),
+                _ if jdbc => {} // Connector/J's own settings
+                _ => {
+                    statement_cache_set |= lower == "stmt_cache_size";
+                    passthrough.push(format!(
+                        "{}={}",
+                        sql::percent_encode(&key),
+                        sql::percent_encode(&value)
+                    ));
+                }
+            }
+        }
+        let mut native = format!("mysql://{base}");
+        if !passthrough.is_empty() {
+            native.push('?');
+            native.push_str(&passthrough.join("&"));
+        }
+        let parsed =
+            Opts::from_url(&native).map_err(|e| config_error(format!("invalid MySQL URL: {e}")))?;
+        let user = user
+            .or_else(|| parsed.user().map(str::to_string))
+            .or_else(|| props.get("db.user").map(str::to_string))
+            .unwrap_or_else(|| "root".to_string());
+        let password = password
+            .or_else(|| parsed.pass().map(str::to_string))
+            .or_else(|| props.get("db.passwd").map(str::to_string))
+            .or_else(|| std::env::var("MYSQL_PWD").ok());
+        let timeout = timeout_from(props).map_err(config_error)?;
+        let mut builder = OptsBuilder::from_opts(parsed)
+            .user(Some(user))
+            .pass(password)
+            // Without this, mysql_async switches a connection to localhost
+            // over to the server's Unix socket: the benchmark would not
+            // measure the TCP path the URL names.
+            .prefer_socket(false)
+            .tcp_nodelay(true)
+            .client_found_rows(true)
+            .ssl_opts(ssl_opts(ssl_mode.as_deref(), ssl_ca)?);
+        if !statement_cache_set {
+            builder = builder.stmt_cache_size(STATEMENT_CACHE);
+        }
+        Ok(MysqlBackend {
+            inner: Arc::new(Inner {
+                opts: Opts::from(builder),
+                describe: redact_url(url),
+                timeout,
+            }),
+        })
+    }
+
+    /// The per-operation timeout.
+    pub fn timeout(&self) -> Duration {
+        self.inner.timeout
+    }
+
+    fn setup_error(&self, message: impl fmt::Display) -> BackendError {
+        BackendError::Setup {
+            target: self.describe(),
+            message: message.to_string(),
+        }
+    }
+
+    async fn setup_conn(&self) -> Result<Conn, BackendError> {
+        let limit = self.inner.timeout.max(SETUP_TIMEOUT);
+        match tokio::time::timeout(limit, Conn::new(self.inner.opts.clone())).await {
+            Ok(Ok(conn)) => Ok(conn),
+            Ok(Err(e)) => Err(BackendError::Connect {
+                target: self.describe(),
+                message: e.to_string(),
+            }),
+            Err(_) => Err(BackendError::Connect {
+                target: self.describe(),
+                message: format!("no answer within {limit:?}"),
+            }),
+        }
+    }
+}
+
+/// TLS settings for an `ssl-mode` (case and `-`/`_` do not matter).
+fn ssl_opts(mode: Option<&str>, ca: Option<String>) -> Result<Option<SslOpts>, ConfigError> {
+    let mode = mode
+        .unwrap_or("disabled")
+        .to_ascii_lowercase()
+        .replace('-', "_");
+    let with_ca = |ca: Option<String>| -> Result<SslOpts, ConfigError> {
+        let Some(path) = ca else {
+            return Err(config_error(format!(
+                "ssl-mode={mode} needs ssl-ca=PATH (a PEM file of the CA certificates)"
+            )));
+        };
+        Ok(SslOpts::default()
+            .with_root_certs(vec![PathBuf::from(path).into()])
+            .with_disable_built_in_roots(true))
+    };
+    let opts = match mode.as_str() {
+        "disabled" | "disable" => return Ok(None),
+        "required" | "require" => SslOpts::default().with_danger_accept_invalid_certs(true),
+        "verify_ca" => with_ca(ca)?.with_danger_skip_domain_validation(true),
+        "verify_identity" | "verify_full" => with_ca(ca)?,
+        other => {
+            return Err(config_error(format!(
+                "ssl-mode={other} is not one of disabled, required, verify_ca, verify_identity"
+            )))
+        }
+    };
+    // mysql_async builds its rustls configuration with the process-wide
+    // crypto provider; make it ring (the one compiled in) unless another
+    // part of the program chose one already.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    Ok(Some(opts))
+}
+
+/// Give up on a connection whose state is unknown: tell the server we
+/// are leaving, but never wait long for a server that may be stalled.
+fn abandon(conn: Conn) {
+    if let Ok(handle) = tokio::runtime::Handle::try_current() {
+        handle.spawn(async move {
+            let _ = tokio::time::timeout(Duration::from_millis(100), conn.disconnect()).await;
+        });
+    }
+}
+
+fn checked_table(schema: &Schema) -> Result<&str, String> {
+    if sql::valid_table_name(&schema.table) {
+        Ok(&schema.table)
+    } else {
+        Err(sql::table_name_error(&schema.table))
+    }
+}
+
+impl Backend for MysqlBackend {
+    type Conn = MysqlConnection;
+
+    fn describe(&self) -> String {
+        self.inner.describe.clone()
+    }
+
+    async fn prepare(&self, schema: &Schema, drop: bool) -> Result<(), BackendError> {
+        let table = checked_table(schema).map_err(|e| self.setup_error(e))?;
+        let mut conn = self.setup_conn().await?;
+        if drop {
+            // Dropping rather than deleting rows also replaces a table made
+            // for a different `fieldcount`.
+            conn.query_drop(format!("DROP TABLE IF EXISTS {table}"))
+                .await
+                .map_err(|e| self.setup_error(e))?;
+        }
+        conn.query_drop(sql::create_table(
+            Dialect::Mysql,
+            table,
+            schema.field_count(),
+        ))
+        .await
+        .map_err(|e| self.setup_error(e))?;
+        let columns: Vec<String> = conn
+            .exec(
+                "SELECT UPPER(column_name) FROM information_schema.columns \
+                 WHERE table_schema = DATABASE() AND table_name = ?",
+                (table,),
+            )
+            .await
+            .map_err(|e| self.setup_error(e))?;
+        let missing: Vec<String> = std::iter::once("YCSB_KEY".to_string())
+            .chain((0..schema.field_count()).map(|f| format!("FIELD{f}")))
+            .filter(|c| !columns.contains(c))
+            .collect();
+        let _ = conn.disconnect().await;
+        if !missing.is_empty() {
+            return Err(self.setup_error(format!(
+                "table {table} exists without column(s) {}; empty it with the drop option to recreate it",
+                missing.join(", ")
+            )));
+        }
+        Ok(())
+    }
+
+    async fn is_empty(&self, schema: &Schema) -> Result<Option<bool>, BackendError> {
+        let table = checked_table(schema).map_err(|e| self.setup_error(e))?;
+        let mut conn = self.setup_conn().await?;
+        let result: Result<Option<i64>, _> = conn
+            .query_first(format!("SELECT EXISTS (SELECT 1 FROM {table})"))
+            .await;
+        let _ = conn.disconnect().await;
+        match result {
+            Ok(any) => Ok(Some(any.unwrap_or(0) == 0)),
+            Err(mysql_async::Error::Server(e)) if e.code == ER_NO_SUCH_TABLE => Ok(Some(true)),
+            Err(e) => Err(self.setup_error(e)),
+        }
+    }
+
+    async fn connect(&self, schema: Arc<Schema>) -> Result<MysqlConnection, BackendError> {
+        let table = checked_table(&schema).map_err(|e| self.setup_error(e))?;
+        let conn = self.setup_conn().await?;
+        Ok(MysqlConnection {
+            inner: Arc::clone(&self.inner),
+            sql: Texts {
+                table: table.to_string(),
+                all_fields: (0..schema.field_count()).collect(),
+                ..Texts::default()
+            },
+            conn: Some(conn),
+            backoff: Backoff::new(),
+            scratch: Vec::new(),
+            last_error: None,
+        })
+    }
+}
+
+/// SQL texts by operation shape, built once each.
+#[derive(Default)]
+struct Texts {
+    table: String,
+    all_fields: Vec<usize>,
+    read: ShapeCache<String>,
+    scan: ShapeCache<String>,
+    update: ShapeCache<String>,
+    insert: ShapeCache<String>,
+    delete: String,
+}
+
+fn text<'c>(
+    cache: &'c mut ShapeCache<String>,
+    shape: Shape<'_>,
+    build: impl FnOnce() -> String,
+) -> &'c str {
+    if cache.get(shape).is_none() {
+        return cache.insert(shape, build());
+    }
+    cache.get(shape).map_or("", String::as_str)
+}
+
+/// A value as bytes; `None` for NULL (a field never written).
+fn value_bytes(value: Value) -> Option<Vec<u8>> {
+    match value {
+        Value::NULL => None,
+        Value::Bytes(b) => Some(sql::decode_owned(b)),
+        // Only tables written by other tools hold other types.
+        other => Some(other.as_sql(true).into_bytes()),
+    }
+}
+
+fn push_fields(
+    row: &mut mysql_async::Row,
+    first_column: usize,
+    fields: &[usize],
+    out: &mut Vec<FieldValue>,
+) {
+    for (i, &field) in fields.iter().enumerate() {
+        if let Some(value) = row.take::<Value, _>(first_column + i).and_then(value_bytes) {
+            out.push(FieldValue { field, value });
+        }
+    }
+}
+
+fn key_param(key: &str) -> Value {
+    Value::Bytes(key.as_bytes().to_vec())
+}
+
+/// A connection of [`MysqlBackend`], re-established when lost.
+pub struct MysqlConnection {
+    inner: Arc<Inner>,
+    sql: Texts,
+    conn: Option<Conn>,
+    backoff: Backoff,
+    scratch: Vec<usize>,
+    last_error: Option<String>,
+}
+
+type MyResult = Result<Status, mysql_async::Error>;
+
+impl MysqlConnection {
+    /// The most recent error on this connection, for diagnosing `ERROR`
+    /// statuses.
+    pub fn last_error(&self) -> Option<&str> {
+        self.last_error.as_deref()
+    }
+
+    /// The connection, opened if there is none, no sooner than the backoff
+    /// allows.
+    async fn conn<'c>(
+        conn: &'c mut Option<Conn>,
+        backoff: &mut Backoff,
+        inner: &Inner,
+    ) -> Result<&'c mut Conn, mysql_async::Error> {
+        if conn.is_none() {
+            backoff.wait_turn().await;
+            let fresh = Conn::new(inner.opts.clone()).await?;
+            backoff.succeeded();
+            return Ok(conn.insert(fresh));
+        }
+        Ok(conn.as_mut().expect("present: checked above"))
+    }
+
+    fn deadline(&self) -> Instant {
+        Instant::now() + self.inner.timeout
+    }
+
+    fn settle(&mut self, outcome: Result<MyResult, tokio::time::error::Elapsed>) -> Status {
+        match outcome {
+            Ok(Ok(status)) => status,
+            Ok(Err(e)) => {
+                if !matches!(e, mysql_async::Error::Server(_)) || e.is_fatal() {
+                    if let Some(conn) = self.conn.take() {
+                        abandon(conn);
+                    }
+                }
+                self.last_error = Some(e.to_string());
+                Status::Error
+            }
+            Err(_) => {
+                self.last_error = Some(format!(
+                    "timed out after {} ms",
+                    self.inner.timeout.as_millis()
+                ));
+                if let Some(conn) = self.conn.take() {
+                    abandon(conn);
+                }
+                Status::Error
+            }
+        }
+    }
+
+    fn field_count(&self) -> usize {
+        self.sql.all_fields.len()
+    }
+
+    fn valid_fields(&self, fields: Fields<'_>) -> bool {
+        match fields {
+            Fields::All => true,
+            Fields::Some(list) => list.iter().all(|&f| f < self.field_count()),
+        }
+    }
+
+    fn valid_values(&self, values: &[FieldValue]) -> bool {
+        values.iter().all(|v| v.field < self.field_count())
+    }
+
+    async fn read_now(
+        &mut self,
+        key: &str,
+        fields: Fields<'_>,
+        out: &mut Vec<FieldValue>,
+    ) -> MyResult {
+        let MysqlConnection {
+            inner,
+            sql: texts,
+            conn,
+            backoff,
+            ..
+        } = self;
+        let conn = Self::conn(conn, backoff, inner).await?;
+        let columns: &[usize] = match fields {
+            Fields::All => &texts.all_fields,
+            Fields::Some(list) => list,
+        };
+        let shape = Shape::of(columns, texts.all_fields.len());
+        let table = &texts.table;
+        let sql = text(&mut texts.read, shape, || {
+            sql::read(Dialect::Mysql, table, columns)
+        });
+        let row: Option<mysql_async::Row> = conn
+            .exec_first(sql, Params::Positional(vec![key_param(key)]))
+            .await?;
+        Ok(match row {
+            None => Status::NotFound,
+            Some(mut row) => {
+                push_fields(&mut row, 0, columns, out);
+                Status::Ok
+            }
+        })
+    }
+
+    async fn scan_now(
+        &mut self,
+        start_key: &str,
+        count: usize,
+        fields: Fields<'_>,
+        out: &mut Vec<Row>,
+    ) -> MyResult {
+        let MysqlConnection {
+            inner,
+            sql: texts,
+            conn,
+            backoff,
+            ..
+        } = self;
+        let conn = Self::conn(conn, backoff, inner).await?;
+        let columns: &[usize] = match fields {
+            Fields::All => &texts.all_fields,
+            Fields::Some(list) => list,
+        };
+        let shape = Shape::of(columns, texts.all_fields.len());
+        let table = &texts.table;
+        let sql = text(&mut texts.scan, shape, || {
+            sql::scan(Dialect::Mysql, table, columns)
+        });
+        let limit = u64::try_from(count).unwrap_or(u64::MAX);
+        let params = Params::Positional(vec![key_param(start_key), Value::UInt(limit)]);
+        let mut result = conn.exec_iter(sql, params).await?;
+        while let Some(mut row) = result.next().await? {
+            let key = match row.take::<Value, _>(0).and_then(value_bytes) {
+                Some(k) => String::from_utf8_lossy(&k).into_owned(),
+                None => String::new(),
+            };
+            let mut fields = Vec::with_capacity(columns.len());
+            push_fields(&mut row, 1, columns, &mut fields);
+            out.push(Row { key, fields });
+        }
+        Ok(Status::Ok)
+    }
+
+    async fn update_now(&mut self, key: &str, values: &[FieldValue]) -> MyResult {
+        let MysqlConnection {
+            inner,
+            sql: texts,
+            conn,
+            backoff,
+            scratch,
+            ..
+        } = self;
+        let conn = Self::conn(conn, backoff, inner).await?;
+        let table = &texts.table;
+        if values.is_empty() {
+            // Nothing to set: the answer is only whether the record exists.
+            let sql = text(&mut texts.read, Shape::List(&[]), || {
+                sql::read(Dialect::Mysql, table, &[])
+            });
+            let found: Option<mysql_async::Row> = conn
+                .exec_first(sql, Params::Positional(vec![key_param(key)]))
+                .await?;
+            return Ok(if found.is_some() {
+                Status::Ok
+            } else {
+                Status::NotFound
+            });
+        }
+        scratch.clear();
+        scratch.extend(values.iter().map(|v| v.field));
+        let shape = Shape::of(scratch, texts.all_fields.len());
+        let sql = text(&mut texts.update, shape, || {
+            sql::update(Dialect::Mysql, table, scratch)
+        });
+        let mut params: Vec<Value> = Vec::with_capacity(values.len() + 1);
+        params.extend(values.iter().map(|v| Value::Bytes(sql::encode(&v.value))));
+        params.push(key_param(key));
+        conn.exec_drop(sql, Params::Positional(params)).await?;
+        Ok(if conn.affected_rows() == 0 {
+            Status::NotFound
+        } else {
+            Status::Ok
+        })
+    }
+
+    async fn insert_now(&mut self, key: &str, values: &[FieldValue]) -> MyResult {
+        let MysqlConnection {
+            inner,
+            sql: texts,
+            conn,
+            backoff,
+            scratch,
+            ..
+        } = self;
+        let conn = Self::conn(conn, backoff, inner).await?;
+        scratch.clear();
+        scratch.extend(values.iter().map(|v| v.field));
+        let field_count = texts.all_fields.len();
+        let shape = Shape::of(scratch, field_count);
+        let table = &texts.table;
+        let sql = text(&mut texts.insert, shape, || {
+            sql::insert(Dialect::Mysql, table, scratch, field_count)
+        });
+        let mut params: Vec<Value> = Vec::with_capacity(values.len() + 1);
+        params.push(key_param(key));
+        params.extend(values.iter().map(|v| Value::Bytes(sql::encode(&v.value))));
+        conn.exec_drop(sql, Params::Positional(params)).await?;
+        Ok(Status::Ok)
+    }
+
+    async fn delete_now(&mut self, key: &str) -> MyResult {
+        let MysqlConnection {
+            inner,
+            sql: texts,
+            conn,
+            backoff,
+            ..
+        } = self;
+        let conn = Self::conn(conn, backoff, inner).await?;
+        if texts.delete.is_empty() {
+            texts.delete = sql::delete(Dialect::Mysql, &texts.table);
+        }
+        conn.exec_drop(
+            texts.delete.as_str(),
+            Params::Positional(vec![key_param(key)]),
+        )
+        .await?;
+        Ok(if conn.affected_rows() == 0 {
+            Status::NotFound
+        } else {
+            Status::Ok
+        })
+    }
+}
+
+impl Connection for MysqlConnection {
+    async fn read(&mut self, key: &str, fields: Fields<'_>, out: &mut Vec<FieldValue>) -> Status {
+        if !self.valid_fields(fields) {
+            return Status::BadRequest;
+        }
+        let before = out.len();
+        let deadline = self.deadline();
+        let outcome = timeout_at(deadline, self.read_now(key, fields, out)).await;
+        let status = self.settle(outcome);
+        if status == Status::Error {
+            out.truncate(before);
+        }
+        status
+    }
+
+    async fn scan(
+        &mut self,
+        start_key: &str,
+        count: usize,
+        fields: Fields<'_>,
+        out: &mut Vec<Row>,
+    ) -> Status {
+        if !self.valid_fields(fields) {
+            return Status::BadRequest;
+        }
+        let before = out.len();
+        let deadline = self.deadline();
+        let outcome = timeout_at(deadline, self.scan_now(start_key, count, fields, out)).await;
+        let status = self.settle(outcome);
+        if status == Status::Error {
+            out.truncate(before);
+        }
+        status
+    }
+
+    async fn update(&mut self, key: &str, values: &[FieldValue]) -> Status {
+        if !self.valid_values(values) {
+            return Status::BadRequest;
+        }
+        let deadline = self.deadline();
+        let outcome = timeout_at(deadline, self.update_now(key, values)).await;
+        self.settle(outcome)
+    }
+
+    async fn insert(&mut self, key: &str, values: &[FieldValue]) -> Status {
+        if !self.valid_values(values) {
+            return Status::BadRequest;
+        }
+        let deadline = self.deadline();
+        let outcome = timeout_at(deadline, self.insert_now(key, values)).await;
+        self.settle(outcome)
+    }
+
+    async fn delete(&mut self, key: &str) -> Status {
+        let deadline = self.deadline();
+        let outcome = timeout_at(deadline, self.delete_now(key)).await;
+        self.settle(outcome)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open(url: &str, props: &[(&str, &str)]) -> Result<MysqlBackend, ConfigError> {
+        let mut p = Properties::new();
+        for (k, v) in props {
+            p.set(k, v, sojourn_core::properties::Origin::CommandLine);
+        }
+        MysqlBackend::open(url, &p)
+    }
+
+    #[test]
+    fn urls() {
+        let b = open("mysql://u:secret@127.0.0.1:3307/db", &[]).unwrap();
+        let o = &b.inner.opts;
+        assert_eq!(o.user(), Some("u"));
+        assert_eq!(o.pass(), Some("secret"));
+        assert_eq!(o.tcp_port(), 3307);
+        assert_eq!(o.db_name(), Some("db"));
+        assert!(o.client_found_rows());
+        assert!(!o.prefer_socket());
+        assert!(o.ssl_opts().is_none());
+        assert!(!b.describe().contains("secret"));
+        assert!(!format!("{b:?}").contains("secret"));
+
+        let b = open(
+            "jdbc:mysql://h:3306/ycsb?rewriteBatchedStatements=true&useSSL=true",
+            &[
+                ("db.user", "ju"),
+                ("db.passwd", "jp"),
+                ("timeout.ms", "300"),
+            ],
+        )
+        .unwrap();
+        let o = &b.inner.opts;
+        assert_eq!((o.user(), o.pass()), (Some("ju"), Some("jp")));
+        assert_eq!(o.db_name(), Some("ycsb"));
+        assert!(o.ssl_opts().is_some());
+        assert_eq!(b.timeout(), Duration::from_millis(300));
+
+        let b = open("mariadb://h/db?password=p%40ss&stmt_cache_size=5", &[]).unwrap();
+        assert_eq!(b.inner.opts.pass(), Some("p@ss"));
+        assert_eq!(b.inner.opts.stmt_cache_size(), 5);
+
+        assert!(open("mysql://h/db?ssl-mode=VERIFY_IDENTITY", &[]).is_err());
+        assert!(open("mysql://h/db?ssl-mode=bogus", &[]).is_err());
+        assert!(open("postgres://h/db", &[]).is_err());
+        let err = open("mysql://u:hunter2@h/db?nosuchoption=1", &[]).unwrap_err();
+        assert!(!err.to_string().contains("hunter2"), "{err}");
+    }
+}

@@ -1,0 +1,76 @@
+//! End to end against a real MariaDB (the MySQL backend): the `sojourn` binary loads and
+//! runs workloads A and E, reads a table made by YCSB's documented DDL and
+//! plain SQL, and runs through a server stall and a crash and restart.
+#![cfg(feature = "mysql")]
+
+mod sql_common;
+mod util;
+
+use std::time::Duration;
+
+use sojourn_testkit::mariadb_server::{self as my, Mariadb};
+use sql_common::{Fault, TestDb};
+
+impl TestDb for Mariadb {
+    fn url(&self) -> String {
+        Mariadb::url(self)
+    }
+    fn url_without_password(&self) -> String {
+        Mariadb::url_without_password(self)
+    }
+    fn jdbc_url(&self) -> String {
+        format!("jdbc:mysql://127.0.0.1:{}/{}", self.port(), my::DATABASE)
+    }
+    fn user(&self) -> &'static str {
+        my::USER
+    }
+    fn password(&self) -> &'static str {
+        my::PASSWORD
+    }
+    fn password_env(&self) -> &'static str {
+        "MYSQL_PWD"
+    }
+    fn sql(&self, sql: &str) -> String {
+        Mariadb::sql(self, sql)
+    }
+    fn pause(&self) {
+        Mariadb::pause(self)
+    }
+    fn resume(&self) {
+        Mariadb::resume(self)
+    }
+    fn kill(&mut self) {
+        Mariadb::kill(self)
+    }
+    fn restart(&mut self) {
+        Mariadb::restart(self)
+    }
+}
+
+#[test]
+fn workloads_a_and_e() {
+    let Some(db) = Mariadb::start() else { return };
+    sql_common::workloads_a_and_e(&db);
+}
+
+#[test]
+fn reads_a_table_made_by_plain_sql() {
+    let Some(db) = Mariadb::start() else { return };
+    sql_common::reads_a_table_made_by_plain_sql(&db);
+}
+
+#[test]
+fn survives_a_stall_longer_than_the_timeout() {
+    let Some(mut db) = Mariadb::start() else {
+        return;
+    };
+    sql_common::survives(&mut db, Fault::Stall(Duration::from_secs(2)));
+}
+
+#[test]
+fn survives_a_crash_and_restart() {
+    let Some(mut db) = Mariadb::start() else {
+        return;
+    };
+    sql_common::survives(&mut db, Fault::Restart(Duration::from_secs(1)));
+}
