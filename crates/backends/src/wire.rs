@@ -705,6 +705,9 @@ impl MuxState {
 
 /// Sockets shared by the handles created on one thread: with thread-per-core
 /// execution a socket and everything that uses it stay on one runtime.
+/// Each thread fills its sockets up to `per_socket` handles, so N handles
+/// over K sockets make K sockets when every thread's share of the handles
+/// divides evenly, and at most one more per thread otherwise.
 pub(crate) struct MuxPool<F> {
     cfg: Arc<WireConfig>,
     per_socket: usize,
@@ -1076,14 +1079,17 @@ impl DriverIo {
             if entry.received == entry.replies {
                 if current {
                     slot.done = Some(Ok(()));
-                    self.wake.extend(slot.waker.take());
+                    // Woken in place, under the lock: the handle keeps its
+                    // registered waker, so neither side clones one per
+                    // operation (the wake itself only queues the task).
+                    if let Some(w) = &slot.waker {
+                        w.wake_by_ref();
+                    }
                 }
                 st.queue.pop_front();
             }
             self.rbuf.consume(len);
         }
-        drop(st);
-        self.wake.drain(..).for_each(Waker::wake);
         result
     }
 }

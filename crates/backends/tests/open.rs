@@ -134,6 +134,33 @@ fn sql_urls_open_without_contacting_anything() {
 }
 
 #[test]
+fn redis_and_memcached_forms() {
+    #[cfg(feature = "redis")]
+    {
+        assert!(matches!(open_ok("redis"), AnyBackend::Redis(_)));
+        let b = open_ok("redis://u:s3cr3t@127.0.0.1:7000/1");
+        assert_eq!(b.describe(), "redis://u@127.0.0.1:7000/1");
+        let err = open_err("redis://h:notaport").to_string();
+        assert!(err.contains("notaport"), "{err}");
+        assert!(open_err("redis://:s3cr3t@h?x=1")
+            .to_string()
+            .contains("***"));
+    }
+    #[cfg(feature = "memcached")]
+    {
+        assert!(matches!(open_ok("memcached"), AnyBackend::Memcached(_)));
+        assert_eq!(
+            open_ok("memcached://127.0.0.1:7001").describe(),
+            "memcached://127.0.0.1:7001"
+        );
+        assert!(matches!(
+            open_err("memcached://a:1/path"),
+            OpenError::Invalid { .. }
+        ));
+    }
+}
+
+#[test]
 fn bad_options_are_invalid() {
     for (url, needle) in [
         ("memory:?bogus=1", "bogus"),

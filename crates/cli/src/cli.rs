@@ -33,6 +33,183 @@ pub enum Command {
     Capacity(CapacityArgs),
     /// Stored runs: list, show, export, query (see docs/results.md).
     Results(ResultsArgs),
+    /// Run a folder of PerfKitBenchmarker benchmark configs (and its
+    /// runner.yaml) as PKB's batch runner does, against a local database
+    /// (see docs/suites.md).
+    Suite(SuiteArgs),
+    /// One client process of a multi-client suite stage; started by `suite`.
+    #[command(name = "suite-client", hide = true)]
+    SuiteClient,
+    /// Report on stored runs: one self-contained HTML file with plots, or
+    /// the walkthrough's performance and cost tables (--format md|csv).
+    Report(ReportArgs),
+    /// Compare two stored runs: every figure's change and whether it is
+    /// significant (Welch's t-test on batch means; percentile confidence
+    /// intervals).
+    Compare(CompareArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct SuiteArgs {
+    /// The folder: benchmark configs (*.yaml, `benchmarks: - NAME: flags:
+    /// {...}`) and an optional runner.yaml. Status markers are written
+    /// beside the configs.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+
+    /// Database URL for every config; wins over any `sojourn_db` flag
+    /// [default: the embedded SQLite database in the data directory].
+    #[arg(long = "db", value_name = "URL")]
+    pub db: Option<String>,
+
+    /// Set a PKB flag in every config, over the config's own value, as
+    /// PKB's command line does (repeatable), e.g. --flag ycsb_record_count=2000.
+    #[arg(long = "flag", value_name = "KEY=VALUE")]
+    pub flags: Vec<String>,
+
+    /// The results store every stage is recorded in: a SQLite file (or a
+    /// postgres:// URL) [default: <data dir>/results.sqlite].
+    #[arg(long, value_name = "PATH|URL")]
+    pub results: Option<String>,
+
+    /// Where the default embedded database and results store live [env:
+    /// SOJOURN_DATA_DIR; default: the user's data directory].
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+
+    /// Print YCSB status lines on stderr every status.interval seconds.
+    #[arg(short = 's', long = "status")]
+    pub status: bool,
+
+    /// No live progress bar on a terminal.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// Where a command that reads stored runs finds them.
+#[derive(Args, Debug, Clone)]
+pub struct StoreArgs {
+    /// The results store: a SQLite file or a postgres:// URL [default:
+    /// <data dir>/results.sqlite].
+    #[arg(long, value_name = "PATH|URL")]
+    pub results: Option<String>,
+
+    /// Where the default store lives [env: SOJOURN_DATA_DIR; default: the
+    /// user's data directory].
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// One self-contained HTML file with SVG plots.
+    Html,
+    /// The walkthrough's tables in Markdown.
+    Md,
+    /// The walkthrough's tables in CSV, every digit kept.
+    Csv,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TableArg {
+    Performance,
+    Cost,
+    Both,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LatencyArg {
+    /// From the actual send (YCSB's and PKB's operation latency).
+    Service,
+    /// From the intended send: includes queueing in the client.
+    Response,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Runs: ids (or unique prefixes), run URIs (client processes merged),
+    /// `last`, or a capacity session id (every step of it).
+    #[arg(value_name = "RUN")]
+    pub runs: Vec<String>,
+
+    /// Also every run with this label (repeatable; all must match), e.g.
+    /// --label experiment=latency_test.
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+
+    #[arg(long, value_enum, default_value = "html")]
+    pub format: ReportFormat,
+
+    /// Write here instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Which of the two tables md and csv print.
+    #[arg(long, value_enum, default_value = "both")]
+    pub table: TableArg,
+
+    /// Which latency the performance table shows.
+    #[arg(long, value_enum, default_value = "service")]
+    pub latency: LatencyArg,
+
+    /// Dollars per node and hour.
+    #[arg(long, value_name = "DOLLARS", default_value_t = 0.65)]
+    pub node_hour_price: f64,
+
+    /// Nodes for every run [default: the run's bigtable_node_count label, else 1].
+    #[arg(long, value_name = "N")]
+    pub nodes: Option<f64>,
+
+    /// Dollars per GB and month for every run [default: 0.17, or 0.026 when
+    /// the run's bigtable_storage_type label is hdd].
+    #[arg(long, value_name = "DOLLARS")]
+    pub storage_gb_month_price: Option<f64>,
+
+    /// The HTML page's title.
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    Text,
+    Json,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorArg {
+    /// On a terminal, unless NO_COLOR is set.
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The baseline run: an id (or a unique prefix), a run URI, or `last`.
+    #[arg(value_name = "A")]
+    pub a: String,
+
+    /// The run compared with it.
+    #[arg(value_name = "B")]
+    pub b: String,
+
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: CompareFormat,
+
+    /// Significance level of Welch's t-test on means.
+    #[arg(long, value_name = "P", default_value_t = 0.01)]
+    pub alpha: f64,
+
+    /// Colour significant changes (green better, red worse).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub color: ColorArg,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -21,5 +21,6 @@ pub mod properties;
 pub mod recorder;
 pub mod schedule;
 pub mod selfcheck;
+pub mod stats;
 pub mod timer;
 pub mod workload;

@@ -1,13 +1,16 @@
 //! Test helpers shared by every crate's integration tests (ripgrep's
 //! `tests/util`, as a crate so that both the backends' tests and the CLI's
 //! end-to-end tests can use it): real database servers started on loopback
-//! ports, and the conformance suite every backend must pass.
+//! ports, the conformance suite every backend must pass, and runs (real
+//! and synthetic) kept in a results store for the report and compare
+//! tests.
 
 pub mod conformance;
 pub mod mariadb_server;
 pub mod memcached_server;
 pub mod postgres_server;
 pub mod redis_server;
+pub mod runs;
 pub mod servers;
 
 pub use conformance::*;

@@ -2,10 +2,18 @@
 //! the response-time SLOs hold. Every step runs on one pool of connections
 //! against the loaded data; each prints as it finishes, then the result and
 //! the latency-throughput curve.
+//!
+//! Each step is also kept in the results store as an ordinary run (its
+//! target, histograms and time series), tied to the others by the labels
+//! `capacity_session`, `capacity_step`, `capacity_slos` and
+//! `capacity_sustained`, so `sojourn report SESSION` can plot the curve
+//! and `sojourn compare` can compare two steps. A step is written once it
+//! has been judged, between steps, so the store never slows a measurement.
 
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
@@ -14,11 +22,14 @@ use sojourn_core::backend::{Backend, Schema};
 use sojourn_core::capacity::{self, Search, Slo, Verdict};
 use sojourn_core::executor::{self, BackendConnector, Pool, Quiet, RunOutcome, StopHandle};
 use sojourn_core::output::Warning;
-use sojourn_core::plan::Plan;
+use sojourn_core::plan::{MeasurementInterval, Plan};
 use sojourn_core::workload::{CoreShared, CoreWorker, Phase};
+use sojourn_report::run::{SESSION_LABEL, SLOS_LABEL, STEP_LABEL, SUSTAINED_LABEL};
+use sojourn_store::{RunMeta, RunStatus, Store};
 
 use super::phase::{options, watch_ctrl_c, Options, BACKEND_PREFIXES};
 use crate::cli::CapacityArgs;
+use crate::redact;
 
 /// The search's settings, validated.
 struct Settings {
@@ -139,6 +150,7 @@ impl Visitor for Capacity<'_> {
         watch_ctrl_c(stop.clone());
         let connector = BackendConnector { backend, schema };
         let slo_text: Vec<String> = settings.slos.iter().map(|s| s.to_string()).collect();
+        let mut steps_store = StepStore::open(opts, &plan, &describe, &slo_text, settings.settle);
         eprintln!(
             "capacity of {describe} under {} with {} connections; steps of {:.1} s after {:.1} s to settle",
             slo_text.join(", "),
@@ -164,7 +176,7 @@ impl Visitor for Capacity<'_> {
                         o.elapsed.as_secs_f64()
                     );
                 }
-                search(pool, &plan, &settings, &stop)
+                search(pool, &plan, &settings, &stop, &mut steps_store)
             },
         )??;
 
@@ -213,6 +225,7 @@ impl Visitor for Capacity<'_> {
                 by_target.first().map_or(0.0, |v| v.target)
             ),
         }
+        steps_store.finish();
         if let Some(path) = &opts.json {
             let report = CapacityReport {
                 backend: describe.clone(),
@@ -244,6 +257,7 @@ fn search(
     plan: &Plan,
     settings: &Settings,
     stop: &StopHandle,
+    steps_store: &mut StepStore,
 ) -> Result<(Option<f64>, Vec<Verdict>)> {
     let mut probe = None;
     let start = match settings.start {
@@ -289,9 +303,142 @@ fn search(
             }
         );
         s.record(target, v.sustained);
+        steps_store.step(verdicts.len() + 1, &o, &v);
         verdicts.push(v);
     }
     Ok((probe, verdicts))
+}
+
+/// Where the session's steps are kept: the results store in the data
+/// directory. A store that cannot be opened or written costs a warning,
+/// never the search.
+struct StepStore {
+    store: Option<Store>,
+    session: String,
+    /// What every step shares; each gets its own id, run URI and labels.
+    base: RunMeta,
+    warmup_s: f64,
+    percentiles: Vec<f64>,
+    stored: usize,
+}
+
+impl StepStore {
+    fn open(
+        opts: &Options,
+        plan: &Plan,
+        describe: &str,
+        slos: &[String],
+        settle: Duration,
+    ) -> StepStore {
+        // The results store sits beside the default embedded database, in
+        // the data directory.
+        let location = super::stored::default_location(
+            opts.default_sqlite
+                .parent()
+                .unwrap_or(std::path::Path::new(".")),
+        );
+        let store = match Store::open(&location) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("warning: {e}; the steps of this search are not recorded");
+                None
+            }
+        };
+        let session = format!("cap-{}", sojourn_store::new_run_uri());
+        let mut base = RunMeta::new("run");
+        base.workloads = opts.workload_names.clone();
+        base.properties = opts
+            .props
+            .iter()
+            .map(|(k, e)| (k.to_string(), redact::property_value(k, &e.value)))
+            .collect();
+        base.backend = sojourn_backends::redact_url(describe);
+        base.threads = plan.run.threads as u64;
+        base.labels = BTreeMap::from([
+            (SESSION_LABEL.to_string(), session.clone()),
+            (SLOS_LABEL.to_string(), slos.join(",")),
+        ]);
+        base.command_line = std::env::args()
+            .map(|a| match a.split_once('=') {
+                Some((k, v)) => format!("{k}={}", redact::property_value(k, v)),
+                None => sojourn_backends::redact_url(&a),
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        base.measurement_interval = match plan.measurement_interval {
+            MeasurementInterval::Op => "op",
+            MeasurementInterval::Intended => "intended",
+            MeasurementInterval::Both => "both",
+        }
+        .to_string();
+        base.percentiles = plan.percentiles.clone();
+        base.warmup = settle;
+        base.seed = plan.run.seed;
+        StepStore {
+            store,
+            session,
+            base,
+            warmup_s: settle.as_secs_f64(),
+            percentiles: plan.percentiles.clone(),
+            stored: 0,
+        }
+    }
+
+    /// Keep one judged step.
+    fn step(&mut self, n: usize, o: &RunOutcome, v: &Verdict) {
+        let Some(store) = &self.store else {
+            return;
+        };
+        let mut meta = self.base.clone();
+        meta.id = sojourn_store::RunId(sojourn_store::new_run_id());
+        meta.run_uri = sojourn_store::new_run_uri();
+        // The store keeps times to the microsecond.
+        let since = o.started_at.duration_since(UNIX_EPOCH).unwrap_or_default();
+        meta.started_at = UNIX_EPOCH + Duration::from_micros(since.as_micros() as u64);
+        meta.target = Some(v.target);
+        meta.seed = o.seed;
+        meta.labels.insert(STEP_LABEL.to_string(), n.to_string());
+        meta.labels
+            .insert(SUSTAINED_LABEL.to_string(), v.sustained.to_string());
+        if let Some(r) = &v.reason {
+            meta.labels.insert("capacity_reason".to_string(), r.clone());
+        }
+        let warnings: Vec<String> = Warning::check(o, self.warmup_s, &self.percentiles)
+            .iter()
+            .map(|w| w.to_string())
+            .collect();
+        let status = if o.interrupted() {
+            RunStatus::Interrupted
+        } else {
+            RunStatus::Completed
+        };
+        let written = store.begin_run(&meta).and_then(|id| {
+            for iv in &o.intervals {
+                store.write_interval(&id, iv)?;
+            }
+            store.finish_run(&id, o, status, &warnings)
+        });
+        match written {
+            Ok(()) => self.stored += 1,
+            Err(e) => {
+                eprintln!("warning: {e}; the remaining steps are not recorded");
+                self.store = None;
+            }
+        }
+    }
+
+    /// Say where the session went.
+    fn finish(&self) {
+        if let (Some(store), true) = (&self.store, self.stored > 0) {
+            eprintln!(
+                "recorded {} steps as capacity session {} in {}; `sojourn report {} -o report.html` plots them",
+                self.stored,
+                self.session,
+                store.location(),
+                self.session
+            );
+        }
+    }
 }
 
 /// One step: open loop at `target` (closed loop when `None`) for settle +

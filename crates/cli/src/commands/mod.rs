@@ -1,8 +1,12 @@
 //! One module per subcommand family; `dispatch` picks it.
 
 mod capacity;
+mod compare;
 mod phase;
+mod report;
 mod results;
+mod stored;
+mod suite;
 
 use std::process::ExitCode;
 
@@ -15,5 +19,9 @@ pub fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Bench(a) => phase::main(a, phase::Mode::Bench),
         Command::Capacity(a) => capacity::main(a),
         Command::Results(a) => results::main(a),
+        Command::Suite(a) => suite::main(a),
+        Command::SuiteClient => suite::client_main(),
+        Command::Report(a) => report::main(a),
+        Command::Compare(a) => compare::main(a),
     }
 }

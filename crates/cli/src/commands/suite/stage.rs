@@ -1,0 +1,481 @@
+//! One iteration of one benchmark: set the database up (emptied before a
+//! load, as PKB's fresh table is; checked for data before a run), run the
+//! load and the run stages in order, each with one client in this process
+//! or with `num_vms` client processes started at one instant and merged
+//! exactly from the results store, print each stage's YCSB summary, and
+//! fail the iteration on an error rate above `ycsb_max_error_rate` or an
+//! incomplete load.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{bail, Context, Result};
+use sojourn_backends::{AnyBackend, Visitor};
+use sojourn_core::backend::{Backend, Schema};
+use sojourn_core::executor::StopHandle;
+use sojourn_core::op::OpKind;
+use sojourn_core::output::ycsb;
+use sojourn_core::properties::Properties;
+use sojourn_core::recorder::Stats;
+use sojourn_store::{RunId, RunStatus, Store};
+
+use super::client::{self, ShareSpec, Show};
+use super::pkb::{BenchPlan, StagePlan};
+
+/// A stage stopped by Ctrl+C: not a failure of the config, and not a
+/// finished iteration either.
+#[derive(Debug)]
+pub struct Interrupted;
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("interrupted")
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// What every stage of the suite shares.
+pub struct Env<'a> {
+    pub store: &'a Store,
+    /// The store's location, for client processes.
+    pub results: &'a str,
+    pub default_sqlite: &'a Path,
+    /// `memory:` databases live in this process: one per URL, shared by
+    /// every stage and config that names it, as a server would be.
+    pub memory: &'a Mutex<HashMap<String, Arc<AnyBackend>>>,
+    pub stop: &'a StopHandle,
+    pub show: Show,
+    /// One stage's output at a time, so concurrent configs do not
+    /// interleave their summaries.
+    pub out: &'a Mutex<()>,
+    pub command_line: &'a str,
+}
+
+fn is_memory(url: &str) -> bool {
+    url.trim().to_ascii_lowercase().starts_with("memory")
+}
+
+/// The backend for a stage. Others are opened per stage with the stage's
+/// properties (backends read settings such as `redis.mode` from them).
+fn backend_for(env: &Env<'_>, url: &str, props: &Properties) -> Result<Arc<AnyBackend>> {
+    if is_memory(url) {
+        let mut m = env.memory.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(b) = m.get(url) {
+            return Ok(b.clone());
+        }
+        let b = Arc::new(client::open_backend(url, props, env.default_sqlite)?);
+        m.insert(url.to_string(), b.clone());
+        return Ok(b);
+    }
+    Ok(Arc::new(client::open_backend(
+        url,
+        props,
+        env.default_sqlite,
+    )?))
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+struct IsEmpty<'a>(&'a Schema);
+
+impl Visitor for IsEmpty<'_> {
+    type Output = Result<Option<bool>>;
+    fn visit<B: Backend>(self, b: &B) -> Result<Option<bool>> {
+        Ok(runtime()?.block_on(b.is_empty(self.0))?)
+    }
+}
+
+struct Prepare<'a>(&'a Schema);
+
+impl Visitor for Prepare<'_> {
+    type Output = Result<()>;
+    fn visit<B: Backend>(self, b: &B) -> Result<()> {
+        // Emptied first: a load starts from an empty table, as on PKB's
+        // fresh instance, so the data set is exactly what it loads.
+        Ok(runtime()?.block_on(b.prepare(self.0, true))?)
+    }
+}
+
+fn schema_of(stage: &StagePlan) -> Schema {
+    Schema::ycsb(
+        &stage.workload.table,
+        &stage.workload.field_prefix,
+        stage.workload.field_count,
+    )
+}
+
+/// Run one iteration (`iteration` counts from 1) of one benchmark.
+pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<()> {
+    let mut labels = plan.labels.clone();
+    labels.insert("suite_iteration".into(), iteration.to_string());
+    if let Some(load) = &plan.load {
+        let props = load.clients[0].properties()?;
+        let backend = backend_for(env, &plan.db_url, &props)?;
+        let schema = schema_of(load);
+        let describe = backend.describe();
+        let has_data = backend.visit(IsEmpty(&schema))? == Some(false);
+        if has_data && !plan.reload_database {
+            eprintln!(
+                "{}: table {} in {describe} already holds data and ycsb_reload_database is false; \
+                 skipping the load stage",
+                plan.file, schema.table
+            );
+        } else {
+            backend.visit(Prepare(&schema))?;
+            let stats = run_stage(plan, load, &labels, iteration, env)?;
+            let failed_inserts = stats.op(OpKind::Insert).map_or(0, |s| s.failures());
+            if plan.fail_on_incomplete_loading && failed_inserts > 0 {
+                bail!(
+                    "{}: {failed_inserts} inserts failed, so the table is incompletely loaded \
+                     (ycsb_fail_on_incomplete_loading is true)",
+                    plan.file
+                );
+            }
+            check_error_rate(&stats, plan.max_error_rate, &plan.file, "load")?;
+        }
+        sleep_after_load(plan.sleep_after_load, env.stop)?;
+    }
+    for run in &plan.runs {
+        let props = run.clients[0].properties()?;
+        let backend = backend_for(env, &plan.db_url, &props)?;
+        let schema = schema_of(run);
+        if backend.visit(IsEmpty(&schema))? == Some(true) {
+            bail!(
+                "{}: table {} in {} is empty, so there is nothing to run against: load it first \
+                 (a config without ycsb_skip_load_stage, in an earlier ordered stage)",
+                plan.file,
+                schema.table,
+                backend.describe()
+            );
+        }
+        let stats = run_stage(plan, run, &labels, iteration, env)?;
+        check_error_rate(&stats, plan.max_error_rate, &plan.file, "run")?;
+    }
+    Ok(())
+}
+
+/// `ycsb_sleep_after_load_in_sec`, cut short by Ctrl+C.
+fn sleep_after_load(d: Duration, stop: &StopHandle) -> Result<()> {
+    let end = Instant::now() + d;
+    while Instant::now() < end {
+        if stop.is_stopped() {
+            return Err(Interrupted.into());
+        }
+        std::thread::sleep((end - Instant::now()).min(Duration::from_millis(50)));
+    }
+    Ok(())
+}
+
+/// PKB fails a run whose operations fail more often than
+/// `ycsb_max_error_rate` (non-OK returns over all, per operation).
+pub fn check_error_rate(stats: &Stats, max: f64, file: &str, stage: &str) -> Result<()> {
+    for (kind, s) in stats.kinds() {
+        let (failed, total) = (s.failures(), s.count());
+        if total > 0 && failed as f64 / total as f64 > max {
+            bail!(
+                "{file}: {stage} stage: {failed} of {total} {} operations failed ({:.2}%), above \
+                 ycsb_max_error_rate {max}",
+                kind.ycsb_name(),
+                100.0 * failed as f64 / total as f64
+            );
+        }
+    }
+    Ok(())
+}
+
+fn describe_stage(plan: &BenchPlan, stage: &StagePlan, iteration: u32) -> String {
+    let clients = stage.clients.len();
+    let target = match stage.target_total {
+        Some(t) => format!(", target {t} ops/s"),
+        None => String::new(),
+    };
+    format!(
+        "== {} ({}) iteration {iteration}: {} {} (workload_index {}), {} thread{} x {clients} client{}{target} on {} ==",
+        plan.file,
+        plan.benchmark,
+        stage.phase.name(),
+        stage.workload_name,
+        stage.workload_index,
+        stage.threads_per_client,
+        if stage.threads_per_client == 1 { "" } else { "s" },
+        if clients == 1 { "" } else { "s" },
+        sojourn_backends::redact_url(&plan.db_url)
+    )
+}
+
+/// Run one stage with all its clients; print its summary; return its
+/// statistics (merged over the clients).
+fn run_stage(
+    plan: &BenchPlan,
+    stage: &StagePlan,
+    labels: &BTreeMap<String, String>,
+    iteration: u32,
+    env: &Env<'_>,
+) -> Result<Stats> {
+    if env.stop.is_stopped() {
+        return Err(Interrupted.into());
+    }
+    let run_uri = sojourn_store::new_run_uri();
+    let mut labels = labels.clone();
+    labels.extend(stage.labels.clone());
+    let n = stage.clients.len() as u32;
+    let specs: Vec<ShareSpec> = stage
+        .clients
+        .iter()
+        .enumerate()
+        .map(|(i, recipe)| ShareSpec {
+            phase: stage.phase.name().to_string(),
+            recipe: recipe.clone(),
+            db_url: plan.db_url.clone(),
+            default_sqlite: env.default_sqlite.to_path_buf(),
+            results: env.results.to_string(),
+            labels: labels.clone(),
+            run_uri: run_uri.clone(),
+            client_index: i as u32,
+            client_count: n,
+            command_line: env.command_line.to_string(),
+        })
+        .collect();
+    let header = describe_stage(plan, stage, iteration);
+    let tag = format!("{} #{iteration} {}", plan.file, stage.phase.name());
+    let (stats, summary, interrupted, warnings) = if n == 1 {
+        let props = specs[0].recipe.properties()?;
+        let backend = backend_for(env, &plan.db_url, &props)?;
+        let share = client::run_share(
+            &specs[0],
+            &backend,
+            env.store,
+            &mut || Ok(None),
+            env.stop,
+            env.show,
+        )?;
+        let summary = ycsb::summary(
+            &share.outcome,
+            stage.measurement_interval,
+            &stage.percentiles,
+        );
+        let warnings = share.warnings.iter().map(|w| w.to_string()).collect();
+        let interrupted = share.outcome.interrupted();
+        (share.outcome.total, summary, interrupted, warnings)
+    } else {
+        let ids = spawn_clients(&specs, &tag, env)?;
+        // By the ids the clients reported, not by run URI: a URI is short
+        // enough that another stage in the same store could share it.
+        let runs = ids
+            .iter()
+            .map(|id| env.store.load(id.as_str()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let merged = sojourn_store::merge(&runs)?;
+        let throughput = merged.summary.totals.as_ref().map_or(0.0, |t| t.throughput);
+        let summary = ycsb::summary_of(
+            &merged.total,
+            merged.measured(),
+            throughput,
+            stage.measurement_interval,
+            &stage.percentiles,
+        );
+        (
+            merged.total.clone(),
+            summary,
+            merged.summary.status == RunStatus::Interrupted,
+            merged.warnings.clone(),
+        )
+    };
+    {
+        let _one_at_a_time = env.out.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{header}")?;
+        write!(out, "{summary}")?;
+        out.flush()?;
+        for w in &warnings {
+            eprintln!("warning: {tag}: {w}");
+        }
+        eprintln!(
+            "{tag}: recorded as run {run_uri} ({n} client run{}) in {}",
+            if n == 1 { "" } else { "s" },
+            env.store.location()
+        );
+    }
+    if interrupted {
+        return Err(Interrupted.into());
+    }
+    Ok(stats)
+}
+
+/// A started client process and what it told us.
+struct Client {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: std::io::Lines<BufReader<std::process::ChildStdout>>,
+    stderr_tail: Arc<Mutex<Vec<String>>>,
+    forwarder: Option<std::thread::JoinHandle<()>>,
+}
+
+/// How many of a client's last stderr lines an error quotes.
+const TAIL: usize = 20;
+
+impl Client {
+    fn spawn(spec: &ShareSpec, tag: &str) -> Result<Client> {
+        let exe = std::env::current_exe().context("finding the sojourn binary to start clients")?;
+        let mut child = Command::new(&exe)
+            .arg("suite-client")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("starting a client process ({})", exe.display()))?;
+        let mut stdin = child.stdin.take().context("client stdin")?;
+        let stdout = BufReader::new(child.stdout.take().context("client stdout")?).lines();
+        let stderr = child.stderr.take().context("client stderr")?;
+        let tail = Arc::new(Mutex::new(Vec::new()));
+        let prefix = format!("[{tag} client {}] ", spec.client_index);
+        let keep = tail.clone();
+        let forwarder = std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                eprintln!("{prefix}{line}");
+                let mut t = keep.lock().unwrap_or_else(|e| e.into_inner());
+                if t.len() == TAIL {
+                    t.remove(0);
+                }
+                t.push(line);
+            }
+        });
+        let mut line = serde_json::to_string(spec)?;
+        line.push('\n');
+        stdin
+            .write_all(line.as_bytes())
+            .context("sending a client its spec")?;
+        stdin.flush()?;
+        Ok(Client {
+            child,
+            stdin: Some(stdin),
+            stdout,
+            stderr_tail: tail,
+            forwarder: Some(forwarder),
+        })
+    }
+
+    /// The next line the client prints, or why there is none.
+    fn expect(&mut self, what: &str) -> Result<String> {
+        match self.stdout.next() {
+            Some(Ok(l)) => Ok(l),
+            _ => {
+                // It ended: wait for it, so its stderr is all in the tail.
+                let status = self.child.wait().ok();
+                if let Some(f) = self.forwarder.take() {
+                    let _ = f.join();
+                }
+                let tail = self.stderr_tail.lock().unwrap_or_else(|e| e.into_inner());
+                bail!(
+                    "a client process ended ({}) before it said {what}; its last messages:\n  {}",
+                    status.map_or("status unknown".to_string(), |s| s.to_string()),
+                    tail.join("\n  ")
+                )
+            }
+        }
+    }
+
+    /// Stop a client that is no longer wanted (one of ours, by its pid).
+    fn abandon(&mut self) {
+        self.stdin.take();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some(f) = self.forwarder.take() {
+            let _ = f.join();
+        }
+    }
+}
+
+/// Start one client process per spec, release them at one instant once
+/// all are connected, and wait for their run ids.
+fn spawn_clients(specs: &[ShareSpec], tag: &str, env: &Env<'_>) -> Result<Vec<RunId>> {
+    let mut clients: Vec<Client> = Vec::with_capacity(specs.len());
+    let result = (|| -> Result<Vec<RunId>> {
+        for spec in specs {
+            clients.push(Client::spawn(spec, tag)?);
+        }
+        for c in clients.iter_mut() {
+            let l = c.expect("ready")?;
+            if l != "ready" {
+                bail!("a client process said {l:?} instead of ready");
+            }
+        }
+        if env.stop.is_stopped() {
+            return Err(Interrupted.into());
+        }
+        // Far enough ahead for every client to record its start first.
+        let start = SystemTime::now() + Duration::from_millis(250);
+        let micros = start
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_micros();
+        for c in clients.iter_mut() {
+            if let Some(stdin) = c.stdin.as_mut() {
+                writeln!(stdin, "go {micros}")
+                    .and_then(|_| stdin.flush())
+                    .context("releasing a client process")?;
+            }
+        }
+        let pids: Vec<u32> = clients.iter().map(|c| c.child.id()).collect();
+        let finished = AtomicBool::new(false);
+        let ids = std::thread::scope(|scope| {
+            // Ctrl+C reaches the clients from the terminal; a stop that
+            // reaches only the suite (kill -INT) is passed on to them.
+            scope.spawn(|| {
+                while !finished.load(Ordering::Relaxed) {
+                    if env.stop.is_stopped() {
+                        for &pid in &pids {
+                            // SAFETY: signalling a child this stage started
+                            // and has not yet waited for, so the pid is ours.
+                            unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) };
+                        }
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            });
+            let mut ids = Vec::with_capacity(clients.len());
+            let result = (|| -> Result<()> {
+                for c in clients.iter_mut() {
+                    let l = c.expect("done")?;
+                    match l.strip_prefix("done ") {
+                        Some(id) => ids.push(RunId(id.trim().to_string())),
+                        None => bail!("a client process said {l:?} instead of `done RUN_ID`"),
+                    }
+                }
+                Ok(())
+            })();
+            finished.store(true, Ordering::Relaxed);
+            result.map(|()| ids)
+        })?;
+        for c in clients.iter_mut() {
+            c.stdin.take();
+            let status = c.child.wait().context("waiting for a client process")?;
+            if let Some(f) = c.forwarder.take() {
+                let _ = f.join();
+            }
+            // 130: interrupted, which the merged run's status says too.
+            if !status.success() && status.code() != Some(130) {
+                bail!("a client process ended with {status} after its run");
+            }
+        }
+        Ok(ids)
+    })();
+    if result.is_err() {
+        for c in clients.iter_mut() {
+            c.abandon();
+        }
+    }
+    result.with_context(|| format!("{tag}: running {} client processes", specs.len()))
+}

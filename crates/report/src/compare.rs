@@ -1,0 +1,664 @@
+//! Two runs side by side: per operation kind, throughput, the mean and
+//! p50/p90/p99/p99.9 of service and response time, the change from A to B
+//! in percent, and whether the change is significant.
+//!
+//! - **Means** (throughput, mean latency): Welch's t-test on batch means
+//!   ([`sojourn_core::stats::batch_means`]): each measured interval's mean
+//!   is one batch (weighted by its operations, or by its length for a
+//!   rate), neighbouring batches are merged while still correlated, and
+//!   the standard errors come from the batches. Significant when the
+//!   two-sided p-value is below alpha (default 0.01: a comparison tests a
+//!   dozen figures, and at 0.05 one of them would be flagged by chance in
+//!   every other comparison of identical runs).
+//! - **Percentiles**: a 95% confidence interval per run, the wider of the
+//!   order-statistic interval of the run's histogram and, with at least
+//!   [`MIN_BOOTSTRAP_INTERVALS`] intervals, a bootstrap over its intervals
+//!   (which keeps correlation within an interval). Significant when A's
+//!   and B's intervals do not overlap.
+//!
+//! Higher throughput is better; lower latency is better. A significant
+//! change is `better` or `worse` accordingly, anything else `unchanged`.
+
+use std::fmt::Write as _;
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use sojourn_core::op::OpKind;
+use sojourn_core::recorder::{enough_samples, percentile_ci, samples_needed, Stats};
+use sojourn_core::stats::{
+    batch_means, interval_bootstrap, student_t_quantile, welch, MeanEstimate,
+};
+use sojourn_store::StoredRun;
+
+use crate::run::{self, Latency};
+use crate::tables::readable;
+use crate::ReportError;
+
+/// Fewest measured intervals for the interval bootstrap to be used.
+pub const MIN_BOOTSTRAP_INTERVALS: usize = 10;
+/// Bootstrap replicates per run, kind and latency.
+pub const REPLICATES: usize = 1000;
+/// Longer runs are cut into this many blocks of neighbouring intervals.
+pub const MAX_BLOCKS: usize = 100;
+/// Batch means stop merging neighbours at this many batches.
+pub const MIN_BATCHES: usize = 10;
+/// The bootstrap's seed: a comparison prints the same figures every time.
+const SEED: u64 = 0x5052_4f4a_4f55_524e;
+
+const QUANTILES: [(f64, &str); 4] = [(0.5, "p50"), (0.9, "p90"), (0.99, "p99"), (0.999, "p99.9")];
+
+#[derive(Clone, Debug)]
+pub struct CompareOptions {
+    /// Significance level of Welch's test.
+    pub alpha: f64,
+}
+
+impl Default for CompareOptions {
+    fn default() -> Self {
+        CompareOptions { alpha: 0.01 }
+    }
+}
+
+/// Which way is better.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
+/// What the change amounts to.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Better,
+    Worse,
+    Unchanged,
+}
+
+/// How significance was judged for one figure.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "method", rename_all = "snake_case")]
+pub enum Test {
+    /// Welch's t-test on batch means.
+    Welch {
+        t: f64,
+        df: f64,
+        p: f64,
+        /// Batches and intervals per batch in A and in B.
+        batches: [usize; 2],
+        batch_size: [usize; 2],
+        /// Standard errors of A's and B's means.
+        std_error: [f64; 2],
+        /// Lag-1 autocorrelation left among A's and B's batch means (the
+        /// standard errors are inflated for it).
+        lag1: [f64; 2],
+    },
+    /// 95% confidence intervals, compared for overlap.
+    Intervals {
+        /// `order statistics` or `order statistics and interval bootstrap`
+        /// for A and for B.
+        how: [String; 2],
+    },
+    /// No test was possible (too few intervals, no operations).
+    None { reason: String },
+}
+
+/// One figure of one operation kind in both runs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Figure {
+    /// `throughput`, `service mean`, `response p99`, ...
+    pub metric: String,
+    /// `ops/s` or `ms`.
+    pub unit: &'static str,
+    pub a: f64,
+    pub b: f64,
+    /// 95% confidence intervals of A and B: for a mean, mean -+ t * se.
+    pub a_ci95: Option<[f64; 2]>,
+    pub b_ci95: Option<[f64; 2]>,
+    /// `(b - a) / a` in percent; `None` when A is zero.
+    pub change_pct: Option<f64>,
+    pub better: Better,
+    pub significant: bool,
+    pub verdict: Verdict,
+    pub test: Test,
+}
+
+/// Every figure of one operation kind (`all` is every top-level
+/// operation: throughput only).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Operation {
+    pub operation: String,
+    pub figures: Vec<Figure>,
+}
+
+/// What a comparison says about each run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunBrief {
+    pub id: String,
+    pub phase: String,
+    pub workload: String,
+    pub backend: String,
+    pub target: Option<f64>,
+    pub throughput: f64,
+    pub status: String,
+    pub measured_s: f64,
+    pub intervals: usize,
+    /// The most common interval length, in seconds.
+    pub interval_s: f64,
+}
+
+/// The whole comparison, as `--format json` prints it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Comparison {
+    pub a: RunBrief,
+    pub b: RunBrief,
+    pub alpha: f64,
+    /// How significance was judged, in words.
+    pub method: String,
+    /// Differences in what ran that make the comparison questionable.
+    pub caveats: Vec<String>,
+    pub operations: Vec<Operation>,
+}
+
+fn brief(r: &StoredRun) -> RunBrief {
+    let ivs: Vec<_> = run::measured_intervals(r).collect();
+    let mut lengths: Vec<u64> = ivs.iter().map(|iv| iv.length.as_millis() as u64).collect();
+    lengths.sort_unstable();
+    RunBrief {
+        id: r.id().to_string(),
+        phase: r.meta().phase.clone(),
+        workload: run::workload_name(r),
+        backend: r.meta().backend.clone(),
+        target: r.meta().target,
+        throughput: run::throughput(r),
+        status: r.summary.status.to_string(),
+        measured_s: r.measured().as_secs_f64(),
+        intervals: ivs.len(),
+        interval_s: lengths.get(lengths.len() / 2).copied().unwrap_or(0) as f64 / 1000.0,
+    }
+}
+
+fn change(a: f64, b: f64) -> Option<f64> {
+    (a != 0.0 && a.is_finite() && b.is_finite()).then(|| (b - a) / a * 100.0)
+}
+
+fn verdict(significant: bool, a: f64, b: f64, better: Better) -> Verdict {
+    if !significant || a == b {
+        return Verdict::Unchanged;
+    }
+    match (better, b > a) {
+        (Better::Higher, true) | (Better::Lower, false) => Verdict::Better,
+        _ => Verdict::Worse,
+    }
+}
+
+/// The mean's 95% confidence interval from its estimate.
+fn mean_ci(e: &MeanEstimate) -> [f64; 2] {
+    let t = student_t_quantile(0.975, e.df.max(1.0));
+    [e.mean - t * e.std_error, e.mean + t * e.std_error]
+}
+
+/// A figure judged by Welch's test, `scale` converting the batches' unit
+/// to the printed one.
+#[allow(clippy::too_many_arguments)]
+fn welch_figure(
+    metric: String,
+    unit: &'static str,
+    a: f64,
+    b: f64,
+    ea: Option<MeanEstimate>,
+    eb: Option<MeanEstimate>,
+    scale: f64,
+    better: Better,
+    alpha: f64,
+) -> Figure {
+    let (test, significant, a_ci, b_ci) = match (ea, eb) {
+        (Some(ea), Some(eb)) => {
+            let w = welch(&ea, &eb);
+            let sig = w.p < alpha;
+            (
+                Test::Welch {
+                    t: w.t,
+                    df: w.df,
+                    p: w.p,
+                    batches: [ea.batches, eb.batches],
+                    batch_size: [ea.batch_size, eb.batch_size],
+                    std_error: [ea.std_error * scale, eb.std_error * scale],
+                    lag1: [ea.lag1, eb.lag1],
+                },
+                sig,
+                Some(mean_ci(&ea).map(|v| v * scale)),
+                Some(mean_ci(&eb).map(|v| v * scale)),
+            )
+        }
+        _ => (
+            Test::None {
+                reason: format!(
+                    "fewer than two measured intervals with operations in {}",
+                    match (ea.is_none(), eb.is_none()) {
+                        (true, true) => "either run",
+                        (true, false) => "A",
+                        _ => "B",
+                    }
+                ),
+            },
+            false,
+            None,
+            None,
+        ),
+    };
+    Figure {
+        metric,
+        unit,
+        a,
+        b,
+        a_ci95: a_ci,
+        b_ci95: b_ci,
+        change_pct: change(a, b),
+        better,
+        significant,
+        verdict: verdict(significant, a, b, better),
+        test,
+    }
+}
+
+/// Per-interval rates of one kind (or all top-level operations), weighted
+/// by interval length.
+fn rate_batches(r: &StoredRun, kind: Option<OpKind>) -> Vec<(f64, f64)> {
+    run::measured_intervals(r)
+        .filter(|iv| iv.length.as_secs_f64() > 0.0)
+        .map(|iv| {
+            let n = match kind {
+                Some(k) => iv.stats.op(k).map_or(0, |o| o.count()),
+                None => iv.ops_done,
+            };
+            let len = iv.length.as_secs_f64();
+            (n as f64 / len, len)
+        })
+        .collect()
+}
+
+/// Per-interval mean latencies (ns) of one kind, weighted by operations.
+fn latency_batches(r: &StoredRun, kind: OpKind, lat: Latency) -> Vec<(f64, f64)> {
+    run::measured_intervals(r)
+        .filter_map(|iv| {
+            let h = lat.of(&iv.stats.op(kind)?.ok);
+            (!h.is_empty()).then(|| (h.mean(), h.len() as f64))
+        })
+        .collect()
+}
+
+/// The 95% intervals of [`QUANTILES`] for one run, kind and latency, in
+/// ns, and how they were found.
+fn percentile_cis(
+    r: &StoredRun,
+    total: &Histogram<u64>,
+    kind: OpKind,
+    lat: Latency,
+) -> (Vec<[f64; 2]>, String) {
+    let mut cis: Vec<[f64; 2]> = QUANTILES
+        .iter()
+        .map(|(q, _)| percentile_ci(total, *q).map(|v| v as f64))
+        .collect();
+    let parts: Vec<&Histogram<u64>> = run::measured_intervals(r)
+        .filter_map(|iv| iv.stats.op(kind).map(|o| lat.of(&o.ok)))
+        .filter(|h| !h.is_empty())
+        .collect();
+    let mut how = "order statistics".to_string();
+    if parts.len() >= MIN_BOOTSTRAP_INTERVALS {
+        let qs: Vec<f64> = QUANTILES.iter().map(|(q, _)| *q).collect();
+        if let Some(boot) = interval_bootstrap(&parts, &qs, REPLICATES, MAX_BLOCKS, SEED) {
+            for (ci, b) in cis.iter_mut().zip(boot) {
+                ci[0] = ci[0].min(b[0] as f64);
+                ci[1] = ci[1].max(b[1] as f64);
+            }
+            how = format!(
+                "order statistics and interval bootstrap ({} blocks)",
+                parts.len().min(MAX_BLOCKS)
+            );
+        }
+    }
+    (cis, how)
+}
+
+fn latency_figures(
+    ra: &StoredRun,
+    rb: &StoredRun,
+    ta: &Stats,
+    tb: &Stats,
+    kind: OpKind,
+    opts: &CompareOptions,
+    out: &mut Vec<Figure>,
+) {
+    for lat in Latency::BOTH {
+        let (ha, hb) = (run::histogram(ta, kind, lat), run::histogram(tb, kind, lat));
+        let mean = |h: &Histogram<u64>| {
+            if h.is_empty() {
+                f64::NAN
+            } else {
+                h.mean() / 1e6
+            }
+        };
+        out.push(welch_figure(
+            format!("{} mean", lat.name()),
+            "ms",
+            mean(&ha),
+            mean(&hb),
+            batch_means(&latency_batches(ra, kind, lat), MIN_BATCHES),
+            batch_means(&latency_batches(rb, kind, lat), MIN_BATCHES),
+            1e-6,
+            Better::Lower,
+            opts.alpha,
+        ));
+        if ha.is_empty() || hb.is_empty() {
+            continue;
+        }
+        let (ca, how_a) = percentile_cis(ra, &ha, kind, lat);
+        let (cb, how_b) = percentile_cis(rb, &hb, kind, lat);
+        for (i, (q, name)) in QUANTILES.iter().enumerate() {
+            let (a, b) = (
+                ha.value_at_quantile(*q) as f64 / 1e6,
+                hb.value_at_quantile(*q) as f64 / 1e6,
+            );
+            let (ia, ib) = (ca[i].map(|v| v / 1e6), cb[i].map(|v| v / 1e6));
+            // A percentile with fewer than ten operations beyond it has no
+            // upper confidence bound worth the name (it is capped by the
+            // sample maximum), so it is shown but not tested.
+            let thin: Vec<String> = [("A", &ha), ("B", &hb)]
+                .iter()
+                .filter(|(_, h)| !enough_samples(h.len(), *q))
+                .map(|(n, h)| format!("{n} has {} operations", h.len()))
+                .collect();
+            let test = if thin.is_empty() {
+                Test::Intervals {
+                    how: [how_a.clone(), how_b.clone()],
+                }
+            } else {
+                Test::None {
+                    reason: format!(
+                        "{name} needs {} operations ({})",
+                        samples_needed(*q),
+                        thin.join(", ")
+                    ),
+                }
+            };
+            let significant = thin.is_empty() && (ia[1] < ib[0] || ib[1] < ia[0]);
+            out.push(Figure {
+                metric: format!("{} {name}", lat.name()),
+                unit: "ms",
+                a,
+                b,
+                a_ci95: Some(ia),
+                b_ci95: Some(ib),
+                change_pct: change(a, b),
+                better: Better::Lower,
+                significant,
+                verdict: verdict(significant, a, b, Better::Lower),
+                test,
+            });
+        }
+    }
+}
+
+/// Compare run `b` against run `a`.
+pub fn compare(
+    a: &StoredRun,
+    b: &StoredRun,
+    opts: &CompareOptions,
+) -> Result<Comparison, ReportError> {
+    if !(opts.alpha > 0.0 && opts.alpha < 1.0) {
+        return Err(ReportError::Invalid(format!(
+            "alpha {}: expected a significance level above 0 and below 1, e.g. 0.01",
+            opts.alpha
+        )));
+    }
+    let (ta, tb) = (run::totals(a), run::totals(b));
+    for (name, r, t) in [("A", a, &ta), ("B", b, &tb)] {
+        if t.kinds().next().is_none() {
+            return Err(ReportError::Compare(format!(
+                "run {name} ({}) has no measured operations",
+                r.id()
+            )));
+        }
+    }
+    let mut caveats = Vec::new();
+    let (ma, mb) = (a.meta(), b.meta());
+    if ma.phase != mb.phase {
+        caveats.push(format!("phases differ: {} and {}", ma.phase, mb.phase));
+    }
+    if ma.workloads != mb.workloads {
+        caveats.push(format!(
+            "workloads differ: {} and {}",
+            ma.workloads.join(","),
+            mb.workloads.join(",")
+        ));
+    }
+    if ma.threads != mb.threads {
+        caveats.push(format!("threads differ: {} and {}", ma.threads, mb.threads));
+    }
+    for (name, r) in [("A", a), ("B", b)] {
+        if run::measured_intervals(r).count() < MIN_BATCHES {
+            caveats.push(format!(
+                "run {name} has fewer than {MIN_BATCHES} measured intervals: means are tested \
+                 on few batches and percentiles on order statistics alone"
+            ));
+        }
+    }
+
+    let mut operations = Vec::new();
+    let (ba, bb) = (brief(a), brief(b));
+    operations.push(Operation {
+        operation: "all".into(),
+        figures: vec![welch_figure(
+            "throughput".into(),
+            "ops/s",
+            ba.throughput,
+            bb.throughput,
+            batch_means(&rate_batches(a, None), MIN_BATCHES),
+            batch_means(&rate_batches(b, None), MIN_BATCHES),
+            1.0,
+            Better::Higher,
+            opts.alpha,
+        )],
+    });
+    for kind in run::kinds_of(&[a, b]) {
+        let mut figures = vec![welch_figure(
+            "throughput".into(),
+            "ops/s",
+            run::kind_throughput(a, &ta, kind),
+            run::kind_throughput(b, &tb, kind),
+            batch_means(&rate_batches(a, Some(kind)), MIN_BATCHES),
+            batch_means(&rate_batches(b, Some(kind)), MIN_BATCHES),
+            1.0,
+            Better::Higher,
+            opts.alpha,
+        )];
+        latency_figures(a, b, &ta, &tb, kind, opts, &mut figures);
+        operations.push(Operation {
+            operation: kind.name().to_string(),
+            figures,
+        });
+    }
+    Ok(Comparison {
+        a: ba,
+        b: bb,
+        alpha: opts.alpha,
+        method: format!(
+            "Means (throughput, mean latency): Welch's t-test at alpha {} on batch means, one \
+             batch per measured interval (weighted by its operations, or by its length for \
+             throughput), neighbouring batches merged while their means stay correlated and the \
+             standard error inflated for any correlation left; the batches used are shown per \
+             figure. Percentiles: 95% confidence intervals, the wider \
+             of the order-statistic interval of the run's histogram and, with at least {} \
+             intervals, a bootstrap over intervals ({} replicates); significant when A's and B's \
+             intervals do not overlap. Higher throughput and lower latency are better.",
+            opts.alpha, MIN_BOOTSTRAP_INTERVALS, REPLICATES
+        ),
+        caveats,
+        operations,
+    })
+}
+
+/// How to draw the text table.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct TextStyle {
+    /// ANSI colours on significant changes.
+    pub color: bool,
+}
+
+fn ci_text(ci: Option<[f64; 2]>) -> String {
+    ci.map_or(String::new(), |[lo, hi]| {
+        format!("[{}, {}]", readable(lo), readable(hi))
+    })
+}
+
+fn test_text(f: &Figure) -> String {
+    match &f.test {
+        Test::Welch {
+            p,
+            batches,
+            batch_size,
+            ..
+        } => {
+            let p = if *p < 0.0001 {
+                "p<0.0001".to_string()
+            } else {
+                format!("p={p:.4}")
+            };
+            let sizes = if batch_size == &[1, 1] {
+                String::new()
+            } else {
+                format!(" of {}/{} intervals", batch_size[0], batch_size[1])
+            };
+            format!("Welch {p}, {}/{} batches{sizes}", batches[0], batches[1])
+        }
+        Test::Intervals { .. } => {
+            if f.significant {
+                "95% CIs disjoint".into()
+            } else {
+                "95% CIs overlap".into()
+            }
+        }
+        Test::None { reason } => format!("not tested: {reason}"),
+    }
+}
+
+/// The comparison as a text table for a terminal: significant changes
+/// marked `*` and named better or worse, and, with colour, green or red.
+pub fn text(c: &Comparison, style: TextStyle) -> String {
+    let mut o = String::new();
+    for (name, r) in [("A", &c.a), ("B", &c.b)] {
+        let _ = writeln!(
+            o,
+            "{name}: {}  {} {} on {}  {}  {:.1} s measured in {} intervals of {} s ({})",
+            r.id,
+            r.phase,
+            r.workload,
+            r.backend,
+            r.target.map_or("closed loop".to_string(), |t| format!(
+                "target {} ops/s",
+                readable(t)
+            )),
+            r.measured_s,
+            r.intervals,
+            r.interval_s,
+            r.status
+        );
+    }
+    for cav in &c.caveats {
+        let _ = writeln!(o, "caveat: {cav}");
+    }
+    let rows: Vec<(String, [String; 8], &Figure)> = c
+        .operations
+        .iter()
+        .flat_map(|op| {
+            op.figures.iter().map(move |f| {
+                (
+                    op.operation.clone(),
+                    [
+                        format!("{} ({})", f.metric, f.unit),
+                        readable(f.a),
+                        ci_text(f.a_ci95),
+                        readable(f.b),
+                        ci_text(f.b_ci95),
+                        f.change_pct.map_or("-".into(), |p| format!("{p:+.1}%")),
+                        match f.verdict {
+                            Verdict::Better => "* better".into(),
+                            Verdict::Worse => "* worse".into(),
+                            Verdict::Unchanged if f.significant => "*".into(),
+                            Verdict::Unchanged => String::new(),
+                        },
+                        test_text(f),
+                    ],
+                    f,
+                )
+            })
+        })
+        .collect();
+    let head = ["", "A", "A 95% CI", "B", "B 95% CI", "change", "", "test"];
+    let mut widths = head.map(|h| h.chars().count());
+    for (_, cells, _) in &rows {
+        for (w, c) in widths.iter_mut().zip(cells) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let pad = |s: &str, w: usize, right: bool| {
+        let n = w.saturating_sub(s.chars().count());
+        if right {
+            format!("{}{s}", " ".repeat(n))
+        } else {
+            format!("{s}{}", " ".repeat(n))
+        }
+    };
+    let mut current = String::new();
+    for (op, cells, f) in &rows {
+        if *op != current {
+            current = op.clone();
+            let _ = writeln!(o);
+            let mut line = pad(&op.to_ascii_uppercase(), widths[0], false);
+            for (i, h) in head.iter().enumerate().skip(1) {
+                line.push_str("  ");
+                line.push_str(&pad(h, widths[i], i != 2 && i != 4 && i < 6));
+            }
+            let _ = writeln!(o, "{}", line.trim_end());
+        }
+        let mut line = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            if i > 0 {
+                line.push_str("  ");
+            }
+            let right = matches!(i, 1 | 3 | 5);
+            let mut text = pad(cell, widths[i], right);
+            if style.color && (i == 5 || i == 6) && f.significant {
+                let code = match f.verdict {
+                    Verdict::Better => "32",
+                    Verdict::Worse => "31",
+                    Verdict::Unchanged => "33",
+                };
+                text = format!("\x1b[1;{code}m{text}\x1b[0m");
+            }
+            line.push_str(&text);
+        }
+        let _ = writeln!(o, "{}", line.trim_end());
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(o, "* significant. {}", c.method);
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_follow_the_better_direction() {
+        assert_eq!(verdict(true, 100.0, 80.0, Better::Higher), Verdict::Worse);
+        assert_eq!(verdict(true, 100.0, 120.0, Better::Higher), Verdict::Better);
+        assert_eq!(verdict(true, 1.0, 2.0, Better::Lower), Verdict::Worse);
+        assert_eq!(verdict(true, 2.0, 1.0, Better::Lower), Verdict::Better);
+        assert_eq!(verdict(false, 2.0, 1.0, Better::Lower), Verdict::Unchanged);
+        assert_eq!(change(100.0, 80.0), Some(-20.0));
+        assert_eq!(change(0.0, 80.0), None);
+    }
+}

@@ -1,0 +1,614 @@
+//! The HTML report: one self-contained file (styles, SVG plots and a few
+//! lines of script inline; nothing fetched) that a browser opens from disk.
+//!
+//! Layout: the walkthrough's two tables; latency against throughput for
+//! every curve ([`crate::curve`]), knee marked; the percentile spectrum of
+//! every run side by side when there are a few; then per run its facts
+//! and, per operation kind, throughput over time, p50/p99/p99.9 of service
+//! and response time over time, and the percentile spectrum.
+//!
+//! The plots are drawn in Rust ([`crate::svg`]); the script only adds
+//! conveniences (click a legend entry to hide its line) and, once the page
+//! has loaded, sets `data-rendered` on `<body>` to the number of plots
+//! with a drawn line, which the tests read in a headless browser.
+
+use std::fmt::Write as _;
+
+use sojourn_core::op::OpKind;
+use sojourn_store::StoredRun;
+
+use crate::curve::{self, Curve};
+use crate::run::{self, Latency};
+use crate::svg::{esc, latency_unit, short_number, Axis, Chart, Mark, Series, PALETTE};
+use crate::tables::{self, CostOptions};
+
+/// What the page says about where it came from, and the tables' settings.
+#[derive(Clone, Debug)]
+pub struct HtmlOptions {
+    pub title: String,
+    /// The results store, password-free.
+    pub source: String,
+    /// When the report was made (RFC 3339).
+    pub generated_at: String,
+    /// Which latency the performance table shows.
+    pub latency: Latency,
+    pub cost: CostOptions,
+}
+
+/// Colours of p50, p99 and p99.9 wherever they appear.
+const PCT_COLORS: [&str; 3] = [PALETTE[0], PALETTE[1], PALETTE[3]];
+const PCT_NAMES: [&str; 3] = ["p50", "p99", "p99.9"];
+const PCT_QS: [f64; 3] = [0.5, 0.99, 0.999];
+
+/// Plots that share one page, numbered for unique element ids.
+struct Page {
+    html: String,
+    next: usize,
+}
+
+impl Page {
+    fn chart(&mut self, c: &Chart) {
+        self.next += 1;
+        let _ = write!(
+            self.html,
+            "<figure class=\"chart\">{}</figure>",
+            c.svg(self.next)
+        );
+    }
+}
+
+/// The whole page.
+pub fn render(runs: &[StoredRun], opts: &HtmlOptions) -> String {
+    let mut p = Page {
+        html: String::new(),
+        next: 0,
+    };
+    let _ = write!(
+        p.html,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta name=\"generator\" content=\"sojourn {}\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
+        env!("CARGO_PKG_VERSION"),
+        esc(&opts.title)
+    );
+    let _ = writeln!(
+        p.html,
+        "<header><h1>{}</h1><p class=\"sub\">{} run{} from <code>{}</code>; made {} by sojourn {}. \
+         <b>Service time</b>: from the actual send to the reply. <b>Response time</b>: from the \
+         intended (scheduled) send to the reply, including any wait in the client when the \
+         database falls behind; it is what a user would see.</p></header>",
+        esc(&opts.title),
+        runs.len(),
+        if runs.len() == 1 { "" } else { "s" },
+        esc(&opts.source),
+        esc(&opts.generated_at),
+        env!("CARGO_PKG_VERSION"),
+    );
+    nav(&mut p, runs);
+    tables_section(&mut p, runs, opts);
+    let curves = curve::curves(runs);
+    if !curves.is_empty() {
+        p.html
+            .push_str("<section id=\"curves\"><h2>Latency against throughput</h2>\n");
+        for c in &curves {
+            curve_section(&mut p, c);
+        }
+        p.html.push_str("</section>\n");
+    }
+    if (2..=PALETTE.len()).contains(&runs.len()) {
+        spectra_section(&mut p, runs);
+    }
+    let open = runs.len() <= 4;
+    for r in runs {
+        run_section(&mut p, r, open);
+    }
+    let _ = write!(p.html, "<script>{SCRIPT}</script>\n</body>\n</html>\n");
+    p.html
+}
+
+fn nav(p: &mut Page, runs: &[StoredRun]) {
+    p.html.push_str("<nav><b>Runs:</b> ");
+    for (i, r) in runs.iter().enumerate() {
+        if i > 0 {
+            p.html.push_str(" · ");
+        }
+        let _ = write!(
+            p.html,
+            "<a href=\"#run-{}\">{}</a>",
+            esc(r.id().as_str()),
+            esc(&run::short_id(r))
+        );
+    }
+    p.html.push_str("</nav>\n");
+}
+
+fn html_table(p: &mut Page, head: &[String], body: &[Vec<String>]) {
+    p.html.push_str("<div class=\"scroll\"><table><thead><tr>");
+    for h in head {
+        let _ = write!(p.html, "<th>{}</th>", esc(h));
+    }
+    p.html.push_str("</tr></thead><tbody>");
+    for row in body {
+        p.html.push_str("<tr>");
+        for c in row {
+            let numeric = c.replace(',', "").parse::<f64>().is_ok();
+            let _ = write!(
+                p.html,
+                "<td{}>{}</td>",
+                if numeric { " class=\"num\"" } else { "" },
+                esc(c)
+            );
+        }
+        p.html.push_str("</tr>");
+    }
+    p.html.push_str("</tbody></table></div>\n");
+}
+
+fn tables_section(p: &mut Page, runs: &[StoredRun], opts: &HtmlOptions) {
+    p.html
+        .push_str("<section id=\"tables\"><h2>Performance</h2>\n");
+    let cols = tables::columns(runs);
+    let (head, body) =
+        tables::performance_cells(&tables::performance(runs, opts.latency), &cols, false);
+    html_table(p, &head, &body);
+    let _ = writeln!(
+        p.html,
+        "<p class=\"note\">Latencies in milliseconds: {} time of successful operations, warm-up \
+         excluded. Target and actual throughput in operations per second in total.</p>",
+        opts.latency.name()
+    );
+    p.html.push_str("<h2>Resource and cost</h2>\n");
+    let (head, body) = tables::cost_cells(&tables::cost(runs, &opts.cost), false);
+    html_table(p, &head, &body);
+    let _ = writeln!(
+        p.html,
+        "<p class=\"note\">Monthly cost = nodes × ${} per node-hour × 24 × 30 + table GB × \
+         storage $/GB-month (0.17 ssd, 0.026 hdd unless given); table GB = (fieldlength + 39) × \
+         fieldcount × recordcount / 2<sup>30</sup>. Operations per dollar at the actual rate \
+         over a 30-day month.</p></section>",
+        opts.cost.node_hour_price
+    );
+}
+
+fn kind_title(kind: Option<OpKind>) -> String {
+    match kind {
+        Some(k) => k.name().to_ascii_uppercase(),
+        None => "all operations".to_string(),
+    }
+}
+
+fn curve_section(p: &mut Page, c: &Curve) {
+    let _ = write!(
+        p.html,
+        "<h3>{}</h3>\n<p class=\"note\">Each point is one run at its target rate (offered load); \
+         past the knee the database no longer keeps up, operations queue in the client and \
+         response time takes off while service time may not.</p>\n<div class=\"grid\">",
+        esc(&c.title)
+    );
+    let mut kinds: Vec<Option<OpKind>> = c.kinds.iter().copied().map(Some).collect();
+    if kinds.len() > 1 {
+        kinds.push(None);
+    }
+    for kind in kinds {
+        let max = c
+            .points
+            .iter()
+            .filter_map(|pt| pt.latency.get(&kind))
+            .flat_map(|l| l.iter().flatten().copied())
+            .filter(|v| v.is_finite())
+            .fold(0.0, f64::max);
+        let (unit, div) = latency_unit(max);
+        let mut series = Vec::new();
+        for (li, lat) in [Latency::Response, Latency::Service]
+            .into_iter()
+            .enumerate()
+        {
+            let idx = if lat == Latency::Service { 0 } else { 1 };
+            for (qi, name) in PCT_NAMES.iter().enumerate() {
+                let pts = c
+                    .points
+                    .iter()
+                    .map(|pt| {
+                        (
+                            pt.target,
+                            pt.latency.get(&kind).map_or(f64::NAN, |l| l[idx][qi] / div),
+                        )
+                    })
+                    .collect();
+                let s = Series::line(format!("{} {name}", lat.name()), PCT_COLORS[qi], pts)
+                    .with_markers();
+                series.push(if li == 1 { s.dashed() } else { s });
+            }
+        }
+        let mut marks = Vec::new();
+        if let Some(k) = c.knee {
+            let knee = &c.points[k];
+            marks.push(Mark::VLine {
+                x: knee.target,
+                label: format!(
+                    "knee {} ops/s (target {})",
+                    short_number(knee.achieved),
+                    short_number(knee.target)
+                ),
+                color: "#009E73",
+            });
+        }
+        for slo in &c.slos {
+            if slo.kind == kind || slo.kind.is_none() {
+                marks.push(Mark::HLine {
+                    y: slo.limit_ns as f64 / div,
+                    label: format!("SLO {slo}"),
+                    color: "#7a0000",
+                });
+            }
+        }
+        p.chart(&Chart {
+            kind: "latency-throughput",
+            title: format!("{}: latency against throughput", kind_title(kind)),
+            x: Axis::zero_based("offered throughput: the run's target (operations/s)"),
+            y: Axis::log(format!("latency ({unit}, log scale)")),
+            series,
+            marks,
+        });
+    }
+    p.html.push_str("</div>\n");
+    // The points as numbers too.
+    let head: Vec<String> = [
+        "run",
+        "target ops/s",
+        "achieved ops/s",
+        "response p99 ms",
+        "service p99 ms",
+        "sustained",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let body: Vec<Vec<String>> = c
+        .points
+        .iter()
+        .enumerate()
+        .map(|(i, pt)| {
+            let l = pt.latency.get(&None);
+            vec![
+                pt.run.clone(),
+                tables::readable(pt.target),
+                tables::readable(pt.achieved),
+                l.map_or("-".into(), |l| tables::readable(l[1][1] / 1e6)),
+                l.map_or("-".into(), |l| tables::readable(l[0][1] / 1e6)),
+                format!(
+                    "{}{}",
+                    if pt.sustained { "yes" } else { "no" },
+                    if c.knee == Some(i) { " (knee)" } else { "" }
+                ),
+            ]
+        })
+        .collect();
+    html_table(p, &head, &body);
+    let _ = writeln!(
+        p.html,
+        "<p class=\"note\">{}</p>",
+        if c.session.is_some() {
+            "Knee: the step with the highest achieved rate that the capacity search judged \
+             sustained (at least 95% of the offered load served, errors under the limit, every \
+             SLO held with its 95% confidence interval)."
+                .to_string()
+        } else {
+            format!(
+                "Knee: the last run, by target, before the first that achieved under 95% of its \
+                 target or whose p99 response time exceeded {} times that of the lightest load.",
+                curve::TAKE_OFF
+            )
+        }
+    );
+}
+
+fn spectra_section(p: &mut Page, runs: &[StoredRun]) {
+    let refs: Vec<&StoredRun> = runs.iter().collect();
+    let kinds = run::kinds_of(&refs);
+    p.html.push_str(
+        "<section id=\"spectra\"><h2>Percentile spectrum of every run</h2>\n<div class=\"grid\">",
+    );
+    for kind in kinds {
+        for lat in [Latency::Response, Latency::Service] {
+            let hs: Vec<_> = runs
+                .iter()
+                .map(|r| run::histogram(&run::totals(r), kind, lat))
+                .collect();
+            let max = hs.iter().map(|h| h.max() as f64).fold(0.0, f64::max);
+            let (unit, div) = latency_unit(max);
+            let series = runs
+                .iter()
+                .zip(&hs)
+                .enumerate()
+                .map(|(i, (r, h))| {
+                    Series::line(
+                        run::short_id(r),
+                        PALETTE[i % PALETTE.len()],
+                        run::spectrum(h)
+                            .into_iter()
+                            .map(|(x, y)| (x, y / div))
+                            .collect(),
+                    )
+                })
+                .collect();
+            p.chart(&Chart {
+                kind: "spectrum",
+                title: format!(
+                    "{}: {} time percentile spectrum, all runs",
+                    kind_title(Some(kind)),
+                    lat.name()
+                ),
+                x: Axis::spectrum(),
+                y: Axis::log(format!("{} time ({unit}, log scale)", lat.name())),
+                series,
+                marks: Vec::new(),
+            });
+        }
+    }
+    p.html.push_str("</div></section>\n");
+}
+
+/// The warm-up, as a span from the run's start to the end of its last
+/// warm-up interval.
+fn warmup_mark(r: &StoredRun) -> Vec<Mark> {
+    let end = r
+        .intervals
+        .iter()
+        .filter(|iv| iv.warmup)
+        .map(|iv| (iv.start + iv.length).as_secs_f64())
+        .fold(0.0, f64::max);
+    if end > 0.0 {
+        vec![Mark::Span {
+            from: 0.0,
+            to: end,
+            label: "warm-up".into(),
+        }]
+    } else {
+        Vec::new()
+    }
+}
+
+fn fact(p: &mut Page, name: &str, value: &str) {
+    let _ = write!(p.html, "<dt>{}</dt><dd>{}</dd>", esc(name), esc(value));
+}
+
+fn run_section(p: &mut Page, r: &StoredRun, open: bool) {
+    let m = r.meta();
+    let id = r.id().as_str();
+    let total = run::totals(r);
+    let _ = write!(
+        p.html,
+        "<section class=\"run\" id=\"run-{}\"><details{}><summary><h2>Run {}: {} · {} · {}</h2></summary>\n<div class=\"grid\"><div class=\"facts\"><dl>",
+        esc(id),
+        if open { " open" } else { "" },
+        esc(&run::short_id(r)),
+        esc(&m.phase),
+        esc(&run::workload_name(r)),
+        esc(&m.backend)
+    );
+    fact(p, "run id", id);
+    fact(p, "run URI", &m.run_uri);
+    fact(p, "status", r.summary.status.as_str());
+    fact(
+        p,
+        "started",
+        &sojourn_core::output::time::rfc3339(m.started_at),
+    );
+    fact(
+        p,
+        "measured",
+        &format!(
+            "{:.1} s in {} intervals",
+            r.measured().as_secs_f64(),
+            run::measured_intervals(r).count()
+        ),
+    );
+    fact(
+        p,
+        "target",
+        &m.target.map_or("closed loop".into(), |t| {
+            format!("{} ops/s", tables::readable(t))
+        }),
+    );
+    fact(
+        p,
+        "achieved",
+        &format!("{} ops/s", tables::readable(run::throughput(r))),
+    );
+    fact(
+        p,
+        "threads",
+        &format!(
+            "{} (client processes: {})",
+            m.threads,
+            m.client_count.max(1)
+        ),
+    );
+    if let Some(e) = &r.summary.error {
+        fact(p, "error", e);
+    }
+    if !m.labels.is_empty() {
+        let labels: Vec<String> = m.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        fact(p, "labels", &labels.join(", "));
+    }
+    p.html.push_str("</dl>\n");
+    if !r.warnings.is_empty() {
+        p.html.push_str("<ul class=\"warnings\">");
+        for w in &r.warnings {
+            let _ = write!(p.html, "<li>warning: {}</li>", esc(w));
+        }
+        p.html.push_str("</ul>\n");
+    }
+    // The facts beside the throughput plot; below, one row per kind:
+    // percentiles over time beside the spectrum.
+    p.html.push_str("</div>");
+
+    // Throughput over time: every top-level operation and each kind.
+    let kinds: Vec<OpKind> = total.kinds().map(|(k, _)| k).collect();
+    let mut series = vec![Series::line(
+        "all operations",
+        PALETTE[6],
+        run::throughput_series(r, None),
+    )];
+    for (i, k) in kinds.iter().enumerate() {
+        series.push(Series::line(
+            k.name(),
+            PALETTE[i % 6],
+            run::throughput_series(r, Some(*k)),
+        ));
+    }
+    let mut marks = warmup_mark(r);
+    if let Some(t) = m.target {
+        marks.push(Mark::HLine {
+            y: t,
+            label: format!("target {} ops/s", short_number(t)),
+            color: "#555555",
+        });
+    }
+    p.chart(&Chart {
+        kind: "throughput",
+        title: format!("Run {}: achieved throughput over time", run::short_id(r)),
+        x: Axis::zero_based("time since start (s)"),
+        y: Axis::zero_based("throughput (operations/s)"),
+        series,
+        marks,
+    });
+
+    for k in &kinds {
+        // Percentiles over time, response solid and service dashed.
+        let mut raw = Vec::new();
+        for lat in [Latency::Response, Latency::Service] {
+            for (qi, q) in PCT_QS.iter().enumerate() {
+                raw.push((lat, qi, run::percentile_series(r, *k, lat, *q)));
+            }
+        }
+        let max = raw
+            .iter()
+            .flat_map(|(_, _, s)| s.iter().map(|p| p.1))
+            .filter(|v| v.is_finite())
+            .fold(0.0, f64::max);
+        let (unit, div) = latency_unit(max);
+        let series = raw
+            .into_iter()
+            .map(|(lat, qi, s)| {
+                let s = Series::line(
+                    format!("{} {}", lat.name(), PCT_NAMES[qi]),
+                    PCT_COLORS[qi],
+                    s.into_iter().map(|(x, y)| (x, y / div)).collect(),
+                );
+                if lat == Latency::Service {
+                    s.dashed()
+                } else {
+                    s
+                }
+            })
+            .collect();
+        p.chart(&Chart {
+            kind: "percentiles",
+            title: format!("{}: latency percentiles over time", kind_title(Some(*k))),
+            x: Axis::zero_based("time since start (s)"),
+            y: Axis::log(format!("latency ({unit}, log scale)")),
+            series,
+            marks: warmup_mark(r),
+        });
+
+        // The percentile spectrum of the summary (warm-up excluded).
+        let hs =
+            [Latency::Response, Latency::Service].map(|lat| (lat, run::histogram(&total, *k, lat)));
+        let max = hs.iter().map(|(_, h)| h.max() as f64).fold(0.0, f64::max);
+        let p50 = hs
+            .iter()
+            .filter(|(_, h)| !h.is_empty())
+            .map(|(_, h)| h.value_at_quantile(0.5) as f64)
+            .fold(f64::INFINITY, f64::min);
+        let (unit, div) = latency_unit(max);
+        // A long tail reads better on a log scale; otherwise the classic
+        // linear one.
+        let log = max > 50.0 * p50;
+        let series = hs
+            .iter()
+            .enumerate()
+            .map(|(i, (lat, h))| {
+                let s = Series::line(
+                    format!("{} time", lat.name()),
+                    [PALETTE[1], PALETTE[0]][i],
+                    run::spectrum(h)
+                        .into_iter()
+                        .map(|(x, y)| (x, y / div))
+                        .collect(),
+                );
+                if *lat == Latency::Service {
+                    s.dashed()
+                } else {
+                    s
+                }
+            })
+            .collect();
+        let label = format!("latency ({unit}{})", if log { ", log scale" } else { "" });
+        p.chart(&Chart {
+            kind: "spectrum",
+            title: format!("{}: percentile spectrum", kind_title(Some(*k))),
+            x: Axis::spectrum(),
+            y: if log {
+                Axis::log(label)
+            } else {
+                Axis::zero_based(label)
+            },
+            series,
+            marks: Vec::new(),
+        });
+    }
+    p.html.push_str("</div></details></section>\n");
+}
+
+const STYLE: &str = r#"
+:root { color-scheme: light; }
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0 auto; padding: 0 24px 48px; max-width: 1600px; color: #222; background: #fafafa; }
+header h1 { margin: 24px 0 4px; font-size: 26px; }
+.sub { color: #555; max-width: 1100px; line-height: 1.45; }
+nav { margin: 8px 0 16px; line-height: 1.8; }
+nav a { font-family: ui-monospace, monospace; }
+h2 { font-size: 20px; margin: 28px 0 10px; }
+h3 { font-size: 16px; margin: 20px 0 8px; }
+code { font-family: ui-monospace, monospace; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; font-size: 13px; background: #fff; }
+th, td { border: 1px solid #ddd; padding: 4px 8px; white-space: nowrap; }
+th { background: #f0f0f0; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+tbody tr:nth-child(even) { background: #f7f7f7; }
+.note { color: #555; font-size: 13px; max-width: 1100px; }
+.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(620px, 1fr)); gap: 16px; }
+figure.chart { margin: 0; background: #fff; border: 1px solid #ddd; border-radius: 4px; }
+svg.plot { display: block; width: 100%; height: auto; }
+svg.plot .legend-item { cursor: pointer; }
+svg.plot .legend-item.off { opacity: 0.35; }
+section.run { border-top: 1px solid #ccc; margin-top: 24px; }
+section.run summary { cursor: pointer; }
+section.run summary h2 { display: inline; }
+.facts dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; font-size: 13px; margin: 8px 0; }
+.facts dt { color: #666; }
+.facts dd { margin: 0; font-family: ui-monospace, monospace; overflow-wrap: anywhere; }
+ul.warnings { color: #8a4b00; font-size: 13px; }
+"#;
+
+const SCRIPT: &str = r#"
+(function () {
+  var plots = document.querySelectorAll('svg.plot');
+  var drawn = 0;
+  plots.forEach(function (svg) {
+    if (svg.querySelector('path.series')) { drawn += 1; }
+    svg.querySelectorAll('.legend-item').forEach(function (item) {
+      item.addEventListener('click', function () {
+        var off = item.classList.toggle('off');
+        svg.querySelectorAll('[data-series="' + item.getAttribute('data-series') + '"]').forEach(function (el) {
+          if (el !== item) { el.style.display = off ? 'none' : ''; }
+        });
+      });
+    });
+  });
+  document.body.setAttribute('data-plots', String(plots.length));
+  document.body.setAttribute('data-rendered', String(drawn));
+})();
+"#;

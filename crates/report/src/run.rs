@@ -1,0 +1,275 @@
+//! What the tables, plots and comparisons read off one stored run: its
+//! name, its workload settings (with YCSB's defaults where the run did not
+//! set them), its measured totals, and its time series per operation kind.
+//! Everything is read off the stored histograms; nothing is averaged that
+//! should be merged.
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use sojourn_core::op::OpKind;
+use sojourn_core::recorder::{Latencies, Stats};
+use sojourn_store::{StoredInterval, StoredRun};
+
+/// Labels a capacity session puts on each of its steps (see
+/// docs/reports.md): steps are ordinary runs, tied together by these.
+pub const SESSION_LABEL: &str = "capacity_session";
+pub const STEP_LABEL: &str = "capacity_step";
+pub const SUSTAINED_LABEL: &str = "capacity_sustained";
+pub const SLOS_LABEL: &str = "capacity_slos";
+
+/// Which of an operation's two latencies.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Latency {
+    /// From the actual send to the reply (YCSB's operation latency).
+    Service,
+    /// From the intended (scheduled) send to the reply: includes waiting
+    /// in the client when the database falls behind.
+    Response,
+}
+
+impl Latency {
+    pub const BOTH: [Latency; 2] = [Latency::Service, Latency::Response];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Latency::Service => "service",
+            Latency::Response => "response",
+        }
+    }
+
+    pub fn of(self, l: &Latencies) -> &Histogram<u64> {
+        match self {
+            Latency::Service => &l.service,
+            Latency::Response => &l.response,
+        }
+    }
+}
+
+/// A short name for a run: the first 13 characters of its id (a UUIDv7's
+/// millisecond timestamp), which `sojourn report` and `compare` accept as
+/// a prefix.
+pub fn short_id(run: &StoredRun) -> String {
+    run.id().as_str().chars().take(13).collect()
+}
+
+/// A property as the run resolved it.
+pub fn property<'a>(run: &'a StoredRun, key: &str) -> Option<&'a str> {
+    run.meta().properties.get(key).map(String::as_str)
+}
+
+/// A numeric property, or YCSB's default when the run did not set it.
+pub fn property_u64(run: &StoredRun, key: &str, default: u64) -> u64 {
+    property(run, key)
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(default)
+}
+
+/// YCSB's `fieldlength` (default 100).
+pub fn field_length(run: &StoredRun) -> u64 {
+    property_u64(run, "fieldlength", 100)
+}
+
+/// YCSB's `fieldcount` (default 10).
+pub fn field_count(run: &StoredRun) -> u64 {
+    property_u64(run, "fieldcount", 10)
+}
+
+/// YCSB's `recordcount` (default 0).
+pub fn record_count(run: &StoredRun) -> u64 {
+    property_u64(run, "recordcount", 0)
+}
+
+/// YCSB's `requestdistribution` (default uniform).
+pub fn distribution(run: &StoredRun) -> String {
+    property(run, "requestdistribution")
+        .unwrap_or("uniform")
+        .to_string()
+}
+
+/// The workload's name: the `workload_name` label (suites set it), else
+/// the workload files.
+pub fn workload_name(run: &StoredRun) -> String {
+    run.meta()
+        .labels
+        .get("workload_name")
+        .cloned()
+        .unwrap_or_else(|| run.meta().workloads.join(","))
+}
+
+/// The `experiment` label (PKB's `metadata: experiment:...`), if any.
+pub fn experiment(run: &StoredRun) -> String {
+    run.meta()
+        .labels
+        .get("experiment")
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// The run's summary statistics: its stored totals, or the sum of its
+/// stored intervals if it never finished.
+pub fn totals(run: &StoredRun) -> Stats {
+    run.totals_or_intervals()
+}
+
+/// Achieved operations per second over the measured period.
+pub fn throughput(run: &StoredRun) -> f64 {
+    match &run.summary.totals {
+        Some(t) => t.throughput,
+        None => {
+            let s = run.measured().as_secs_f64();
+            let ops: u64 = measured_intervals(run).map(|iv| iv.ops_done).sum();
+            if s > 0.0 {
+                ops as f64 / s
+            } else {
+                0.0
+            }
+        }
+    }
+}
+
+/// Operations of one kind per second over the measured period.
+pub fn kind_throughput(run: &StoredRun, total: &Stats, kind: OpKind) -> f64 {
+    let s = run.measured().as_secs_f64();
+    let n = total.op(kind).map_or(0, |o| o.count());
+    if s > 0.0 {
+        n as f64 / s
+    } else {
+        0.0
+    }
+}
+
+/// The intervals the summary covers (warm-up left out).
+pub fn measured_intervals(run: &StoredRun) -> impl Iterator<Item = &StoredInterval> {
+    run.intervals.iter().filter(|iv| !iv.warmup)
+}
+
+/// The kinds either run recorded, in YCSB's order.
+pub fn kinds_of(runs: &[&StoredRun]) -> Vec<OpKind> {
+    let totals: Vec<Stats> = runs.iter().map(|r| totals(r)).collect();
+    OpKind::ALL
+        .into_iter()
+        .filter(|k| {
+            totals
+                .iter()
+                .any(|t| t.op(*k).is_some_and(|o| o.count() > 0))
+        })
+        .collect()
+}
+
+/// The successful operations' histogram of one kind and latency, or an
+/// empty one.
+pub fn histogram(stats: &Stats, kind: OpKind, latency: Latency) -> Histogram<u64> {
+    stats
+        .op(kind)
+        .map(|o| latency.of(&o.ok).clone())
+        .unwrap_or_else(sojourn_core::recorder::new_histogram)
+}
+
+/// Every kind's successful operations merged, for one latency.
+pub fn all_kinds(stats: &Stats, latency: Latency) -> Histogram<u64> {
+    let mut h = sojourn_core::recorder::new_histogram();
+    for (_, o) in stats.kinds() {
+        // One configuration everywhere: add cannot fail.
+        let _ = h.add(latency.of(&o.ok));
+    }
+    h
+}
+
+/// One point of a time series: the middle of an interval, in seconds
+/// since the run's first operation.
+pub fn midpoint(iv: &StoredInterval) -> f64 {
+    iv.start.as_secs_f64() + iv.length.as_secs_f64() / 2.0
+}
+
+/// Operations per second in each interval: of one kind, or every
+/// top-level operation with `None`.
+/// Intervals shorter than a quarter of the usual one (the sliver a run
+/// ends with) are left out: a rate over a few milliseconds is noise.
+pub fn throughput_series(run: &StoredRun, kind: Option<OpKind>) -> Vec<(f64, f64)> {
+    let mut lengths: Vec<f64> = run
+        .intervals
+        .iter()
+        .map(|iv| iv.length.as_secs_f64())
+        .collect();
+    lengths.sort_by(f64::total_cmp);
+    let usual = lengths.get(lengths.len() / 2).copied().unwrap_or(0.0);
+    run.intervals
+        .iter()
+        .filter(|iv| iv.length.as_secs_f64() > 0.0 && iv.length.as_secs_f64() >= usual / 4.0)
+        .map(|iv| {
+            let n = match kind {
+                Some(k) => iv.stats.op(k).map_or(0, |o| o.count()),
+                None => iv.ops_done,
+            };
+            (midpoint(iv), n as f64 / iv.length.as_secs_f64())
+        })
+        .collect()
+}
+
+/// A percentile of one kind and latency in each interval, in nanoseconds
+/// (NaN where the interval has no such operation, so plots show a gap).
+pub fn percentile_series(
+    run: &StoredRun,
+    kind: OpKind,
+    latency: Latency,
+    q: f64,
+) -> Vec<(f64, f64)> {
+    run.intervals
+        .iter()
+        .map(|iv| {
+            let v = iv
+                .stats
+                .op(kind)
+                .map(|o| latency.of(&o.ok))
+                .filter(|h| !h.is_empty())
+                .map_or(f64::NAN, |h| h.value_at_quantile(q) as f64);
+            (midpoint(iv), v)
+        })
+        .collect()
+}
+
+/// The percentile spectrum of a histogram, as the classic HdrHistogram
+/// plot draws it: `(1 / (1 - q), value in ns)`, five points per halving
+/// of the distance to 100%, up to the last quantile the sample count
+/// resolves (`1 - q >= 1 / n`).
+pub fn spectrum(h: &Histogram<u64>) -> Vec<(f64, f64)> {
+    let n = h.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for v in h.iter_quantiles(5) {
+        let q = v.quantile_iterated_to();
+        if q >= 1.0 || 1.0 - q < 1.0 / n as f64 {
+            break;
+        }
+        out.push((1.0 / (1.0 - q), v.value_iterated_to() as f64));
+    }
+    // The maximum, at the resolution limit.
+    out.push((n as f64, h.max() as f64));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spectrum_rises_and_ends_at_the_maximum() {
+        let mut h = sojourn_core::recorder::new_histogram();
+        for v in 1..=10_000u64 {
+            h.record(v * 1000).unwrap();
+        }
+        let s = spectrum(&h);
+        assert!(s.len() > 20);
+        assert_eq!(s[0].0, 1.0);
+        assert!(s.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1));
+        let last = s.last().unwrap();
+        assert_eq!(last.0, 10_000.0);
+        assert_eq!(last.1, h.max() as f64);
+        // The median sits at x = 2.
+        let mid = s.iter().find(|p| p.0 >= 2.0).unwrap();
+        assert!((mid.1 / 5_000_000.0 - 1.0).abs() < 0.01, "{mid:?}");
+    }
+}

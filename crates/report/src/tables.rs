@@ -1,0 +1,586 @@
+//! The PerfKitBenchmarker Bigtable walkthrough's two tables, computed from
+//! stored runs instead of BigQuery:
+//!
+//! - **performance**: per run, its experiment, workload, stage, target and
+//!   actual throughput, p50/p99/p99.9 latency of reads and updates (and of
+//!   any other kind a selected run has), field length and count, record
+//!   count, request distribution, threads per client and client count;
+//! - **resource and cost**: the walkthrough's monthly cost estimate
+//!   `nodes * node-hour price * 24 * 30 + table GB * storage price`, with
+//!   `table GB = (fieldlength + 39) * fieldcount * recordcount / 2^30`, and
+//!   the operations a dollar buys at the achieved rate.
+//!
+//! Latencies are read off the stored histograms (successful operations,
+//! warm-up excluded), exactly as `results show` prints them. Markdown
+//! rounds for reading; CSV keeps every digit.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use sojourn_core::op::OpKind;
+use sojourn_store::StoredRun;
+
+use crate::run::{self, Latency};
+
+/// Hours in the walkthrough's month.
+pub const HOURS_PER_MONTH: f64 = 24.0 * 30.0;
+/// Seconds in that month.
+pub const SECONDS_PER_MONTH: f64 = HOURS_PER_MONTH * 3600.0;
+/// Bytes a row costs beyond its fields, in the walkthrough's formula.
+pub const ROW_OVERHEAD_BYTES: f64 = 39.0;
+
+/// The cost model's inputs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CostOptions {
+    /// Dollars per node and hour (the walkthrough: 0.65).
+    pub node_hour_price: f64,
+    /// Nodes for every run; `None` reads each run's `bigtable_node_count`
+    /// label, else 1.
+    pub nodes: Option<f64>,
+    /// Dollars per GB and month for every run; `None` reads each run's
+    /// `bigtable_storage_type` label: 0.17 for ssd (the default), 0.026 for
+    /// hdd.
+    pub storage_gb_month_price: Option<f64>,
+}
+
+impl Default for CostOptions {
+    fn default() -> Self {
+        CostOptions {
+            node_hour_price: 0.65,
+            nodes: None,
+            storage_gb_month_price: None,
+        }
+    }
+}
+
+/// The walkthrough's storage prices per GB and month.
+pub const SSD_GB_MONTH: f64 = 0.17;
+pub const HDD_GB_MONTH: f64 = 0.026;
+
+/// p50, p99 and p99.9 of one kind, in milliseconds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct KindLatency {
+    pub operation: String,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub p99_9_ms: f64,
+}
+
+/// One row of the performance table.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PerfRow {
+    pub run: String,
+    pub experiment: String,
+    pub workload: String,
+    /// The YCSB stage, `load` or `run` (PKB's `stage` label).
+    pub operation: String,
+    /// Offered operations per second in total; `None` is closed loop.
+    pub target_throughput: Option<f64>,
+    pub actual_throughput: f64,
+    /// Per kind in the table's columns (always read and update): `None`
+    /// where the run has no such operation.
+    pub latency: Vec<(OpKind, Option<KindLatency>)>,
+    pub fieldlength: u64,
+    pub fieldcount: u64,
+    pub recordcount: u64,
+    pub distribution: String,
+    /// Connections per client process.
+    pub threads: u64,
+    pub clients: u32,
+    /// Service p99 over response p99 of the slowest kind, when response
+    /// time is much worse than service time (queueing in the client).
+    pub response_over_service: Option<f64>,
+}
+
+/// One row of the resource and cost table.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CostRow {
+    pub run: String,
+    pub experiment: String,
+    pub workload: String,
+    pub operation: String,
+    pub nodes: f64,
+    pub storage_type: String,
+    pub table_gb: f64,
+    pub node_cost_month: f64,
+    pub storage_cost_month: f64,
+    pub monthly_cost: f64,
+    pub actual_throughput: f64,
+    /// Operations a dollar buys at the achieved rate.
+    pub ops_per_dollar: f64,
+}
+
+/// The kinds the performance table has columns for: read and update (the
+/// walkthrough's), then any other kind a selected run recorded.
+pub fn columns(runs: &[StoredRun]) -> Vec<OpKind> {
+    let refs: Vec<&StoredRun> = runs.iter().collect();
+    let present = run::kinds_of(&refs);
+    let mut cols = vec![OpKind::Read, OpKind::Update];
+    for k in present {
+        if !cols.contains(&k) {
+            cols.push(k);
+        }
+    }
+    cols
+}
+
+fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+/// The performance table, latencies of `latency` kind.
+pub fn performance(runs: &[StoredRun], latency: Latency) -> Vec<PerfRow> {
+    let cols = columns(runs);
+    runs.iter()
+        .map(|r| {
+            let total = run::totals(r);
+            let latency_cols = cols
+                .iter()
+                .map(|&k| {
+                    let h = run::histogram(&total, k, latency);
+                    let v = (!h.is_empty()).then(|| KindLatency {
+                        operation: k.name().to_string(),
+                        p50_ms: ms(h.value_at_quantile(0.5)),
+                        p99_ms: ms(h.value_at_quantile(0.99)),
+                        p99_9_ms: ms(h.value_at_quantile(0.999)),
+                    });
+                    (k, v)
+                })
+                .collect();
+            let ratio = total
+                .kinds()
+                .filter(|(_, o)| !o.ok.service.is_empty())
+                .map(|(_, o)| {
+                    o.ok.response.value_at_quantile(0.99) as f64
+                        / o.ok.service.value_at_quantile(0.99).max(1) as f64
+                })
+                .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))
+                .filter(|&x| x >= 2.0);
+            let m = r.meta();
+            PerfRow {
+                run: run::short_id(r),
+                experiment: run::experiment(r),
+                workload: run::workload_name(r),
+                operation: m.phase.clone(),
+                target_throughput: m.target,
+                actual_throughput: run::throughput(r),
+                latency: latency_cols,
+                fieldlength: run::field_length(r),
+                fieldcount: run::field_count(r),
+                recordcount: run::record_count(r),
+                distribution: run::distribution(r),
+                threads: m.threads / u64::from(m.client_count.max(1)),
+                clients: m.client_count.max(1),
+                response_over_service: ratio,
+            }
+        })
+        .collect()
+}
+
+/// The table's size in GB by the walkthrough's formula.
+pub fn table_gb(fieldlength: u64, fieldcount: u64, recordcount: u64) -> f64 {
+    (fieldlength as f64 + ROW_OVERHEAD_BYTES) * fieldcount as f64 * recordcount as f64
+        / (1u64 << 30) as f64
+}
+
+/// The resource and cost table.
+pub fn cost(runs: &[StoredRun], opts: &CostOptions) -> Vec<CostRow> {
+    runs.iter()
+        .map(|r| {
+            let labels = &r.meta().labels;
+            let nodes = opts.nodes.unwrap_or_else(|| {
+                labels
+                    .get("bigtable_node_count")
+                    .and_then(|v| v.trim().parse::<f64>().ok())
+                    .filter(|n| *n > 0.0)
+                    .unwrap_or(1.0)
+            });
+            let storage_type = labels
+                .get("bigtable_storage_type")
+                .map(|s| s.trim().to_ascii_lowercase())
+                .unwrap_or_else(|| "ssd".to_string());
+            let price = opts
+                .storage_gb_month_price
+                .unwrap_or(if storage_type == "hdd" {
+                    HDD_GB_MONTH
+                } else {
+                    SSD_GB_MONTH
+                });
+            let gb = table_gb(
+                run::field_length(r),
+                run::field_count(r),
+                run::record_count(r),
+            );
+            let node_cost = nodes * opts.node_hour_price * HOURS_PER_MONTH;
+            let storage_cost = gb * price;
+            let monthly = node_cost + storage_cost;
+            let tput = run::throughput(r);
+            CostRow {
+                run: run::short_id(r),
+                experiment: run::experiment(r),
+                workload: run::workload_name(r),
+                operation: r.meta().phase.clone(),
+                nodes,
+                storage_type,
+                table_gb: gb,
+                node_cost_month: node_cost,
+                storage_cost_month: storage_cost,
+                monthly_cost: monthly,
+                actual_throughput: tput,
+                ops_per_dollar: if monthly > 0.0 {
+                    tput * SECONDS_PER_MONTH / monthly
+                } else {
+                    f64::INFINITY
+                },
+            }
+        })
+        .collect()
+}
+
+/// A number for reading: about four significant digits, no exponent.
+pub fn readable(v: f64) -> String {
+    if !v.is_finite() {
+        return if v.is_nan() { "-".into() } else { "inf".into() };
+    }
+    let a = v.abs();
+    let decimals = if a == 0.0 || a >= 1000.0 {
+        0
+    } else if a >= 100.0 {
+        1
+    } else if a >= 10.0 {
+        2
+    } else if a >= 1.0 {
+        3
+    } else {
+        // Four significant digits below 1.
+        (3 - a.log10().floor() as i32).clamp(3, 9) as usize
+    };
+    format!("{v:.decimals$}")
+}
+
+/// A whole number with thousands separators, for big counts.
+pub fn grouped(v: f64) -> String {
+    if !v.is_finite() {
+        return readable(v);
+    }
+    let digits = format!("{:.0}", v.abs());
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if v < 0.0 {
+        format!("-{out}")
+    } else {
+        out
+    }
+}
+
+/// Column headers and cells of the performance table, for any renderer;
+/// `exact` keeps every digit (CSV), otherwise numbers are rounded.
+pub fn performance_cells(
+    rows: &[PerfRow],
+    cols: &[OpKind],
+    exact: bool,
+) -> (Vec<String>, Vec<Vec<String>>) {
+    let num = |v: f64| if exact { v.to_string() } else { readable(v) };
+    let mut head: Vec<String> = [
+        "run",
+        "experiment",
+        "workload",
+        "operation",
+        "target ops/s",
+        "actual ops/s",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for k in cols {
+        for p in ["p50", "p99", "p99.9"] {
+            head.push(format!("{} {p} ms", k.name()));
+        }
+    }
+    head.extend(
+        [
+            "fieldlength",
+            "fieldcount",
+            "recordcount",
+            "distribution",
+            "threads",
+            "clients",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
+    let body = rows
+        .iter()
+        .map(|r| {
+            let mut c = vec![
+                r.run.clone(),
+                r.experiment.clone(),
+                r.workload.clone(),
+                r.operation.clone(),
+                r.target_throughput.map_or(String::new(), num),
+                num(r.actual_throughput),
+            ];
+            for k in cols {
+                match r
+                    .latency
+                    .iter()
+                    .find(|(kk, _)| kk == k)
+                    .and_then(|(_, v)| v.as_ref())
+                {
+                    Some(l) => c.extend([num(l.p50_ms), num(l.p99_ms), num(l.p99_9_ms)]),
+                    None => c.extend([String::new(), String::new(), String::new()]),
+                }
+            }
+            c.extend([
+                r.fieldlength.to_string(),
+                r.fieldcount.to_string(),
+                r.recordcount.to_string(),
+                r.distribution.clone(),
+                r.threads.to_string(),
+                r.clients.to_string(),
+            ]);
+            c
+        })
+        .collect();
+    (head, body)
+}
+
+/// Column headers and cells of the cost table.
+pub fn cost_cells(rows: &[CostRow], exact: bool) -> (Vec<String>, Vec<Vec<String>>) {
+    let num = |v: f64| if exact { v.to_string() } else { readable(v) };
+    let money = |v: f64| {
+        if exact {
+            v.to_string()
+        } else {
+            format!("{v:.2}")
+        }
+    };
+    let head = [
+        "run",
+        "experiment",
+        "workload",
+        "operation",
+        "nodes",
+        "storage",
+        "table GB",
+        "nodes $/month",
+        "storage $/month",
+        "monthly cost $",
+        "actual ops/s",
+        "ops per $",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let body = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.run.clone(),
+                r.experiment.clone(),
+                r.workload.clone(),
+                r.operation.clone(),
+                if r.nodes.fract() == 0.0 && !exact {
+                    format!("{:.0}", r.nodes)
+                } else {
+                    num(r.nodes)
+                },
+                r.storage_type.clone(),
+                if exact {
+                    r.table_gb.to_string()
+                } else {
+                    format!("{:.3}", r.table_gb)
+                },
+                money(r.node_cost_month),
+                money(r.storage_cost_month),
+                money(r.monthly_cost),
+                num(r.actual_throughput),
+                if exact {
+                    r.ops_per_dollar.to_string()
+                } else {
+                    grouped(r.ops_per_dollar)
+                },
+            ]
+        })
+        .collect();
+    (head, body)
+}
+
+fn md_escape(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+fn markdown_table(head: &[String], body: &[Vec<String>], out: &mut String) {
+    let numeric = |i: usize| {
+        body.iter().all(|r| {
+            r[i].is_empty() || r[i].replace(',', "").parse::<f64>().is_ok() || r[i] == "inf"
+        }) && body.iter().any(|r| !r[i].is_empty())
+    };
+    let _ = writeln!(
+        out,
+        "| {} |",
+        head.iter()
+            .map(|h| md_escape(h))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    let _ = writeln!(
+        out,
+        "|{}|",
+        (0..head.len())
+            .map(|i| if numeric(i) { "---:" } else { "---" })
+            .collect::<Vec<_>>()
+            .join("|")
+    );
+    for r in body {
+        let _ = writeln!(
+            out,
+            "| {} |",
+            r.iter()
+                .map(|c| md_escape(c))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        );
+    }
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn csv_table(head: &[String], body: &[Vec<String>], out: &mut String) {
+    let line = |cells: &[String]| {
+        cells
+            .iter()
+            .map(|c| csv_field(c))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let _ = writeln!(out, "{}", line(head));
+    for r in body {
+        let _ = writeln!(out, "{}", line(r));
+    }
+}
+
+/// Which of the two tables to print.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Which {
+    Performance,
+    Cost,
+    Both,
+}
+
+/// The tables as Markdown, with a note on which latency they show.
+pub fn markdown(
+    runs: &[StoredRun],
+    which: Which,
+    latency: Latency,
+    cost_opts: &CostOptions,
+) -> String {
+    let mut out = String::new();
+    if which != Which::Cost {
+        let cols = columns(runs);
+        let rows = performance(runs, latency);
+        let (head, body) = performance_cells(&rows, &cols, false);
+        let _ = writeln!(out, "## Performance\n");
+        markdown_table(&head, &body, &mut out);
+        let _ = writeln!(
+            out,
+            "\nLatency: {} time of successful operations, warm-up excluded{}.",
+            latency.name(),
+            match latency {
+                Latency::Service => " (YCSB's operation latency, as PKB reports it)",
+                Latency::Response => " (from the intended start: includes queueing in the client)",
+            }
+        );
+        let queued: Vec<String> = rows
+            .iter()
+            .filter_map(|r| {
+                r.response_over_service
+                    .map(|x| format!("{} ({x:.1}x)", r.run))
+            })
+            .collect();
+        if latency == Latency::Service && !queued.is_empty() {
+            let _ = writeln!(
+                out,
+                "p99 response time is over twice p99 service time in {}: operations queued in \
+                 the client, which service time does not show; --latency response shows \
+                 response time.",
+                queued.join(", ")
+            );
+        }
+    }
+    if which != Which::Performance {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        let rows = cost(runs, cost_opts);
+        let (head, body) = cost_cells(&rows, false);
+        let _ = writeln!(out, "## Resource and cost\n");
+        markdown_table(&head, &body, &mut out);
+        let _ = writeln!(
+            out,
+            "\nMonthly cost = nodes x ${} per node-hour x 24 x 30 + table GB x storage $/GB-month; \
+             table GB = (fieldlength + 39) x fieldcount x recordcount / 2^30; ops per $ at the \
+             actual rate over a 30-day month.",
+            cost_opts.node_hour_price
+        );
+    }
+    out
+}
+
+/// The tables as CSV, every digit kept: with both, the performance table,
+/// an empty line, then the cost table (each with its header row).
+pub fn csv(runs: &[StoredRun], which: Which, latency: Latency, cost_opts: &CostOptions) -> String {
+    let mut out = String::new();
+    if which != Which::Cost {
+        let cols = columns(runs);
+        let (head, body) = performance_cells(&performance(runs, latency), &cols, true);
+        csv_table(&head, &body, &mut out);
+    }
+    if which != Which::Performance {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        let (head, body) = cost_cells(&cost(runs, cost_opts), true);
+        csv_table(&head, &body, &mut out);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The walkthrough's own example: 1 KB x 1 field x 5M rows on 3 SSD
+    /// nodes.
+    #[test]
+    fn the_walkthroughs_cost_formula() {
+        let gb = table_gb(1024, 1, 5_000_000);
+        assert!((gb - 4.949_979_484).abs() < 1e-6, "{gb}");
+        let monthly = 3.0 * 0.65 * 24.0 * 30.0 + gb * 0.17;
+        assert!((monthly - 1_404.841_497).abs() < 1e-3, "{monthly}");
+    }
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(readable(1234.6), "1235");
+        assert_eq!(readable(12.345), "12.35");
+        assert_eq!(readable(1.23456), "1.235");
+        assert_eq!(readable(0.012345), "0.01235");
+        assert_eq!(readable(0.0), "0");
+        assert_eq!(grouped(1234567.0), "1,234,567");
+        assert_eq!(grouped(999.0), "999");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"x\""), "\"say \"\"x\"\"\"");
+    }
+}
