@@ -18,10 +18,18 @@ pub use sojourn_core::backend::null::{NullBackend, NullConnection};
 use sojourn_core::backend::Backend;
 use sojourn_core::properties::Properties;
 
+#[cfg(feature = "bigtable")]
+pub mod bigtable;
+#[cfg(feature = "rocksdb")]
+pub mod rocksdb;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod url;
 
+#[cfg(feature = "bigtable")]
+pub use bigtable::BigtableBackend;
+#[cfg(feature = "rocksdb")]
+pub use rocksdb::RocksBackend;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteBackend;
 pub use url::{accepted_forms, redact_url, OpenError};
@@ -33,6 +41,10 @@ pub enum AnyBackend {
     Memory(MemoryBackend),
     #[cfg(feature = "sqlite")]
     Sqlite(SqliteBackend),
+    #[cfg(feature = "rocksdb")]
+    Rocksdb(RocksBackend),
+    #[cfg(feature = "bigtable")]
+    Bigtable(BigtableBackend),
 }
 
 impl AnyBackend {
@@ -55,7 +67,8 @@ impl AnyBackend {
 /// `memory:` with an optional query of test hooks
 /// (`memory:?stall_at=5000&stall_ms=200`, `memory:?max_ops_per_sec=1000`),
 /// `sqlite:PATH` (relative or absolute), and `sqlite:` or `sqlite` for
-/// `default_sqlite_path`. Opening does not touch the database: that happens
+/// `default_sqlite_path`; `rocksdb:PATH` and `bigtable://PROJECT/INSTANCE/TABLE`
+/// when compiled in (see their modules for the properties they take). Opening does not touch the database: that happens
 /// in [`Backend::prepare`], [`Backend::is_empty`] and [`Backend::connect`].
 pub fn open(
     url: &str,
@@ -88,6 +101,41 @@ pub fn open(
                 accepted: accepted_forms(),
             })
         }
+        #[cfg(feature = "rocksdb")]
+        url::Target::Rocksdb { path } => RocksBackend::from_url(path, props)
+            .map(AnyBackend::Rocksdb)
+            .map_err(|message| invalid(url, message)),
+        #[cfg(not(feature = "rocksdb"))]
+        url::Target::Rocksdb { .. } => Err(not_compiled("rocksdb")),
+        #[cfg(feature = "bigtable")]
+        url::Target::Bigtable {
+            project,
+            instance,
+            table,
+        } => BigtableBackend::from_url(project, instance, table, props)
+            .map(AnyBackend::Bigtable)
+            .map_err(|message| invalid(url, message)),
+        #[cfg(not(feature = "bigtable"))]
+        url::Target::Bigtable { .. } => Err(not_compiled("bigtable")),
+    }
+}
+
+#[allow(dead_code)] // unused when no backend with options is compiled in
+fn invalid(url: &str, message: String) -> OpenError {
+    OpenError::Invalid {
+        url: redact_url(url.trim()),
+        message,
+    }
+}
+
+// `url::parse` reports a backend that is not compiled in, so the arms using
+// this are unreachable; they only keep the match exhaustive.
+#[allow(dead_code)]
+fn not_compiled(feature: &'static str) -> OpenError {
+    OpenError::NotCompiled {
+        scheme: feature.to_string(),
+        feature,
+        accepted: accepted_forms(),
     }
 }
 
@@ -114,6 +162,10 @@ impl AnyBackend {
             AnyBackend::Memory(b) => v.visit(b),
             #[cfg(feature = "sqlite")]
             AnyBackend::Sqlite(b) => v.visit(b),
+            #[cfg(feature = "rocksdb")]
+            AnyBackend::Rocksdb(b) => v.visit(b),
+            #[cfg(feature = "bigtable")]
+            AnyBackend::Bigtable(b) => v.visit(b),
         }
     }
 
@@ -123,6 +175,10 @@ impl AnyBackend {
             AnyBackend::Memory(b) => v.visit(b).await,
             #[cfg(feature = "sqlite")]
             AnyBackend::Sqlite(b) => v.visit(b).await,
+            #[cfg(feature = "rocksdb")]
+            AnyBackend::Rocksdb(b) => v.visit(b).await,
+            #[cfg(feature = "bigtable")]
+            AnyBackend::Bigtable(b) => v.visit(b).await,
         }
     }
 }

@@ -17,6 +17,17 @@ pub(crate) enum Target<'a> {
     Sqlite {
         path: Option<&'a str>,
     },
+    /// `None` when the path comes from `rocksdb.dir` (`rocksdb`, `rocksdb:`).
+    Rocksdb {
+        path: Option<&'a str>,
+    },
+    /// `bigtable://project/instance/table`; parts left out (`bigtable`,
+    /// `bigtable://project/instance`) come from properties.
+    Bigtable {
+        project: Option<&'a str>,
+        instance: Option<&'a str>,
+        table: Option<&'a str>,
+    },
 }
 
 /// Why a backend URL could not be opened.
@@ -68,6 +79,15 @@ pub fn accepted_forms() -> String {
         forms.push("sqlite:PATH");
         forms.push("sqlite: or `sqlite` (the default database file)");
     }
+    if cfg!(feature = "rocksdb") {
+        forms.push("rocksdb:PATH (or `rocksdb` with -p rocksdb.dir=PATH)");
+    }
+    if cfg!(feature = "bigtable") {
+        forms.push(
+            "bigtable://PROJECT/INSTANCE/TABLE (or `bigtable`/`googlebigtable` with \
+             -p google.bigtable.project.id=... -p google.bigtable.instance.id=...)",
+        );
+    }
     forms.join(", ")
 }
 
@@ -108,12 +128,69 @@ pub(crate) fn parse(url: &str) -> Result<Target<'_>, OpenError> {
                 path: rest.filter(|p| !p.is_empty()),
             })
         }
+        ("rocksdb", rest) => {
+            if !cfg!(feature = "rocksdb") {
+                return Err(OpenError::NotCompiled {
+                    scheme: scheme.to_string(),
+                    feature: "rocksdb",
+                    accepted: accepted_forms(),
+                });
+            }
+            Ok(Target::Rocksdb {
+                path: rest.filter(|p| !p.is_empty()),
+            })
+        }
+        ("bigtable" | "googlebigtable", rest) => {
+            if !cfg!(feature = "bigtable") {
+                return Err(OpenError::NotCompiled {
+                    scheme: scheme.to_string(),
+                    feature: "bigtable",
+                    accepted: accepted_forms(),
+                });
+            }
+            bigtable_parts(url, rest.unwrap_or(""))
+        }
         (s, _) if PLANNED.contains(&s) => Err(OpenError::NotImplemented {
             scheme: scheme.to_string(),
             accepted: accepted_forms(),
         }),
         _ => Err(unknown(url)),
     }
+}
+
+/// `//project/instance/table` (each part optional from the right) after
+/// `bigtable:`.
+fn bigtable_parts<'a>(url: &str, rest: &'a str) -> Result<Target<'a>, OpenError> {
+    let invalid = |message: &str| OpenError::Invalid {
+        url: redact_url(url),
+        message: message.to_string(),
+    };
+    let path = match rest {
+        "" => "",
+        _ => rest.strip_prefix("//").ok_or_else(|| {
+            invalid("write bigtable://PROJECT/INSTANCE/TABLE (or just `bigtable`)")
+        })?,
+    };
+    let path = path.trim_end_matches('/');
+    let mut parts = path.split('/').map(|p| (!p.is_empty()).then_some(p));
+    let project = parts.next().flatten();
+    let instance = parts.next().flatten();
+    let table = parts.next().flatten();
+    if parts.next().is_some() || (instance.is_some() && project.is_none()) {
+        return Err(invalid(
+            "expected bigtable://PROJECT/INSTANCE/TABLE with no empty part and nothing after the table",
+        ));
+    }
+    if path.contains("//") || (table.is_some() && instance.is_none()) {
+        return Err(invalid(
+            "expected bigtable://PROJECT/INSTANCE/TABLE with no empty part",
+        ));
+    }
+    Ok(Target::Bigtable {
+        project,
+        instance,
+        table,
+    })
 }
 
 fn unknown(url: &str) -> OpenError {
@@ -213,5 +290,42 @@ mod tests {
         assert!(parse("null:foo").is_err());
         assert!(parse("basic:").is_err());
         assert!(parse("./x:y").is_err());
+    }
+
+    #[test]
+    #[cfg(feature = "rocksdb")]
+    fn rocksdb_forms() {
+        assert_eq!(
+            parse("rocksdb:/tmp/db").ok(),
+            Some(Target::Rocksdb {
+                path: Some("/tmp/db")
+            })
+        );
+        assert_eq!(parse("RocksDB").ok(), Some(Target::Rocksdb { path: None }));
+        assert_eq!(parse("rocksdb:").ok(), Some(Target::Rocksdb { path: None }));
+    }
+
+    #[test]
+    #[cfg(feature = "bigtable")]
+    fn bigtable_forms() {
+        let bt = |project, instance, table| Target::Bigtable {
+            project,
+            instance,
+            table,
+        };
+        assert_eq!(
+            parse("bigtable://p/i/t").ok(),
+            Some(bt(Some("p"), Some("i"), Some("t")))
+        );
+        assert_eq!(
+            parse("bigtable://p/i/").ok(),
+            Some(bt(Some("p"), Some("i"), None))
+        );
+        assert_eq!(parse("bigtable").ok(), Some(bt(None, None, None)));
+        assert_eq!(parse("googlebigtable").ok(), Some(bt(None, None, None)));
+        assert_eq!(parse("bigtable://p").ok(), Some(bt(Some("p"), None, None)));
+        assert!(parse("bigtable:p/i/t").is_err());
+        assert!(parse("bigtable://p//t").is_err());
+        assert!(parse("bigtable://p/i/t/x").is_err());
     }
 }

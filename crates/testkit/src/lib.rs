@@ -3,6 +3,7 @@
 //! end-to-end tests can use it): real database servers started on loopback
 //! ports, and the conformance suite every backend must pass.
 
+pub mod bigtable_server;
 pub mod conformance;
 pub mod servers;
 
