@@ -28,6 +28,10 @@ pub mod postgres;
 pub mod redis;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 mod sql;
+#[cfg(feature = "bigtable")]
+pub mod bigtable;
+#[cfg(feature = "rocksdb")]
+pub mod rocksdb;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod url;
@@ -42,6 +46,10 @@ pub use mysql::MysqlBackend;
 pub use postgres::PostgresBackend;
 #[cfg(feature = "redis")]
 pub use redis::RedisBackend;
+#[cfg(feature = "bigtable")]
+pub use bigtable::BigtableBackend;
+#[cfg(feature = "rocksdb")]
+pub use rocksdb::RocksBackend;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteBackend;
 pub use url::{accepted_forms, redact_url, OpenError};
@@ -63,6 +71,10 @@ pub enum AnyBackend {
     Postgres(PostgresBackend),
     #[cfg(feature = "mysql")]
     Mysql(MysqlBackend),
+    #[cfg(feature = "rocksdb")]
+    Rocksdb(RocksBackend),
+    #[cfg(feature = "bigtable")]
+    Bigtable(BigtableBackend),
 }
 
 impl AnyBackend {
@@ -88,7 +100,8 @@ impl AnyBackend {
 /// `default_sqlite_path`; `redis://...` or `redis` with YCSB's `redis.*`
 /// properties; `memcached://host:port` or `memcached` with
 /// `memcached.hosts`; `postgres://...` and `mysql://...` (see their
-/// modules), and YCSB's JDBC form: `jdbc` (or `postgres`, `mysql`) with the
+/// modules), `rocksdb:PATH` and
+/// `bigtable://PROJECT/INSTANCE/TABLE` when compiled in, and YCSB's JDBC form: `jdbc` (or `postgres`, `mysql`) with the
 /// URL in the `db.url` property. Opening does not touch the database: that happens
 /// in [`Backend::prepare`], [`Backend::is_empty`] and [`Backend::connect`].
 pub fn open(
@@ -159,6 +172,22 @@ pub fn open(
                 url: redact_url(url.trim()),
                 message: e.to_string(),
             }),
+        #[cfg(feature = "rocksdb")]
+        url::Target::Rocksdb { path } => RocksBackend::from_url(path, props)
+            .map(AnyBackend::Rocksdb)
+            .map_err(|message| invalid(url, message)),
+        #[cfg(not(feature = "rocksdb"))]
+        url::Target::Rocksdb { .. } => Err(not_compiled("rocksdb")),
+        #[cfg(feature = "bigtable")]
+        url::Target::Bigtable {
+            project,
+            instance,
+            table,
+        } => BigtableBackend::from_url(project, instance, table, props)
+            .map(AnyBackend::Bigtable)
+            .map_err(|message| invalid(url, message)),
+        #[cfg(not(feature = "bigtable"))]
+        url::Target::Bigtable { .. } => Err(not_compiled("bigtable")),
         // `url::parse` reports SQL backends that are not compiled in, and
         // `db_url_target` resolves the property form.
         #[allow(unreachable_patterns)]
@@ -206,6 +235,25 @@ fn db_url_target<'p>(
     }
 }
 
+#[allow(dead_code)] // unused when no backend with options is compiled in
+fn invalid(url: &str, message: String) -> OpenError {
+    OpenError::Invalid {
+        url: redact_url(url.trim()),
+        message,
+    }
+}
+
+// `url::parse` reports a backend that is not compiled in, so the arms using
+// this are unreachable; they only keep the match exhaustive.
+#[allow(dead_code)]
+fn not_compiled(feature: &'static str) -> OpenError {
+    OpenError::NotCompiled {
+        scheme: feature.to_string(),
+        feature,
+        accepted: accepted_forms(),
+    }
+}
+
 /// Code generic over the backend type, run by [`AnyBackend::visit`] with
 /// the concrete backend inside: every operation is then a direct,
 /// monomorphised call. (A visitor rather than a macro because the `#[cfg]`
@@ -237,6 +285,10 @@ impl AnyBackend {
             AnyBackend::Postgres(b) => v.visit(b),
             #[cfg(feature = "mysql")]
             AnyBackend::Mysql(b) => v.visit(b),
+            #[cfg(feature = "rocksdb")]
+            AnyBackend::Rocksdb(b) => v.visit(b),
+            #[cfg(feature = "bigtable")]
+            AnyBackend::Bigtable(b) => v.visit(b),
         }
     }
 
@@ -254,6 +306,10 @@ impl AnyBackend {
             AnyBackend::Postgres(b) => v.visit(b).await,
             #[cfg(feature = "mysql")]
             AnyBackend::Mysql(b) => v.visit(b).await,
+            #[cfg(feature = "rocksdb")]
+            AnyBackend::Rocksdb(b) => v.visit(b).await,
+            #[cfg(feature = "bigtable")]
+            AnyBackend::Bigtable(b) => v.visit(b).await,
         }
     }
 }

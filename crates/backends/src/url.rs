@@ -41,6 +41,17 @@ pub(crate) enum Target<'a> {
     DbUrlProperty {
         family: Option<SqlFamily>,
     },
+    /// `None` when the path comes from `rocksdb.dir` (`rocksdb`, `rocksdb:`).
+    Rocksdb {
+        path: Option<&'a str>,
+    },
+    /// `bigtable://project/instance/table`; parts left out (`bigtable`,
+    /// `bigtable://project/instance`) come from properties.
+    Bigtable {
+        project: Option<&'a str>,
+        instance: Option<&'a str>,
+        table: Option<&'a str>,
+    },
 }
 
 /// The client-server SQL databases.
@@ -134,6 +145,15 @@ pub fn accepted_forms() -> String {
     }
     if cfg!(any(feature = "postgres", feature = "mysql")) {
         forms.push("jdbc, postgres or mysql with -p db.url=URL (YCSB's JDBC properties)");
+    }
+    if cfg!(feature = "rocksdb") {
+        forms.push("rocksdb:PATH (or `rocksdb` with -p rocksdb.dir=PATH)");
+    }
+    if cfg!(feature = "bigtable") {
+        forms.push(
+            "bigtable://PROJECT/INSTANCE/TABLE (or `bigtable`/`googlebigtable` with \
+             -p google.bigtable.project.id=... -p google.bigtable.instance.id=...)",
+        );
     }
     forms.join(", ")
 }
@@ -232,6 +252,28 @@ pub(crate) fn parse(url: &str) -> Result<Target<'_>, OpenError> {
         (s, Some(_)) if SqlFamily::of_scheme(s).is_some() => {
             sql_target(SqlFamily::of_scheme(s).unwrap_or(SqlFamily::Postgres), url)
         }
+        ("rocksdb", rest) => {
+            if !cfg!(feature = "rocksdb") {
+                return Err(OpenError::NotCompiled {
+                    scheme: scheme.to_string(),
+                    feature: "rocksdb",
+                    accepted: accepted_forms(),
+                });
+            }
+            Ok(Target::Rocksdb {
+                path: rest.filter(|p| !p.is_empty()),
+            })
+        }
+        ("bigtable" | "googlebigtable", rest) => {
+            if !cfg!(feature = "bigtable") {
+                return Err(OpenError::NotCompiled {
+                    scheme: scheme.to_string(),
+                    feature: "bigtable",
+                    accepted: accepted_forms(),
+                });
+            }
+            bigtable_parts(url, rest.unwrap_or(""))
+        }
         (s, _) if PLANNED.contains(&s) => Err(OpenError::NotImplemented {
             scheme: scheme.to_string(),
             accepted: accepted_forms(),
@@ -252,6 +294,41 @@ pub(crate) fn sql_target(family: SqlFamily, url: &str) -> Result<Target<'_>, Ope
     Ok(match family {
         SqlFamily::Postgres => Target::Postgres { url },
         SqlFamily::Mysql => Target::Mysql { url },
+    })
+}
+
+/// `//project/instance/table` (each part optional from the right) after
+/// `bigtable:`.
+fn bigtable_parts<'a>(url: &str, rest: &'a str) -> Result<Target<'a>, OpenError> {
+    let invalid = |message: &str| OpenError::Invalid {
+        url: redact_url(url),
+        message: message.to_string(),
+    };
+    let path = match rest {
+        "" => "",
+        _ => rest.strip_prefix("//").ok_or_else(|| {
+            invalid("write bigtable://PROJECT/INSTANCE/TABLE (or just `bigtable`)")
+        })?,
+    };
+    let path = path.trim_end_matches('/');
+    let mut parts = path.split('/').map(|p| (!p.is_empty()).then_some(p));
+    let project = parts.next().flatten();
+    let instance = parts.next().flatten();
+    let table = parts.next().flatten();
+    if parts.next().is_some() || (instance.is_some() && project.is_none()) {
+        return Err(invalid(
+            "expected bigtable://PROJECT/INSTANCE/TABLE with no empty part and nothing after the table",
+        ));
+    }
+    if path.contains("//") || (table.is_some() && instance.is_none()) {
+        return Err(invalid(
+            "expected bigtable://PROJECT/INSTANCE/TABLE with no empty part",
+        ));
+    }
+    Ok(Target::Bigtable {
+        project,
+        instance,
+        table,
     })
 }
 
@@ -432,5 +509,42 @@ mod tests {
             })
         );
         assert!(parse("memcached:h").is_err());
+    }
+
+    #[test]
+    #[cfg(feature = "rocksdb")]
+    fn rocksdb_forms() {
+        assert_eq!(
+            parse("rocksdb:/tmp/db").ok(),
+            Some(Target::Rocksdb {
+                path: Some("/tmp/db")
+            })
+        );
+        assert_eq!(parse("RocksDB").ok(), Some(Target::Rocksdb { path: None }));
+        assert_eq!(parse("rocksdb:").ok(), Some(Target::Rocksdb { path: None }));
+    }
+
+    #[test]
+    #[cfg(feature = "bigtable")]
+    fn bigtable_forms() {
+        let bt = |project, instance, table| Target::Bigtable {
+            project,
+            instance,
+            table,
+        };
+        assert_eq!(
+            parse("bigtable://p/i/t").ok(),
+            Some(bt(Some("p"), Some("i"), Some("t")))
+        );
+        assert_eq!(
+            parse("bigtable://p/i/").ok(),
+            Some(bt(Some("p"), Some("i"), None))
+        );
+        assert_eq!(parse("bigtable").ok(), Some(bt(None, None, None)));
+        assert_eq!(parse("googlebigtable").ok(), Some(bt(None, None, None)));
+        assert_eq!(parse("bigtable://p").ok(), Some(bt(Some("p"), None, None)));
+        assert!(parse("bigtable:p/i/t").is_err());
+        assert!(parse("bigtable://p//t").is_err());
+        assert!(parse("bigtable://p/i/t/x").is_err());
     }
 }

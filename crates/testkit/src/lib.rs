@@ -5,6 +5,7 @@
 //! and synthetic) kept in a results store for the report and compare
 //! tests.
 
+pub mod bigtable_server;
 pub mod conformance;
 pub mod mariadb_server;
 pub mod memcached_server;

@@ -53,6 +53,8 @@ pub(super) const BACKEND_PREFIXES: &[&str] = &[
     "memory.",
     "google.",
     "hbase.",
+    // YCSB's Bigtable binding names the column family with a bare key.
+    "columnfamily",
 ];
 
 /// The command line, validated.
