@@ -62,11 +62,18 @@ def note(msg):
 
 
 def last_error(text):
-    lines = [l.strip() for l in text.strip().splitlines() if l.strip()]
+    """The telling line of a failed command's output."""
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", l).strip() for l in text.splitlines()]
+    lines = [l for l in lines if l]
     for l in lines:
-        if "Could not find artifact" in l or "403" in l or "404" in l:
-            return l[:300]
-    return (lines[-1] if lines else "no output")[:300]
+        m = re.search(r"(\S+) was not found in (\S+)", l)
+        if m:
+            return f"{m.group(1)} was not found in {m.group(2)}"
+        for what in ("Could not find artifact", "Failure to find", "403 Forbidden", "404 Not Found"):
+            if what in l:
+                return l[l.index(what):][:240]
+    errs = [l for l in lines if l.startswith("[ERROR]") and len(l) > 10]
+    return ((errs or lines or ["no output"])[0 if errs else -1])[:240]
 
 
 # --- installing -----------------------------------------------------------
@@ -171,7 +178,7 @@ def maven_fetch(cache, coord):
   </dependencies>
 </project>
 """)
-        r = subprocess.run(["mvn", "-q", "-B", "dependency:copy-dependencies", f"-DoutputDirectory={out}",
+        r = subprocess.run(["mvn", "-q", "-B", "-U", "dependency:copy-dependencies", f"-DoutputDirectory={out}",
                             "-DincludeScope=runtime"], cwd=tmp, capture_output=True, text=True, timeout=900)
     if r.returncode != 0:
         shutil.rmtree(out, ignore_errors=True)
