@@ -268,7 +268,7 @@ class Runner:
 
     # sojourn
     def sojourn(self, phase, db_url, w, conns, extra=()):
-        cmd = [BIN, phase, "--db", db_url, "-P", self.files[w, "java"], "-threads", str(conns),
+        cmd = [self.a.sojourn or BIN, phase, "--db", db_url, "-P", self.files[w, "java"], "-threads", str(conns),
                "--seed", "1", "--no-progress", "--no-store", "--format", "json",
                "-p", f"maxexecutiontime={self.limit}"] + list(extra)
         if phase == "load":
@@ -524,6 +524,7 @@ def main():
                     help="where the downloaded tools are kept (default ~/.cache/sojourn-peers)")
     ap.add_argument("--time-limit", type=int, default=600,
                     help="seconds any one run may take (maxexecutiontime; the process is killed a minute later)")
+    ap.add_argument("--sojourn", metavar="BIN", help="this sojourn binary instead of building target/release/sojourn")
     a = ap.parse_args()
     jobs = a.only or ["redis", "postgres", "null"]
     started = time.time()
@@ -534,7 +535,8 @@ def main():
         apt_install("pgbench", "postgresql-client")
     go_ycsb = install_go_ycsb(a.cache)
     ycsb_cp = install_ycsb(a.cache)
-    build()
+    if not a.sojourn:
+        build()
 
     tmp = tempfile.mkdtemp(prefix="sojourn-bench-peers-")
     if os.geteuid() == 0:
