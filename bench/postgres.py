@@ -27,7 +27,7 @@ import shutil
 import tempfile
 import time
 
-from common import Postgres, build, children_cpu, report, row, sojourn, timed
+from common import Postgres, build, pg_bin, children_cpu, report, row, sojourn, timed
 
 USER = Postgres.USER
 
@@ -51,6 +51,7 @@ def main():
     ap.add_argument("--ops", type=int, default=500_000)
     ap.add_argument("--records", type=int, default=100_000)
     a = ap.parse_args()
+    pg_bin()  # exits when PostgreSQL is not installed
     build()
     tmp = tempfile.mkdtemp(prefix="sojourn-bench-pg-")
     pg = Postgres(tmp)
