@@ -479,7 +479,7 @@ def table(results, db, title):
               f"{(f'{cr:6.2f}x' if cr else ''):>7} {(f'{tr:8.2f}x' if tr else ''):>9}")
 
 
-def verdicts(results):
+def verdicts(results, jobs):
     """One line per target of the issue: met / not met / not measured."""
     targets = [
         ("redis", "go-ycsb", "cpu", 0.75, "Redis: client CPU/op <= 0.75x go-ycsb's"),
@@ -493,6 +493,8 @@ def verdicts(results):
     out = []
     print("\n## targets (one request in flight per connection)")
     for db, peer, kind, bound, label in targets:
+        if db not in jobs:
+            continue
         key = "sojourn_over_peer_cpu" if kind == "cpu" else "sojourn_over_peer_ops_per_sec"
         rows = [r for r in results if r["db"] == db and r["tool"] == peer and r.get(key)]
         if not rows:
@@ -562,7 +564,7 @@ def main():
     table(results, "redis", "Redis (redis-benchmark: GET of one 100-byte string, next to workload C)")
     table(results, "postgres", "PostgreSQL (pgbench: -S -M prepared -j 1 on its own table, next to workload C)")
     table(results, "null", "null backend: client overhead (sojourn null:, YCSB BasicDB, go-ycsb basic; workload A)")
-    target_lines = verdicts(results)
+    target_lines = verdicts(results, jobs)
     print("\n# notes:")
     print("#  - cpu us/op = the kernel's rusage of the whole client process (user + system) / operations: process")
     print("#    start included, and for YCSB the JVM's start, JIT compilation and GC; p50/p99 are of reads, as each")
