@@ -28,6 +28,8 @@ pub mod postgres;
 pub mod redis;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 mod sql;
+#[cfg(any(feature = "postgres", feature = "mysql"))]
+mod vote_sql;
 #[cfg(feature = "bigtable")]
 pub mod bigtable;
 #[cfg(feature = "rocksdb")]
