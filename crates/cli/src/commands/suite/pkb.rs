@@ -195,6 +195,8 @@ pub struct StagePlan {
     pub percentiles: Vec<f64>,
     /// Table, field names: what setting up the database needs.
     pub workload: CoreConfig,
+    /// `Some` for the vote workload, whose tables are set up instead.
+    pub vote: Option<sojourn_core::workload::VoteVariant>,
 }
 
 /// One benchmark of a config, ready to run.
@@ -887,6 +889,7 @@ fn stage(
         measurement_interval: plan.measurement_interval,
         percentiles: plan.percentiles.clone(),
         workload: plan.workload.clone(),
+        vote: plan.vote.as_ref().map(|v| v.variant),
     }
 }
 
