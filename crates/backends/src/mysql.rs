@@ -35,8 +35,8 @@ use std::time::Duration;
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts, OptsBuilder, Params, SslOpts, Value};
 use sojourn_core::backend::{
-    ArticleRow, VoteVariant,
-    Backend, BackendError, Connection, FieldValue, Fields, Row, Schema, Status,
+    ArticleRow, Backend, BackendError, Connection, FieldValue, Fields, Row, Schema, Status,
+    VoteVariant,
 };
 use sojourn_core::properties::Properties;
 use tokio::time::{timeout_at, Instant};
@@ -700,7 +700,12 @@ impl MysqlConnection {
         }
     }
 
-    async fn article_now(&mut self, variant: VoteVariant, id: u64, out: &mut ArticleRow) -> MyResult {
+    async fn article_now(
+        &mut self,
+        variant: VoteVariant,
+        id: u64,
+        out: &mut ArticleRow,
+    ) -> MyResult {
         let MysqlConnection {
             inner,
             sql: texts,

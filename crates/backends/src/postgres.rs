@@ -61,8 +61,8 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 
 pub use crate::sql::DEFAULT_TIMEOUT;
 use crate::sql::{self, timeout_from, Backoff, Dialect, Shape, ShapeCache};
-use crate::vote_sql;
 use crate::url::redact_url;
+use crate::vote_sql;
 
 /// The least time allowed for connecting and for table setup, which run
 /// outside the measured phase and may meet a server busy with other work.
@@ -1128,7 +1128,8 @@ impl PostgresConnection {
         let Some(row) = client.query_opt(stmt, &[&id]).await? else {
             return Ok(Status::NotFound);
         };
-        let (got, title, votes): (i64, &str, i64) = (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?);
+        let (got, title, votes): (i64, &str, i64) =
+            (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?);
         out.id = got as u64;
         out.title.clear();
         out.title.push_str(title);

@@ -49,7 +49,9 @@ pub(crate) fn create_tables(d: Dialect, variant: VoteVariant) -> Vec<String> {
     match d {
         Dialect::Postgres => vec![
             article,
-            format!("CREATE TABLE IF NOT EXISTS Vote (article_id BIGINT NOT NULL, {u} BIGINT NOT NULL)"),
+            format!(
+                "CREATE TABLE IF NOT EXISTS Vote (article_id BIGINT NOT NULL, {u} BIGINT NOT NULL)"
+            ),
             "CREATE INDEX IF NOT EXISTS vote_article ON Vote (article_id)".to_string(),
         ],
         // MySQL has no CREATE INDEX IF NOT EXISTS: the index is declared
@@ -88,7 +90,10 @@ pub(crate) fn insert_vote(d: Dialect) -> String {
 
 /// Increment the precomputed count of article (id).
 pub(crate) fn count_vote(d: Dialect) -> String {
-    format!("UPDATE Article SET votes = votes + 1 WHERE id = {}", p(d, 1))
+    format!(
+        "UPDATE Article SET votes = votes + 1 WHERE id = {}",
+        p(d, 1)
+    )
 }
 
 /// PostgreSQL's precomputed vote in one atomic statement: the insert and

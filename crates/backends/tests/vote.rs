@@ -110,7 +110,10 @@ async fn other_backends_refuse_by_name() {
     let sojourn_backends::AnyBackend::Memory(b) = any else {
         panic!("memory: opens the memory backend")
     };
-    let e = b.vote_is_empty().await.expect_err("memory: has no vote workload");
+    let e = b
+        .vote_is_empty()
+        .await
+        .expect_err("memory: has no vote workload");
     let msg = e.to_string();
     assert!(
         msg.contains("memory") && msg.contains("PostgreSQL") && msg.contains("Redis"),

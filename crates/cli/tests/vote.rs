@@ -87,7 +87,11 @@ fn assert_noria_table(stdout: &str) {
                 .lines()
                 .find(|l| l.starts_with(&prefix))
                 .unwrap_or_else(|| panic!("no {prefix:?} row in\n{stdout}"));
-            let cols: Vec<u64> = line.split('\t').skip(2).map(|c| c.parse().unwrap()).collect();
+            let cols: Vec<u64> = line
+                .split('\t')
+                .skip(2)
+                .map(|c| c.parse().unwrap())
+                .collect();
             // Response time includes service time.
             assert!(cols.len() == 2 && cols[0] >= cols[1], "{line}");
         }
@@ -119,7 +123,10 @@ fn assert_stored(data: &Path) {
         .unwrap();
     let report = ok(&out);
     assert!(report.contains("vote"), "{report}");
-    assert!(report.contains("insert") && report.contains("read"), "{report}");
+    assert!(
+        report.contains("insert") && report.contains("read"),
+        "{report}"
+    );
 }
 
 #[test]
@@ -129,7 +136,10 @@ fn postgres_both_variants() {
         let dir = tempfile::tempdir().unwrap();
         let (s, _) = bench(dir.path(), &pg.url(), Some(pg::PASSWORD), variant);
         let votes = get(&s, "INSERT", "Return=OK") as u64;
-        assert_eq!(pg.psql("SELECT count(*) FROM vote").trim(), votes.to_string());
+        assert_eq!(
+            pg.psql("SELECT count(*) FROM vote").trim(),
+            votes.to_string()
+        );
         assert_eq!(
             pg.psql("SELECT count(*) FROM article").trim(),
             ARTICLES.to_string()
@@ -155,7 +165,10 @@ fn mariadb_both_variants() {
         let dir = tempfile::tempdir().unwrap();
         let (s, _) = bench(dir.path(), &db.url(), Some(my::PASSWORD), variant);
         let votes = get(&s, "INSERT", "Return=OK") as u64;
-        assert_eq!(db.sql("SELECT count(*) FROM Vote").trim(), votes.to_string());
+        assert_eq!(
+            db.sql("SELECT count(*) FROM Vote").trim(),
+            votes.to_string()
+        );
         if variant == "precomputed" {
             assert_eq!(
                 db.sql(
@@ -235,7 +248,12 @@ fn shipped_suite_runs_against_postgres() {
         .arg("--data-dir")
         .arg(dir.path().join("data"))
         .arg("--no-progress")
-        .args(["--flag", "ycsb_timelimit=1", "--flag", "ycsb_threads_per_client=2"])
+        .args([
+            "--flag",
+            "ycsb_timelimit=1",
+            "--flag",
+            "ycsb_threads_per_client=2",
+        ])
         .args(["--flag", "sojourn_parameters=vote.articles=50"])
         .output()
         .unwrap();
@@ -275,5 +293,8 @@ fn shipped_suite_runs_against_postgres() {
         })
         .sum();
     assert!(votes > 0);
-    assert_eq!(pg.psql("SELECT count(*) FROM vote").trim(), votes.to_string());
+    assert_eq!(
+        pg.psql("SELECT count(*) FROM vote").trim(),
+        votes.to_string()
+    );
 }

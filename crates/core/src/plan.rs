@@ -100,10 +100,8 @@ impl Plan {
             None => None,
             Some(_) => {
                 let t = p.get_f64("target", 0.0)?;
-                let from_flag = matches!(
-                    p.entry("target").map(|e| &e.origin),
-                    Some(Origin::Flag(_))
-                );
+                let from_flag =
+                    matches!(p.entry("target").map(|e| &e.origin), Some(Origin::Flag(_)));
                 if t < 0.0 || (t == 0.0 && from_flag) {
                     return Err(p.invalid(
                         "target",

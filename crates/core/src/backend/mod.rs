@@ -214,7 +214,8 @@ pub fn vote_unsupported(describe: &str) -> BackendError {
 }
 
 /// The backends that run the vote workload, for error messages.
-pub const VOTE_BACKENDS: &str = "PostgreSQL (postgres://), MySQL/MariaDB (mysql://) and Redis (redis://)";
+pub const VOTE_BACKENDS: &str =
+    "PostgreSQL (postgres://), MySQL/MariaDB (mysql://) and Redis (redis://)";
 
 /// A configured database.
 pub trait Backend: Send + Sync + 'static {

@@ -316,12 +316,7 @@ mod tests {
         let c = VoteConfig::from_properties(&p).unwrap();
         assert_eq!(
             (c.articles, c.write_every, c.distribution, c.variant),
-            (
-                100_000,
-                20,
-                VoteDistribution::Uniform,
-                VoteVariant::Join
-            )
+            (100_000, 20, VoteDistribution::Uniform, VoteVariant::Join)
         );
         p.set_arg("vote.variant=precomputed").unwrap();
         p.set_arg("vote.distribution=zipfian").unwrap();

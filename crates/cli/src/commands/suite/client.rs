@@ -169,8 +169,7 @@ impl Visitor for RunShare<'_, '_> {
                         std::thread::sleep(wait);
                     }
                 }
-                let steps =
-                    Worker::for_plan(&plan, pool.workers()).map_err(anyhow::Error::msg)?;
+                let steps = Worker::for_plan(&plan, pool.workers()).map_err(anyhow::Error::msg)?;
                 let display = Display::new(
                     show.status,
                     !show.progress,

@@ -641,7 +641,12 @@ pub fn map(flags: &Flags, ctx: &mut MapContext<'_>) -> Result<BenchPlan> {
         // The key range split over the clients, so their loads never
         // insert the same key.
         let props = base.properties()?;
-        let cfg = CoreConfig::from_properties(&props)?;
+        // The vote workload's own load has no key range to split: each
+        // client would insert every article.
+        if sojourn_core::workload::vote::is_vote(&props) && vm_count > 1 {
+            bail!("the vote workload loads from one client machine: set num_vms: 1");
+        }
+        let cfg = Plan::from_properties(&props, Phase::Load, BACKEND_PREFIXES)?.workload;
         let seed = seed_of(&base, ctx)?;
         let mut clients = Vec::new();
         let mut start = cfg.insert_start;

@@ -25,8 +25,8 @@ use sojourn_core::recorder::Stats;
 use sojourn_store::{RunId, RunStatus, Store};
 
 use super::client::{self, ShareSpec, Show};
-use crate::commands::phase::Setup;
 use super::pkb::{BenchPlan, StagePlan};
+use crate::commands::phase::Setup;
 
 /// A stage stopped by Ctrl+C: not a failure of the config, and not a
 /// finished iteration either.
