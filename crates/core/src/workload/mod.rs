@@ -16,6 +16,9 @@ pub use self::core::{CoreShared, CoreWorker, Phase};
 pub use self::vote::{VoteConfig, VoteShared, VoteVariant, VoteWorker};
 
 /// One connection's state in whichever workload a plan selected.
+// One per connection, so its size does not matter; boxing the core worker
+// would add a pointer chase to every operation.
+#[allow(clippy::large_enum_variant)]
 pub enum Worker {
     Core(CoreWorker),
     Vote(VoteWorker),

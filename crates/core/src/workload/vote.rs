@@ -164,7 +164,7 @@ impl VoteShared {
             phase,
             rng,
             keys,
-            ops: 0,
+            until_vote: self.cfg.write_every,
             row: ArticleRow::default(),
             title: String::new(),
         }
@@ -182,8 +182,8 @@ pub struct VoteWorker {
     phase: Phase,
     rng: Rng,
     keys: Articles,
-    /// Operations this worker has drawn, for the write cadence.
-    ops: u64,
+    /// Operations left until this worker's next vote.
+    until_vote: u64,
     row: ArticleRow,
     title: String,
 }
@@ -194,12 +194,13 @@ impl VoteWorker {
     /// exactly per connection (Noria's clients count the same way) rather
     /// than on average.
     pub fn next_operation(&mut self) -> VoteOp {
-        self.ops += 1;
         let article = match &mut self.keys {
             Articles::Uniform(g) => g.next(&mut self.rng),
             Articles::Zipfian(g) => g.next(&mut self.rng),
         };
-        if self.ops % self.shared.cfg.write_every == 0 {
+        self.until_vote -= 1;
+        if self.until_vote == 0 {
+            self.until_vote = self.shared.cfg.write_every;
             // Users are drawn from a space large enough that the same user
             // rarely votes twice for one article; Noria does not dedupe either.
             let user = self.rng.next_u64() >> 33;
