@@ -292,8 +292,9 @@ mod tests {
             hits[article as usize] += 1;
         }
         let max = *hits.iter().max().unwrap();
-        // Uniform would give about 200 each.
-        assert!(max > 1000, "hottest article drew {max}");
+        // Uniform gives about 200 each (the hottest near 240); the
+        // scrambled zipfian's hottest article draws well over twice that.
+        assert!(max > 450, "hottest article drew {max}");
     }
 
     #[test]
