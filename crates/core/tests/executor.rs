@@ -496,7 +496,11 @@ fn groups_keep_their_own_rate_and_count() {
     assert!((1.9..2.5).contains(&secs), "elapsed {secs} s");
     // Each group's own sends were paced: in every whole interval the
     // writers' share stays near a fifth.
-    for iv in o.intervals.iter().filter(|iv| iv.length >= Duration::from_millis(900)) {
+    for iv in o
+        .intervals
+        .iter()
+        .filter(|iv| iv.length >= Duration::from_millis(900))
+    {
         let count = |k| {
             iv.kinds
                 .iter()
@@ -504,7 +508,10 @@ fn groups_keep_their_own_rate_and_count() {
                 .map_or(0, |x| x.statuses[Status::Ok.index()])
         };
         let (r, u) = (count(OpKind::Read) as f64, count(OpKind::Update) as f64);
-        assert!((u / (r + u) - 0.2).abs() < 0.03, "interval: {r} reads, {u} updates");
+        assert!(
+            (u / (r + u) - 0.2).abs() < 0.03,
+            "interval: {r} reads, {u} updates"
+        );
     }
 }
 
@@ -535,12 +542,21 @@ fn a_closed_loop_group_runs_beside_an_open_one() {
     })
     .unwrap()
     .unwrap();
-    assert_eq!(o.total.op(OpKind::Read).unwrap().count_of(Status::Ok), 50_000);
-    assert_eq!(o.total.op(OpKind::Update).unwrap().count_of(Status::Ok), 1_000);
+    assert_eq!(
+        o.total.op(OpKind::Read).unwrap().count_of(Status::Ok),
+        50_000
+    );
+    assert_eq!(
+        o.total.op(OpKind::Update).unwrap().count_of(Status::Ok),
+        1_000
+    );
     // Only the open group offers a schedule; the run as a whole is not
     // open loop, so no single target describes it.
     assert_eq!(o.scheduled, 1_000);
     assert_eq!(o.target, None);
     let secs = o.elapsed.as_secs_f64();
-    assert!(secs >= 0.45, "the paced group took {secs} s, under its schedule");
+    assert!(
+        secs >= 0.45,
+        "the paced group took {secs} s, under its schedule"
+    );
 }

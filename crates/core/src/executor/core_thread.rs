@@ -210,9 +210,12 @@ async fn run_job<C: Send + 'static, S: Step<C>>(
     let mut slots = conns.iter_mut();
     for lane in &lanes {
         let n = lane.steps.len();
-        pacers.extend(lane.ctx.schedule.is_some().then(|| {
-            tokio::task::spawn_local(pace(shared.clone(), lane.ctx.clone(), n))
-        }));
+        pacers.extend(
+            lane.ctx
+                .schedule
+                .is_some()
+                .then(|| tokio::task::spawn_local(pace(shared.clone(), lane.ctx.clone(), n))),
+        );
     }
     let ctxs: Vec<Arc<ThreadCtx>> = lanes.iter().map(|l| l.ctx.clone()).collect();
     for lane in lanes {

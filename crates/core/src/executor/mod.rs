@@ -508,11 +508,11 @@ impl<S: Send + 'static> Pool<S> {
         });
         // The run as a whole: open loop at the summed rate when every group
         // is, so the offered-rate checks read as for a single group.
-        let total_target = groups
+        let total_target = groups.iter().map(|g| g.target).sum::<Option<f64>>();
+        let total_count = groups
             .iter()
-            .map(|g| g.target)
-            .sum::<Option<f64>>();
-        let total_count = groups.iter().map(|g| g.operation_count).sum::<Option<u64>>();
+            .map(|g| g.operation_count)
+            .sum::<Option<u64>>();
         let whole = RunConfig {
             target: total_target,
             operation_count: total_count,

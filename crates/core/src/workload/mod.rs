@@ -4,6 +4,7 @@
 
 pub mod config;
 pub mod core;
+pub mod keyvalue;
 
 pub use self::config::{CoreConfig, RequestDistribution};
 pub use self::core::{CoreShared, CoreWorker, Phase};
