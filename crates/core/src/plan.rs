@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::executor::RunConfig;
 use crate::properties::{Properties, PropertyError, UnknownKey, CORE_PROPERTIES};
 use crate::schedule::Arrival;
+use crate::workload::keyvalue::{KeyValueConfig, KEYVALUE_PROPERTIES};
 use crate::workload::{CoreConfig, Phase};
 
 /// Properties sojourn adds to YCSB's.
@@ -39,10 +40,46 @@ pub enum MeasurementInterval {
     Both,
 }
 
+/// Which workload a plan runs (`workload=`): YCSB's core workload, whose
+/// settings are always in [`Plan::workload`], or another kind with its own.
+#[derive(Clone, Debug)]
+pub enum WorkloadKind {
+    Core,
+    KeyValue(KeyValueConfig),
+}
+
+impl WorkloadKind {
+    fn from_properties(p: &Properties, phase: Phase) -> Result<WorkloadKind, PropertyError> {
+        match p.get("workload").map(str::trim) {
+            // YCSB names its workloads by Java class (older releases under
+            // com.yahoo.ycsb); any package's CoreWorkload is the core one.
+            None | Some("core") => Ok(WorkloadKind::Core),
+            Some(c) if c.ends_with(".CoreWorkload") => Ok(WorkloadKind::Core),
+            Some("keyvalue") => Ok(WorkloadKind::KeyValue(KeyValueConfig::from_properties(
+                p, phase,
+            )?)),
+            Some(_) => Err(p.invalid(
+                "workload",
+                "accepted: core (YCSB's site.ycsb.workloads.CoreWorkload), keyvalue",
+            )),
+        }
+    }
+
+    /// Connections the phase uses, when the workload decides (the
+    /// key-value workload's reader and writer pools).
+    fn workers(&self) -> Option<usize> {
+        match self {
+            WorkloadKind::Core => None,
+            WorkloadKind::KeyValue(kv) => Some(kv.workers()),
+        }
+    }
+}
+
 /// A validated plan for one phase.
 #[derive(Clone, Debug)]
 pub struct Plan {
     pub phase: Phase,
+    pub kind: WorkloadKind,
     pub workload: CoreConfig,
     pub run: RunConfig,
     pub measurement_interval: MeasurementInterval,
@@ -70,7 +107,11 @@ impl Plan {
         known_prefixes: &[&str],
     ) -> Result<Plan, PropertyError> {
         let workload = CoreConfig::from_properties(p)?;
-        let threads = p.get_u64("threadcount", 1)?;
+        let kind = WorkloadKind::from_properties(p, phase)?;
+        let threads = match kind.workers() {
+            Some(n) => n as u64,
+            None => p.get_u64("threadcount", 1)?,
+        };
         if threads == 0 || threads > 100_000 {
             return Err(p.invalid("threadcount", "must be between 1 and 100000"));
         }
@@ -102,7 +143,9 @@ impl Plan {
             Phase::Load => Some(workload.insert_count),
             Phase::Run => (workload.operation_count > 0).then_some(workload.operation_count),
         };
-        if operation_count.is_none() && max_execution_time.is_none() {
+        if let WorkloadKind::KeyValue(kv) = &kind {
+            kv.check_ends(phase, max_execution_time.is_some(), p)?;
+        } else if operation_count.is_none() && max_execution_time.is_none() {
             return Err(p.invalid(
                 "operationcount",
                 "is 0 (no limit) and maxexecutiontime is not set, so the run would never end; set one of them",
@@ -135,6 +178,9 @@ impl Plan {
         }
         let mut known: Vec<&str> = CORE_PROPERTIES.to_vec();
         known.extend_from_slice(SOJOURN_PROPERTIES);
+        if let WorkloadKind::KeyValue(_) = kind {
+            known.extend_from_slice(KEYVALUE_PROPERTIES);
+        }
         let unknown = p.unknown_keys(&known, known_prefixes);
         Ok(Plan {
             phase,
@@ -150,6 +196,7 @@ impl Plan {
                 drain_timeout: seconds(p, "drain.timeout", 10.0)?,
                 runtime_threads: p.get_u64("runtime.threads", 0)?.min(1024) as usize,
             },
+            kind,
             workload,
             measurement_interval,
             percentiles,

@@ -177,6 +177,31 @@ impl KeyValueConfig {
         })
     }
 
+    /// Refuse a phase that would never end: a pool with no count of its own
+    /// and no `maxexecutiontime`.
+    pub fn check_ends(
+        &self,
+        phase: Phase,
+        deadline: bool,
+        p: &Properties,
+    ) -> Result<(), PropertyError> {
+        if deadline || phase == Phase::Load {
+            return Ok(());
+        }
+        for (threads, count, key) in [
+            (self.num_threads_write, self.num_writes, "num_writes"),
+            (self.num_threads_read, self.num_reads, "num_reads"),
+        ] {
+            if threads > 0 && count.is_none() {
+                return Err(p.invalid(
+                    key,
+                    "is -1 (no limit) and maxexecutiontime is not set, so the run would never end; set one of them",
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The layout: one record per key with one field, `v`.
     pub fn schema(&self) -> Schema {
         Schema {
