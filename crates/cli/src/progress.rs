@@ -12,17 +12,23 @@ use sojourn_core::plan::MeasurementInterval;
 use sojourn_core::recorder::Stats;
 use std::sync::Mutex;
 
-pub enum Display {
+/// A workload's own status line (the key-value workload prints
+/// yb-sample-apps' `Read: ... | Write: ...`), given the period since the
+/// last line.
+pub type StatusLine<'a> = dyn Fn(&Progress<'_>) -> String + Sync + 'a;
+
+pub enum Display<'a> {
     Status {
         every: Duration,
         mi: MeasurementInterval,
         window: Mutex<(Stats, Duration)>,
+        line: Option<&'a StatusLine<'a>>,
     },
     Bar(ProgressBar),
     Nothing,
 }
 
-impl Display {
+impl<'a> Display<'a> {
     pub fn new(
         status: bool,
         no_progress: bool,
@@ -30,12 +36,13 @@ impl Display {
         mi: MeasurementInterval,
         total: Option<u64>,
         label: &str,
-    ) -> Display {
+    ) -> Display<'a> {
         if status {
             return Display::Status {
                 every,
                 mi,
                 window: Mutex::new((Stats::default(), Duration::ZERO)),
+                line: None,
             };
         }
         if no_progress || !std::io::stderr().is_terminal() {
@@ -54,6 +61,14 @@ impl Display {
         Display::Bar(bar)
     }
 
+    /// Print status lines with `line` instead of YCSB's.
+    pub fn with_line(mut self, line: Option<&'a StatusLine<'a>>) -> Display<'a> {
+        if let Display::Status { line: l, .. } = &mut self {
+            *l = line;
+        }
+        self
+    }
+
     pub fn finish(&self) {
         if let Display::Bar(b) = self {
             b.finish_and_clear();
@@ -61,7 +76,7 @@ impl Display {
     }
 }
 
-impl Observer for Display {
+impl Observer for Display<'_> {
     fn interval(&self, p: &Progress<'_>) {
         match self {
             Display::Nothing => {}
@@ -76,7 +91,12 @@ impl Observer for Display {
                 }
                 bar.set_message(format!("{rate:.0} ops/s, p99 {:.2} ms", p99 as f64 / 1e6));
             }
-            Display::Status { every, mi, window } => {
+            Display::Status {
+                every,
+                mi,
+                window,
+                line,
+            } => {
                 let Ok(mut w) = window.lock() else { return };
                 w.0.add(p.interval);
                 // Print when a status period has passed since the last line.
@@ -85,18 +105,18 @@ impl Observer for Display {
                     return;
                 }
                 let length = p.elapsed.saturating_sub(period_start);
-                let line = status_line(
-                    &Progress {
-                        elapsed: p.elapsed,
-                        interval_length: length,
-                        interval: &w.0,
-                        ops_done: p.ops_done,
-                        expected_ops: p.expected_ops,
-                        max_execution_time: p.max_execution_time,
-                    },
-                    *mi,
-                    SystemTime::now(),
-                );
+                let period = Progress {
+                    elapsed: p.elapsed,
+                    interval_length: length,
+                    interval: &w.0,
+                    ops_done: p.ops_done,
+                    expected_ops: p.expected_ops,
+                    max_execution_time: p.max_execution_time,
+                };
+                let line = match line {
+                    Some(f) => f(&period),
+                    None => status_line(&period, *mi, SystemTime::now()),
+                };
                 let _ = writeln!(std::io::stderr(), "{line}");
                 w.0.reset();
                 w.1 = p.elapsed;

@@ -13,6 +13,7 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("workloadf", include_str!("../../../workloads/workloadf")),
     ("workloadx", include_str!("../../../workloads/workloadx")),
     ("vote", include_str!("../../../workloads/vote")),
+    ("keyvalue", include_str!("../../../workloads/keyvalue")),
 ];
 
 /// The shipped workload a missing `-P` path names, if any

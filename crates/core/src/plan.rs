@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::executor::RunConfig;
 use crate::properties::{Origin, Properties, PropertyError, UnknownKey, CORE_PROPERTIES};
 use crate::schedule::Arrival;
+use crate::workload::keyvalue::{is_keyvalue, KeyValueConfig, KEYVALUE_PROPERTIES};
 use crate::workload::vote::{is_vote, VOTE_PROPERTIES};
 use crate::workload::{CoreConfig, Phase, VoteConfig};
 
@@ -48,6 +49,9 @@ pub struct Plan {
     /// `Some` when `workload=vote` selected Noria's vote workload; the
     /// core settings above then only name the defaults nothing reads.
     pub vote: Option<VoteConfig>,
+    /// `Some` when `workload=keyvalue` selected yb-sample-apps' key-value
+    /// workload, which runs reader and writer pools of its own.
+    pub keyvalue: Option<KeyValueConfig>,
     pub run: RunConfig,
     pub measurement_interval: MeasurementInterval,
     pub percentiles: Vec<f64>,
@@ -78,21 +82,33 @@ impl Plan {
         } else {
             None
         };
-        let workload = match &vote {
-            None => CoreConfig::from_properties(p)?,
-            Some(v) => {
-                // The core settings still type-check (operationcount and
-                // the like are shared), without asking for a recordcount
-                // the vote workload does not use.
-                let mut core = p.clone();
-                core.remove("workload");
-                if !core.contains("recordcount") {
-                    core.set("recordcount", &v.articles.to_string(), Origin::Default);
-                }
-                CoreConfig::from_properties(&core)?
-            }
+        let keyvalue = if is_keyvalue(p) {
+            Some(KeyValueConfig::from_properties(p, phase)?)
+        } else {
+            None
         };
-        let threads = p.get_u64("threadcount", 1)?;
+        let workload = if vote.is_none() && keyvalue.is_none() {
+            CoreConfig::from_properties(p)?
+        } else {
+            // The core settings still type-check (operationcount and the
+            // like are shared), without asking for a recordcount the other
+            // workloads do not use.
+            let mut core = p.clone();
+            core.remove("workload");
+            let records = vote
+                .as_ref()
+                .map(|v| v.articles)
+                .or(keyvalue.as_ref().map(|kv| kv.num_unique_keys));
+            if let (Some(n), false) = (records, core.contains("recordcount")) {
+                core.set("recordcount", &n.to_string(), Origin::Default);
+            }
+            CoreConfig::from_properties(&core)?
+        };
+        let threads = match &keyvalue {
+            // The reader and writer pools decide the connections.
+            Some(kv) => kv.workers() as u64,
+            None => p.get_u64("threadcount", 1)?,
+        };
         if threads == 0 || threads > 100_000 {
             return Err(p.invalid("threadcount", "must be between 1 and 100000"));
         }
@@ -123,7 +139,9 @@ impl Plan {
             Phase::Load => Some(workload.insert_count),
             Phase::Run => (workload.operation_count > 0).then_some(workload.operation_count),
         };
-        if operation_count.is_none() && max_execution_time.is_none() {
+        if let Some(kv) = &keyvalue {
+            kv.check_ends(phase, max_execution_time.is_some(), p)?;
+        } else if operation_count.is_none() && max_execution_time.is_none() {
             return Err(p.invalid(
                 "operationcount",
                 "is 0 (no limit) and maxexecutiontime is not set, so the run would never end; set one of them",
@@ -157,6 +175,9 @@ impl Plan {
         let mut known: Vec<&str> = CORE_PROPERTIES.to_vec();
         known.extend_from_slice(SOJOURN_PROPERTIES);
         known.extend_from_slice(VOTE_PROPERTIES);
+        if keyvalue.is_some() {
+            known.extend_from_slice(KEYVALUE_PROPERTIES);
+        }
         let unknown = p.unknown_keys(&known, known_prefixes);
         Ok(Plan {
             phase,
@@ -174,6 +195,7 @@ impl Plan {
             },
             workload,
             vote,
+            keyvalue,
             measurement_interval,
             percentiles,
             status_interval,

@@ -436,3 +436,127 @@ fn self_check_flags_an_overloaded_run_and_passes_a_normal_one() {
         "{w:?}"
     );
 }
+
+/// Reads or updates one fixed key, so each group's operations can be told
+/// apart in the totals.
+struct OneKind(OpKind);
+
+impl<C: Connection> Step<C> for OneKind {
+    async fn step(&mut self, conn: &mut C, m: &mut Meter) {
+        let t = m.start();
+        let s = match self.0 {
+            OpKind::Read => conn.read("user1", Fields::All, &mut Vec::new()).await,
+            _ => conn.update("user1", &[]).await,
+        };
+        m.record(self.0, s, t);
+    }
+}
+
+#[test]
+fn groups_keep_their_own_rate_and_count() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let b = NullBackend::new();
+    // Readers: 3 connections at 4,000/s for 8,000 operations (two
+    // seconds); writers: 2 connections at 1,000/s for 2,000.
+    let groups = [
+        executor::Group {
+            workers: 3,
+            target: Some(4_000.0),
+            operation_count: Some(8_000),
+        },
+        executor::Group {
+            workers: 2,
+            target: Some(1_000.0),
+            operation_count: Some(2_000),
+        },
+    ];
+    let mut steps: Vec<OneKind> = (0..3).map(|_| OneKind(OpKind::Read)).collect();
+    steps.extend((0..2).map(|_| OneKind(OpKind::Update)));
+    let cfg = RunConfig {
+        threads: 5,
+        arrival: Arrival::Uniform,
+        seed: 5,
+        ..RunConfig::default()
+    };
+    let o = executor::with_pool(&connector(&b), 5, 0, |pool| {
+        pool.run_groups(steps, &groups, &cfg, &StopHandle::new(), &Quiet)
+    })
+    .unwrap()
+    .unwrap();
+    let reads = o.total.op(OpKind::Read).unwrap();
+    let updates = o.total.op(OpKind::Update).unwrap();
+    assert_eq!(reads.count_of(Status::Ok), 8_000);
+    assert_eq!(updates.count_of(Status::Ok), 2_000);
+    assert_eq!(o.scheduled, 10_000);
+    assert_eq!(o.target, Some(5_000.0));
+    // Both schedules span two seconds: run together, they end together,
+    // and the run took about that long. Had one group taken the other's
+    // rate, or the two been run back to back, it would not.
+    let secs = o.elapsed.as_secs_f64();
+    assert!((1.9..2.5).contains(&secs), "elapsed {secs} s");
+    // Each group's own sends were paced: in every whole interval the
+    // writers' share stays near a fifth.
+    for iv in o
+        .intervals
+        .iter()
+        .filter(|iv| iv.length >= Duration::from_millis(900))
+    {
+        let count = |k| {
+            iv.kinds
+                .iter()
+                .find(|x| x.kind == k)
+                .map_or(0, |x| x.statuses[Status::Ok.index()])
+        };
+        let (r, u) = (count(OpKind::Read) as f64, count(OpKind::Update) as f64);
+        assert!(
+            (u / (r + u) - 0.2).abs() < 0.03,
+            "interval: {r} reads, {u} updates"
+        );
+    }
+}
+
+#[test]
+fn a_closed_loop_group_runs_beside_an_open_one() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let b = NullBackend::new();
+    let groups = [
+        executor::Group {
+            workers: 1,
+            target: None,
+            operation_count: Some(50_000),
+        },
+        executor::Group {
+            workers: 1,
+            target: Some(2_000.0),
+            operation_count: Some(1_000),
+        },
+    ];
+    let steps = vec![OneKind(OpKind::Read), OneKind(OpKind::Update)];
+    let cfg = RunConfig {
+        threads: 2,
+        arrival: Arrival::Uniform,
+        ..RunConfig::default()
+    };
+    let o = executor::with_pool(&connector(&b), 2, 0, |pool| {
+        pool.run_groups(steps, &groups, &cfg, &StopHandle::new(), &Quiet)
+    })
+    .unwrap()
+    .unwrap();
+    assert_eq!(
+        o.total.op(OpKind::Read).unwrap().count_of(Status::Ok),
+        50_000
+    );
+    assert_eq!(
+        o.total.op(OpKind::Update).unwrap().count_of(Status::Ok),
+        1_000
+    );
+    // Only the open group offers a schedule; the run as a whole is not
+    // open loop, so no single target describes it.
+    assert_eq!(o.scheduled, 1_000);
+    assert_eq!(o.target, None);
+    let secs = o.elapsed.as_secs_f64();
+    assert!(
+        secs >= 0.45,
+        "the paced group took {secs} s, under its schedule"
+    );
+}

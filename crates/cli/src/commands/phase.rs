@@ -12,23 +12,24 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Mutex};
 
 use anyhow::{bail, Context, Result};
 use sojourn_backends::Visitor;
 use sojourn_core::backend::Backend;
 use sojourn_core::executor::{
-    self, BackendConnector, Interval, Observer, Pool, Progress, RunOutcome, StopHandle,
+    self, BackendConnector, Connector, Interval, Observer, Pool, Progress, RunOutcome, StopHandle,
 };
 use sojourn_core::output::{ycsb, Report, Warning};
 use sojourn_core::plan::{MeasurementInterval, Plan};
 use sojourn_core::properties::{Origin, Properties};
+use sojourn_core::workload::keyvalue::{self, KeyValueShared};
 use sojourn_core::workload::{Phase, Worker};
 
 use sojourn_store::{RunId, RunMeta, RunStatus, Store};
 
 use crate::cli::{ArrivalArg, Format, PhaseArgs};
-use crate::progress::Display;
+use crate::progress::{Display, StatusLine};
 use crate::{redact, workloads};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -324,38 +325,27 @@ fn drive<B: Backend>(
 ) -> Result<ExitCode> {
     let describe = backend.describe();
     let any = load_plan.as_ref().or(run_plan.as_ref()).expect("a plan");
-    let schema = Arc::new(sojourn_core::backend::Schema::ycsb(
-        &any.workload.table,
-        &any.workload.field_prefix,
-        any.workload.field_count,
-    ));
-    let (threads, runtime_threads) = (any.run.threads, any.run.runtime_threads);
-    let bench = load_plan.is_some() && run_plan.is_some();
+    let schema = Arc::new(match &any.keyvalue {
+        Some(kv) => kv.schema(),
+        None => sojourn_core::backend::Schema::ycsb(
+            &any.workload.table,
+            &any.workload.field_prefix,
+            any.workload.field_count,
+        ),
+    });
     let setup_step = Setup {
         backend,
         schema: &schema,
         vote: any.vote.as_ref().map(|v| v.variant),
     };
-    let mut loading = load_plan.is_some();
-    if loading {
-        let empty = setup.block_on(setup_step.is_empty())?;
-        if bench && empty == Some(false) && !drop {
-            eprintln!(
-                "{describe}: {} already holds data; skipping load",
-                setup_step.what()
-            );
-            loading = false;
-        } else {
-            setup.block_on(setup_step.prepare(drop))?;
-        }
-    }
-    if run_plan.is_some() && !loading && setup.block_on(setup_step.is_empty())? == Some(true) {
-        bail!(
-            "{} in {describe} is empty: run `sojourn load` with the same workload first, \
-             or `sojourn bench` to load and run",
-            setup_step.what()
+    let loading = check_table(&setup_step, setup, &load_plan, &run_plan, drop)?;
+    if any.keyvalue.is_some() {
+        return drive_keyvalue(
+            backend, setup, opts, load_plan, run_plan, loading, stop, store, schema,
         );
     }
+    let (threads, runtime_threads) = (any.run.threads, any.run.runtime_threads);
+    let bench = load_plan.is_some() && run_plan.is_some();
     let connector = BackendConnector { backend, schema };
     // One pool of connections serves both phases of `bench`.
     executor::with_pool(
@@ -367,23 +357,8 @@ fn drive<B: Backend>(
             if let Some(plan) = load_plan.as_ref().filter(|_| loading) {
                 let rec = Recording::begin(store, plan, opts, &describe);
                 let outcome = rec.failed_if(execute(pool, plan, stop, opts, &rec))?;
-                if bench {
-                    eprintln!(
-                        "loaded {} records into {describe} in {:.2} s ({:.0} inserts/s)",
-                        outcome.all.ops_done,
-                        outcome.elapsed.as_secs_f64(),
-                        outcome.throughput()
-                    );
-                    let warnings = Warning::check(&outcome, 0.0, &[]);
-                    for w in &warnings {
-                        eprintln!("warning: {w}");
-                    }
-                    rec.finish(&outcome, &warnings);
-                    if outcome.interrupted() {
-                        return Ok(ExitCode::from(130));
-                    }
-                } else {
-                    code = report(plan, &outcome, &describe, opts, &rec)?;
+                if let Some(code) = loaded(plan, &outcome, bench, &describe, opts, &rec)? {
+                    return Ok(code);
                 }
             }
             if let Some(plan) = &run_plan {
@@ -429,6 +404,152 @@ impl<B: Backend> Setup<'_, B> {
         }
         Ok(())
     }
+}
+
+/// Whether the load phase should run, after the checks every workload
+/// shares: `bench` skips loading data that is there (unless dropping),
+/// `load` prepares the tables, and `run` refuses an empty database.
+fn check_table<B: Backend>(
+    step: &Setup<'_, B>,
+    setup: &tokio::runtime::Runtime,
+    load_plan: &Option<Plan>,
+    run_plan: &Option<Plan>,
+    drop: bool,
+) -> Result<bool> {
+    let describe = step.backend.describe();
+    let bench = load_plan.is_some() && run_plan.is_some();
+    let mut loading = load_plan.is_some();
+    if loading {
+        let empty = setup.block_on(step.is_empty())?;
+        if bench && empty == Some(false) && !drop {
+            eprintln!(
+                "{describe}: {} already holds data; skipping load",
+                step.what()
+            );
+            loading = false;
+        } else {
+            setup.block_on(step.prepare(drop))?;
+        }
+    }
+    if run_plan.is_some() && !loading && setup.block_on(step.is_empty())? == Some(true) {
+        bail!(
+            "{} in {describe} is empty: run `sojourn load` with the same workload first, \
+             or `sojourn bench` to load and run",
+            step.what()
+        );
+    }
+    Ok(loading)
+}
+
+/// After a load phase: `bench` says what it loaded and goes on to the run
+/// (`None`, or the exit code if the load was interrupted); `load` prints
+/// the full summary.
+fn loaded(
+    plan: &Plan,
+    outcome: &RunOutcome,
+    bench: bool,
+    describe: &str,
+    opts: &Options,
+    rec: &Recording<'_>,
+) -> Result<Option<ExitCode>> {
+    if !bench {
+        return report(plan, outcome, describe, opts, rec).map(Some);
+    }
+    eprintln!(
+        "loaded {} records into {describe} in {:.2} s ({:.0} inserts/s)",
+        outcome.all.ops_done,
+        outcome.elapsed.as_secs_f64(),
+        outcome.throughput()
+    );
+    let warnings = Warning::check(outcome, 0.0, &[]);
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
+    rec.finish(outcome, &warnings);
+    Ok(outcome.interrupted().then(|| ExitCode::from(130)))
+}
+
+/// The key-value workload: each phase on a pool of its own (the load has
+/// writers only, the run writers and readers), continuing from the keys
+/// already written.
+#[allow(clippy::too_many_arguments)]
+fn drive_keyvalue<B: Backend>(
+    backend: &B,
+    setup: &tokio::runtime::Runtime,
+    opts: &Options,
+    load_plan: Option<Plan>,
+    run_plan: Option<Plan>,
+    loading: bool,
+    stop: &StopHandle,
+    store: Option<&Store>,
+    schema: Arc<sojourn_core::backend::Schema>,
+) -> Result<ExitCode> {
+    let describe = backend.describe();
+    let bench = load_plan.is_some() && run_plan.is_some();
+    let connector = BackendConnector { backend, schema };
+    let mut code = ExitCode::SUCCESS;
+    for plan in [load_plan.filter(|_| loading), run_plan]
+        .into_iter()
+        .flatten()
+    {
+        let Some(kv) = &plan.keyvalue else {
+            unreachable!("both plans read the same workload property")
+        };
+        let written = match kv.max_written_key {
+            Some(n) => n,
+            None => setup.block_on(async {
+                let mut conn = connector.connect().await?;
+                keyvalue::written_keys(&mut conn, kv)
+                    .await
+                    .map_err(|status| {
+                        anyhow::anyhow!(
+                            "finding the keys already written in {describe}: a read returned {}; \
+                         set -p max_written_key=N to skip the search",
+                            status.ycsb_name()
+                        )
+                    })
+            })?,
+        };
+        if plan.phase == Phase::Run || written > 0 {
+            eprintln!(
+                "{}: {written} keys written before this phase",
+                plan.phase.name()
+            );
+        }
+        let shared = KeyValueShared::new(kv.clone(), written);
+        let groups = kv.groups(plan.phase, written);
+        let steps: Vec<Worker> = (0..kv.workers())
+            .map(|i| Worker::KeyValue(shared.worker(plan.run.seed, i)))
+            .collect();
+        let progress = Mutex::new(keyvalue::ProgressLine::default());
+        let line = |p: &Progress<'_>| {
+            progress
+                .lock()
+                .map(|mut l| l.line(p, shared.written()))
+                .unwrap_or_default()
+        };
+        let rec = Recording::begin(store, &plan, opts, &describe);
+        let outcome = rec.failed_if(
+            executor::with_pool(&connector, kv.workers(), plan.run.runtime_threads, |pool| {
+                run_steps(pool, steps, &groups, &plan, stop, opts, &rec, Some(&line))
+            })
+            .map_err(anyhow::Error::from)
+            .and_then(|r| r),
+        )?;
+        eprintln!(
+            "{}: maxWrittenKey {}",
+            plan.phase.name(),
+            shared.written() as i64 - 1
+        );
+        if plan.phase == Phase::Load {
+            if let Some(code) = loaded(&plan, &outcome, bench, &describe, opts, &rec)? {
+                return Ok(code);
+            }
+        } else {
+            code = report(&plan, &outcome, &describe, opts, &rec)?;
+        }
+    }
+    Ok(code)
 }
 
 /// One phase's record in the store: begun when the phase starts; every
@@ -519,7 +640,7 @@ fn run_meta(plan: &Plan, opts: &Options, describe: &str) -> RunMeta {
 
 /// The display, plus each closed interval handed to the store's writer.
 struct Observe<'a> {
-    display: &'a Display,
+    display: &'a Display<'a>,
     intervals: Option<mpsc::Sender<Interval>>,
 }
 
@@ -544,6 +665,28 @@ fn execute(
     rec: &Recording<'_>,
 ) -> Result<RunOutcome> {
     let steps = Worker::for_plan(plan, pool.workers()).map_err(anyhow::Error::msg)?;
+    let all = [executor::Group {
+        workers: pool.workers(),
+        target: plan.run.target,
+        operation_count: plan.run.operation_count,
+    }];
+    run_steps(pool, steps, &all, plan, stop, opts, rec, None)
+}
+
+/// Run a phase's steps on the pool with the progress display, handing each
+/// interval to the store as it closes. `line` replaces YCSB's status line
+/// (`-s`) for workloads that print their own.
+#[allow(clippy::too_many_arguments)]
+fn run_steps<S: Send + 'static>(
+    pool: &mut Pool<S>,
+    steps: Vec<S>,
+    groups: &[executor::Group],
+    plan: &Plan,
+    stop: &StopHandle,
+    opts: &Options,
+    rec: &Recording<'_>,
+    line: Option<&StatusLine<'_>>,
+) -> Result<RunOutcome> {
     if plan.seed_generated {
         eprintln!(
             "{}: seed {} (repeat with --seed {})",
@@ -552,14 +695,19 @@ fn execute(
             plan.run.seed
         );
     }
+    let expected = groups
+        .iter()
+        .map(|g| g.operation_count)
+        .sum::<Option<u64>>();
     let display = Display::new(
         opts.status,
         opts.no_progress,
         plan.status_interval,
         plan.measurement_interval,
-        plan.run.operation_count,
+        expected,
         plan.phase.name(),
-    );
+    )
+    .with_line(line);
     // Intervals go to the store from a thread of their own: each is
     // committed as it arrives, and the executor's coordinator never waits
     // on the store. The scope ends once every interval is written, before
@@ -585,7 +733,7 @@ fn execute(
             display: &display,
             intervals,
         };
-        pool.run(steps, &plan.run, stop, &observer)
+        pool.run_groups(steps, groups, &plan.run, stop, &observer)
     })?;
     display.finish();
     Ok(outcome)

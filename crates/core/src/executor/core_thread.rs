@@ -31,12 +31,18 @@ pub(super) enum Report {
     Done { scheduled: u64, abandoned: u64 },
 }
 
-/// One run's share for one thread.
+/// One run's share for one thread: a lane per group with workers here.
 pub(super) struct Job<S> {
-    pub steps: Vec<(usize, S)>,
-    pub ctx: Arc<ThreadCtx>,
+    pub lanes: Vec<Lane<S>>,
     pub shared: Arc<Shared>,
     pub ready: Arc<Barrier>,
+}
+
+/// One group's workers on one thread, with their share of its schedule.
+pub(super) struct Lane<S> {
+    pub group: usize,
+    pub steps: Vec<(usize, S)>,
+    pub ctx: Arc<ThreadCtx>,
 }
 
 /// Operations a closed-loop worker claims at once. Workers yield between
@@ -191,27 +197,41 @@ async fn serve_jobs<K, S>(
 }
 
 /// Run one job's workers on the thread's connections; returns the arrivals
-/// this thread's pacer released and the operations abandoned in flight.
+/// this thread's pacers released and the operations abandoned in flight.
 async fn run_job<C: Send + 'static, S: Step<C>>(
     job: Job<S>,
     conns: &mut [Option<C>],
 ) -> (u64, u64) {
-    let Job {
-        steps, ctx, shared, ..
-    } = job;
-    let n = steps.len();
-    let mut handles: Vec<_> = steps
-        .into_iter()
-        .zip(conns.iter_mut())
-        .map(|((id, step), slot)| {
+    let Job { lanes, shared, .. } = job;
+    // Lanes come in group order and worker ids ascend within them: the
+    // order in which this thread's connections were dealt.
+    let mut handles = Vec::with_capacity(conns.len());
+    let mut pacers = Vec::new();
+    let mut slots = conns.iter_mut();
+    for lane in &lanes {
+        let n = lane.steps.len();
+        pacers.extend(
+            lane.ctx
+                .schedule
+                .is_some()
+                .then(|| tokio::task::spawn_local(pace(shared.clone(), lane.ctx.clone(), n))),
+        );
+    }
+    let ctxs: Vec<Arc<ThreadCtx>> = lanes.iter().map(|l| l.ctx.clone()).collect();
+    for lane in lanes {
+        for (id, step) in lane.steps {
+            let slot = slots.next().expect("a connection per worker");
             let conn = slot.take().expect("every connection is open at the start");
-            tokio::task::spawn_local(worker(id, conn, step, shared.clone(), ctx.clone()))
-        })
-        .collect();
-    let pacer = ctx
-        .schedule
-        .is_some()
-        .then(|| tokio::task::spawn_local(pace(shared.clone(), ctx.clone(), n)));
+            handles.push(tokio::task::spawn_local(worker(
+                id,
+                lane.group,
+                conn,
+                step,
+                shared.clone(),
+                lane.ctx.clone(),
+            )));
+        }
+    }
     {
         let all_done = async {
             for (h, slot) in handles.iter_mut().zip(conns.iter_mut()) {
@@ -220,7 +240,8 @@ async fn run_job<C: Send + 'static, S: Step<C>>(
                 }
             }
         };
-        let aborted = wait_abort(&shared, &ctx);
+        // The coordinator wakes every lane on abort; one is enough to hear.
+        let aborted = wait_abort(&shared, &ctxs[0]);
         tokio::select! {
             _ = all_done => {}
             _ = aborted => {}
@@ -241,14 +262,20 @@ async fn run_job<C: Send + 'static, S: Step<C>>(
             h.abort();
         }
     }
-    if let Some(p) = pacer {
+    for p in pacers {
         p.abort();
     }
     // Workers may take the last due arrivals before the pacer wakes to
     // count them; an overloaded thread's pacer runs ahead of its workers.
     // Either way the larger count is what was offered.
-    let taken = ctx.schedule.as_ref().map_or(0, |s| s.lock().issued());
-    (ctx.released.load(Ordering::Relaxed).max(taken), abandoned)
+    let released = ctxs
+        .iter()
+        .map(|ctx| {
+            let taken = ctx.schedule.as_ref().map_or(0, |s| s.lock().issued());
+            ctx.released.load(Ordering::Relaxed).max(taken)
+        })
+        .sum();
+    (released, abandoned)
 }
 
 async fn wait_abort(shared: &Shared, ctx: &ThreadCtx) {
@@ -265,6 +292,7 @@ async fn wait_abort(shared: &Shared, ctx: &ThreadCtx) {
 
 async fn worker<C, S: Step<C>>(
     id: usize,
+    group: usize,
     mut conn: C,
     mut step: S,
     shared: Arc<Shared>,
@@ -273,7 +301,7 @@ async fn worker<C, S: Step<C>>(
     let slot = shared.recorder.slot(id);
     let start = shared.start();
     let mut meter = Meter::new(start);
-    if let Some(budget) = &shared.budget {
+    if let Some(budget) = &shared.budgets[group] {
         'outer: loop {
             let n = claim(budget);
             if n == 0 {

@@ -46,7 +46,7 @@ use crate::schedule::{Arrival, Schedule};
 use crate::selfcheck::{ArrivalCheck, StartBins};
 
 use aggregate::Aggregator;
-use core_thread::{Job, Report, ThreadCtx};
+use core_thread::{Job, Lane, Report, ThreadCtx};
 
 /// One operation (or a compound such as read-modify-write) on one
 /// connection. Implemented by workloads.
@@ -111,6 +111,19 @@ impl Default for RunConfig {
             runtime_threads: 0,
         }
     }
+}
+
+/// A share of a run's connections with a pace and a budget of its own:
+/// a workload with separate writer and reader pools runs two groups, each
+/// open loop at its own target or closed loop. A plain run is one group
+/// made of every connection.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Group {
+    pub workers: usize,
+    /// Operations per second this group offers; `None` is closed loop.
+    pub target: Option<f64>,
+    /// Steps this group performs; `None` runs until the deadline.
+    pub operation_count: Option<u64>,
 }
 
 /// Up to three timings per step (read-modify-write records its read, its
@@ -324,8 +337,8 @@ struct Shared {
     stop: AtomicBool,
     /// Stop waiting for in-flight operations: drop them.
     abort: AtomicBool,
-    /// Closed loop only: operations left to hand out.
-    budget: Option<AtomicU64>,
+    /// Per group, closed loop only: operations left to hand out.
+    budgets: Vec<Option<AtomicU64>>,
 }
 
 impl Shared {
@@ -450,7 +463,33 @@ impl<S: Send + 'static> Pool<S> {
         stop: &StopHandle,
         observer: &dyn Observer,
     ) -> Result<RunOutcome, BackendError> {
+        let all = Group {
+            workers: self.workers,
+            target: cfg.target,
+            operation_count: cfg.operation_count,
+        };
+        self.run_groups(steps, &[all], cfg, stop, observer)
+    }
+
+    /// Run one `step` per connection, the connections split into `groups`
+    /// in order (the first `groups[0].workers` steps are the first group's,
+    /// and so on), each paced and counted on its own; `cfg.target` and
+    /// `cfg.operation_count` are ignored in favour of the groups'. The run
+    /// ends when every group has, or at `cfg.max_execution_time`.
+    pub fn run_groups(
+        &mut self,
+        steps: Vec<S>,
+        groups: &[Group],
+        cfg: &RunConfig,
+        stop: &StopHandle,
+        observer: &dyn Observer,
+    ) -> Result<RunOutcome, BackendError> {
         assert_eq!(steps.len(), self.workers, "one step per connection");
+        assert_eq!(
+            groups.iter().map(|g| g.workers).sum::<usize>(),
+            self.workers,
+            "the groups share out every connection"
+        );
         let n_threads = self.jobs.len();
         let shared = Arc::new(Shared {
             recorder: Recorder::new(self.workers),
@@ -458,41 +497,79 @@ impl<S: Send + 'static> Pool<S> {
             deadline: OnceLock::new(),
             stop: AtomicBool::new(false),
             abort: AtomicBool::new(false),
-            budget: cfg
-                .target
-                .is_none()
-                .then(|| AtomicU64::new(cfg.operation_count.unwrap_or(u64::MAX))),
+            budgets: groups
+                .iter()
+                .map(|g| {
+                    g.target
+                        .is_none()
+                        .then(|| AtomicU64::new(g.operation_count.unwrap_or(u64::MAX)))
+                })
+                .collect(),
         });
+        // The run as a whole: open loop at the summed rate when every group
+        // is, so the offered-rate checks read as for a single group.
+        let total_target = groups.iter().map(|g| g.target).sum::<Option<f64>>();
+        let total_count = groups
+            .iter()
+            .map(|g| g.operation_count)
+            .sum::<Option<u64>>();
+        let whole = RunConfig {
+            target: total_target,
+            operation_count: total_count,
+            ..cfg.clone()
+        };
         // Every thread plus this one: released together once all are ready.
         let ready = Arc::new(Barrier::new(n_threads + 1));
-        let mut per_thread: Vec<Vec<(usize, S)>> = (0..n_threads).map(|_| Vec::new()).collect();
-        for (id, step) in steps.into_iter().enumerate() {
-            per_thread[id % n_threads].push((id, step));
+        // Worker `id` lives on thread `id % n_threads`, as the pool opened
+        // its connections; within a thread, lanes come in group order.
+        let mut lanes: Vec<Vec<Lane<S>>> = (0..n_threads).map(|_| Vec::new()).collect();
+        let mut steps = steps.into_iter().enumerate();
+        let mut first = 0;
+        for (g, group) in groups.iter().enumerate() {
+            let ids = first..first + group.workers;
+            first += group.workers;
+            // Threads hosting this group deal its schedule among themselves.
+            let mut hosts: Vec<usize> = ids.clone().map(|id| id % n_threads).collect();
+            hosts.sort_unstable();
+            hosts.dedup();
+            let mut by_thread: Vec<Vec<(usize, S)>> = (0..n_threads).map(|_| Vec::new()).collect();
+            for _ in ids {
+                let (id, step) = steps.next().expect("one step per connection");
+                by_thread[id % n_threads].push((id, step));
+            }
+            for (j, &t) in hosts.iter().enumerate() {
+                let schedule = group.target.map(|rate| {
+                    Schedule::new(
+                        rate,
+                        cfg.arrival,
+                        group_seed(cfg.seed, g),
+                        group.operation_count,
+                        cfg.max_execution_time,
+                    )
+                    .dealt(j, hosts.len())
+                });
+                // Poisson runs count sends per time bin for the self-check;
+                // every lane bins at the run's total rate so the counts add
+                // up (a sum of Poisson streams is Poisson).
+                let starts = whole
+                    .target
+                    .filter(|_| cfg.arrival == Arrival::Poisson)
+                    .map(|rate| StartBins::for_rate(rate, expected_span(&whole, rate)));
+                lanes[t].push(Lane {
+                    group: g,
+                    steps: std::mem::take(&mut by_thread[t]),
+                    ctx: Arc::new(ThreadCtx::new(schedule, starts)),
+                });
+            }
         }
-        let mut wakers = Vec::with_capacity(n_threads);
+        let wakers: Vec<Arc<ThreadCtx>> = lanes
+            .iter()
+            .flat_map(|l| l.iter().map(|lane| lane.ctx.clone()))
+            .collect();
         let mut sent = 0;
-        for (t, steps) in per_thread.into_iter().enumerate() {
-            // Under a target, thread t takes arrivals t, t+T, t+2T, ...
-            let schedule = cfg.target.map(|rate| {
-                Schedule::new(
-                    rate,
-                    cfg.arrival,
-                    cfg.seed,
-                    cfg.operation_count,
-                    cfg.max_execution_time,
-                )
-                .dealt(t, n_threads)
-            });
-            // Poisson runs count sends per time bin for the self-check.
-            let starts = cfg
-                .target
-                .filter(|_| cfg.arrival == Arrival::Poisson)
-                .map(|rate| StartBins::for_rate(rate, expected_span(cfg, rate)));
-            let ctx = Arc::new(ThreadCtx::new(schedule, starts));
-            wakers.push(ctx.clone());
+        for (t, lanes) in lanes.into_iter().enumerate() {
             let job = Job {
-                steps,
-                ctx,
+                lanes,
                 shared: shared.clone(),
                 ready: ready.clone(),
             };
@@ -538,6 +615,7 @@ impl<S: Send + 'static> Pool<S> {
             .set(cfg.max_execution_time.map(|d| start + d));
         ready.wait();
 
+        let cfg = &whole;
         let mut agg = Aggregator::new(cfg, cpu_start);
         let mut next_tick = start + cfg.interval;
         let mut running = n_threads;
@@ -617,6 +695,16 @@ impl<S: Send + 'static> Pool<S> {
             runtime_threads: n_threads,
             arrival_check,
         }))
+    }
+}
+
+/// Each group's schedule draws from its own stream: two groups at one rate
+/// must not send in lockstep.
+fn group_seed(seed: u64, group: usize) -> u64 {
+    if group == 0 {
+        seed
+    } else {
+        seed ^ (group as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
     }
 }
 

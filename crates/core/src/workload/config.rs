@@ -98,7 +98,7 @@ impl CoreConfig {
             return Err(p.invalid(
                 "workload",
                 format!(
-                    "is not a workload sojourn knows; accepted: {}, vote",
+                    "is not a workload sojourn knows; accepted: {}, vote, keyvalue",
                     accepted.join(", ")
                 ),
             ));

@@ -5,6 +5,7 @@
 
 pub mod config;
 pub mod core;
+pub mod keyvalue;
 pub mod vote;
 
 use crate::backend::Connection;
@@ -22,11 +23,21 @@ pub use self::vote::{VoteConfig, VoteShared, VoteVariant, VoteWorker};
 pub enum Worker {
     Core(CoreWorker),
     Vote(VoteWorker),
+    /// Built by the caller (see [`keyvalue`]): its writers continue from
+    /// keys found in the database before the phase.
+    KeyValue(keyvalue::KeyValueWorker),
 }
 
 impl Worker {
     /// `n` workers for `plan`, one per connection.
     pub fn for_plan(plan: &Plan, n: usize) -> Result<Vec<Worker>, String> {
+        if plan.keyvalue.is_some() {
+            return Err(
+                "the keyvalue workload runs with `sojourn load`, `run` and `bench` \
+                        (its reader and writer pools are not available here)"
+                    .to_string(),
+            );
+        }
         Ok(match &plan.vote {
             Some(cfg) => {
                 let shared = VoteShared::new(cfg.clone());
@@ -49,6 +60,7 @@ impl<C: Connection> Step<C> for Worker {
         match self {
             Worker::Core(w) => w.step(conn, meter).await,
             Worker::Vote(w) => w.step(conn, meter).await,
+            Worker::KeyValue(w) => w.step(conn, meter).await,
         }
     }
 }

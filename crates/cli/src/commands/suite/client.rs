@@ -245,7 +245,7 @@ fn record_while_running<T>(
 
 /// The display, plus each closed interval handed to the store's writer.
 struct Observe<'a> {
-    display: &'a Display,
+    display: &'a Display<'a>,
     intervals: Option<mpsc::Sender<Interval>>,
 }
 

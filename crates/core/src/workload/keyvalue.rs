@@ -1,0 +1,603 @@
+//! yb-sample-apps' key-value workload (`CassandraKeyValue`), selected with
+//! `workload=keyvalue`: a pool of writers and a pool of readers, each with
+//! its own connections and optional target rate, over keys `key:<n>`.
+//!
+//! Writers insert new keys in sequence until `num_unique_keys`, then update
+//! random keys already written. Readers read among the keys confirmed
+//! written: uniformly, or (`read_distribution=latest`) skewed towards the
+//! newest, as in the seed's "recent-data read heavy" phase. Every value
+//! carries a checksum over its key and payload, verified on every read; a
+//! mismatch is counted as UNEXPECTED_STATE.
+//!
+//! The load phase is the writers alone inserting every key; the run phase
+//! continues from the keys already present (found by a binary search of
+//! reads, see [`written_keys`], or given as `max_written_key`).
+//!
+//! Data goes through the same [`Connection`] as YCSB's workload: one record
+//! per key, one field (`v`), so every key-value backend serves it as is.
+
+use std::sync::Arc;
+
+use rand_core::RngCore;
+
+use crate::backend::{Connection, FieldValue, Fields, Schema, Status};
+use crate::executor::{Group, Meter, Progress, Step};
+use crate::generator::{below, rng_for, AcknowledgedCounter, Rng, SkewedLatest};
+use crate::op::OpKind;
+use crate::properties::{Properties, PropertyError};
+
+use super::Phase;
+
+/// The property names this workload reads, for unknown-key checks.
+pub const KEYVALUE_PROPERTIES: &[&str] = &[
+    "num_unique_keys",
+    "num_writes",
+    "num_reads",
+    "num_threads_write",
+    "num_threads_read",
+    "value_size",
+    "read_distribution",
+    "read_rate",
+    "write_rate",
+    "max_written_key",
+    "read_only",
+    "nouuid",
+    "uuid",
+];
+
+/// Whether the `workload` property selects this workload.
+pub fn is_keyvalue(p: &Properties) -> bool {
+    p.get_str("workload", "core")
+        .eq_ignore_ascii_case("keyvalue")
+}
+
+/// Which written keys readers pick.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ReadDistribution {
+    Uniform,
+    /// Skewed towards the most recently written keys (YCSB's `latest`).
+    Latest,
+}
+
+/// The workload's settings, with yb-sample-apps' names.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyValueConfig {
+    pub table: String,
+    pub num_unique_keys: u64,
+    /// Writes to perform; `None` until the deadline (yb's -1).
+    pub num_writes: Option<u64>,
+    pub num_reads: Option<u64>,
+    pub num_threads_write: usize,
+    pub num_threads_read: usize,
+    pub value_size: usize,
+    pub read_distribution: ReadDistribution,
+    /// Operations per second of each pool in total; `None` is closed loop.
+    pub read_rate: Option<f64>,
+    pub write_rate: Option<f64>,
+    /// Keys `0..n` are known to be written; `None`: find out.
+    pub max_written_key: Option<u64>,
+    /// Prepended to `key:<n>` (`<uuid>:key:<n>`); empty with `nouuid`.
+    pub key_prefix: String,
+}
+
+/// The smallest value that still holds a checksum, its separator and a
+/// byte of payload.
+const MIN_VALUE_SIZE: u64 = 10;
+
+impl KeyValueConfig {
+    /// Read the workload's properties; `table` keeps YCSB's name for the
+    /// table (default `keyvalue` here, so a YCSB table is not touched).
+    pub fn from_properties(p: &Properties, phase: Phase) -> Result<Self, PropertyError> {
+        let count = |key: &str| -> Result<Option<u64>, PropertyError> {
+            match p.get_i64(key, -1)? {
+                -1 => Ok(None),
+                n if n >= 0 => Ok(Some(n as u64)),
+                _ => Err(p.invalid(key, "must be a count, or -1 for no limit")),
+            }
+        };
+        let rate = |key: &str| -> Result<Option<f64>, PropertyError> {
+            match p.entry(key) {
+                None => Ok(None),
+                Some(_) => {
+                    let r = p.get_f64(key, 0.0)?;
+                    if !(r > 0.0 && r.is_finite()) {
+                        return Err(p.invalid(
+                            key,
+                            "must be operations per second above 0; leave it out for a closed loop",
+                        ));
+                    }
+                    Ok(Some(r))
+                }
+            }
+        };
+        let threads = |key: &str, default: u64| -> Result<usize, PropertyError> {
+            let n = p.get_u64(key, default)?;
+            if n > 10_000 {
+                return Err(p.invalid(key, "must be at most 10000"));
+            }
+            Ok(n as usize)
+        };
+        let num_unique_keys = p.get_u64("num_unique_keys", 1_000_000)?;
+        if num_unique_keys == 0 {
+            return Err(p.invalid("num_unique_keys", "must be at least 1"));
+        }
+        let value_size = p.get_u64("value_size", 256)?;
+        if !(MIN_VALUE_SIZE..=16 << 20).contains(&value_size) {
+            return Err(p.invalid(
+                "value_size",
+                format!(
+                    "must be between {MIN_VALUE_SIZE} bytes (a checksum and a byte) and 16 MiB"
+                ),
+            ));
+        }
+        let read_distribution =
+            match p.get_choice("read_distribution", "uniform", &["uniform", "latest"])? {
+                "latest" => ReadDistribution::Latest,
+                _ => ReadDistribution::Uniform,
+            };
+        let read_only = p.get_bool("read_only", false)?;
+        let mut num_threads_write = threads("num_threads_write", 2)?;
+        let mut num_threads_read = threads("num_threads_read", 24)?;
+        match phase {
+            // Loading is writing: readers have nothing to read yet.
+            Phase::Load => num_threads_read = 0,
+            Phase::Run if read_only => num_threads_write = 0,
+            Phase::Run => {}
+        }
+        if num_threads_write + num_threads_read == 0 {
+            return Err(p.invalid(
+                if phase == Phase::Load {
+                    "num_threads_write"
+                } else {
+                    "num_threads_read"
+                },
+                "leaves no connection to run: give the writers or readers at least one",
+            ));
+        }
+        let key_prefix = if p.get_bool("nouuid", true)? {
+            String::new()
+        } else {
+            match p.get("uuid") {
+                Some(u) if !u.trim().is_empty() => format!("{}:", u.trim()),
+                _ => {
+                    return Err(p.invalid(
+                        "nouuid",
+                        "is false, so keys need a prefix: set -p uuid=... (the same one for load and run)",
+                    ))
+                }
+            }
+        };
+        Ok(KeyValueConfig {
+            table: p.get_str("table", "keyvalue").to_string(),
+            num_unique_keys,
+            num_writes: count("num_writes")?,
+            num_reads: count("num_reads")?,
+            num_threads_write,
+            num_threads_read,
+            value_size: value_size as usize,
+            read_distribution,
+            read_rate: rate("read_rate")?,
+            write_rate: rate("write_rate")?,
+            max_written_key: count("max_written_key")?,
+            key_prefix,
+        })
+    }
+
+    /// Refuse a phase that would never end: a pool with no count of its own
+    /// and no `maxexecutiontime`.
+    pub fn check_ends(
+        &self,
+        phase: Phase,
+        deadline: bool,
+        p: &Properties,
+    ) -> Result<(), PropertyError> {
+        if deadline || phase == Phase::Load {
+            return Ok(());
+        }
+        for (threads, count, key) in [
+            (self.num_threads_write, self.num_writes, "num_writes"),
+            (self.num_threads_read, self.num_reads, "num_reads"),
+        ] {
+            if threads > 0 && count.is_none() {
+                return Err(p.invalid(
+                    key,
+                    "is -1 (no limit) and maxexecutiontime is not set, so the run would never end; set one of them",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The layout: one record per key with one field, `v`.
+    pub fn schema(&self) -> Schema {
+        Schema {
+            table: self.table.clone(),
+            field_names: vec!["v".to_string()],
+        }
+    }
+
+    pub fn key(&self, n: u64) -> String {
+        let mut k = String::with_capacity(self.key_prefix.len() + 24);
+        k.push_str(&self.key_prefix);
+        k.push_str("key:");
+        k.push_str(itoa::Buffer::new().format(n));
+        k
+    }
+
+    /// Connections: writers first, then readers.
+    pub fn workers(&self) -> usize {
+        self.num_threads_write + self.num_threads_read
+    }
+
+    /// The executor's groups for a phase that starts with `written` keys
+    /// present: writers, then readers, leaving out an empty pool.
+    pub fn groups(&self, phase: Phase, written: u64) -> Vec<Group> {
+        let writes = match phase {
+            Phase::Load => {
+                let left = self.num_unique_keys.saturating_sub(written);
+                Some(self.num_writes.map_or(left, |n| n.min(left)))
+            }
+            Phase::Run => self.num_writes,
+        };
+        [
+            (self.num_threads_write, self.write_rate, writes),
+            (self.num_threads_read, self.read_rate, self.num_reads),
+        ]
+        .into_iter()
+        .filter(|&(w, _, _)| w > 0)
+        .map(|(workers, target, operation_count)| Group {
+            workers,
+            target,
+            operation_count,
+        })
+        .collect()
+    }
+}
+
+/// How many keys are written: the first `n` with `key:n` missing, by a
+/// binary search over reads (about 40 reads for 10^12 keys). Writers insert
+/// in order, so the keys present are a prefix; a few may be missing near
+/// its end where inserts were cut off, which the search may land on, in
+/// which case writers retry from there.
+pub async fn written_keys<C: Connection>(
+    conn: &mut C,
+    cfg: &KeyValueConfig,
+) -> Result<u64, Status> {
+    let mut out = Vec::new();
+    if !present(conn, cfg, 0, &mut out).await? {
+        return Ok(0);
+    }
+    // Every key below `lo` is present; `hi` is absent (or the end).
+    let (mut lo, mut hi) = (1u64, cfg.num_unique_keys);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if present(conn, cfg, mid, &mut out).await? {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(lo)
+}
+
+async fn present<C: Connection>(
+    conn: &mut C,
+    cfg: &KeyValueConfig,
+    n: u64,
+    out: &mut Vec<FieldValue>,
+) -> Result<bool, Status> {
+    out.clear();
+    match conn.read(&cfg.key(n), Fields::All, out).await {
+        Status::Ok => Ok(true),
+        Status::NotFound => Ok(false),
+        other => Err(other),
+    }
+}
+
+/// What the workers of one phase share: the insert counter, whose
+/// acknowledged part is what readers may read.
+pub struct KeyValueShared {
+    cfg: KeyValueConfig,
+    inserts: AcknowledgedCounter,
+    /// Keys present before the phase began.
+    start: u64,
+}
+
+impl KeyValueShared {
+    /// Writers continue from `written` keys already present.
+    pub fn new(cfg: KeyValueConfig, written: u64) -> Arc<KeyValueShared> {
+        Arc::new(KeyValueShared {
+            cfg,
+            inserts: AcknowledgedCounter::new(written),
+            start: written,
+        })
+    }
+
+    pub fn config(&self) -> &KeyValueConfig {
+        &self.cfg
+    }
+
+    /// Keys confirmed written: every key below this one is (yb's
+    /// `maxWrittenKey` + 1).
+    pub fn written(&self) -> u64 {
+        let last = self.inserts.last();
+        if last == self.start.wrapping_sub(1) {
+            self.start
+        } else {
+            (last + 1).min(self.cfg.num_unique_keys)
+        }
+    }
+
+    /// The worker for connection `index` (writers first), seeded from the
+    /// run seed and the index.
+    pub fn worker(self: &Arc<Self>, seed: u64, index: usize) -> KeyValueWorker {
+        let role = if index < self.cfg.num_threads_write {
+            Role::Writer
+        } else {
+            Role::Reader
+        };
+        KeyValueWorker {
+            shared: self.clone(),
+            role,
+            rng: rng_for(seed, index as u64),
+            latest: SkewedLatest::new(self.written().max(1)),
+            value: Vec::with_capacity(self.cfg.value_size),
+            out: Vec::with_capacity(1),
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Role {
+    Writer,
+    Reader,
+}
+
+/// One connection's state.
+pub struct KeyValueWorker {
+    shared: Arc<KeyValueShared>,
+    role: Role,
+    rng: Rng,
+    latest: SkewedLatest,
+    value: Vec<u8>,
+    out: Vec<FieldValue>,
+}
+
+impl<C: Connection> Step<C> for KeyValueWorker {
+    async fn step(&mut self, conn: &mut C, m: &mut Meter) {
+        match self.role {
+            Role::Writer => self.write(conn, m).await,
+            Role::Reader => self.read(conn, m).await,
+        }
+    }
+}
+
+impl KeyValueWorker {
+    async fn write<C: Connection>(&mut self, conn: &mut C, m: &mut Meter) {
+        let shared = &*self.shared;
+        let cfg = &shared.cfg;
+        let written = shared.written();
+        // New keys first; once every key exists, overwrite random ones.
+        let (kind, n) = if written < cfg.num_unique_keys {
+            let n = shared.inserts.next();
+            if n < cfg.num_unique_keys {
+                (OpKind::Insert, n)
+            } else {
+                (OpKind::Update, below(&mut self.rng, cfg.num_unique_keys))
+            }
+        } else {
+            (OpKind::Update, below(&mut self.rng, written))
+        };
+        let key = cfg.key(n);
+        fill_value(&mut self.rng, &key, cfg.value_size, &mut self.value);
+        let values = [FieldValue {
+            field: 0,
+            value: std::mem::take(&mut self.value),
+        }];
+        let t = m.start();
+        let status = match kind {
+            OpKind::Insert => conn.insert(&key, &values).await,
+            _ => conn.update(&key, &values).await,
+        };
+        m.record(kind, status, t);
+        let [FieldValue { value, .. }] = values;
+        self.value = value;
+        if kind == OpKind::Insert {
+            // Acknowledged whatever the outcome, as YCSB does: a failed
+            // insert must not hold back every later key from readers (they
+            // find it missing, and count that).
+            shared.inserts.acknowledge(n);
+        }
+    }
+
+    async fn read<C: Connection>(&mut self, conn: &mut C, m: &mut Meter) {
+        let shared = &*self.shared;
+        let written = shared.written();
+        let n = match shared.cfg.read_distribution {
+            // Nothing written yet: key 0, which is reported NOT_FOUND.
+            _ if written == 0 => 0,
+            ReadDistribution::Uniform => below(&mut self.rng, written),
+            // `written - 1` is the newest key; the skewed draw is in
+            // 1..=last, so the newest is the likeliest.
+            ReadDistribution::Latest => self.latest.next(&mut self.rng, written - 1),
+        };
+        let key = shared.cfg.key(n);
+        self.out.clear();
+        let t = m.start();
+        let mut status = conn.read(&key, Fields::All, &mut self.out).await;
+        let ended = std::time::Instant::now();
+        if status == Status::Ok && !self.out.iter().any(|f| verify(&key, &f.value)) {
+            status = Status::UnexpectedState;
+        }
+        m.record_span(OpKind::Read, status, t, ended);
+    }
+}
+
+/// A value of `size` bytes for `key`: 8 hex digits of a CRC-32 over the key
+/// and the payload, `:`, then printable random payload (printable so that
+/// SQL backends can keep it in a text column).
+pub fn fill_value(rng: &mut Rng, key: &str, size: usize, out: &mut Vec<u8>) {
+    out.clear();
+    out.resize(9, b'0');
+    out[8] = b':';
+    while out.len() < size {
+        let mut r = rng.next_u64();
+        for _ in 0..8 {
+            if out.len() == size {
+                break;
+            }
+            out.push(b'a' + (r % 26) as u8);
+            r /= 26;
+        }
+    }
+    let sum = checksum(key, &out[9..]);
+    out[..8].copy_from_slice(format!("{sum:08x}").as_bytes());
+}
+
+/// Whether `value` is one [`fill_value`] made for `key`.
+pub fn verify(key: &str, value: &[u8]) -> bool {
+    if value.len() < 9 || value[8] != b':' {
+        return false;
+    }
+    let Ok(hex) = std::str::from_utf8(&value[..8]) else {
+        return false;
+    };
+    u32::from_str_radix(hex, 16).is_ok_and(|sum| sum == checksum(key, &value[9..]))
+}
+
+fn checksum(key: &str, payload: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(key.as_bytes());
+    h.update(payload);
+    h.finalize()
+}
+
+/// yb-sample-apps' progress line, from the intervals the executor reports:
+/// `Read: x ops/sec (y ms/op), n total ops | Write: ... | Uptime: t ms |
+/// maxWrittenKey: k`.
+#[derive(Default)]
+pub struct ProgressLine {
+    reads: u64,
+    writes: u64,
+}
+
+impl ProgressLine {
+    pub fn line(&mut self, p: &Progress<'_>, written: u64) -> String {
+        let secs = p.interval_length.as_secs_f64();
+        let part = |kinds: &[OpKind], total: &mut u64| {
+            let (mut n, mut ns) = (0u64, 0f64);
+            for k in kinds {
+                if let Some(s) = p.interval.op(*k) {
+                    let all = s.all();
+                    n += s.count();
+                    ns += all.response.mean() * all.response.len() as f64;
+                }
+            }
+            *total += n;
+            let rate = if secs > 0.0 { n as f64 / secs } else { 0.0 };
+            let ms = if n > 0 { ns / n as f64 / 1e6 } else { 0.0 };
+            format!("{rate:.2} ops/sec ({ms:.2} ms/op), {total} total ops")
+        };
+        let read = part(&[OpKind::Read], &mut self.reads);
+        let write = part(&[OpKind::Insert, OpKind::Update], &mut self.writes);
+        format!(
+            "Read: {read} | Write: {write} | Uptime: {} ms | maxWrittenKey: {}",
+            p.elapsed.as_millis(),
+            written as i64 - 1
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::properties::Origin;
+
+    fn props(pairs: &[(&str, &str)]) -> Properties {
+        let mut p = Properties::new();
+        for (k, v) in pairs {
+            p.set(k, v, Origin::Flag("-p"));
+        }
+        p
+    }
+
+    #[test]
+    fn values_verify_for_their_key_only() {
+        let mut rng = rng_for(1, 2);
+        let mut v = Vec::new();
+        fill_value(&mut rng, "key:7", 64, &mut v);
+        assert_eq!(v.len(), 64);
+        assert!(verify("key:7", &v));
+        assert!(!verify("key:8", &v), "a value read under another key");
+        let mut bad = v.clone();
+        bad[40] = if bad[40] == b'a' { b'b' } else { b'a' };
+        assert!(!verify("key:7", &bad), "one flipped byte");
+        assert!(!verify("key:7", &v[..5]));
+        assert!(v[9..].iter().all(u8::is_ascii_lowercase));
+    }
+
+    #[test]
+    fn defaults_and_phases() {
+        let c = KeyValueConfig::from_properties(&props(&[]), Phase::Run).unwrap();
+        assert_eq!(c.num_unique_keys, 1_000_000);
+        assert_eq!((c.num_threads_write, c.num_threads_read), (2, 24));
+        assert_eq!(c.key(42), "key:42");
+        assert_eq!(c.value_size, 256);
+        let load = KeyValueConfig::from_properties(&props(&[]), Phase::Load).unwrap();
+        assert_eq!(load.num_threads_read, 0);
+        assert_eq!(
+            load.groups(Phase::Load, 400_000),
+            vec![Group {
+                workers: 2,
+                target: None,
+                operation_count: Some(600_000)
+            }]
+        );
+        let ro = props(&[("read_only", "true"), ("read_rate", "500")]);
+        let c = KeyValueConfig::from_properties(&ro, Phase::Run).unwrap();
+        assert_eq!(
+            c.groups(Phase::Run, 10),
+            vec![Group {
+                workers: 24,
+                target: Some(500.0),
+                operation_count: None
+            }]
+        );
+    }
+
+    #[test]
+    fn bad_values_name_the_property() {
+        for (k, v, want) in [
+            ("value_size", "4", "value_size"),
+            ("read_rate", "0", "read_rate"),
+            ("num_reads", "-2", "num_reads"),
+            ("read_distribution", "zipf", "read_distribution"),
+            ("nouuid", "false", "uuid"),
+        ] {
+            let e = KeyValueConfig::from_properties(&props(&[(k, v)]), Phase::Run)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "{k}={v}: {e}");
+        }
+        let c = KeyValueConfig::from_properties(
+            &props(&[("nouuid", "false"), ("uuid", "abc")]),
+            Phase::Run,
+        )
+        .unwrap();
+        assert_eq!(c.key(3), "abc:key:3");
+    }
+
+    #[test]
+    fn written_moves_over_acknowledged_inserts_only() {
+        let cfg = KeyValueConfig::from_properties(&props(&[("num_unique_keys", "10")]), Phase::Run)
+            .unwrap();
+        let s = KeyValueShared::new(cfg, 3);
+        assert_eq!(s.written(), 3);
+        let (a, b) = (s.inserts.next(), s.inserts.next());
+        assert_eq!((a, b), (3, 4));
+        s.inserts.acknowledge(b);
+        assert_eq!(s.written(), 3, "key 3 is not confirmed yet");
+        s.inserts.acknowledge(a);
+        assert_eq!(s.written(), 5);
+    }
+}
