@@ -18,26 +18,30 @@ pub use sojourn_core::backend::null::{NullBackend, NullConnection};
 use sojourn_core::backend::Backend;
 use sojourn_core::properties::Properties;
 
+#[cfg(feature = "bigtable")]
+pub mod bigtable;
 #[cfg(feature = "memcached")]
 pub mod memcached;
 #[cfg(feature = "mysql")]
 pub mod mysql;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+#[cfg(all(feature = "postgres", target_os = "linux"))]
+mod proc_cpu;
 #[cfg(feature = "redis")]
 pub mod redis;
-#[cfg(any(feature = "postgres", feature = "mysql"))]
-mod sql;
-#[cfg(feature = "bigtable")]
-pub mod bigtable;
 #[cfg(feature = "rocksdb")]
 pub mod rocksdb;
+#[cfg(any(feature = "postgres", feature = "mysql"))]
+mod sql;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod url;
 #[cfg(any(feature = "redis", feature = "memcached"))]
 mod wire;
 
+#[cfg(feature = "bigtable")]
+pub use bigtable::BigtableBackend;
 #[cfg(feature = "memcached")]
 pub use memcached::MemcachedBackend;
 #[cfg(feature = "mysql")]
@@ -46,8 +50,6 @@ pub use mysql::MysqlBackend;
 pub use postgres::PostgresBackend;
 #[cfg(feature = "redis")]
 pub use redis::RedisBackend;
-#[cfg(feature = "bigtable")]
-pub use bigtable::BigtableBackend;
 #[cfg(feature = "rocksdb")]
 pub use rocksdb::RocksBackend;
 #[cfg(feature = "sqlite")]

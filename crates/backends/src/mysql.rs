@@ -35,7 +35,7 @@ use std::time::Duration;
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts, OptsBuilder, Params, SslOpts, Value};
 use sojourn_core::backend::{
-    Backend, BackendError, Connection, FieldValue, Fields, Row, Schema, Status,
+    Backend, BackendError, Connection, FieldValue, Fields, Row, Schema, ServerCounters, Status,
 };
 use sojourn_core::properties::Properties;
 use tokio::time::{timeout_at, Instant};
@@ -247,8 +247,49 @@ fn checked_table(schema: &Schema) -> Result<&str, String> {
     }
 }
 
+/// `SHOW GLOBAL STATUS` variables kept as server counters (whole server),
+/// by their status name in lower case. Workers run
+/// prepared statements, so their reads and writes show in
+/// `Com_stmt_execute` and the InnoDB row counters rather than in
+/// `Com_select` / `Com_update`, which are kept for statements sent as text.
+const STATUS_COUNTERS: [&str; 12] = [
+    "Innodb_rows_read",
+    "Innodb_rows_inserted",
+    "Innodb_rows_updated",
+    "Innodb_rows_deleted",
+    "Innodb_buffer_pool_reads",
+    "Innodb_buffer_pool_read_requests",
+    "Innodb_data_reads",
+    "Com_select",
+    "Com_update",
+    "Com_insert",
+    "Com_stmt_execute",
+    "Questions",
+];
+
 impl Backend for MysqlBackend {
     type Conn = MysqlConnection;
+
+    async fn server_counters(&self, _: &Schema) -> Result<Option<ServerCounters>, BackendError> {
+        let mut conn = self.setup_conn().await?;
+        let rows: Vec<(String, String)> = conn
+            .query("SHOW GLOBAL STATUS")
+            .await
+            .map_err(|e| self.setup_error(e))?;
+        let _ = conn.disconnect().await;
+        let mut c = ServerCounters::new();
+        for (name, value) in rows {
+            if let Some(n) = STATUS_COUNTERS
+                .iter()
+                .find(|n| n.eq_ignore_ascii_case(&name))
+            {
+                if let Ok(v) = value.parse::<f64>() {
+                    c.set(&n.to_ascii_lowercase(), v);
+                }
+            }
+        }
+        Ok((!c.values.is_empty()).then_some(c))
+    }
 
     fn describe(&self) -> String {
         self.inner.describe.clone()

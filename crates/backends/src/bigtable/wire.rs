@@ -173,8 +173,7 @@ pub struct Labels<'a> {
 
 impl<'a> Labels<'a> {
     pub fn contains(&self, label: &str) -> bool {
-        self.first.is_some_and(|l| l == label.as_bytes())
-            || self.more.contains(&label.as_bytes())
+        self.first.is_some_and(|l| l == label.as_bytes()) || self.more.contains(&label.as_bytes())
     }
 
     fn push(&mut self, label: &'a [u8]) {

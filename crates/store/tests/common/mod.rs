@@ -127,6 +127,7 @@ pub fn synthetic(seed: u64, n: u64, warmup: u64) -> Synthetic {
         seed,
         runtime_threads: 2,
         arrival_check: None,
+        server: None,
     };
     Synthetic {
         meta,
