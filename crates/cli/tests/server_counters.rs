@@ -1,4 +1,4 @@
-//! End to end against real PostgreSQL and Redis servers: the database's own
+//! End to end against real PostgreSQL, Redis and MariaDB servers: the database's own
 //! counters, sampled around each phase, show reads and no writes for a
 //! read-only run and writes for an update run, in the JSON report; and a
 //! stored run gives them back through `results show`.
@@ -163,4 +163,44 @@ fn redis_read_only_run_hits_and_writes_nothing() {
     );
     assert!(delta(&u, "calls_evalsha") >= 500.0, "{}", u["server"]);
     assert!(delta(&u, "calls_hset") >= 500.0, "{}", u["server"]);
+}
+
+#[cfg(feature = "mysql")]
+#[test]
+fn mariadb_read_only_run_reads_rows_and_updates_none() {
+    use sojourn_testkit::mariadb_server::Mariadb;
+    let Some(db) = Mariadb::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let url = db.url();
+    let common = [
+        "-p",
+        "recordcount=300",
+        "-p",
+        "operationcount=500",
+        "-threads",
+        "2",
+        "--no-store",
+    ];
+    let phase = |cmd: &str, workload: &str, extra: &[&str]| {
+        let args: Vec<&str> = [cmd, url.as_str(), "-P", workload]
+            .into_iter()
+            .chain(common)
+            .chain(extra.iter().copied())
+            .collect();
+        report(dir.path(), &args)
+    };
+    let l = phase("load", "workloads/workloadc", &["--drop"]);
+    assert!(delta(&l, "com_stmt_execute") >= 300.0, "{}", l["server"]);
+    let r = phase("run", "workloads/workloadc", &[]);
+    // One key lookup per read, at least.
+    assert!(delta(&r, "handler_read_key") >= 500.0, "{}", r["server"]);
+    assert!(delta(&r, "com_stmt_execute") >= 500.0, "{}", r["server"]);
+    assert_eq!(delta(&r, "handler_update"), 0.0, "{}", r["server"]);
+    assert_eq!(delta(&r, "handler_delete"), 0.0, "{}", r["server"]);
+    let u = phase(
+        "run",
+        "workloads/workloada",
+        &["-p", "readproportion=0", "-p", "updateproportion=1"],
+    );
+    assert!(delta(&u, "handler_update") > 0.0, "{}", u["server"]);
 }
