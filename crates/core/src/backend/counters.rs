@@ -92,7 +92,11 @@ impl ServerStats {
             .deltas
             .keys()
             .filter(|n| !is_cpu(n))
-            .filter_map(|n| Some(format!("{n} {}", short(self.per_op(n)?))))
+            // Zeros are left to the JSON report: a line of them hides
+            // the counters that moved.
+            .filter_map(|n| Some((n, self.per_op(n)?)))
+            .filter(|(_, v)| *v != 0.0)
+            .map(|(n, v)| format!("{n} {}", short(v)))
             .collect();
         if !rest.is_empty() {
             parts.push(format!("per op: {}", rest.join(", ")));
@@ -133,15 +137,21 @@ mod tests {
 
     #[test]
     fn deltas_drop_counters_that_went_backwards_or_appeared() {
-        let a = reading(&[("blks_hit", 10.0), ("reset", 50.0), ("server_cpu_s", 1.0)]);
+        let a = reading(&[
+            ("blks_hit", 10.0),
+            ("reset", 50.0),
+            ("server_cpu_s", 1.0),
+            ("tup_updated", 3.0),
+        ]);
         let b = reading(&[
             ("blks_hit", 30.0),
             ("reset", 2.0),
             ("server_cpu_s", 1.5),
+            ("tup_updated", 3.0),
             ("new", 4.0),
         ]);
         let s = ServerStats::between(&a, &b, 10);
-        assert_eq!(s.deltas.len(), 2);
+        assert_eq!(s.deltas.len(), 3);
         assert_eq!(s.deltas["blks_hit"], 20.0);
         assert_eq!(s.per_op("blks_hit"), Some(2.0));
         let f = s.per_op_figures();
