@@ -17,75 +17,13 @@ Usage: python3 bench/redis.py [--ops N] [--records N]
 """
 
 import argparse
-import json
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(ROOT, "target", "release", "sojourn")
-
-
-def build():
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "sojourn"], cwd=ROOT, check=True)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start(cmd, port):
-    """Start a server and wait (bounded) until its port accepts connections."""
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return p
-        except OSError:
-            if p.poll() is not None:
-                sys.exit(f"{cmd[0]} exited with {p.returncode}")
-            time.sleep(0.02)
-    p.kill()
-    sys.exit(f"{cmd[0]} did not listen on {port}")
-
-
-def timed(cmd):
-    """Run cmd and return its stdout; its CPU shows in RUSAGE_CHILDREN."""
-    p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    out, err = p.communicate()
-    if p.returncode != 0:
-        sys.exit(f"failed: {' '.join(cmd)}\n{err}")
-    return out
-
-
-def children_cpu():
-    import resource
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime, r.ru_stime
-
-
-def sojourn(phase, db, args):
-    cmd = [BIN, phase, "--db", db, "--format", "json", "--no-progress"] + args
-    return json.loads(timed(cmd))
-
-
-def row(label, ops_per_sec, us, user, sys_, base=None):
-    ratio = f"{us / base:6.2f}x" if base else ""
-    print(f"{label:44} {ops_per_sec:>10.0f} {us:>9.2f} {user:>7.2f} {sys_:>7.2f}  {ratio}")
-
-
-def report(label, r, base=None):
-    n = max(r["operations"], 1)
-    c = r["client_cpu"]
-    row(label, r["achieved_ops_per_sec"], c["us_per_op"], c["user_s"] * 1e6 / n, c["system_s"] * 1e6 / n, base)
-    return c["us_per_op"]
+from common import build, children_cpu, free_port, redis_server, report, row, sojourn, start, stop, timed
 
 
 def redis_benchmark(port, ops, pipeline):
@@ -108,9 +46,7 @@ def main():
         sys.exit("redis-server is not installed (scripts/deps installs it)")
     build()
     tmp = tempfile.mkdtemp(prefix="sojourn-bench-redis-")
-    port = free_port()
-    server = start(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                    "--appendonly", "no", "--dir", tmp], port)
+    server, port = redis_server(tmp)
     mc = None
     try:
         shape = ["-p", f"recordcount={a.records}", "-p", "fieldcount=1", "-p", "fieldlength=100"]
@@ -154,11 +90,9 @@ def main():
                     r = sojourn("run", murl, ["-P", f"workloads/workload{w}"] + run + topo)
                     report(f"sojourn memcached workload{w} " + ("16 conns" if not conns else "16 over 2"), r)
     finally:
-        server.kill()
-        server.wait()
+        stop(server)
         if mc:
-            mc.kill()
-            mc.wait()
+            stop(mc)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

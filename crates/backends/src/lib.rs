@@ -37,6 +37,8 @@ mod sql;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod url;
+#[cfg(any(feature = "postgres", feature = "mysql"))]
+mod vote_sql;
 #[cfg(any(feature = "redis", feature = "memcached"))]
 mod wire;
 

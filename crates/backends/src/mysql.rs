@@ -35,13 +35,15 @@ use std::time::Duration;
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts, OptsBuilder, Params, SslOpts, Value};
 use sojourn_core::backend::{
-    Backend, BackendError, Connection, FieldValue, Fields, Row, Schema, ServerCounters, Status,
+    ArticleRow, Backend, BackendError, Connection, FieldValue, Fields, Row, Schema, ServerCounters,
+    Status, VoteVariant,
 };
 use sojourn_core::properties::Properties;
 use tokio::time::{timeout_at, Instant};
 
 use crate::sql::{self, timeout_from, Backoff, Dialect, Shape, ShapeCache};
 use crate::url::redact_url;
+use crate::vote_sql;
 
 /// The least time allowed for connecting and for table setup.
 const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -356,6 +358,34 @@ impl Backend for MysqlBackend {
         }
     }
 
+    async fn prepare_vote(&self, variant: VoteVariant, drop: bool) -> Result<(), BackendError> {
+        let mut conn = self.setup_conn().await?;
+        let mut statements: Vec<String> = Vec::new();
+        if drop {
+            statements.extend(vote_sql::drop_tables().map(String::from));
+        }
+        statements.extend(vote_sql::create_tables(Dialect::Mysql, variant));
+        for sql in statements {
+            if let Err(e) = conn.query_drop(sql).await {
+                let _ = conn.disconnect().await;
+                return Err(self.setup_error(e));
+            }
+        }
+        let _ = conn.disconnect().await;
+        Ok(())
+    }
+
+    async fn vote_is_empty(&self) -> Result<Option<bool>, BackendError> {
+        let mut conn = self.setup_conn().await?;
+        let result: Result<Option<i64>, _> = conn.query_first(vote_sql::ANY_ARTICLE).await;
+        let _ = conn.disconnect().await;
+        match result {
+            Ok(any) => Ok(Some(any.unwrap_or(0) == 0)),
+            Err(mysql_async::Error::Server(e)) if e.code == ER_NO_SUCH_TABLE => Ok(Some(true)),
+            Err(e) => Err(self.setup_error(e)),
+        }
+    }
+
     async fn connect(&self, schema: Arc<Schema>) -> Result<MysqlConnection, BackendError> {
         let table = checked_table(&schema).map_err(|e| self.setup_error(e))?;
         let conn = self.setup_conn().await?;
@@ -384,6 +414,32 @@ struct Texts {
     update: ShapeCache<String>,
     insert: ShapeCache<String>,
     delete: String,
+    /// The vote workload's texts for one variant, built on first use.
+    vote: Option<(VoteVariant, VoteTexts)>,
+}
+
+/// The vote workload's SQL.
+struct VoteTexts {
+    insert_article: String,
+    insert_vote: String,
+    count_vote: String,
+    read: String,
+}
+
+impl Texts {
+    fn vote(&mut self, variant: VoteVariant) -> &VoteTexts {
+        if !matches!(&self.vote, Some((v, _)) if *v == variant) {
+            let d = Dialect::Mysql;
+            let texts = VoteTexts {
+                insert_article: vote_sql::insert_article(d),
+                insert_vote: vote_sql::insert_vote(d),
+                count_vote: vote_sql::count_vote(d),
+                read: vote_sql::read_article(d, variant),
+            };
+            self.vote = Some((variant, texts));
+        }
+        &self.vote.as_ref().expect("built above").1
+    }
 }
 
 fn text<'c>(
@@ -644,6 +700,80 @@ impl MysqlConnection {
         Ok(Status::Ok)
     }
 
+    async fn insert_article_now(&mut self, variant: VoteVariant, id: u64, title: &str) -> MyResult {
+        let MysqlConnection {
+            inner,
+            sql: texts,
+            conn,
+            backoff,
+            ..
+        } = self;
+        let conn = Self::conn(conn, backoff, inner).await?;
+        let sql = texts.vote(variant).insert_article.as_str();
+        conn.exec_drop(sql, (id, title)).await?;
+        Ok(Status::Ok)
+    }
+
+    async fn vote_now(&mut self, variant: VoteVariant, article: u64, user: u64) -> MyResult {
+        let MysqlConnection {
+            inner,
+            sql: texts,
+            conn,
+            backoff,
+            ..
+        } = self;
+        let conn = Self::conn(conn, backoff, inner).await?;
+        let texts = texts.vote(variant);
+        match variant {
+            VoteVariant::Join => {
+                conn.exec_drop(texts.insert_vote.as_str(), (article, user))
+                    .await?;
+                Ok(Status::Ok)
+            }
+            VoteVariant::Precomputed => {
+                // One transaction, so the count never disagrees with the
+                // rows in Vote, whatever fails in between.
+                let mut tx = conn
+                    .start_transaction(mysql_async::TxOpts::default())
+                    .await?;
+                tx.exec_drop(texts.insert_vote.as_str(), (article, user))
+                    .await?;
+                tx.exec_drop(texts.count_vote.as_str(), (article,)).await?;
+                if tx.affected_rows() == 0 {
+                    tx.rollback().await?;
+                    return Ok(Status::NotFound);
+                }
+                tx.commit().await?;
+                Ok(Status::Ok)
+            }
+        }
+    }
+
+    async fn article_now(
+        &mut self,
+        variant: VoteVariant,
+        id: u64,
+        out: &mut ArticleRow,
+    ) -> MyResult {
+        let MysqlConnection {
+            inner,
+            sql: texts,
+            conn,
+            backoff,
+            ..
+        } = self;
+        let conn = Self::conn(conn, backoff, inner).await?;
+        let sql = texts.vote(variant).read.as_str();
+        let row: Option<(u64, String, u64)> = conn.exec_first(sql, (id,)).await?;
+        let Some((got, title, votes)) = row else {
+            return Ok(Status::NotFound);
+        };
+        out.id = got;
+        out.title = title;
+        out.votes = votes;
+        Ok(Status::Ok)
+    }
+
     async fn delete_now(&mut self, key: &str) -> MyResult {
         let MysqlConnection {
             inner,
@@ -725,6 +855,24 @@ impl Connection for MysqlConnection {
     async fn delete(&mut self, key: &str) -> Status {
         let deadline = self.deadline();
         let outcome = timeout_at(deadline, self.delete_now(key)).await;
+        self.settle(outcome)
+    }
+
+    async fn insert_article(&mut self, variant: VoteVariant, id: u64, title: &str) -> Status {
+        let deadline = self.deadline();
+        let outcome = timeout_at(deadline, self.insert_article_now(variant, id, title)).await;
+        self.settle(outcome)
+    }
+
+    async fn vote(&mut self, variant: VoteVariant, article: u64, user: u64) -> Status {
+        let deadline = self.deadline();
+        let outcome = timeout_at(deadline, self.vote_now(variant, article, user)).await;
+        self.settle(outcome)
+    }
+
+    async fn article(&mut self, variant: VoteVariant, id: u64, out: &mut ArticleRow) -> Status {
+        let deadline = self.deadline();
+        let outcome = timeout_at(deadline, self.article_now(variant, id, out)).await;
         self.settle(outcome)
     }
 }

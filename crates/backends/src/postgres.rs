@@ -47,7 +47,8 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{CertificateError, DigitallySignedStruct, SignatureScheme};
 use sojourn_core::backend::{
-    Backend, BackendError, Connection, FieldValue, Fields, Row, Schema, ServerCounters, Status,
+    ArticleRow, Backend, BackendError, Connection, FieldValue, Fields, Row, Schema, ServerCounters,
+    Status, VoteVariant,
 };
 use sojourn_core::properties::Properties;
 use tokio::task::AbortHandle;
@@ -61,6 +62,7 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 pub use crate::sql::DEFAULT_TIMEOUT;
 use crate::sql::{self, timeout_from, Backoff, Dialect, Shape, ShapeCache};
 use crate::url::redact_url;
+use crate::vote_sql;
 
 /// The least time allowed for connecting and for table setup, which run
 /// outside the measured phase and may meet a server busy with other work.
@@ -778,6 +780,34 @@ impl Backend for PostgresBackend {
         }
     }
 
+    async fn prepare_vote(&self, variant: VoteVariant, drop: bool) -> Result<(), BackendError> {
+        let live = self.setup_client().await?;
+        let mut statements: Vec<String> = Vec::new();
+        if drop {
+            statements.extend(vote_sql::drop_tables().map(String::from));
+        }
+        statements.extend(vote_sql::create_tables(Dialect::Postgres, variant));
+        for sql in statements {
+            live.client
+                .batch_execute(&sql)
+                .await
+                .map_err(|e| self.setup_error(error_text(&e)))?;
+        }
+        Ok(())
+    }
+
+    async fn vote_is_empty(&self) -> Result<Option<bool>, BackendError> {
+        let live = self.setup_client().await?;
+        match live.client.query_one(vote_sql::ANY_ARTICLE, &[]).await {
+            Ok(row) => {
+                let any: bool = row.try_get(0).map_err(|e| self.setup_error(e))?;
+                Ok(Some(!any))
+            }
+            Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(Some(true)),
+            Err(e) => Err(self.setup_error(error_text(&e))),
+        }
+    }
+
     async fn connect(&self, schema: Arc<Schema>) -> Result<PostgresConnection, BackendError> {
         let table = checked_table(&schema).map_err(|e| self.setup_error(e))?;
         let link = match &self.pool {
@@ -846,6 +876,45 @@ struct Statements {
     update: ShapeCache<Statement>,
     insert: ShapeCache<Statement>,
     delete: Option<Statement>,
+    /// The vote workload's statements, by [`VoteStatement`].
+    vote: [Option<(VoteVariant, Statement)>; 3],
+}
+
+/// The vote workload's statements.
+#[derive(Copy, Clone)]
+enum VoteStatement {
+    InsertArticle = 0,
+    Vote = 1,
+    Read = 2,
+}
+
+impl VoteStatement {
+    fn sql(self, variant: VoteVariant) -> String {
+        let d = Dialect::Postgres;
+        match (self, variant) {
+            (VoteStatement::InsertArticle, _) => vote_sql::insert_article(d),
+            (VoteStatement::Vote, VoteVariant::Join) => vote_sql::insert_vote(d),
+            (VoteStatement::Vote, VoteVariant::Precomputed) => {
+                vote_sql::PG_VOTE_AND_COUNT.to_string()
+            }
+            (VoteStatement::Read, v) => vote_sql::read_article(d, v),
+        }
+    }
+}
+
+/// A vote statement prepared on `client` on first use.
+async fn vote_statement<'s>(
+    client: &Client,
+    statements: &'s mut Statements,
+    which: VoteStatement,
+    variant: VoteVariant,
+) -> Result<&'s Statement, tokio_postgres::Error> {
+    let slot = &mut statements.vote[which as usize];
+    if !matches!(slot, Some((v, _)) if *v == variant) {
+        let stmt = client.prepare(&which.sql(variant)).await?;
+        *slot = Some((variant, stmt));
+    }
+    Ok(&slot.as_ref().expect("prepared above").1)
 }
 
 /// The statement for `shape` from `cache`, prepared on first use.
@@ -1146,6 +1215,55 @@ impl PostgresConnection {
         Ok(Status::Ok)
     }
 
+    async fn vote_now(
+        &mut self,
+        which: VoteStatement,
+        variant: VoteVariant,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> PgResult {
+        let PostgresConnection {
+            inner,
+            link,
+            statements,
+            ..
+        } = self;
+        let client = link.ready(statements, inner).await?;
+        let stmt = vote_statement(client, statements, which, variant).await?;
+        let changed = client.execute(stmt, params).await?;
+        // A precomputed vote for a missing article updates no count.
+        Ok(if changed == 0 {
+            Status::NotFound
+        } else {
+            Status::Ok
+        })
+    }
+
+    async fn article_now(
+        &mut self,
+        variant: VoteVariant,
+        id: i64,
+        out: &mut ArticleRow,
+    ) -> PgResult {
+        let PostgresConnection {
+            inner,
+            link,
+            statements,
+            ..
+        } = self;
+        let client = link.ready(statements, inner).await?;
+        let stmt = vote_statement(client, statements, VoteStatement::Read, variant).await?;
+        let Some(row) = client.query_opt(stmt, &[&id]).await? else {
+            return Ok(Status::NotFound);
+        };
+        let (got, title, votes): (i64, &str, i64) =
+            (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?);
+        out.id = got as u64;
+        out.title.clear();
+        out.title.push_str(title);
+        out.votes = votes as u64;
+        Ok(Status::Ok)
+    }
+
     async fn delete_now(&mut self, key: &str) -> PgResult {
         let PostgresConnection {
             inner,
@@ -1227,6 +1345,36 @@ impl Connection for PostgresConnection {
     async fn delete(&mut self, key: &str) -> Status {
         let deadline = self.deadline();
         let outcome = timeout_at(deadline, self.delete_now(key)).await;
+        self.settle(outcome)
+    }
+
+    async fn insert_article(&mut self, variant: VoteVariant, id: u64, title: &str) -> Status {
+        let deadline = self.deadline();
+        let id = id as i64;
+        let params: [&(dyn ToSql + Sync); 2] = [&id, &title];
+        let outcome = timeout_at(
+            deadline,
+            self.vote_now(VoteStatement::InsertArticle, variant, &params),
+        )
+        .await;
+        self.settle(outcome)
+    }
+
+    async fn vote(&mut self, variant: VoteVariant, article: u64, user: u64) -> Status {
+        let deadline = self.deadline();
+        let (article, user) = (article as i64, user as i64);
+        let params: [&(dyn ToSql + Sync); 2] = [&article, &user];
+        let outcome = timeout_at(
+            deadline,
+            self.vote_now(VoteStatement::Vote, variant, &params),
+        )
+        .await;
+        self.settle(outcome)
+    }
+
+    async fn article(&mut self, variant: VoteVariant, id: u64, out: &mut ArticleRow) -> Status {
+        let deadline = self.deadline();
+        let outcome = timeout_at(deadline, self.article_now(variant, id as i64, out)).await;
         self.settle(outcome)
     }
 }

@@ -61,7 +61,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sojourn_core::backend::{
-    Backend, BackendError, Connection, FieldValue, Fields, Row, Schema, ServerCounters, Status,
+    ArticleRow, Backend, BackendError, Connection, FieldValue, Fields, Row, Schema, ServerCounters,
+    Status, VoteVariant,
 };
 use sojourn_core::properties::Properties;
 
@@ -70,6 +71,16 @@ use crate::wire::{
     addr, split_host_port, Handshake, Link, MuxHandle, MuxPool, WireConfig, WireError,
 };
 use resp::{Item, Reader, Resp};
+
+/// The vote workload's article `id`: a hash with fields `title` and
+/// `votes`, the latter a counter each vote increments (HINCRBY), as Noria's
+/// memcached setup kept one counter per article. There is no Vote table:
+/// `vote.variant` does not apply to Redis.
+fn article_key(id: u64, out: &mut Vec<u8>) {
+    out.clear();
+    out.extend_from_slice(b"article:");
+    out.extend_from_slice(itoa::Buffer::new().format(id).as_bytes());
+}
 
 /// The sorted set of YCSB's Redis binding that indexes keys for scans.
 pub const INDEX_KEY: &str = "_indices";
@@ -635,6 +646,21 @@ impl Backend for RedisBackend {
         Ok(Some(n == Some(0)))
     }
 
+    async fn prepare_vote(&self, _variant: VoteVariant, drop: bool) -> Result<(), BackendError> {
+        let mut link = self.setup_link().await?;
+        let command: &[u8] = if drop { b"FLUSHDB" } else { b"PING" };
+        self.setup_call(&mut link, &[command]).await?;
+        Ok(())
+    }
+
+    async fn vote_is_empty(&self) -> Result<Option<bool>, BackendError> {
+        let mut link = self.setup_link().await?;
+        let mut key = Vec::new();
+        article_key(1, &mut key);
+        let n = self.setup_call(&mut link, &[b"EXISTS", &key]).await?;
+        Ok(Some(n == Some(0)))
+    }
+
     async fn connect(&self, schema: Arc<Schema>) -> Result<RedisConnection, BackendError> {
         self.check_schema(&schema)?;
         let connect_error = |message: String| BackendError::Connect {
@@ -738,6 +764,8 @@ pub struct RedisConnection {
     fields: FieldNames,
     /// Keys of the scan in progress.
     keys: Vec<String>,
+    /// The vote workload's current key.
+    article: Vec<u8>,
     last_error: Option<String>,
 }
 
@@ -748,6 +776,7 @@ impl RedisConnection {
             mode,
             fields: FieldNames::new(schema),
             keys: Vec::new(),
+            article: Vec::new(),
             last_error: None,
         }
     }
@@ -925,6 +954,54 @@ impl RedisConnection {
                 }
             }
         }
+    }
+
+    async fn insert_article_now(&mut self, id: u64, title: &str) -> OpResult<Status> {
+        article_key(id, &mut self.article);
+        let req = self.t.request();
+        resp::encode(req, &[b"HSET", &self.article, b"title", title.as_bytes()]);
+        let reply = self.t.call(1).await.map_err(wire_err)?;
+        int_reply(&mut Reader::new(reply))?;
+        Ok(Status::Ok)
+    }
+
+    async fn vote_now(&mut self, article: u64) -> OpResult<Status> {
+        article_key(article, &mut self.article);
+        let req = self.t.request();
+        resp::encode(req, &[b"HINCRBY", &self.article, b"votes", b"1"]);
+        let reply = self.t.call(1).await.map_err(wire_err)?;
+        int_reply(&mut Reader::new(reply))?;
+        Ok(Status::Ok)
+    }
+
+    async fn article_now(&mut self, id: u64, out: &mut ArticleRow) -> OpResult<Status> {
+        article_key(id, &mut self.article);
+        let req = self.t.request();
+        resp::encode(req, &[b"HMGET", &self.article, b"title", b"votes"]);
+        let reply = self.t.call(1).await.map_err(wire_err)?;
+        let mut r = Reader::new(reply);
+        match r.next().map_err(proto_err)? {
+            Item::Array(Some(2)) => {}
+            Item::Error(e) => return Err(server_err(e)),
+            other => return Err(proto_err(format!("expected 2 values, got {other:?}"))),
+        }
+        let title = match r.next().map_err(proto_err)? {
+            Item::Bulk(Some(t)) => t,
+            Item::Bulk(None) => return Ok(Status::NotFound),
+            other => return Err(proto_err(format!("expected a title, got {other:?}"))),
+        };
+        out.title.clear();
+        out.title.push_str(&String::from_utf8_lossy(title));
+        out.votes = match r.next().map_err(proto_err)? {
+            Item::Bulk(None) => 0,
+            Item::Bulk(Some(v)) => std::str::from_utf8(v)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .ok_or_else(|| proto_err(format!("votes is not a count: {v:?}")))?,
+            other => return Err(proto_err(format!("expected a count, got {other:?}"))),
+        };
+        out.id = id;
+        Ok(Status::Ok)
     }
 
     async fn delete_now(&mut self, key: &str) -> OpResult<Status> {
@@ -1194,6 +1271,21 @@ impl Connection for RedisConnection {
 
     async fn delete(&mut self, key: &str) -> Status {
         let result = self.delete_now(key).await;
+        self.status(result)
+    }
+
+    async fn insert_article(&mut self, _variant: VoteVariant, id: u64, title: &str) -> Status {
+        let result = self.insert_article_now(id, title).await;
+        self.status(result)
+    }
+
+    async fn vote(&mut self, _variant: VoteVariant, article: u64, _user: u64) -> Status {
+        let result = self.vote_now(article).await;
+        self.status(result)
+    }
+
+    async fn article(&mut self, _variant: VoteVariant, id: u64, out: &mut ArticleRow) -> Status {
+        let result = self.article_now(id, out).await;
         self.status(result)
     }
 }

@@ -284,6 +284,11 @@ pub struct PhaseArgs {
     #[arg(short = 'p', value_name = "KEY=VALUE")]
     pub props: Vec<String>,
 
+    /// Workload kind: core (YCSB's, the default) or vote (Noria's; see
+    /// docs/workloads.md). Same as -p workload=NAME.
+    #[arg(long, value_name = "NAME")]
+    pub workload: Option<String>,
+
     /// Concurrent connections (YCSB: -threads; property threadcount).
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub threads: Option<String>,

@@ -12,6 +12,7 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("workloade", include_str!("../../../workloads/workloade")),
     ("workloadf", include_str!("../../../workloads/workloadf")),
     ("workloadx", include_str!("../../../workloads/workloadx")),
+    ("vote", include_str!("../../../workloads/vote")),
 ];
 
 /// The shipped workload a missing `-P` path names, if any

@@ -9,9 +9,10 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::executor::RunConfig;
-use crate::properties::{Properties, PropertyError, UnknownKey, CORE_PROPERTIES};
+use crate::properties::{Origin, Properties, PropertyError, UnknownKey, CORE_PROPERTIES};
 use crate::schedule::Arrival;
-use crate::workload::{CoreConfig, Phase};
+use crate::workload::vote::{is_vote, VOTE_PROPERTIES};
+use crate::workload::{CoreConfig, Phase, VoteConfig};
 
 /// Properties sojourn adds to YCSB's.
 pub const SOJOURN_PROPERTIES: &[&str] = &[
@@ -44,6 +45,9 @@ pub enum MeasurementInterval {
 pub struct Plan {
     pub phase: Phase,
     pub workload: CoreConfig,
+    /// `Some` when `workload=vote` selected Noria's vote workload; the
+    /// core settings above then only name the defaults nothing reads.
+    pub vote: Option<VoteConfig>,
     pub run: RunConfig,
     pub measurement_interval: MeasurementInterval,
     pub percentiles: Vec<f64>,
@@ -69,7 +73,25 @@ impl Plan {
         phase: Phase,
         known_prefixes: &[&str],
     ) -> Result<Plan, PropertyError> {
-        let workload = CoreConfig::from_properties(p)?;
+        let vote = if is_vote(p) {
+            Some(VoteConfig::from_properties(p)?)
+        } else {
+            None
+        };
+        let workload = match &vote {
+            None => CoreConfig::from_properties(p)?,
+            Some(v) => {
+                // The core settings still type-check (operationcount and
+                // the like are shared), without asking for a recordcount
+                // the vote workload does not use.
+                let mut core = p.clone();
+                core.remove("workload");
+                if !core.contains("recordcount") {
+                    core.set("recordcount", &v.articles.to_string(), Origin::Default);
+                }
+                CoreConfig::from_properties(&core)?
+            }
+        };
         let threads = p.get_u64("threadcount", 1)?;
         if threads == 0 || threads > 100_000 {
             return Err(p.invalid("threadcount", "must be between 1 and 100000"));
@@ -78,10 +100,8 @@ impl Plan {
             None => None,
             Some(_) => {
                 let t = p.get_f64("target", 0.0)?;
-                let from_flag = matches!(
-                    p.entry("target").map(|e| &e.origin),
-                    Some(crate::properties::Origin::Flag(_))
-                );
+                let from_flag =
+                    matches!(p.entry("target").map(|e| &e.origin), Some(Origin::Flag(_)));
                 if t < 0.0 || (t == 0.0 && from_flag) {
                     return Err(p.invalid(
                         "target",
@@ -99,6 +119,7 @@ impl Plan {
         let max_time = seconds(p, "maxexecutiontime", 0.0)?;
         let max_execution_time = (max_time > Duration::ZERO).then_some(max_time);
         let operation_count = match phase {
+            Phase::Load if vote.is_some() => vote.as_ref().map(|v| v.articles),
             Phase::Load => Some(workload.insert_count),
             Phase::Run => (workload.operation_count > 0).then_some(workload.operation_count),
         };
@@ -135,6 +156,7 @@ impl Plan {
         }
         let mut known: Vec<&str> = CORE_PROPERTIES.to_vec();
         known.extend_from_slice(SOJOURN_PROPERTIES);
+        known.extend_from_slice(VOTE_PROPERTIES);
         let unknown = p.unknown_keys(&known, known_prefixes);
         Ok(Plan {
             phase,
@@ -151,6 +173,7 @@ impl Plan {
                 runtime_threads: p.get_u64("runtime.threads", 0)?.min(1024) as usize,
             },
             workload,
+            vote,
             measurement_interval,
             percentiles,
             status_interval,

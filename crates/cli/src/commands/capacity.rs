@@ -72,6 +72,14 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
     };
     let opts = options(a.phase)?;
     let plan = Plan::from_properties(&opts.props, Phase::Run, BACKEND_PREFIXES)?;
+    if plan.vote.is_some() {
+        // Noria's own method is the capacity search by hand: raise
+        // --target until sojourn time climbs; run the steps with `run`.
+        bail!(
+            "`sojourn capacity` runs the YCSB core workload only; for workload=vote, \
+             run `sojourn run --target N` at rising targets"
+        );
+    }
     let load = match a.load {
         true => Some(Plan::from_properties(
             &opts.props,

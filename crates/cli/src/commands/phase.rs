@@ -23,7 +23,7 @@ use sojourn_core::executor::{
 use sojourn_core::output::{ycsb, Report, Warning};
 use sojourn_core::plan::{MeasurementInterval, Plan};
 use sojourn_core::properties::{Origin, Properties};
-use sojourn_core::workload::{CoreShared, CoreWorker, Phase};
+use sojourn_core::workload::{Phase, Worker};
 
 use sojourn_store::{RunId, RunMeta, RunStatus, Store};
 
@@ -104,6 +104,13 @@ pub(super) fn options(a: PhaseArgs) -> Result<Options> {
             None => props.load_file(f)?,
         }
         workload_names.push(name);
+    }
+    if let Some(w) = &a.workload {
+        props.set("workload", w, Origin::Flag("--workload"));
+    }
+    if workload_names.is_empty() && sojourn_core::workload::vote::is_vote(&props) {
+        // Stored runs and reports group by workload name.
+        workload_names.push("vote".to_string());
     }
     for p in &a.props {
         props.set_arg(p)?;
@@ -324,24 +331,29 @@ fn drive<B: Backend>(
     ));
     let (threads, runtime_threads) = (any.run.threads, any.run.runtime_threads);
     let bench = load_plan.is_some() && run_plan.is_some();
+    let setup_step = Setup {
+        backend,
+        schema: &schema,
+        vote: any.vote.as_ref().map(|v| v.variant),
+    };
     let mut loading = load_plan.is_some();
     if loading {
-        let empty = setup.block_on(backend.is_empty(&schema))?;
+        let empty = setup.block_on(setup_step.is_empty())?;
         if bench && empty == Some(false) && !drop {
             eprintln!(
-                "{describe}: table {} already holds data; skipping load",
-                schema.table
+                "{describe}: {} already holds data; skipping load",
+                setup_step.what()
             );
             loading = false;
         } else {
-            setup.block_on(backend.prepare(&schema, drop))?;
+            setup.block_on(setup_step.prepare(drop))?;
         }
     }
-    if run_plan.is_some() && !loading && setup.block_on(backend.is_empty(&schema))? == Some(true) {
+    if run_plan.is_some() && !loading && setup.block_on(setup_step.is_empty())? == Some(true) {
         bail!(
-            "table {} in {describe} is empty: run `sojourn load` with the same workload first, \
+            "{} in {describe} is empty: run `sojourn load` with the same workload first, \
              or `sojourn bench` to load and run",
-            schema.table
+            setup_step.what()
         );
     }
     let sample_schema = Arc::clone(&schema);
@@ -423,6 +435,41 @@ fn attach_server(
         }
         (Err(message), _) | (_, Err(message)) => Some(Warning::ServerCounters { message }),
         _ => None,
+    }
+}
+
+/// The setup a phase's workload needs: YCSB's table, or the vote
+/// workload's `Article` and `Vote`.
+pub(super) struct Setup<'a, B> {
+    pub(super) backend: &'a B,
+    pub(super) schema: &'a sojourn_core::backend::Schema,
+    pub(super) vote: Option<sojourn_core::workload::VoteVariant>,
+}
+
+impl<B: Backend> Setup<'_, B> {
+    /// What holds the workload's data, for messages.
+    pub(super) fn what(&self) -> String {
+        match self.vote {
+            Some(_) => "the vote workload's Article table".to_string(),
+            None => format!("table {}", self.schema.table),
+        }
+    }
+
+    pub(super) async fn is_empty(&self) -> Result<Option<bool>> {
+        Ok(match self.vote {
+            // Backends without the vote workload refuse it here, before
+            // any operation would fail.
+            Some(_) => self.backend.vote_is_empty().await?,
+            None => self.backend.is_empty(self.schema).await?,
+        })
+    }
+
+    pub(super) async fn prepare(&self, drop: bool) -> Result<()> {
+        match self.vote {
+            Some(variant) => self.backend.prepare_vote(variant, drop).await?,
+            None => self.backend.prepare(self.schema, drop).await?,
+        }
+        Ok(())
     }
 }
 
@@ -532,16 +579,13 @@ impl Observer for Observe<'_> {
 }
 
 fn execute(
-    pool: &mut Pool<CoreWorker>,
+    pool: &mut Pool<Worker>,
     plan: &Plan,
     stop: &StopHandle,
     opts: &Options,
     rec: &Recording<'_>,
 ) -> Result<RunOutcome> {
-    let shared = CoreShared::new(plan.workload.clone()).map_err(anyhow::Error::msg)?;
-    let steps = (0..pool.workers())
-        .map(|i| shared.worker(plan.phase, plan.run.seed, i))
-        .collect();
+    let steps = Worker::for_plan(plan, pool.workers()).map_err(anyhow::Error::msg)?;
     if plan.seed_generated {
         eprintln!(
             "{}: seed {} (repeat with --seed {})",
@@ -638,11 +682,18 @@ fn print_report(
     // lose what was measured.
     let mut stdout = std::io::stdout().lock();
     match opts.format {
-        Format::Text => write!(
-            stdout,
-            "{}",
-            ycsb::summary(outcome, plan.measurement_interval, &plan.percentiles)
-        )?,
+        Format::Text => {
+            write!(
+                stdout,
+                "{}",
+                ycsb::summary(outcome, plan.measurement_interval, &plan.percentiles)
+            )?;
+            // After the summary, where YCSB parsers do not look: every line
+            // starts with `#` or an operation name, never `[`.
+            if plan.vote.is_some() && plan.phase == Phase::Run {
+                write!(stdout, "{}", sojourn_core::output::noria::noria(outcome))?;
+            }
+        }
         Format::Json => writeln!(stdout, "{}", serde_json::to_string_pretty(&json())?)?,
     }
     stdout.flush()?;

@@ -21,6 +21,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+pub use crate::workload::vote::{ArticleRow, VoteVariant};
+
 /// The outcome of one database operation, with YCSB's status names.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub enum Status {
@@ -167,7 +169,56 @@ pub trait Connection: Send + 'static {
 
     /// Delete one record.
     fn delete(&mut self, key: &str) -> impl Future<Output = Status> + Send;
+
+    // The vote workload (crate::workload::vote). Backends that do not run
+    // it keep these defaults; `Backend::prepare_vote` refuses it before any
+    // operation would reach them.
+
+    /// Vote workload, load: insert article `id` with its title.
+    fn insert_article(
+        &mut self,
+        variant: VoteVariant,
+        id: u64,
+        title: &str,
+    ) -> impl Future<Output = Status> + Send {
+        let _ = (variant, id, title);
+        async { Status::NotImplemented }
+    }
+
+    /// Vote workload: `user` votes for `article`.
+    fn vote(
+        &mut self,
+        variant: VoteVariant,
+        article: u64,
+        user: u64,
+    ) -> impl Future<Output = Status> + Send {
+        let _ = (variant, article, user);
+        async { Status::NotImplemented }
+    }
+
+    /// Vote workload: read article `id` with its vote count into `out`; a
+    /// missing article is [`Status::NotFound`].
+    fn article(
+        &mut self,
+        variant: VoteVariant,
+        id: u64,
+        out: &mut ArticleRow,
+    ) -> impl Future<Output = Status> + Send {
+        let _ = (variant, id, out);
+        async { Status::NotImplemented }
+    }
 }
+
+/// What a backend without the vote workload answers.
+pub fn vote_unsupported(describe: &str) -> BackendError {
+    BackendError::Config(format!(
+        "{describe} does not run the vote workload (workload=vote); it runs on {VOTE_BACKENDS}"
+    ))
+}
+
+/// The backends that run the vote workload, for error messages.
+pub const VOTE_BACKENDS: &str =
+    "PostgreSQL (postgres://), MySQL/MariaDB (mysql://) and Redis (redis://)";
 
 /// A configured database.
 pub trait Backend: Send + Sync + 'static {
@@ -190,6 +241,24 @@ pub trait Backend: Send + Sync + 'static {
         &self,
         schema: &Schema,
     ) -> impl Future<Output = Result<Option<bool>, BackendError>> + Send;
+
+    /// Vote workload: create `Article` and `Vote` (for `variant`) if
+    /// absent; with `drop`, remove them (and their data) first.
+    fn prepare_vote(
+        &self,
+        variant: VoteVariant,
+        drop: bool,
+    ) -> impl Future<Output = Result<(), BackendError>> + Send {
+        let _ = (variant, drop);
+        let refused = vote_unsupported(&self.describe());
+        async move { Err(refused) }
+    }
+
+    /// Vote workload: whether no article is loaded (`None`: cannot tell).
+    fn vote_is_empty(&self) -> impl Future<Output = Result<Option<bool>, BackendError>> + Send {
+        let refused = vote_unsupported(&self.describe());
+        async move { Err(refused) }
+    }
 
     /// Open one connection for one worker.
     fn connect(

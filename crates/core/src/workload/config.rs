@@ -98,7 +98,7 @@ impl CoreConfig {
             return Err(p.invalid(
                 "workload",
                 format!(
-                    "is not a workload sojourn knows; accepted: {}",
+                    "is not a workload sojourn knows; accepted: {}, vote",
                     accepted.join(", ")
                 ),
             ));

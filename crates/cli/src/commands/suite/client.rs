@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
@@ -29,7 +29,7 @@ use sojourn_core::executor::{
 use sojourn_core::output::Warning;
 use sojourn_core::plan::{MeasurementInterval, Plan};
 use sojourn_core::properties::Properties;
-use sojourn_core::workload::{CoreShared, CoreWorker, Phase};
+use sojourn_core::workload::{Phase, Worker};
 use sojourn_store::{RunId, RunMeta, RunStatus, Store};
 
 use super::pkb::Recipe;
@@ -145,17 +145,18 @@ impl Visitor for RunShare<'_, '_> {
             stop,
             show,
         } = self;
-        let shared = CoreShared::new(plan.workload.clone()).map_err(anyhow::Error::msg)?;
-        let connector = BackendConnector {
-            backend,
-            schema: shared.schema.clone(),
-        };
+        let schema = Arc::new(sojourn_core::backend::Schema::ycsb(
+            &plan.workload.table,
+            &plan.workload.field_prefix,
+            plan.workload.field_count,
+        ));
+        let connector = BackendConnector { backend, schema };
         let describe = backend.describe();
         let result = executor::with_pool(
             &connector,
             plan.run.threads,
             plan.run.runtime_threads,
-            |pool: &mut Pool<CoreWorker>| -> Result<Share> {
+            |pool: &mut Pool<Worker>| -> Result<Share> {
                 let start_at = gate()?;
                 let mut meta = run_meta(&plan, spec, props, &describe);
                 if let Some(t) = start_at {
@@ -168,9 +169,7 @@ impl Visitor for RunShare<'_, '_> {
                         std::thread::sleep(wait);
                     }
                 }
-                let steps = (0..pool.workers())
-                    .map(|i| shared.worker(plan.phase, plan.run.seed, i))
-                    .collect();
+                let steps = Worker::for_plan(&plan, pool.workers()).map_err(anyhow::Error::msg)?;
                 let display = Display::new(
                     show.status,
                     !show.progress,

@@ -195,6 +195,8 @@ pub struct StagePlan {
     pub percentiles: Vec<f64>,
     /// Table, field names: what setting up the database needs.
     pub workload: CoreConfig,
+    /// `Some` for the vote workload, whose tables are set up instead.
+    pub vote: Option<sojourn_core::workload::VoteVariant>,
 }
 
 /// One benchmark of a config, ready to run.
@@ -639,7 +641,12 @@ pub fn map(flags: &Flags, ctx: &mut MapContext<'_>) -> Result<BenchPlan> {
         // The key range split over the clients, so their loads never
         // insert the same key.
         let props = base.properties()?;
-        let cfg = CoreConfig::from_properties(&props)?;
+        // The vote workload's own load has no key range to split: each
+        // client would insert every article.
+        if sojourn_core::workload::vote::is_vote(&props) && vm_count > 1 {
+            bail!("the vote workload loads from one client machine: set num_vms: 1");
+        }
+        let cfg = Plan::from_properties(&props, Phase::Load, BACKEND_PREFIXES)?.workload;
         let seed = seed_of(&base, ctx)?;
         let mut clients = Vec::new();
         let mut start = cfg.insert_start;
@@ -887,6 +894,7 @@ fn stage(
         measurement_interval: plan.measurement_interval,
         percentiles: plan.percentiles.clone(),
         workload: plan.workload.clone(),
+        vote: plan.vote.as_ref().map(|v| v.variant),
     }
 }
 

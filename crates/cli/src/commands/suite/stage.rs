@@ -16,7 +16,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
 use sojourn_backends::{AnyBackend, Visitor};
-use sojourn_core::backend::{Backend, Schema};
+use sojourn_core::backend::{Backend, Schema, VoteVariant};
 use sojourn_core::executor::StopHandle;
 use sojourn_core::op::OpKind;
 use sojourn_core::output::ycsb;
@@ -26,6 +26,7 @@ use sojourn_store::{RunId, RunStatus, Store};
 
 use super::client::{self, ShareSpec, Show};
 use super::pkb::{BenchPlan, StagePlan};
+use crate::commands::phase::Setup;
 
 /// A stage stopped by Ctrl+C: not a failure of the config, and not a
 /// finished iteration either.
@@ -87,23 +88,33 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .context("starting the async runtime")
 }
 
-struct IsEmpty<'a>(&'a Schema);
+struct IsEmpty<'a>(&'a Schema, Option<VoteVariant>);
 
 impl Visitor for IsEmpty<'_> {
     type Output = Result<Option<bool>>;
     fn visit<B: Backend>(self, b: &B) -> Result<Option<bool>> {
-        Ok(runtime()?.block_on(b.is_empty(self.0))?)
+        let setup = Setup {
+            backend: b,
+            schema: self.0,
+            vote: self.1,
+        };
+        runtime()?.block_on(setup.is_empty())
     }
 }
 
-struct Prepare<'a>(&'a Schema);
+struct Prepare<'a>(&'a Schema, Option<VoteVariant>);
 
 impl Visitor for Prepare<'_> {
     type Output = Result<()>;
     fn visit<B: Backend>(self, b: &B) -> Result<()> {
+        let setup = Setup {
+            backend: b,
+            schema: self.0,
+            vote: self.1,
+        };
         // Emptied first: a load starts from an empty table, as on PKB's
         // fresh instance, so the data set is exactly what it loads.
-        Ok(runtime()?.block_on(b.prepare(self.0, true))?)
+        runtime()?.block_on(setup.prepare(true))
     }
 }
 
@@ -124,7 +135,7 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
         let backend = backend_for(env, &plan.db_url, &props)?;
         let schema = schema_of(load);
         let describe = backend.describe();
-        let has_data = backend.visit(IsEmpty(&schema))? == Some(false);
+        let has_data = backend.visit(IsEmpty(&schema, load.vote))? == Some(false);
         if has_data && !plan.reload_database {
             eprintln!(
                 "{}: table {} in {describe} already holds data and ycsb_reload_database is false; \
@@ -132,7 +143,7 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
                 plan.file, schema.table
             );
         } else {
-            backend.visit(Prepare(&schema))?;
+            backend.visit(Prepare(&schema, load.vote))?;
             let stats = run_stage(plan, load, &labels, iteration, env)?;
             let failed_inserts = stats.op(OpKind::Insert).map_or(0, |s| s.failures());
             if plan.fail_on_incomplete_loading && failed_inserts > 0 {
@@ -150,7 +161,7 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
         let props = run.clients[0].properties()?;
         let backend = backend_for(env, &plan.db_url, &props)?;
         let schema = schema_of(run);
-        if backend.visit(IsEmpty(&schema))? == Some(true) {
+        if backend.visit(IsEmpty(&schema, run.vote))? == Some(true) {
             bail!(
                 "{}: table {} in {} is empty, so there is nothing to run against: load it first \
                  (a config without ycsb_skip_load_stage, in an earlier ordered stage)",

@@ -1,0 +1,202 @@
+"""Helpers shared by the bench/ scripts: building sojourn, private servers on
+free loopback ports, running a client and reading its CPU from the kernel."""
+
+import glob
+import json
+import os
+import pwd
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "target", "release", "sojourn")
+
+
+def build():
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "sojourn"], cwd=ROOT, check=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(cmd, port):
+    """Start a server and wait (bounded) until its port accepts connections."""
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return p
+        except OSError:
+            if p.poll() is not None:
+                sys.exit(f"{cmd[0]} exited with {p.returncode}")
+            time.sleep(0.02)
+    p.kill()
+    sys.exit(f"{cmd[0]} did not listen on {port}")
+
+
+def timed(cmd, env=None):
+    """Run cmd and return its stdout; its CPU shows in RUSAGE_CHILDREN."""
+    p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env)
+    out, err = p.communicate()
+    if p.returncode != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{err}")
+    return out
+
+
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime, r.ru_stime
+
+
+class Failed(Exception):
+    """A client exited with an error or ran past its time limit."""
+
+
+def measured(cmd, env=None, cwd=ROOT, timeout=900):
+    """Run cmd to completion, at most `timeout` seconds (then it is killed).
+
+    Returns (stdout, stderr, wall seconds, user CPU seconds, system CPU
+    seconds): the CPU is the kernel's rusage of that one process and the
+    threads and children it waited for (os.wait4), the figures
+    `/usr/bin/time -f "%U %S"` prints."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        t0 = time.time()
+        p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        deadline = t0 + timeout
+        while True:
+            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.time() > deadline:
+                p.kill()
+                os.wait4(p.pid, 0)
+                p.returncode = -9
+                raise Failed(f"{os.path.basename(cmd[0])} ran past {timeout} s and was stopped")
+            time.sleep(0.01)
+        wall = time.time() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if p.returncode != 0:
+        tail = "\n".join((stderr or stdout).strip().splitlines()[-15:])
+        raise Failed(f"exit {p.returncode}: {' '.join(cmd)}\n{tail}")
+    return stdout, stderr, wall, ru.ru_utime, ru.ru_stime
+
+
+def sojourn(phase, db, args, extra=()):
+    """Run one sojourn phase and return its JSON report."""
+    cmd = [BIN, phase, "--db", db, "--format", "json", "--no-progress"] + list(extra) + args
+    return json.loads(timed(cmd))
+
+
+def row(label, ops_per_sec, us, user, sys_, base=None):
+    ratio = f"{us / base:6.2f}x" if base else ""
+    print(f"{label:44} {ops_per_sec:>10.0f} {us:>9.2f} {user:>7.2f} {sys_:>7.2f}  {ratio}")
+
+
+def report(label, r, base=None):
+    n = max(r["operations"], 1)
+    c = r["client_cpu"]
+    row(label, r["achieved_ops_per_sec"], c["us_per_op"], c["user_s"] * 1e6 / n, c["system_s"] * 1e6 / n, base)
+    return c["us_per_op"]
+
+
+def redis_server(tmp):
+    """A private redis-server on a free loopback port, nothing persisted: (process, port)."""
+    if not shutil.which("redis-server"):
+        sys.exit("redis-server is not installed (scripts/deps installs it)")
+    port = free_port()
+    server = start(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                    "--appendonly", "no", "--dir", tmp], port)
+    return server, port
+
+
+def stop(server):
+    server.kill()
+    server.wait()
+
+
+def pg_bin():
+    """The directory of PostgreSQL's server programs (Debian keeps them off PATH)."""
+    for d in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True):
+        if os.path.exists(os.path.join(d, "postgres")):
+            return d
+    exe = shutil.which("postgres")
+    if exe:
+        return os.path.dirname(os.path.realpath(exe))
+    sys.exit("PostgreSQL is not installed (scripts/deps installs it)")
+
+
+def as_server_user():
+    """preexec_fn and owner for the server: PostgreSQL refuses to run as root."""
+    if os.geteuid() != 0:
+        return None, None
+    pw = pwd.getpwnam("postgres")
+
+    def drop():
+        os.setgroups([])
+        os.setgid(pw.pw_gid)
+        os.setuid(pw.pw_uid)
+
+    return drop, (pw.pw_uid, pw.pw_gid)
+
+
+class Postgres:
+    """A private PostgreSQL: initdb into a temporary directory, then postgres on
+    a free loopback port with `synchronous_commit=off` (so that writes measure
+    the client, not the disk's flush rate); as the `postgres` user when run
+    as root. User USER with password PASSWORD, database `postgres`."""
+
+    USER, PASSWORD = "bench", "bench-secret"
+
+    def __init__(self, tmp):
+        self.bindir = pg_bin()
+        drop, owner = as_server_user()
+        pwfile = os.path.join(tmp, "pw")
+        with open(pwfile, "w") as f:
+            f.write(self.PASSWORD)
+        if owner:
+            for p in (tmp, pwfile):
+                os.chown(p, *owner)
+        data = os.path.join(tmp, "data")
+        subprocess.run([os.path.join(self.bindir, "initdb"), "-D", data, "-U", self.USER,
+                        "-A", "scram-sha-256", f"--pwfile={pwfile}", "-E", "UTF8", "--locale=C",
+                        "--no-sync"], check=True, stdout=subprocess.DEVNULL, preexec_fn=drop)
+        self.port = free_port()
+        self.server = subprocess.Popen(
+            [os.path.join(self.bindir, "postgres"), "-D", data, "-p", str(self.port), "-k", tmp,
+             "-c", "listen_addresses=127.0.0.1", "-c", "synchronous_commit=off",
+             "-c", "shared_buffers=256MB", "-c", "max_connections=100"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=drop)
+        self.env = dict(os.environ, PGPASSWORD=self.PASSWORD)
+        self.url = f"postgres://{self.USER}:{self.PASSWORD}@127.0.0.1:{self.port}/postgres"
+        deadline = time.time() + 60
+        while subprocess.run([os.path.join(self.bindir, "pg_isready"), "-q", "-h", "127.0.0.1",
+                              "-p", str(self.port)]).returncode != 0:
+            if self.server.poll() is not None or time.time() > deadline:
+                self.stop()
+                sys.exit("postgres did not start")
+            time.sleep(0.05)
+
+    def tool(self, name):
+        """A client program next to the server's, else on PATH, else None."""
+        p = os.path.join(self.bindir, name)
+        return p if os.path.exists(p) else shutil.which(name)
+
+    def stop(self):
+        # A fast shutdown: active sessions are ended, shared memory removed.
+        if self.server.poll() is None:
+            self.server.send_signal(signal.SIGINT)
+        self.server.wait()

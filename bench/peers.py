@@ -1,0 +1,585 @@
+#!/usr/bin/env python3
+"""sojourn side by side with its peers: go-ycsb, YCSB, redis-benchmark, pgbench.
+
+One invocation installs what the registries offer and is missing (Debian's
+redis-tools and PostgreSQL's client with pgbench, through apt-get when run
+as root; go-ycsb built from its Go module; YCSB's core, its Redis and JDBC
+bindings and PostgreSQL's JDBC driver from Maven Central), starts a private
+Redis and a private PostgreSQL on free loopback ports with their data in
+temporary directories, and runs the same jobs with every tool that
+installed:
+
+  - Redis and PostgreSQL: each tool loads its own records (YCSB's JDBC and
+    Redis bindings share sojourn's, whose layouts are theirs), then
+    workloads A and C at 16 and 1 connections, one request in flight each;
+    redis-benchmark (`-t get`, one 100-byte value) and pgbench (`-S -M
+    prepared`, its own 100,000 accounts) run next to workload C as
+    references;
+  - null: sojourn's `null:` against YCSB's BasicDB and go-ycsb's `basic`,
+    at 1 and 16 threads (the backend does nothing: this is client overhead).
+
+Defaults: 100,000 records of one 100-byte field, 500,000 operations per run,
+zipfian requests. Every tool's client CPU is the kernel's rusage of its whole
+process (os.wait4), user and system apart, divided by the operations it
+completed; throughput, p50 and p99 are what each tool reports of itself.
+Ratios are sojourn / peer at the same workload and connection count.
+
+It is a benchmark, not a test: it is run by hand, prints figures, and never
+fails on them. Downloads are cached (--cache, default ~/.cache/sojourn-peers).
+Usage: python3 bench/peers.py [--ops N] [--records N] [--only redis|postgres|null] [--json FILE]
+"""
+
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from common import BIN, Failed, Postgres, ROOT, build, measured, redis_server, stop
+
+GO_MODULE = "github.com/pingcap/go-ycsb"
+# `@latest` first, as go-ycsb's README says; then tagged versions.
+GO_VERSIONS = ["latest", "v1.0.1", "v1.0.0"]
+YCSB = "site.ycsb:{}:0.17.0"
+PG_JDBC = "org.postgresql:postgresql:42.7.4"
+
+WORKLOADS = {
+    "a": {"readproportion": "0.5", "updateproportion": "0.5"},
+    "c": {"readproportion": "1", "updateproportion": "0"},
+}
+
+# The issue's reference figures on a 2-core machine (Redis, workload C, 16
+# connections): client CPU us/op, for targets no peer here could measure.
+REFERENCE = {("redis", "YCSB"): 15.0, ("redis", "go-ycsb"): 10.8}
+
+NOTES = []  # what did not install or run, and why
+
+
+def note(msg):
+    NOTES.append(msg)
+    print(f"# {msg}", file=sys.stderr, flush=True)
+
+
+def last_error(text):
+    """The telling line of a failed command's output."""
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", l).strip() for l in text.splitlines()]
+    lines = [l for l in lines if l]
+    for l in lines:
+        m = re.search(r"(\S+) was not found in (\S+)", l)
+        if m:
+            return f"{m.group(1)} was not found in {m.group(2)}"
+        for what in ("Could not find artifact", "Failure to find", "403 Forbidden", "404 Not Found"):
+            if what in l:
+                return l[l.index(what):].split(" -> [Help")[0][:240]
+    errs = [l for l in lines if l.startswith("[ERROR]") and len(l) > 10]
+    return ((errs or lines or ["no output"])[0 if errs else -1])[:240]
+
+
+# --- installing -----------------------------------------------------------
+
+def apt_install(exe, package):
+    """Debian's package for a missing program, when run as root."""
+    if shutil.which(exe):
+        return
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        note(f"{exe} missing: install Debian's {package}")
+        return
+    r = subprocess.run(["apt-get", "install", "-y", "-q", "--no-install-recommends", package],
+                       capture_output=True, text=True, timeout=900,
+                       env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
+    if r.returncode != 0 or not shutil.which(exe):
+        note(f"{exe} missing: apt-get install {package} failed: {last_error(r.stderr)}")
+
+
+def go_exe():
+    return shutil.which("go") or ("/usr/local/go/bin/go" if os.path.exists("/usr/local/go/bin/go") else None)
+
+
+def install_go_ycsb(cache):
+    """go-ycsb built from its Go module; None (with a note) if no version builds."""
+    go = go_exe()
+    if not go:
+        note("go-ycsb skipped: no Go toolchain (go) found")
+        return None
+    root = os.path.join(cache, "go-ycsb")
+    exe = os.path.join(root, "bin", "go-ycsb")
+    if os.path.exists(exe):
+        return exe
+    os.makedirs(root, exist_ok=True)
+    env = dict(os.environ, GOFLAGS="-mod=mod", GOBIN=os.path.join(root, "bin"))
+    errors = []
+    for v in GO_VERSIONS:
+        print(f"# building go-ycsb {v} from {GO_MODULE} ...", file=sys.stderr, flush=True)
+        r = subprocess.run([go, "install", f"{GO_MODULE}/cmd/go-ycsb@{v}"], env=env, capture_output=True,
+                           text=True, timeout=1800)
+        if r.returncode == 0 and os.path.exists(exe):
+            return exe
+        errors.append(f"install @{v}: {last_error(r.stderr)}")
+        # `go install pkg@version` also asks the proxy for the module's list
+        # of versions (for deprecation notices); when that is refused, build
+        # the downloaded module in its own directory instead (its go.mod's
+        # replace directives then apply, as they do to `go install`).
+        if v == "latest":
+            continue
+        r = subprocess.run([go, "mod", "download", "-json", f"{GO_MODULE}@{v}"], env=env,
+                           capture_output=True, text=True, timeout=900)
+        try:
+            src = json.loads(r.stdout).get("Dir")
+        except ValueError:
+            src = None
+        if not src:
+            errors.append(f"download @{v}: {last_error(r.stderr or r.stdout)}")
+            continue
+        work = os.path.join(root, f"src-{v}")
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.copytree(src, work)
+        for d, _, files in os.walk(work):
+            os.chmod(d, 0o755)
+            for f in files:
+                os.chmod(os.path.join(d, f), 0o644)
+        r = subprocess.run([go, "build", "-o", exe, "./cmd/go-ycsb"], cwd=work, env=env,
+                           capture_output=True, text=True, timeout=1800)
+        if r.returncode == 0 and os.path.exists(exe):
+            with open(os.path.join(root, "VERSION"), "w") as f:
+                f.write(v + "\n")
+            return exe
+        errors.append(f"build @{v}: {last_error(r.stderr)}")
+    note("go-ycsb did not build, going on without it: " + "; ".join(errors))
+    return None
+
+
+def go_ycsb_version(cache):
+    try:
+        with open(os.path.join(cache, "go-ycsb", "VERSION")) as f:
+            return f.read().strip()
+    except OSError:
+        return "latest"
+
+
+def maven_fetch(cache, coord):
+    """One artifact and its runtime dependencies from Maven Central into its own
+    folder, through a throwaway pom; the folder, or None (with a note)."""
+    group, artifact, version = coord.split(":")
+    out = os.path.join(cache, "maven", f"{artifact}-{version}")
+    if os.path.exists(os.path.join(out, ".complete")):
+        return out
+    if not shutil.which("mvn"):
+        note(f"{coord} skipped: Maven (mvn) is not installed")
+        return None
+    with tempfile.TemporaryDirectory(prefix="sojourn-peers-pom-") as tmp:
+        with open(os.path.join(tmp, "pom.xml"), "w") as f:
+            f.write(f"""<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>local.sojourn.bench</groupId><artifactId>peers</artifactId><version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId><version>{version}</version></dependency>
+  </dependencies>
+</project>
+""")
+        r = subprocess.run(["mvn", "-q", "-B", "-U", "dependency:copy-dependencies", f"-DoutputDirectory={out}",
+                            "-DincludeScope=runtime"], cwd=tmp, capture_output=True, text=True, timeout=900)
+    if r.returncode != 0:
+        shutil.rmtree(out, ignore_errors=True)
+        note(f"{coord} not installed: {last_error(r.stdout + r.stderr)}")
+        return None
+    open(os.path.join(out, ".complete"), "w").close()
+    return out
+
+
+def install_ycsb(cache):
+    """Class paths for YCSB: {'core': cp, 'redis': cp, 'jdbc': cp} for what installed."""
+    if not shutil.which("java"):
+        note("YCSB skipped: no java")
+        return {}
+    core = maven_fetch(cache, YCSB.format("core"))
+    if not core:
+        return {}
+    jars = lambda d: sorted(glob.glob(os.path.join(d, "*.jar")))
+    cps = {"core": jars(core)}
+    redis = maven_fetch(cache, YCSB.format("redis-binding"))
+    if redis:
+        cps["redis"] = jars(core) + jars(redis)
+    jdbc = maven_fetch(cache, YCSB.format("jdbc-binding"))
+    driver = maven_fetch(cache, PG_JDBC) if jdbc else None
+    if jdbc and driver:
+        cps["jdbc"] = jars(core) + jars(jdbc) + jars(driver)
+    return {k: ":".join(v) for k, v in cps.items()}
+
+
+# --- workloads ------------------------------------------------------------
+
+def workload_files(tmp, records, ops):
+    """YCSB workload files written from the properties: the Java class name
+    (read by YCSB and sojourn) and go-ycsb's `core`."""
+    files = {}
+    for w, mix in WORKLOADS.items():
+        props = {"recordcount": records, "operationcount": ops, "fieldcount": 1, "fieldlength": 100,
+                 "readallfields": "true", "scanproportion": 0, "insertproportion": 0,
+                 "requestdistribution": "zipfian", **mix}
+        for flavour, cls in (("java", "site.ycsb.workloads.CoreWorkload"), ("go", "core")):
+            path = os.path.join(tmp, f"workload{w}.{flavour}")
+            with open(path, "w") as f:
+                f.write(f"# workload {w.upper()}, written by bench/peers.py\nworkload={cls}\n")
+                f.writelines(f"{k}={v}\n" for k, v in props.items())
+            files[w, flavour] = path
+    return files
+
+
+# --- running the tools ----------------------------------------------------
+
+def result(tool, db, workload, conns, ops, ops_per_sec, wall, user, sys_, p50=None, p99=None, extra=None):
+    n = max(ops, 1)
+    r = {"tool": tool, "db": db, "workload": workload, "conns": conns, "operations": ops,
+         "ops_per_sec": ops_per_sec, "wall_s": round(wall, 3), "cpu_user_s": user, "cpu_system_s": sys_,
+         "cpu_us_per_op": (user + sys_) * 1e6 / n, "user_us_per_op": user * 1e6 / n,
+         "sys_us_per_op": sys_ * 1e6 / n, "read_p50_us": p50, "read_p99_us": p99,
+         "load_average_1m": round(os.getloadavg()[0], 2)}
+    if extra:
+        r.update(extra)
+    return r
+
+
+class Runner:
+    def __init__(self, a, tmp, files, go_ycsb, ycsb_cp):
+        self.a, self.tmp, self.files = a, tmp, files
+        self.go_ycsb, self.ycsb_cp = go_ycsb, ycsb_cp
+        self.results = []
+        self.limit = a.time_limit
+
+    def keep(self, r):
+        if r:
+            self.results.append(r)
+            print(f"#   {r['tool']:15} {r['db']:8} {r['workload']:3} {r['conns']:>3} conns: "
+                  f"{r['ops_per_sec']:>9.0f} ops/s {r['cpu_us_per_op']:7.2f} us/op", file=sys.stderr, flush=True)
+        return r
+
+    def attempt(self, what, fn, *args):
+        try:
+            return fn(*args)
+        except (Failed, KeyError, ValueError, subprocess.SubprocessError) as e:
+            note(f"{what} failed: {e}")
+            return None
+
+    # sojourn
+    def sojourn(self, phase, db_url, w, conns, extra=()):
+        cmd = [self.a.sojourn or BIN, phase, "--db", db_url, "-P", self.files[w, "java"], "-threads", str(conns),
+               "--seed", "1", "--no-progress", "--no-store", "--format", "json",
+               "-p", f"maxexecutiontime={self.limit}"] + list(extra)
+        if phase == "load":
+            cmd.append("--drop")
+        out, _, wall, user, sys_ = measured(cmd, timeout=self.limit + 60)
+        return json.loads(out), wall, user, sys_
+
+    def sojourn_run(self, db, db_url, w, conns, extra=()):
+        r, wall, user, sys_ = self.sojourn("run", db_url, w, conns, extra)
+        read = (r["ops"].get("read") or {}).get("service") or {}
+        return result("sojourn", db, w.upper(), conns, r["operations"], r["achieved_ops_per_sec"], wall, user,
+                      sys_, read.get("p50_us"), read.get("p99_us"),
+                      {"json_client_cpu": r["client_cpu"]})
+
+    # YCSB (Java)
+    def ycsb(self, phase, cp, cls, db, w, conns, props):
+        cmd = ["java", "-cp", cp, "site.ycsb.Client", "-load" if phase == "load" else "-t", "-db", cls,
+               "-P", self.files[w, "java"], "-threads", str(conns), "-p", "measurementtype=hdrhistogram",
+               "-p", "hdrhistogram.percentiles=50,99", "-p", f"maxexecutiontime={self.limit}"]
+        for k, v in props.items():
+            cmd += ["-p", f"{k}={v}"]
+        out, _, wall, user, sys_ = measured(cmd, timeout=self.limit + 60)
+        stats = {}
+        for line in out.splitlines():
+            m = re.match(r"\[([A-Z-]+)\], ([^,]+), ([-\d.eE]+)$", line.strip())
+            if m:
+                stats[m.group(1), m.group(2)] = float(m.group(3))
+        ops = int(sum(v for (op, k), v in stats.items()
+                      if k == "Operations" and op in ("READ", "UPDATE", "INSERT", "SCAN", "DELETE")))
+        for (op, k), v in stats.items():
+            if k == "Return=ERROR" and v:
+                raise Failed(f"YCSB {cls}: {int(v)} {op} errors")
+        if phase == "load":
+            return None
+        return result("YCSB", db, w.upper(), conns, ops, stats[("OVERALL", "Throughput(ops/sec)")], wall,
+                      user, sys_, stats.get(("READ", "50thPercentileLatency(us)")),
+                      stats.get(("READ", "99thPercentileLatency(us)")))
+
+    # go-ycsb
+    def goycsb(self, phase, binding, db, w, conns, props):
+        cmd = [self.go_ycsb, phase, binding, "-P", self.files[w, "go"], "-p", f"threadcount={conns}",
+               "-p", f"maxexecutiontime={self.limit}"]
+        for k, v in props.items():
+            cmd += ["-p", f"{k}={v}"]
+        out, err, wall, user, sys_ = measured(cmd, timeout=self.limit + 60)
+        # The summary follows "Run finished"; earlier lines are progress.
+        text = out.split("Run finished")[-1]
+        stats = {}
+        for line in text.splitlines():
+            m = re.match(r"^(\S+)\s+- (.*)$", line.strip())
+            if m:
+                fields = dict(re.findall(r"([\w.()]+): ([-\d.]+)", m.group(2)))
+                stats[m.group(1)] = fields
+        errs = [k for k in stats if k.endswith("_ERROR")]
+        if errs:
+            raise Failed(f"go-ycsb {binding}: errors {errs}: " + " ".join(f"{k}={stats[k].get('Count')}"
+                                                                           for k in errs))
+        if phase == "load":
+            return None
+        ops = sum(int(float(stats[k]["Count"])) for k in ("READ", "UPDATE") if k in stats)
+        total = stats.get("TOTAL")
+        rate = float(total["OPS"]) if total and "OPS" in total else ops / max(
+            max(float(s.get("Takes(s)", 0)) for s in stats.values()), 1e-9)
+        read = stats.get("READ", {})
+        p50, p99 = read.get("50th(us)"), read.get("99th(us)")
+        return result("go-ycsb", db, w.upper(), conns, ops, rate, wall, user, sys_,
+                      float(p50) if p50 else None, float(p99) if p99 else None)
+
+    # --- the three jobs ---
+
+    def redis(self):
+        tmp = tempfile.mkdtemp(prefix="redis-", dir=self.tmp)
+        server, port = redis_server(tmp)
+        try:
+            url = f"redis://127.0.0.1:{port}/0"
+            self.attempt("sojourn load redis", self.sojourn, "load", url, "c", 16)
+            go_props = {"redis.addr": f"127.0.0.1:{port}", "redis.mode": "single", "redis.datatype": "hash",
+                        "redis.db": 1}
+            n_notes = len(NOTES)
+            if self.go_ycsb:
+                self.attempt("go-ycsb load redis", self.goycsb, "load", "redis", "redis", "c", 16,
+                             dict(go_props, dropdata="true"))
+            go_ok = self.go_ycsb and len(NOTES) == n_notes
+            # YCSB's Redis binding reads sojourn's records (the same hash layout, db 0).
+            y_props = {"redis.host": "127.0.0.1", "redis.port": port}
+            for w in ("a", "c"):
+                for conns in (16, 1):
+                    self.keep(self.attempt(f"sojourn redis {w}/{conns}", self.sojourn_run, "redis", url, w, conns))
+                    if go_ok:
+                        self.keep(self.attempt(f"go-ycsb redis {w}/{conns}", self.goycsb, "run", "redis", "redis",
+                                               w, conns, go_props))
+                    if "redis" in self.ycsb_cp:
+                        self.keep(self.attempt(f"YCSB redis {w}/{conns}", self.ycsb, "run", self.ycsb_cp["redis"],
+                                               "site.ycsb.db.RedisClient", "redis", w, conns, y_props))
+            if shutil.which("redis-benchmark"):
+                # One 100-byte value under the key `-t get` reads (else every GET is nil).
+                self.attempt("redis-benchmark -t set", measured, ["redis-benchmark", "-p", str(port), "-c", "1",
+                                                                   "-n", "1", "-t", "set", "-d", "100", "-q"])
+                for conns in (16, 1):
+                    self.keep(self.attempt(f"redis-benchmark {conns}", self.redis_benchmark, port, conns))
+        finally:
+            stop(server)
+
+    def redis_benchmark(self, port, conns):
+        n = self.a.ops
+        out, _, wall, user, sys_ = measured(["redis-benchmark", "-p", str(port), "-c", str(conns), "-n", str(n),
+                                             "-t", "get", "--csv"], timeout=self.limit + 60)
+        rows = [l.replace('"', "").split(",") for l in out.strip().splitlines()]
+        head, vals = rows[0], rows[-1]
+        v = dict(zip(head, vals))
+        return result("redis-benchmark", "redis", "GET", conns, n, float(v["rps"]), wall, user, sys_,
+                      float(v["p50_latency_ms"]) * 1000, float(v["p99_latency_ms"]) * 1000)
+
+    def postgres(self):
+        tmp = tempfile.mkdtemp(prefix="pg-", dir=self.tmp)
+        pg = Postgres(tmp)
+        try:
+            self.attempt("sojourn load postgres", self.sojourn, "load", pg.url, "c", 16)
+            go_props = {"pg.host": "127.0.0.1", "pg.port": pg.port, "pg.user": pg.USER,
+                        "pg.password": pg.PASSWORD, "pg.db": "postgres", "pg.sslmode": "disable",
+                        "table": "usertable_goycsb"}
+            n_notes = len(NOTES)
+            if self.go_ycsb:
+                self.attempt("go-ycsb load pg", self.goycsb, "load", "pg", "postgres", "c", 16,
+                             dict(go_props, dropdata="true"))
+            go_ok = self.go_ycsb and len(NOTES) == n_notes
+            # YCSB's JDBC binding reads sojourn's table (YCSB's JDBC layout).
+            y_props = {"db.driver": "org.postgresql.Driver",
+                       "db.url": f"jdbc:postgresql://127.0.0.1:{pg.port}/postgres",
+                       "db.user": pg.USER, "db.passwd": pg.PASSWORD}
+            for w in ("a", "c"):
+                for conns in (16, 1):
+                    self.keep(self.attempt(f"sojourn postgres {w}/{conns}", self.sojourn_run, "postgres", pg.url,
+                                           w, conns))
+                    if go_ok:
+                        self.keep(self.attempt(f"go-ycsb pg {w}/{conns}", self.goycsb, "run", "pg", "postgres", w,
+                                               conns, go_props))
+                    if "jdbc" in self.ycsb_cp:
+                        self.keep(self.attempt(f"YCSB jdbc {w}/{conns}", self.ycsb, "run", self.ycsb_cp["jdbc"],
+                                               "site.ycsb.db.JdbcDBClient", "postgres", w, conns, y_props))
+            pgbench = pg.tool("pgbench")
+            if pgbench:
+                scale = max(self.a.records // 100_000, 1)
+                ok = self.attempt("pgbench -i", measured, [pgbench, "-i", "-q", "-s", str(scale), "-h", "127.0.0.1",
+                                                           "-p", str(pg.port), "-U", pg.USER, "postgres"], pg.env)
+                for conns in (16, 1) if ok else ():
+                    self.keep(self.attempt(f"pgbench {conns}", self.pgbench, pgbench, pg, conns))
+        finally:
+            pg.stop()
+
+    def pgbench(self, exe, pg, conns):
+        per_client = self.a.ops // conns
+        out, _, wall, user, sys_ = measured(
+            [exe, "-h", "127.0.0.1", "-p", str(pg.port), "-U", pg.USER, "-S", "-M", "prepared",
+             "-c", str(conns), "-j", "1", "-t", str(per_client), "-n", "postgres"], pg.env, timeout=self.limit + 60)
+        tps = re.search(r"tps = ([\d.]+) \(without initial connection time\)", out) or \
+            re.search(r"tps = ([\d.]+)", out)
+        return result("pgbench", "postgres", "-S", conns, per_client * conns, float(tps.group(1)), wall, user, sys_)
+
+    def null(self):
+        for conns in (16, 1):
+            self.keep(self.attempt(f"sojourn null {conns}", self.sojourn_run, "null", "null:", "a", conns))
+            if "core" in self.ycsb_cp:
+                self.keep(self.attempt(f"YCSB BasicDB {conns}", self.ycsb, "run", self.ycsb_cp["core"],
+                                       "site.ycsb.BasicDB", "null", "a", conns, {"basicdb.verbose": "false"}))
+            if self.go_ycsb:
+                self.keep(self.attempt(f"go-ycsb basic {conns}", self.goycsb, "run", "basic", "null", "a", conns,
+                                       {"verbose": "false"}))
+
+
+# --- output ---------------------------------------------------------------
+
+def same_job(s, r):
+    """The sojourn row a peer row is compared with."""
+    if r["tool"] in ("redis-benchmark", "pgbench"):
+        return s["db"] == r["db"] and s["workload"] == "C" and s["conns"] == r["conns"]
+    return s["db"] == r["db"] and s["workload"] == r["workload"] and s["conns"] == r["conns"]
+
+
+def add_ratios(results):
+    soj = [r for r in results if r["tool"] == "sojourn"]
+    for r in results:
+        if r["tool"] == "sojourn":
+            continue
+        base = next((s for s in soj if same_job(s, r)), None)
+        if base:
+            r["sojourn_over_peer_cpu"] = base["cpu_us_per_op"] / r["cpu_us_per_op"] if r["cpu_us_per_op"] else None
+            r["sojourn_over_peer_ops_per_sec"] = base["ops_per_sec"] / r["ops_per_sec"] if r["ops_per_sec"] else None
+
+
+def table(results, db, title):
+    rows = [r for r in results if r["db"] == db]
+    if not rows:
+        return
+    print(f"\n## {title}")
+    print(f"{'tool':16} {'wl':>3} {'conns':>5} {'ops/s':>9} {'cpu us/op':>9} {'user':>6} {'sys':>6} "
+          f"{'p50 us':>7} {'p99 us':>7} {'cpu s/p':>7} {'ops/s s/p':>9}")
+    order = {"A": 0, "C": 1, "GET": 2, "-S": 2}
+    rows.sort(key=lambda r: (order.get(r["workload"], 3), -r["conns"], r["tool"] != "sojourn", r["tool"]))
+    for r in rows:
+        def num(k, w, d):
+            v = r.get(k)
+            return f"{v:>{w}.{d}f}" if isinstance(v, (int, float)) else f"{'-':>{w}}"
+        cr, tr = r.get("sojourn_over_peer_cpu"), r.get("sojourn_over_peer_ops_per_sec")
+        print(f"{r['tool']:16} {r['workload']:>3} {r['conns']:>5} {r['ops_per_sec']:>9.0f} "
+              f"{r['cpu_us_per_op']:>9.2f} {r['user_us_per_op']:>6.2f} {r['sys_us_per_op']:>6.2f} "
+              f"{num('read_p50_us', 7, 0)} {num('read_p99_us', 7, 0)} "
+              f"{(f'{cr:6.2f}x' if cr else ''):>7} {(f'{tr:8.2f}x' if tr else ''):>9}")
+
+
+def verdicts(results, jobs):
+    """One line per target of the issue: met / not met / not measured."""
+    targets = [
+        ("redis", "go-ycsb", "cpu", 0.75, "Redis: client CPU/op <= 0.75x go-ycsb's"),
+        ("redis", "YCSB", "cpu", 0.55, "Redis: client CPU/op <= 0.55x YCSB's"),
+        ("postgres", "go-ycsb", "cpu", 0.70, "PostgreSQL: client CPU/op <= 0.7x go-ycsb's"),
+        ("redis", "go-ycsb", "ops", 1.10, "Redis: throughput >= 1.1x go-ycsb's"),
+        ("postgres", "go-ycsb", "ops", 1.10, "PostgreSQL: throughput >= 1.1x go-ycsb's"),
+        ("null", "YCSB", "cpu", 0.50, "null: client CPU/op <= 0.5x YCSB BasicDB's"),
+        ("null", "go-ycsb", "cpu", 0.50, "null: client CPU/op <= 0.5x go-ycsb basic's"),
+    ]
+    out = []
+    print("\n## targets (one request in flight per connection)")
+    for db, peer, kind, bound, label in targets:
+        if db not in jobs:
+            continue
+        key = "sojourn_over_peer_cpu" if kind == "cpu" else "sojourn_over_peer_ops_per_sec"
+        rows = [r for r in results if r["db"] == db and r["tool"] == peer and r.get(key)]
+        if not rows:
+            status, detail = "not measured", f"no {peer} figures on {db}"
+            ref = REFERENCE.get((db, peer))
+            soj = next((r for r in results if r["db"] == db and r["tool"] == "sojourn" and r["workload"] == "C"
+                        and r["conns"] == 16), None)
+            if kind == "cpu" and ref and soj:
+                detail += (f"; sojourn C/16 {soj['cpu_us_per_op']:.2f} us against the issue's reference "
+                           f"{ref} us (not this machine's run): {soj['cpu_us_per_op'] / ref:.2f}x")
+        else:
+            ok = [(r[key] <= bound) if kind == "cpu" else (r[key] >= bound) for r in rows]
+            status = "met" if all(ok) else ("not met" if not any(ok) else "partly met")
+            detail = ", ".join(f"{r['workload']}/{r['conns']}: {r[key]:.2f}x" for r in rows)
+        print(f"{label:48} {status:13} {detail}")
+        out.append({"target": label, "status": status, "detail": detail})
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ops", type=int, default=500_000, help="operations per run (default 500000)")
+    ap.add_argument("--records", type=int, default=100_000, help="records loaded (default 100000)")
+    ap.add_argument("--only", choices=["redis", "postgres", "null"], action="append",
+                    help="run only this job (repeatable)")
+    ap.add_argument("--json", metavar="FILE", help="also save every figure to FILE")
+    ap.add_argument("--cache", default=os.path.join(os.environ.get("XDG_CACHE_HOME") or
+                                                    os.path.expanduser("~/.cache"), "sojourn-peers"),
+                    help="where the downloaded tools are kept (default ~/.cache/sojourn-peers)")
+    ap.add_argument("--time-limit", type=int, default=600,
+                    help="seconds any one run may take (maxexecutiontime; the process is killed a minute later)")
+    ap.add_argument("--sojourn", metavar="BIN", help="this sojourn binary instead of building target/release/sojourn")
+    a = ap.parse_args()
+    jobs = a.only or ["redis", "postgres", "null"]
+    started = time.time()
+
+    if "redis" in jobs:
+        apt_install("redis-benchmark", "redis-tools")
+    if "postgres" in jobs:
+        apt_install("pgbench", "postgresql-client")
+    go_ycsb = install_go_ycsb(a.cache)
+    ycsb_cp = install_ycsb(a.cache)
+    if not a.sojourn:
+        build()
+
+    tmp = tempfile.mkdtemp(prefix="sojourn-bench-peers-")
+    if os.geteuid() == 0:
+        os.chmod(tmp, 0o755)  # PostgreSQL's data directory below it belongs to `postgres`
+    try:
+        files = workload_files(tmp, a.records, a.ops)
+        runner = Runner(a, tmp, files, go_ycsb, ycsb_cp)
+        load_before = os.getloadavg()
+        for job in ("redis", "postgres", "null"):
+            if job in jobs:
+                getattr(runner, job)()
+        load_after = os.getloadavg()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    results = runner.results
+    add_ratios(results)
+    print(f"# sojourn vs peers: {a.records} records of 1 field of 100 B, {a.ops} operations per run, zipfian; "
+          f"{os.cpu_count()} cores; load average {load_before[0]:.2f} before, {load_after[0]:.2f} after "
+          f"({(time.time() - started) / 60:.1f} min)")
+    print(f"# go-ycsb: {go_ycsb_version(a.cache) if go_ycsb else 'not installed'}; YCSB 0.17.0 bindings: "
+          f"{', '.join(sorted(k for k in ycsb_cp)) or 'none'}")
+    table(results, "redis", "Redis (redis-benchmark: GET of one 100-byte string, next to workload C)")
+    table(results, "postgres", "PostgreSQL (pgbench: -S -M prepared -j 1 on its own table, next to workload C)")
+    table(results, "null", "null backend: client overhead (sojourn null:, YCSB BasicDB, go-ycsb basic; workload A)")
+    target_lines = verdicts(results, jobs)
+    print("\n# notes:")
+    print("#  - cpu us/op = the kernel's rusage of the whole client process (user + system) / operations: process")
+    print("#    start included, and for YCSB the JVM's start, JIT compilation and GC; p50/p99 are of reads, as each")
+    print("#    tool reports them; ops/s as each tool reports it; s/p = sojourn / peer at the same workload and")
+    print("#    connections (pgbench and redis-benchmark: against sojourn's workload C).")
+    for n in NOTES:
+        print(f"#  - {n}")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"records": a.records, "operations": a.ops, "cores": os.cpu_count(),
+                       "load_average_before": load_before, "load_average_after": load_after,
+                       "go_ycsb": go_ycsb_version(a.cache) if go_ycsb else None,
+                       "ycsb_bindings": sorted(ycsb_cp), "results": results, "targets": target_lines,
+                       "notes": NOTES}, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

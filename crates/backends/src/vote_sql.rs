@@ -1,0 +1,119 @@
+//! The vote workload's SQL for PostgreSQL and MySQL/MariaDB: Noria's
+//! tables `Article(id, title)` and `Vote(article_id, user)`, the read of
+//! one article with its vote count, and a vote.
+//!
+//! Variants (`vote.variant`): `join` keeps counts nowhere but in `Vote` and
+//! reads them with the seed's join over `COUNT(user) ... GROUP BY`;
+//! `precomputed`, as Noria ran MySQL, adds `Article.votes`, which every vote
+//! increments atomically with its insert, so a read is a key lookup.
+//!
+//! The join is a LEFT JOIN with `COALESCE(votes, 0)` where the seed's query
+//! is an inner join: otherwise an article nobody has voted for yet would
+//! read as missing, and early reads would count as failures.
+//!
+//! `user` is a reserved word in PostgreSQL, hence quoted in both dialects.
+
+use sojourn_core::backend::VoteVariant;
+
+use crate::sql::Dialect;
+
+fn user(d: Dialect) -> &'static str {
+    match d {
+        Dialect::Postgres => "\"user\"",
+        Dialect::Mysql => "`user`",
+    }
+}
+
+fn p(d: Dialect, n: usize) -> String {
+    match d {
+        Dialect::Postgres => format!("${n}"),
+        Dialect::Mysql => "?".to_string(),
+    }
+}
+
+/// Statements that remove both tables, `Vote` first.
+pub(crate) fn drop_tables() -> [&'static str; 2] {
+    ["DROP TABLE IF EXISTS Vote", "DROP TABLE IF EXISTS Article"]
+}
+
+/// Statements that create the tables (and `Vote`'s index) if absent.
+pub(crate) fn create_tables(d: Dialect, variant: VoteVariant) -> Vec<String> {
+    let votes = match variant {
+        VoteVariant::Join => "",
+        VoteVariant::Precomputed => ", votes BIGINT NOT NULL DEFAULT 0",
+    };
+    let article = format!(
+        "CREATE TABLE IF NOT EXISTS Article (id BIGINT PRIMARY KEY, title VARCHAR(255) NOT NULL{votes})"
+    );
+    let u = user(d);
+    match d {
+        Dialect::Postgres => vec![
+            article,
+            format!(
+                "CREATE TABLE IF NOT EXISTS Vote (article_id BIGINT NOT NULL, {u} BIGINT NOT NULL)"
+            ),
+            "CREATE INDEX IF NOT EXISTS vote_article ON Vote (article_id)".to_string(),
+        ],
+        // MySQL has no CREATE INDEX IF NOT EXISTS: the index is declared
+        // with the table.
+        Dialect::Mysql => vec![
+            article,
+            format!(
+                "CREATE TABLE IF NOT EXISTS Vote (article_id BIGINT NOT NULL, {u} BIGINT NOT NULL, \
+                 KEY vote_article (article_id))"
+            ),
+        ],
+    }
+}
+
+/// Whether `Article` holds any row.
+pub(crate) const ANY_ARTICLE: &str = "SELECT EXISTS (SELECT 1 FROM Article)";
+
+/// Insert article (id, title).
+pub(crate) fn insert_article(d: Dialect) -> String {
+    format!(
+        "INSERT INTO Article (id, title) VALUES ({}, {})",
+        p(d, 1),
+        p(d, 2)
+    )
+}
+
+/// Insert a vote (article_id, user).
+pub(crate) fn insert_vote(d: Dialect) -> String {
+    format!(
+        "INSERT INTO Vote (article_id, {}) VALUES ({}, {})",
+        user(d),
+        p(d, 1),
+        p(d, 2)
+    )
+}
+
+/// Increment the precomputed count of article (id).
+pub(crate) fn count_vote(d: Dialect) -> String {
+    format!(
+        "UPDATE Article SET votes = votes + 1 WHERE id = {}",
+        p(d, 1)
+    )
+}
+
+/// PostgreSQL's precomputed vote in one atomic statement: the insert and
+/// the increment (article_id, user).
+pub(crate) const PG_VOTE_AND_COUNT: &str = "WITH v AS (INSERT INTO Vote (article_id, \"user\") \
+     VALUES ($1, $2)) UPDATE Article SET votes = votes + 1 WHERE id = $1";
+
+/// Read (id, title, votes) of article (id).
+pub(crate) fn read_article(d: Dialect, variant: VoteVariant) -> String {
+    match variant {
+        VoteVariant::Precomputed => format!(
+            "SELECT id, title, votes FROM Article WHERE id = {}",
+            p(d, 1)
+        ),
+        VoteVariant::Join => format!(
+            "SELECT a.id, a.title, COALESCE(vc.votes, 0) FROM Article a LEFT JOIN \
+             (SELECT article_id, COUNT({}) AS votes FROM Vote GROUP BY article_id) vc \
+             ON a.id = vc.article_id WHERE a.id = {}",
+            user(d),
+            p(d, 1)
+        ),
+    }
+}

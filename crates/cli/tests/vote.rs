@@ -1,0 +1,300 @@
+//! The vote workload end to end: the `sojourn` binary loads and runs it
+//! against real PostgreSQL and MariaDB (both SQL variants) and Redis; the
+//! votes the database holds are the votes the summary counts, the
+//! precomputed counts agree with the Vote rows, Noria's lines follow the
+//! summary, the runs are stored and reported, the shipped suite runs, and a
+//! backend without the workload says which ones have it.
+#![cfg(all(feature = "postgres", feature = "mysql", feature = "redis"))]
+
+mod util;
+
+use std::path::Path;
+
+use sojourn_core::backend::Status;
+use sojourn_core::op::OpKind;
+use sojourn_store::{Filter, RunStatus, Store};
+use sojourn_testkit::mariadb_server::{self as my, Mariadb};
+use sojourn_testkit::postgres_server::{self as pg, Postgres};
+use sojourn_testkit::redis_server::RedisServer;
+use util::*;
+
+const ARTICLES: u64 = 20;
+
+/// `sojourn bench` of the shipped vote workload, scaled down; returns the
+/// summary and the whole stdout.
+fn bench(data: &Path, url: &str, password: Option<&str>, variant: &str) -> (Summary, String) {
+    let articles = format!("vote.articles={ARTICLES}");
+    let variant = format!("vote.variant={variant}");
+    let results = data.join("results.sqlite");
+    let out = sojourn(
+        data,
+        &[
+            "bench",
+            url,
+            "-P",
+            "workloads/vote",
+            "--drop",
+            "-p",
+            &articles,
+            "-p",
+            "vote.write_every=3",
+            "-p",
+            &variant,
+            "-p",
+            "operationcount=600",
+            "--threads",
+            "3",
+            "--seed",
+            "11",
+            "--results",
+            &results.to_string_lossy(),
+        ],
+    );
+    let stdout = ok(&out);
+    let stderr = text(&out.stderr);
+    if let Some(password) = password {
+        assert!(
+            !stdout.contains(password) && !stderr.contains(password),
+            "password in output:\n{stdout}\n{stderr}"
+        );
+    }
+    let s = parse_summary(&stdout);
+    // Each connection votes on every third of its operations.
+    let votes = get(&s, "INSERT", "Return=OK");
+    assert!((150.0..=200.0).contains(&votes), "{votes} votes\n{stdout}");
+    assert_eq!(get(&s, "READ", "Return=OK") + votes, 600.0, "{stdout}");
+    assert_noria_table(&stdout);
+    (s, stdout)
+}
+
+/// Noria's lines, after the YCSB summary, with a row per op and percentile.
+fn assert_noria_table(stdout: &str) {
+    let overall = stdout.find("[OVERALL]").expect("summary");
+    let generated = stdout.find("# generated ops/s: ").expect("generated");
+    assert!(generated > overall, "{stdout}");
+    let rate = |label: &str| -> f64 {
+        let line = stdout.lines().find(|l| l.starts_with(label)).unwrap();
+        line[label.len()..].trim().parse().unwrap()
+    };
+    assert!(rate("# actual ops/s:") > 0.0);
+    // Closed loop: what was offered is what completed.
+    assert_eq!(rate("# generated ops/s:"), rate("# actual ops/s:"));
+    assert!(stdout.contains("# op\tpct\tsojourn\tremote\n"), "{stdout}");
+    for op in ["write", "read"] {
+        for pct in ["50", "95", "99", "100"] {
+            let prefix = format!("{op}\t{pct}\t");
+            let line = stdout
+                .lines()
+                .find(|l| l.starts_with(&prefix))
+                .unwrap_or_else(|| panic!("no {prefix:?} row in\n{stdout}"));
+            let cols: Vec<u64> = line
+                .split('\t')
+                .skip(2)
+                .map(|c| c.parse().unwrap())
+                .collect();
+            // Response time includes service time.
+            assert!(cols.len() == 2 && cols[0] >= cols[1], "{line}");
+        }
+    }
+    // The Noria lines never look like summary lines to a YCSB parser.
+    for line in stdout[generated..].lines() {
+        assert!(!line.starts_with('['), "{line}");
+    }
+}
+
+/// The run is stored (load and run) under the workload name `vote`, and
+/// `sojourn report` shows it.
+fn assert_stored(data: &Path) {
+    let results = data.join("results.sqlite");
+    let store = Store::open(&results.to_string_lossy()).unwrap();
+    let runs = store.list(&Filter::default()).unwrap();
+    let phases: Vec<&str> = runs.iter().map(|r| r.meta.phase.as_str()).collect();
+    assert_eq!(runs.len(), 2, "{phases:?}");
+    for r in &runs {
+        assert_eq!(r.status, RunStatus::Completed);
+        assert_eq!(r.meta.workloads, vec!["vote".to_string()]);
+    }
+    let load = runs.iter().find(|r| r.meta.phase == "load").unwrap();
+    assert_eq!(load.totals.as_ref().unwrap().operations, ARTICLES);
+    let out = bin()
+        .args(["report", "--results", &results.to_string_lossy()])
+        .args(["--format", "csv", "last"])
+        .output()
+        .unwrap();
+    let report = ok(&out);
+    assert!(report.contains("vote"), "{report}");
+    assert!(
+        report.contains("insert") && report.contains("read"),
+        "{report}"
+    );
+}
+
+#[test]
+fn postgres_both_variants() {
+    let Some(pg) = Postgres::start() else { return };
+    for variant in ["join", "precomputed"] {
+        let dir = tempfile::tempdir().unwrap();
+        let (s, _) = bench(dir.path(), &pg.url(), Some(pg::PASSWORD), variant);
+        let votes = get(&s, "INSERT", "Return=OK") as u64;
+        assert_eq!(
+            pg.psql("SELECT count(*) FROM vote").trim(),
+            votes.to_string()
+        );
+        assert_eq!(
+            pg.psql("SELECT count(*) FROM article").trim(),
+            ARTICLES.to_string()
+        );
+        if variant == "precomputed" {
+            assert_eq!(
+                pg.psql(
+                    "SELECT count(*) FROM article a WHERE a.votes <> \
+                     (SELECT count(*) FROM vote v WHERE v.article_id = a.id)"
+                )
+                .trim(),
+                "0"
+            );
+        }
+        assert_stored(dir.path());
+    }
+}
+
+#[test]
+fn mariadb_both_variants() {
+    let Some(db) = Mariadb::start() else { return };
+    for variant in ["join", "precomputed"] {
+        let dir = tempfile::tempdir().unwrap();
+        let (s, _) = bench(dir.path(), &db.url(), Some(my::PASSWORD), variant);
+        let votes = get(&s, "INSERT", "Return=OK") as u64;
+        assert_eq!(
+            db.sql("SELECT count(*) FROM Vote").trim(),
+            votes.to_string()
+        );
+        if variant == "precomputed" {
+            assert_eq!(
+                db.sql(
+                    "SELECT count(*) FROM Article a WHERE a.votes <> \
+                     (SELECT count(*) FROM Vote v WHERE v.article_id = a.id)"
+                )
+                .trim(),
+                "0"
+            );
+        }
+        assert_stored(dir.path());
+    }
+}
+
+#[test]
+fn redis_counters() {
+    let Some(server) = RedisServer::start(None) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (s, _) = bench(dir.path(), &server.url(), None, "join");
+    let votes = get(&s, "INSERT", "Return=OK") as u64;
+    let counted: u64 = (1..=ARTICLES)
+        .map(|id| {
+            let v = server.command(&["HGET", &format!("article:{id}"), "votes"]);
+            if v == "nil" {
+                0
+            } else {
+                v.trim().parse::<u64>().unwrap()
+            }
+        })
+        .sum();
+    assert_eq!(counted, votes);
+    assert_stored(dir.path());
+}
+
+#[test]
+fn a_backend_without_the_workload_names_those_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = sojourn(
+        dir.path(),
+        &[
+            "bench",
+            "memory:",
+            "--workload",
+            "vote",
+            "-p",
+            "operationcount=10",
+            "--no-store",
+        ],
+    );
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("memory:") && err.contains("does not run the vote workload"),
+        "{err}"
+    );
+    assert!(err.contains("PostgreSQL") && err.contains("MySQL/MariaDB") && err.contains("Redis"));
+}
+
+#[test]
+fn shipped_suite_runs_against_postgres() {
+    let Some(pg) = Postgres::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("noria-vote");
+    std::fs::create_dir(&suite).unwrap();
+    for f in ["runner.yaml", "load.yaml", "uniform.yaml", "skewed.yaml"] {
+        std::fs::copy(repo_root().join("suites/noria-vote").join(f), suite.join(f)).unwrap();
+    }
+    let results = dir.path().join("results.sqlite");
+    let out = bin()
+        .arg("suite")
+        .arg(&suite)
+        .args(["--db", &pg.url()])
+        .arg("--results")
+        .arg(&results)
+        .arg("--data-dir")
+        .arg(dir.path().join("data"))
+        .arg("--no-progress")
+        .args([
+            "--flag",
+            "ycsb_timelimit=1",
+            "--flag",
+            "ycsb_threads_per_client=2",
+        ])
+        .args(["--flag", "sojourn_parameters=vote.articles=50"])
+        .output()
+        .unwrap();
+    let stdout = ok(&out);
+    assert!(
+        stdout.contains("All tests have passed"),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
+    assert_eq!(pg.psql("SELECT count(*) FROM article").trim(), "50");
+    let store = Store::open(&results.to_string_lossy()).unwrap();
+    let runs = store.list(&Filter::default()).unwrap();
+    let mut experiments: Vec<&str> = runs
+        .iter()
+        .map(|r| r.meta.labels["experiment"].as_str())
+        .collect();
+    experiments.sort();
+    assert_eq!(experiments, ["load", "skewed", "uniform"]);
+    for r in &runs {
+        assert_eq!(r.status, RunStatus::Completed, "{r:#?}");
+        if r.meta.phase == "run" {
+            assert_eq!(r.meta.target, Some(1000.0));
+            let ops = r.totals.as_ref().unwrap().operations;
+            assert!(ops > 100, "{ops} operations in 1 s at 1000/s");
+        }
+    }
+    // Every vote the runs recorded is a row.
+    let votes: u64 = runs
+        .iter()
+        .filter(|r| r.meta.phase == "run")
+        .map(|r| {
+            let stored = store.load(r.meta.id.as_str()).unwrap();
+            stored
+                .total
+                .op(OpKind::Insert)
+                .map_or(0, |o| o.count_of(Status::Ok))
+        })
+        .sum();
+    assert!(votes > 0);
+    assert_eq!(
+        pg.psql("SELECT count(*) FROM vote").trim(),
+        votes.to_string()
+    );
+}

@@ -1,0 +1,72 @@
+//! Noria's vote-benchmark lines, printed after the YCSB summary of a vote
+//! run so that results read like the paper's (OSDI'18 section 8.2):
+//!
+//! ```text
+//! # generated ops/s: 16673.66
+//! # actual ops/s: 16683.94
+//! # op   pct  sojourn  remote
+//! write  50   1903     1271
+//! ```
+//!
+//! "sojourn" is response time (from the intended start), "remote" service
+//! time (from the actual send), both in microseconds. Every line starts with
+//! `#` or a lower-case word, never `[`, so parsers of YCSB's summary
+//! (PerfKitBenchmarker keeps only lines that start with `[NAME]`) skip them.
+
+use std::fmt::Write;
+
+use crate::executor::RunOutcome;
+use crate::op::OpKind;
+
+/// The percentiles Noria prints.
+pub const PERCENTILES: [f64; 4] = [50.0, 95.0, 99.0, 100.0];
+
+/// Noria's name for an operation kind of the vote workload.
+fn op_name(kind: OpKind) -> &'static str {
+    match kind {
+        OpKind::Insert => "write",
+        other => other.name(),
+    }
+}
+
+/// The Noria lines for a run. Offered and achieved rates cover the whole
+/// run (the schedule knows no warm-up); the percentiles are the summary's
+/// (warm-up excluded, successful operations).
+pub fn noria(outcome: &RunOutcome) -> String {
+    let secs = outcome.elapsed.as_secs_f64();
+    let rate = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
+    let actual = rate(outcome.all.ops_done);
+    // Closed loop offers exactly what completes.
+    let generated = if outcome.target.is_some() {
+        rate(outcome.scheduled)
+    } else {
+        actual
+    };
+    let mut out = String::new();
+    let _ = writeln!(out, "# generated ops/s: {generated:.2}");
+    let _ = writeln!(out, "# actual ops/s: {actual:.2}");
+    let _ = writeln!(out, "# op\tpct\tsojourn\tremote");
+    // Writes first, as Noria prints them.
+    let mut kinds: Vec<_> = outcome.total.kinds().collect();
+    kinds.sort_by_key(|(k, _)| (*k != OpKind::Insert, *k));
+    for (kind, s) in kinds {
+        for p in PERCENTILES {
+            let at = |h: &hdrhistogram::Histogram<u64>| {
+                if h.is_empty() {
+                    0
+                } else {
+                    h.value_at_percentile(p) / 1000
+                }
+            };
+            let _ = writeln!(
+                out,
+                "{}\t{}\t{}\t{}",
+                op_name(kind),
+                p,
+                at(&s.ok.response),
+                at(&s.ok.service)
+            );
+        }
+    }
+    out
+}
