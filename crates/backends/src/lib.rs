@@ -26,6 +26,8 @@ pub mod memcached;
 pub mod mysql;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+#[cfg(all(feature = "postgres", target_os = "linux"))]
+mod proc_cpu;
 #[cfg(feature = "redis")]
 pub mod redis;
 #[cfg(feature = "rocksdb")]

@@ -47,8 +47,8 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{CertificateError, DigitallySignedStruct, SignatureScheme};
 use sojourn_core::backend::{
-    ArticleRow, Backend, BackendError, Connection, FieldValue, Fields, Row, Schema, Status,
-    VoteVariant,
+    ArticleRow, Backend, BackendError, Connection, FieldValue, Fields, Row, Schema, ServerCounters,
+    Status, VoteVariant,
 };
 use sojourn_core::properties::Properties;
 use tokio::task::AbortHandle;
@@ -586,8 +586,135 @@ impl Link {
     }
 }
 
+/// `pg_stat_database` columns kept as server counters, for the whole
+/// database (catalog work and autovacuum included): blocks read from outside
+/// shared buffers and found in them, rows returned by scans and fetched by
+/// index, rows written, commits.
+const DATABASE_COUNTERS: [&str; 9] = [
+    "blks_read",
+    "blks_hit",
+    "tup_returned",
+    "tup_fetched",
+    "tup_inserted",
+    "tup_updated",
+    "tup_deleted",
+    "xact_commit",
+    "xact_rollback",
+];
+
+/// The benchmark table's own counters (`pg_stat_user_tables`,
+/// `pg_statio_user_tables`), named `table_...`: unlike the database's they
+/// move only with the benchmark's work, so a read-only run shows exactly
+/// zero writes even when autovacuum analyses a catalog meanwhile.
+const TABLE_COUNTERS: [(&str, &str); 9] = [
+    ("t.seq_tup_read", "table_seq_tup_read"),
+    ("t.idx_tup_fetch", "table_idx_tup_fetch"),
+    ("t.idx_scan", "table_idx_scan"),
+    ("t.n_tup_ins", "table_tup_inserted"),
+    ("t.n_tup_upd", "table_tup_updated"),
+    ("t.n_tup_del", "table_tup_deleted"),
+    ("t.n_tup_hot_upd", "table_tup_hot_updated"),
+    ("io.heap_blks_read", "table_heap_blks_read"),
+    ("io.heap_blks_hit", "table_heap_blks_hit"),
+];
+
+impl PostgresBackend {
+    /// Whether the server runs on this machine, so its processes' CPU time
+    /// can be read from /proc. Loopback or a Unix socket only: a server
+    /// elsewhere may have process ids that mean something else here.
+    fn is_local(&self) -> bool {
+        self.inner.config.get_hosts().iter().all(|h| match h {
+            tokio_postgres::config::Host::Tcp(name) => {
+                name == "localhost"
+                    || name
+                        .parse::<std::net::IpAddr>()
+                        .is_ok_and(|ip| ip.is_loopback())
+            }
+            #[cfg(unix)]
+            tokio_postgres::config::Host::Unix(_) => true,
+        })
+    }
+}
+
 impl Backend for PostgresBackend {
     type Conn = PostgresConnection;
+
+    async fn server_counters(
+        &self,
+        schema: &Schema,
+    ) -> Result<Option<ServerCounters>, BackendError> {
+        let live = self.setup_client().await?;
+        let client = &live.client;
+        let err = |e: tokio_postgres::Error| self.setup_error(error_text(&e));
+        // PostgreSQL 15+ keeps each backend's counts in backend-local memory
+        // and publishes them when the backend goes idle at most once a
+        // second (or after 10 s idle): a new connection reads what has been
+        // published, so up to a second of the workers' latest work may be
+        // missing from a reading. That is why this is a per-phase figure,
+        // not a per-interval one. `pg_stat_clear_snapshot` makes sure a
+        // cached snapshot (stats_fetch_consistency) is never reused.
+        client
+            .batch_execute("SELECT pg_stat_clear_snapshot()")
+            .await
+            .map_err(err)?;
+        let mut c = ServerCounters::new();
+        let cols = DATABASE_COUNTERS
+            .iter()
+            .map(|n| format!("{n}::float8"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let row = client
+            .query_one(
+                &format!(
+                    "SELECT {cols}, pg_backend_pid() FROM pg_stat_database \
+                     WHERE datname = current_database()"
+                ),
+                &[],
+            )
+            .await
+            .map_err(err)?;
+        for (i, name) in DATABASE_COUNTERS.iter().enumerate() {
+            let v: Option<f64> = row.try_get(i).map_err(|e| self.setup_error(e))?;
+            c.set(name, v.unwrap_or(0.0));
+        }
+        let own_pid: i32 = row
+            .try_get(DATABASE_COUNTERS.len())
+            .map_err(|e| self.setup_error(e))?;
+        if let Ok(table) = checked_table(schema) {
+            let cols = TABLE_COUNTERS
+                .iter()
+                .map(|(col, _)| format!("COALESCE({col}, 0)::float8"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            // Unquoted names fold to lower case, as in `prepare`.
+            let rows = client
+                .query(
+                    &format!(
+                        "SELECT {cols} FROM pg_stat_user_tables t \
+                         JOIN pg_statio_user_tables io USING (relid) \
+                         WHERE t.schemaname = current_schema() AND t.relname = $1"
+                    ),
+                    &[&table.to_ascii_lowercase()],
+                )
+                .await
+                .map_err(err)?;
+            if let Some(row) = rows.first() {
+                for (i, (_, name)) in TABLE_COUNTERS.iter().enumerate() {
+                    let v: f64 = row.try_get(i).map_err(|e| self.setup_error(e))?;
+                    c.set(name, v);
+                }
+            }
+        }
+        #[cfg(target_os = "linux")]
+        if self.is_local() {
+            if let Some(cpu) = crate::proc_cpu::server_cpu_s(own_pid as u32, "postgres") {
+                c.set("server_cpu_s", cpu);
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = own_pid;
+        Ok(Some(c))
+    }
 
     fn describe(&self) -> String {
         self.inner.describe.clone()

@@ -373,6 +373,38 @@ fn fact(p: &mut Page, name: &str, value: &str) {
     let _ = write!(p.html, "<dt>{}</dt><dd>{}</dd>", esc(name), esc(value));
 }
 
+/// The database's own counters over the run: each counter's change and its
+/// figure per operation, server CPU as microseconds per operation.
+fn server_table(p: &mut Page, s: &sojourn_core::backend::ServerStats) {
+    let _ = write!(
+        p.html,
+        "<h3>Server counters ({} operations)</h3>",
+        tables::grouped(s.operations as f64)
+    );
+    let head = ["counter", "change", "per operation"].map(String::from);
+    let body: Vec<Vec<String>> = s
+        .deltas
+        .iter()
+        .map(|(name, &d)| {
+            let per_op = s.per_op(name);
+            if sojourn_core::backend::counters::is_cpu(name) {
+                vec![
+                    format!("{name} (µs per op)"),
+                    tables::readable(d),
+                    per_op.map_or("-".into(), |v| tables::readable(v * 1e6)),
+                ]
+            } else {
+                vec![
+                    name.clone(),
+                    tables::readable(d),
+                    per_op.map_or("-".into(), tables::readable),
+                ]
+            }
+        })
+        .collect();
+    html_table(p, &head, &body);
+}
+
 fn run_section(p: &mut Page, r: &StoredRun, open: bool) {
     let m = r.meta();
     let id = r.id().as_str();
@@ -439,6 +471,9 @@ fn run_section(p: &mut Page, r: &StoredRun, open: bool) {
             let _ = write!(p.html, "<li>warning: {}</li>", esc(w));
         }
         p.html.push_str("</ul>\n");
+    }
+    if let Some(server) = &r.server {
+        server_table(p, server);
     }
     // The facts beside the throughput plot; below, one row per kind:
     // percentiles over time beside the spectrum.

@@ -68,3 +68,33 @@ fn runs_at_several_targets_make_a_curve_with_a_knee() {
         .collect();
     assert!(curves(&closed).is_empty());
 }
+
+#[test]
+fn a_run_with_server_counters_shows_them_per_operation() {
+    let mut run = at_target(500.0, 9);
+    let opts = HtmlOptions {
+        title: "server".into(),
+        source: "test".into(),
+        generated_at: "now".into(),
+        latency: Latency::Service,
+        cost: CostOptions::default(),
+    };
+    assert!(!render(std::slice::from_ref(&run), &opts).contains("Server counters"));
+    let mut s = sojourn_core::backend::ServerStats {
+        operations: 1000,
+        ..Default::default()
+    };
+    s.deltas.insert("blks_hit".into(), 2500.0);
+    s.deltas.insert("server_cpu_s".into(), 0.012);
+    run.server = Some(s);
+    let html = render(std::slice::from_ref(&run), &opts);
+    assert!(
+        html.contains("Server counters (1,000 operations)"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<td>blks_hit</td><td class=\"num\">2500</td><td class=\"num\">2.500</td>")
+    );
+    // 0.012 s over 1000 operations: 12 µs each.
+    assert!(html.contains("<td>server_cpu_s (µs per op)</td><td class=\"num\">0.01200</td><td class=\"num\">12.00</td>"));
+}

@@ -75,7 +75,28 @@ pub fn merge(runs: &[StoredRun]) -> Result<StoredRun, StoreError> {
     out.total = total;
     out.intervals = merge_intervals(runs);
     out.summary.intervals = out.intervals.len() as u64;
+    out.server = merge_server(runs);
     Ok(out)
+}
+
+/// The server's counters of runs by several clients of one database: each
+/// client sampled the same whole-server counters over nearly the same
+/// period, so summing them would count the server's work once per client.
+/// The widest change of each counter stands for the run, over every
+/// client's operations. `None` unless some client has counters.
+fn merge_server(runs: &[StoredRun]) -> Option<sojourn_core::backend::ServerStats> {
+    let mut out = sojourn_core::backend::ServerStats::default();
+    let mut any = false;
+    for r in runs {
+        let Some(s) = &r.server else { continue };
+        any = true;
+        out.operations += s.operations;
+        for (name, &d) in &s.deltas {
+            let e = out.deltas.entry(name.clone()).or_insert(d);
+            *e = e.max(d);
+        }
+    }
+    any.then_some(out)
 }
 
 fn merge_totals(runs: &[StoredRun]) -> Option<RunTotals> {

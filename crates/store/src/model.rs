@@ -261,6 +261,8 @@ pub struct StoredRun {
     /// [`StoredRun::totals_or_intervals`] for a run that never did.
     pub total: Stats,
     pub intervals: Vec<StoredInterval>,
+    /// What the database's own counters did over the run, where it tells.
+    pub server: Option<sojourn_core::backend::ServerStats>,
 }
 
 impl StoredRun {

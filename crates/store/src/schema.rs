@@ -17,9 +17,11 @@
 //! - `run_ops`: per run and operation kind, counts by status, latency
 //!   figures and the encoded HDR histograms of the summary.
 //! - `intervals`, `interval_ops`: the time series, written as the run goes.
+//! - `run_server_counters`: the change of the database's own counters over
+//!   the run, where it tells.
 
 /// The schema version this build writes; older stores are migrated on open.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Column names of the counts by status, in [`sojourn_core::backend::Status::ALL`] order.
 pub(crate) const STATUS_COLUMNS: [&str; 9] = [
@@ -41,7 +43,7 @@ pub(crate) const FIGURES: [&str; 9] = [
 ];
 
 /// Migration `n` (1-based) takes a store from version n-1 to n.
-pub(crate) const MIGRATIONS: [&str; 2] = [V1, V2];
+pub(crate) const MIGRATIONS: [&str; 3] = [V1, V2, V3];
 
 /// The first schema: runs, their side tables, totals per operation kind,
 /// and the time series.
@@ -250,6 +252,21 @@ FROM (
         CAST(NULL AS DOUBLE PRECISION) AS avg_cpu_hottest_node
     FROM run_info i
 ) c;
+"#;
+
+/// The database's own counters over a run (pg_stat_database, Redis INFO,
+/// SHOW GLOBAL STATUS): one row per counter with its change between the
+/// samples at the run's start and end, the operations the client did in
+/// between, and their quotient, so SQL can compare runs per operation.
+const V3: &str = r#"
+CREATE TABLE run_server_counters (
+    run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    delta DOUBLE PRECISION NOT NULL,
+    operations BIGINT NOT NULL,
+    per_op DOUBLE PRECISION,
+    PRIMARY KEY (run_id, name)
+);
 "#;
 
 /// Migration `n`'s SQL for a dialect.

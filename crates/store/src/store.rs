@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hdrhistogram::Histogram;
 use parking_lot::Mutex;
+use sojourn_core::backend::ServerStats;
 use sojourn_core::backend::Status;
 use sojourn_core::cpu::CpuTimes;
 use sojourn_core::executor::{Interval, RunOutcome};
@@ -477,6 +478,25 @@ impl Store {
                         "INSERT INTO run_warnings (run_id, seq, message) VALUES (?, ?, ?)",
                         &[text(&run.0), int(i as u64), text(w)],
                     )?;
+                }
+                db.exec(
+                    "DELETE FROM run_server_counters WHERE run_id = ?",
+                    &[text(&run.0)],
+                )?;
+                if let Some(server) = &outcome.server {
+                    for (name, delta) in &server.deltas {
+                        db.exec(
+                            "INSERT INTO run_server_counters (run_id, name, delta, operations, per_op) \
+                             VALUES (?, ?, ?, ?, ?)",
+                            &[
+                                text(&run.0),
+                                text(name),
+                                Value::Real(*delta),
+                                int(server.operations),
+                                server.per_op(name).map_or(Value::Null, Value::Real),
+                            ],
+                        )?;
+                    }
                 }
                 Ok(changed)
             },
@@ -1045,12 +1065,35 @@ impl Store {
         for iv in &mut intervals {
             iv.ops.sort_by_key(|o| o.kind);
         }
+        let server = self.load_server(id)?;
         Ok(StoredRun {
             summary,
             warnings,
             total,
             intervals,
+            server,
         })
+    }
+
+    /// The run's server counters, `None` if none were stored.
+    fn load_server(&self, id: &RunId) -> Result<Option<ServerStats>, StoreError> {
+        let rows = self
+            .read(
+                || format!("reading the server counters of run {id}"),
+                "SELECT name, delta, operations FROM run_server_counters WHERE run_id = ? ORDER BY name",
+                &[text(&id.0)],
+            )?
+            .rows;
+        if rows.is_empty() {
+            return Ok(None);
+        }
+        let mut s = ServerStats::default();
+        for r in rows {
+            let name = r[0].as_text().unwrap_or_default().to_string();
+            s.deltas.insert(name, as_f64(&r[1]).unwrap_or(0.0));
+            s.operations = as_u64(&r[2]);
+        }
+        Ok(Some(s))
     }
 
     /// Read-only SQL over the store's tables and views (see

@@ -100,9 +100,11 @@ fn the_store_works_on_postgres() {
     assert!(!store.location().contains("not-a-real-secret"));
 
     // Round trip.
-    let run = synthetic(1, 5, 1);
+    let mut run = synthetic(1, 5, 1);
+    with_server(&mut run, 42.0);
     record(&store, &run, &["a warning".to_string()]);
     let loaded = store.load(run.meta.id.as_str()).unwrap();
+    assert_eq!(loaded.server, run.outcome.server);
     assert_eq!(loaded.summary.meta, run.meta);
     assert_eq!(loaded.summary.status, RunStatus::Completed);
     assert_eq!(loaded.warnings, vec!["a warning".to_string()]);

@@ -644,3 +644,43 @@ fn locations_are_checked() {
         .unwrap();
     assert!(e.to_string().contains("no such file"), "{e}");
 }
+
+#[test]
+fn server_counters_round_trip_and_merge() {
+    let (_dir, path) = temp_store();
+    let store = Store::open(&path).unwrap();
+    let plain = synthetic(3, 3, 0);
+    record(&store, &plain, &[]);
+    assert!(store.load(plain.meta.id.as_str()).unwrap().server.is_none());
+
+    let uri = "5e4e4c0d".to_string();
+    let mut a = synthetic(4, 3, 0);
+    a.meta.run_uri = uri.clone();
+    a.meta.client_count = 2;
+    with_server(&mut a, 1000.0);
+    record(&store, &a, &[]);
+    let loaded = store.load(a.meta.id.as_str()).unwrap();
+    assert_eq!(loaded.server, a.outcome.server);
+    let ops = a.outcome.all.ops_done as f64;
+    // SQL sees the per-operation figure too.
+    let q = store
+        .query(&format!(
+            "SELECT per_op FROM run_server_counters WHERE run_id = '{}' AND name = 'blks_hit'",
+            a.meta.id.as_str()
+        ))
+        .unwrap();
+    assert_eq!(q.rows.len(), 1);
+
+    // Two clients of one server sampled the same counters: the merged run
+    // counts the server's work once, over both clients' operations.
+    let mut b = synthetic(5, 3, 0);
+    b.meta.run_uri = uri.clone();
+    b.meta.client_index = 1;
+    b.meta.client_count = 2;
+    with_server(&mut b, 1200.0);
+    record(&store, &b, &[]);
+    let merged = store.load_merged(&uri).unwrap();
+    let s = merged.server.expect("merged counters");
+    assert_eq!(s.deltas["blks_hit"], 1200.0);
+    assert_eq!(s.operations as f64, ops + b.outcome.all.ops_done as f64);
+}

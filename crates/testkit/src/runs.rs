@@ -132,6 +132,7 @@ impl Synthetic {
             seed: self.seed,
             runtime_threads: 1,
             arrival_check: None,
+            server: None,
         }
     }
 }
@@ -175,6 +176,7 @@ impl Synthetic {
                 intervals: per.len() as u64,
             },
             warnings: Vec::new(),
+            server: None,
             total,
             intervals: per
                 .into_iter()

@@ -16,7 +16,7 @@ use std::sync::{mpsc, Arc, Mutex};
 
 use anyhow::{bail, Context, Result};
 use sojourn_backends::Visitor;
-use sojourn_core::backend::Backend;
+use sojourn_core::backend::{Backend, Schema, ServerCounters, ServerStats};
 use sojourn_core::executor::{
     self, BackendConnector, Connector, Interval, Observer, Pool, Progress, RunOutcome, StopHandle,
 };
@@ -346,6 +346,8 @@ fn drive<B: Backend>(
     }
     let (threads, runtime_threads) = (any.run.threads, any.run.runtime_threads);
     let bench = load_plan.is_some() && run_plan.is_some();
+    let sample_schema = Arc::clone(&schema);
+    let sample = || sample_server(backend, &sample_schema, setup);
     let connector = BackendConnector { backend, schema };
     // One pool of connections serves both phases of `bench`.
     executor::with_pool(
@@ -356,19 +358,57 @@ fn drive<B: Backend>(
             let mut code = ExitCode::SUCCESS;
             if let Some(plan) = load_plan.as_ref().filter(|_| loading) {
                 let rec = Recording::begin(store, plan, opts, &describe);
-                let outcome = rec.failed_if(execute(pool, plan, stop, opts, &rec))?;
-                if let Some(code) = loaded(plan, &outcome, bench, &describe, opts, &rec)? {
+                let start = sample();
+                let mut outcome = rec.failed_if(execute(pool, plan, stop, opts, &rec))?;
+                let server_warning = attach_server(&mut outcome, start, sample());
+                if let Some(code) =
+                    loaded(plan, &outcome, bench, &describe, opts, &rec, server_warning)?
+                {
                     return Ok(code);
                 }
             }
             if let Some(plan) = &run_plan {
                 let rec = Recording::begin(store, plan, opts, &describe);
-                let outcome = rec.failed_if(execute(pool, plan, stop, opts, &rec))?;
-                code = report(plan, &outcome, &describe, opts, &rec)?;
+                let start = sample();
+                let mut outcome = rec.failed_if(execute(pool, plan, stop, opts, &rec))?;
+                let server_warning = attach_server(&mut outcome, start, sample());
+                code = report(plan, &outcome, &describe, opts, &rec, server_warning)?;
             }
             Ok(code)
         },
     )?
+}
+
+/// The server's counters now, over a connection of the sampler's own (not
+/// a worker's, which belong to the measurement). `Ok(None)`: the database
+/// does not tell; an error becomes a warning, never a failed phase.
+fn sample_server<B: Backend>(
+    backend: &B,
+    schema: &Schema,
+    setup: &tokio::runtime::Runtime,
+) -> Result<Option<ServerCounters>, String> {
+    setup
+        .block_on(backend.server_counters(schema))
+        .map_err(|e| redact::text(&e.to_string()))
+}
+
+/// Put the change of the server's counters over the phase into its
+/// outcome. The samples bracket the whole phase, warm-up included, so the
+/// per-operation figures count every operation of it (`all`). A failed
+/// sample costs the server figures and a warning, nothing else.
+fn attach_server(
+    outcome: &mut RunOutcome,
+    start: Result<Option<ServerCounters>, String>,
+    end: Result<Option<ServerCounters>, String>,
+) -> Option<Warning> {
+    match (start, end) {
+        (Ok(Some(a)), Ok(Some(b))) => {
+            outcome.server = Some(ServerStats::between(&a, &b, outcome.all.ops_done));
+            None
+        }
+        (Err(message), _) | (_, Err(message)) => Some(Warning::ServerCounters { message }),
+        _ => None,
+    }
 }
 
 /// The setup a phase's workload needs: YCSB's table, or the vote
@@ -444,6 +484,7 @@ fn check_table<B: Backend>(
 /// After a load phase: `bench` says what it loaded and goes on to the run
 /// (`None`, or the exit code if the load was interrupted); `load` prints
 /// the full summary.
+#[allow(clippy::too_many_arguments)]
 fn loaded(
     plan: &Plan,
     outcome: &RunOutcome,
@@ -451,9 +492,10 @@ fn loaded(
     describe: &str,
     opts: &Options,
     rec: &Recording<'_>,
+    server_warning: Option<Warning>,
 ) -> Result<Option<ExitCode>> {
     if !bench {
-        return report(plan, outcome, describe, opts, rec).map(Some);
+        return report(plan, outcome, describe, opts, rec, server_warning).map(Some);
     }
     eprintln!(
         "loaded {} records into {describe} in {:.2} s ({:.0} inserts/s)",
@@ -461,7 +503,11 @@ fn loaded(
         outcome.elapsed.as_secs_f64(),
         outcome.throughput()
     );
-    let warnings = Warning::check(outcome, 0.0, &[]);
+    if let Some(s) = &outcome.server {
+        eprintln!("server: {}", s.digest());
+    }
+    let mut warnings = Warning::check(outcome, 0.0, &[]);
+    warnings.extend(server_warning);
     for w in &warnings {
         eprintln!("warning: {w}");
     }
@@ -529,24 +575,29 @@ fn drive_keyvalue<B: Backend>(
                 .unwrap_or_default()
         };
         let rec = Recording::begin(store, &plan, opts, &describe);
-        let outcome = rec.failed_if(
+        let start = sample_server(backend, &connector.schema, setup);
+        let mut outcome = rec.failed_if(
             executor::with_pool(&connector, kv.workers(), plan.run.runtime_threads, |pool| {
                 run_steps(pool, steps, &groups, &plan, stop, opts, &rec, Some(&line))
             })
             .map_err(anyhow::Error::from)
             .and_then(|r| r),
         )?;
+        let server_warning =
+            attach_server(&mut outcome, start, sample_server(backend, &connector.schema, setup));
         eprintln!(
             "{}: maxWrittenKey {}",
             plan.phase.name(),
             shared.written() as i64 - 1
         );
         if plan.phase == Phase::Load {
-            if let Some(code) = loaded(&plan, &outcome, bench, &describe, opts, &rec)? {
+            if let Some(code) =
+                loaded(&plan, &outcome, bench, &describe, opts, &rec, server_warning)?
+            {
                 return Ok(code);
             }
         } else {
-            code = report(&plan, &outcome, &describe, opts, &rec)?;
+            code = report(&plan, &outcome, &describe, opts, &rec, server_warning)?;
         }
     }
     Ok(code)
@@ -748,8 +799,10 @@ fn report(
     describe: &str,
     opts: &Options,
     rec: &Recording<'_>,
+    server_warning: Option<Warning>,
 ) -> Result<ExitCode> {
-    let warnings = Warning::check(outcome, plan.run.warmup.as_secs_f64(), &plan.percentiles);
+    let mut warnings = Warning::check(outcome, plan.run.warmup.as_secs_f64(), &plan.percentiles);
+    warnings.extend(server_warning);
     let printed = print_report(plan, outcome, describe, opts, &warnings);
     rec.finish(outcome, &warnings);
     printed?;
@@ -801,6 +854,11 @@ fn print_report(
         Format::Json => writeln!(stdout, "{}", serde_json::to_string_pretty(&json())?)?,
     }
     stdout.flush()?;
+    // Not in the summary itself: stdout stays the lines YCSB prints, for
+    // the parsers that read it (PerfKitBenchmarker's).
+    if let Some(s) = &outcome.server {
+        eprintln!("server: {}", s.digest());
+    }
     for w in warnings {
         eprintln!("warning: {w}");
     }

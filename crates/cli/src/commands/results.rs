@@ -284,6 +284,10 @@ fn show(store: &Store, a: ShowArgs) -> Result<()> {
         )
     )?;
     out.flush()?;
+    // On stderr, as after the run: stdout stays YCSB's summary.
+    if let Some(server) = &run.server {
+        eprintln!("server: {}", server.digest());
+    }
     for w in &run.warnings {
         eprintln!("warning: {w}");
     }

@@ -10,8 +10,11 @@
 //! the executor is generic over the backend, so every call is monomorphised and
 //! an operation on the `null:` backend costs no allocation.
 
+pub mod counters;
 pub mod memory;
 pub mod null;
+
+pub use counters::{ServerCounters, ServerStats};
 
 use std::future::Future;
 use std::sync::Arc;
@@ -262,4 +265,17 @@ pub trait Backend: Send + Sync + 'static {
         &self,
         schema: Arc<Schema>,
     ) -> impl Future<Output = Result<Self::Conn, BackendError>> + Send;
+
+    /// The server's own counters now (reads, hits, updates, server CPU
+    /// time...), or `None` where the database does not tell. Read over a
+    /// connection of its own, never a worker's, at the start and end of a
+    /// phase; `schema` lets a backend add counters of the benchmark table
+    /// alone. Optional: the default tells nothing.
+    fn server_counters(
+        &self,
+        schema: &Schema,
+    ) -> impl Future<Output = Result<Option<ServerCounters>, BackendError>> + Send {
+        let _ = schema;
+        async { Ok(None) }
+    }
 }

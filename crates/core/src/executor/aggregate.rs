@@ -90,6 +90,7 @@ impl Aggregator {
             seed: p.seed,
             runtime_threads: p.runtime_threads,
             arrival_check: p.arrival_check,
+            server: None,
         }
     }
 }

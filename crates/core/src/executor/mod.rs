@@ -300,6 +300,10 @@ pub struct RunOutcome {
     /// Whether the sends of a Poisson run looked Poisson (see
     /// [`crate::selfcheck`]); `None` for other runs or too few bins.
     pub arrival_check: Option<ArrivalCheck>,
+    /// What the database's own counters did over the phase, where it tells
+    /// (see [`crate::backend::counters`]); the executor leaves it `None`
+    /// and the caller, which samples the server around the phase, fills it.
+    pub server: Option<crate::backend::ServerStats>,
 }
 
 impl RunOutcome {

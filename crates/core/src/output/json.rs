@@ -38,6 +38,8 @@ pub struct Report {
     pub stop_reason: StopReason,
     pub interrupted: bool,
     pub client_cpu: ClientCpu,
+    /// The database's own counters over the phase, where it tells.
+    pub server: Option<ServerReport>,
     pub scheduling_lag: Option<LatencySummary>,
     /// Whether the load offered was the load intended (open loop).
     pub self_check: Option<SelfCheck>,
@@ -62,6 +64,26 @@ pub struct ClientCpu {
     pub system_s: f64,
     pub us_per_op: f64,
     pub utilisation: f64,
+}
+
+/// The change of the server's counters between the start and the end of
+/// the phase, and per operation (over `operations`, warm-up included, as
+/// the samples bracket the whole phase).
+#[derive(Serialize)]
+pub struct ServerReport {
+    pub operations: u64,
+    pub deltas: BTreeMap<String, f64>,
+    pub per_op: BTreeMap<String, f64>,
+}
+
+impl ServerReport {
+    pub fn of(s: &crate::backend::ServerStats) -> ServerReport {
+        ServerReport {
+            operations: s.operations,
+            deltas: s.deltas.clone(),
+            per_op: s.per_op_figures(),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -134,6 +156,7 @@ impl Report {
             stop_reason: outcome.stop_reason,
             interrupted: outcome.interrupted(),
             client_cpu: client_cpu(outcome.cpu, outcome),
+            server: outcome.server.as_ref().map(ServerReport::of),
             scheduling_lag: outcome.total.lag.as_deref().map(LatencySummary::of),
             self_check: outcome.target.map(|_| {
                 let lag_p99_us = outcome

@@ -57,6 +57,11 @@ pub enum Warning {
         drain_s: f64,
     },
     Interrupted,
+    /// The server's counters could not be read at the start or end of the
+    /// phase: the measurement stands, without server figures.
+    ServerCounters {
+        message: String,
+    },
 }
 
 impl fmt::Display for Warning {
@@ -112,6 +117,11 @@ impl fmt::Display for Warning {
                 "1% of operations left the client more than {lag_p99_ms:.2} ms after their intended time although \
                  connections were free: the client or machine is too busy to keep the schedule, and response times \
                  include that delay"
+            ),
+            Warning::ServerCounters { message } => write!(
+                f,
+                "the database's own counters could not be read ({message}), so this run has no server \
+                 figures; the client's measurements are unaffected"
             ),
             Warning::Interrupted => write!(
                 f,

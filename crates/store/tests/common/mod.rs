@@ -127,6 +127,7 @@ pub fn synthetic(seed: u64, n: u64, warmup: u64) -> Synthetic {
         seed,
         runtime_threads: 2,
         arrival_check: None,
+        server: None,
     };
     Synthetic {
         meta,
@@ -162,4 +163,16 @@ pub fn assert_same_stats(a: &Stats, b: &Stats, what: &str) {
 
 pub fn unix_secs(t: std::time::SystemTime) -> f64 {
     t.duration_since(UNIX_EPOCH).unwrap().as_secs_f64()
+}
+
+/// Give a synthetic run server counters, as a backend that tells would.
+pub fn with_server(run: &mut Synthetic, blks_hit: f64) {
+    let mut s = sojourn_core::backend::ServerStats {
+        operations: run.outcome.all.ops_done,
+        ..Default::default()
+    };
+    s.deltas.insert("blks_hit".into(), blks_hit);
+    s.deltas.insert("server_cpu_s".into(), 0.5);
+    s.deltas.insert("tup_updated".into(), 0.0);
+    run.outcome.server = Some(s);
 }
