@@ -110,14 +110,7 @@ pub enum OpenError {
 
 /// Database names sojourn plans to support (YCSB binding names among them),
 /// so that asking for one gets an honest "not yet" rather than "unknown".
-const PLANNED: &[&str] = &[
-    "redis",
-    "rocksdb",
-    "memcached",
-    "bigtable",
-    "googlebigtable",
-    "yugabyte",
-];
+const PLANNED: &[&str] = &["yugabyte"];
 
 /// The URL forms this build accepts, for error messages.
 pub fn accepted_forms() -> String {
@@ -310,6 +303,15 @@ fn bigtable_parts<'a>(url: &str, rest: &'a str) -> Result<Target<'a>, OpenError>
             invalid("write bigtable://PROJECT/INSTANCE/TABLE (or just `bigtable`)")
         })?,
     };
+    if path.contains(['@', ':']) {
+        // Bigtable takes no password in its URL: a `user:pass@` here is a
+        // mistake, and must not end up in a table name or in output.
+        return Err(invalid(
+            "a Bigtable URL carries no credentials or port: write bigtable://PROJECT/INSTANCE/TABLE \
+             (credentials come from Application Default Credentials; the emulator from \
+             BIGTABLE_EMULATOR_HOST=HOST:PORT)",
+        ));
+    }
     let path = path.trim_end_matches('/');
     let mut parts = path.split('/').map(|p| (!p.is_empty()).then_some(p));
     let project = parts.next().flatten();
@@ -546,5 +548,7 @@ mod tests {
         assert!(parse("bigtable:p/i/t").is_err());
         assert!(parse("bigtable://p//t").is_err());
         assert!(parse("bigtable://p/i/t/x").is_err());
+        let e = parse("bigtable://u:s3cr3t@h/i/t").unwrap_err().to_string();
+        assert!(e.contains("no credentials") && !e.contains("s3cr3t"), "{e}");
     }
 }

@@ -101,7 +101,7 @@ fn unknown_backends_list_the_accepted_forms() {
 
 #[test]
 fn planned_backends_say_not_implemented() {
-    let err = open_err("bigtable://bench:s3cr3t@db:5432/ycsb");
+    let err = open_err("yugabyte://bench:s3cr3t@db:5433/ycsb");
     assert!(matches!(err, OpenError::NotImplemented { .. }), "{err}");
     let message = err.to_string();
     assert!(message.contains("not implemented"), "{message}");

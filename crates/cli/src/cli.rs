@@ -284,8 +284,9 @@ pub struct PhaseArgs {
     #[arg(short = 'p', value_name = "KEY=VALUE")]
     pub props: Vec<String>,
 
-    /// Workload kind: core (YCSB's, the default) or vote (Noria's; see
-    /// docs/workloads.md). Same as -p workload=NAME.
+    /// Workload kind: core (YCSB's, the default), vote (Noria's; see
+    /// docs/workloads.md) or keyvalue (yb-sample-apps'; see
+    /// docs/keyvalue.md). Same as -p workload=NAME.
     #[arg(long, value_name = "NAME")]
     pub workload: Option<String>,
 

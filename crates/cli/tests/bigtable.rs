@@ -6,7 +6,6 @@
 
 mod util;
 
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -117,24 +116,7 @@ fn spawn_until_running(
         .stderr(Stdio::piped());
     with_emulator(&mut cmd, emulator);
     let mut child = cmd.spawn().unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut seen = String::new();
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        seen.push_str(&line);
-        seen.push('\n');
-        if line.contains(" sec: ") && line.contains("operations;") {
-            break;
-        }
-    }
-    assert!(seen.contains("operations;"), "no status line: {seen}");
-    let rest = std::thread::spawn(move || {
-        for l in lines.map_while(Result::ok) {
-            seen.push_str(&l);
-            seen.push('\n');
-        }
-        seen
-    });
+    let rest = wait_until_running(&mut child, None);
     (child, rest)
 }
 

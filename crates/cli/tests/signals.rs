@@ -4,7 +4,6 @@
 
 mod util;
 
-use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -31,27 +30,7 @@ fn spawn_until_running(
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut seen = String::new();
-    let mut running = after.is_none();
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        seen.push_str(&line);
-        seen.push('\n');
-        if after.is_some_and(|a| line.contains(a)) {
-            running = true;
-        } else if running && line.contains(" sec: ") && line.contains("operations;") {
-            break;
-        }
-    }
-    assert!(seen.contains("operations;"), "no status line: {seen}");
-    let rest = std::thread::spawn(move || {
-        for l in lines.map_while(Result::ok) {
-            seen.push_str(&l);
-            seen.push('\n');
-        }
-        seen
-    });
+    let rest = wait_until_running(&mut child, after);
     (child, rest)
 }
 

@@ -583,17 +583,26 @@ fn drive_keyvalue<B: Backend>(
             .map_err(anyhow::Error::from)
             .and_then(|r| r),
         )?;
-        let server_warning =
-            attach_server(&mut outcome, start, sample_server(backend, &connector.schema, setup));
+        let server_warning = attach_server(
+            &mut outcome,
+            start,
+            sample_server(backend, &connector.schema, setup),
+        );
         eprintln!(
             "{}: maxWrittenKey {}",
             plan.phase.name(),
             shared.written() as i64 - 1
         );
         if plan.phase == Phase::Load {
-            if let Some(code) =
-                loaded(&plan, &outcome, bench, &describe, opts, &rec, server_warning)?
-            {
+            if let Some(code) = loaded(
+                &plan,
+                &outcome,
+                bench,
+                &describe,
+                opts,
+                &rec,
+                server_warning,
+            )? {
                 return Ok(code);
             }
         } else {

@@ -3,12 +3,11 @@
 //! while the run goes on.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::thread::JoinHandle;
 
-use crate::util::bin;
+use crate::util::{bin, wait_until_running};
 
 /// Spawn sojourn with `args` and return it once stderr shows a status line
 /// (` sec: ... operations;`); the rest of stderr is collected on a thread.
@@ -22,23 +21,6 @@ pub fn spawn_until_running(data: &Path, args: &[&str]) -> (Child, JoinHandle<Str
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawning sojourn");
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut seen = String::new();
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        seen.push_str(&line);
-        seen.push('\n');
-        if line.contains(" sec: ") && line.contains("operations;") {
-            break;
-        }
-    }
-    assert!(seen.contains("operations;"), "no status line:\n{seen}");
-    let rest = std::thread::spawn(move || {
-        for l in lines.map_while(Result::ok) {
-            seen.push_str(&l);
-            seen.push('\n');
-        }
-        seen
-    });
+    let rest = wait_until_running(&mut child, None);
     (child, rest)
 }

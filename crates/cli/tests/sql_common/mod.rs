@@ -5,7 +5,6 @@
 //! through a crash and restart.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
@@ -289,24 +288,7 @@ pub fn survives(db: &mut dyn TestDb, fault: Fault) {
     let mut guard = ChildGuard(Some(child));
     let child = guard.0.as_mut().unwrap();
     // Readiness: the first status line says the run is under way.
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut seen = String::new();
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        seen.push_str(&line);
-        seen.push('\n');
-        if line.contains(" sec: ") && line.contains("operations;") {
-            break;
-        }
-    }
-    assert!(seen.contains("operations;"), "no status line: {seen}");
-    let rest = std::thread::spawn(move || {
-        for l in lines.map_while(Result::ok) {
-            seen.push_str(&l);
-            seen.push('\n');
-        }
-        seen
-    });
+    let rest = wait_until_running(child, None);
     let outage = match fault {
         Fault::Stall(d) => {
             db.pause();

@@ -3,8 +3,10 @@
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output};
+use std::thread::JoinHandle;
 
 pub fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_sojourn"));
@@ -76,4 +78,32 @@ pub fn get_or_zero(s: &Summary, group: &str, key: &str) -> f64 {
         .and_then(|g| g.get(key))
         .copied()
         .unwrap_or(0.0)
+}
+
+/// Read a spawned sojourn's stderr (piped) until a YCSB status line of the
+/// run phase shows it is under way (after the line containing `after`,
+/// when given: `bench` loads first); the rest of stderr is collected on a
+/// thread, whose result includes what was read here.
+pub fn wait_until_running(child: &mut Child, after: Option<&str>) -> JoinHandle<String> {
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr piped")).lines();
+    let mut seen = String::new();
+    let mut running = after.is_none();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        seen.push_str(&line);
+        seen.push('\n');
+        if after.is_some_and(|a| line.contains(a)) {
+            running = true;
+        } else if running && line.contains(" sec: ") && line.contains("operations;") {
+            break;
+        }
+    }
+    assert!(seen.contains("operations;"), "no status line:\n{seen}");
+    std::thread::spawn(move || {
+        for l in lines.map_while(Result::ok) {
+            seen.push_str(&l);
+            seen.push('\n');
+        }
+        seen
+    })
 }
