@@ -20,6 +20,8 @@ use sojourn_core::properties::Properties;
 
 #[cfg(feature = "bigtable")]
 pub mod bigtable;
+#[cfg(any(feature = "postgres", feature = "mysql"))]
+mod liops_sql;
 #[cfg(feature = "memcached")]
 pub mod memcached;
 #[cfg(feature = "mysql")]

@@ -27,7 +27,7 @@
 //! every operation; a timed-out or broken connection is abandoned and
 //! re-opened by a later operation, attempts spaced by [`Backoff`].
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,15 +35,16 @@ use std::time::Duration;
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts, OptsBuilder, Params, SslOpts, Value};
 use sojourn_core::backend::{
-    ArticleRow, Backend, BackendError, Connection, FieldValue, Fields, Row, Schema, ServerCounters,
-    Status, VoteVariant,
+    ArticleRow, Backend, BackendError, Connection, FieldValue, Fields, LiopsConfig, LiopsRow, Row,
+    Schema, ServerCounters, Status, VoteVariant,
 };
 use sojourn_core::properties::Properties;
+use sojourn_core::workload::liops::FILLER_WIDTH;
 use tokio::time::{timeout_at, Instant};
 
 use crate::sql::{self, timeout_from, Backoff, Dialect, Shape, ShapeCache};
 use crate::url::redact_url;
-use crate::vote_sql;
+use crate::{liops_sql, vote_sql};
 
 /// The least time allowed for connecting and for table setup.
 const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -178,6 +179,32 @@ impl MysqlBackend {
         BackendError::Setup {
             target: self.describe(),
             message: message.to_string(),
+        }
+    }
+
+    /// Run setup statements in order on a connection of their own.
+    async fn setup_batch(&self, statements: &[String]) -> Result<(), BackendError> {
+        let mut conn = self.setup_conn().await?;
+        for sql in statements {
+            if let Err(e) = conn.query_drop(sql).await {
+                let _ = conn.disconnect().await;
+                return Err(self.setup_error(e));
+            }
+        }
+        let _ = conn.disconnect().await;
+        Ok(())
+    }
+
+    /// Whether `exists` (a `SELECT EXISTS (...)` over a table) finds
+    /// nothing; a missing table holds nothing.
+    async fn nothing_in(&self, exists: &str) -> Result<Option<bool>, BackendError> {
+        let mut conn = self.setup_conn().await?;
+        let result: Result<Option<i64>, _> = conn.query_first(exists).await;
+        let _ = conn.disconnect().await;
+        match result {
+            Ok(any) => Ok(Some(any.unwrap_or(0) == 0)),
+            Err(mysql_async::Error::Server(e)) if e.code == ER_NO_SUCH_TABLE => Ok(Some(true)),
+            Err(e) => Err(self.setup_error(e)),
         }
     }
 
@@ -346,44 +373,62 @@ impl Backend for MysqlBackend {
 
     async fn is_empty(&self, schema: &Schema) -> Result<Option<bool>, BackendError> {
         let table = checked_table(schema).map_err(|e| self.setup_error(e))?;
-        let mut conn = self.setup_conn().await?;
-        let result: Result<Option<i64>, _> = conn
-            .query_first(format!("SELECT EXISTS (SELECT 1 FROM {table})"))
-            .await;
-        let _ = conn.disconnect().await;
-        match result {
-            Ok(any) => Ok(Some(any.unwrap_or(0) == 0)),
-            Err(mysql_async::Error::Server(e)) if e.code == ER_NO_SUCH_TABLE => Ok(Some(true)),
-            Err(e) => Err(self.setup_error(e)),
-        }
+        self.nothing_in(&format!("SELECT EXISTS (SELECT 1 FROM {table})"))
+            .await
     }
 
     async fn prepare_vote(&self, variant: VoteVariant, drop: bool) -> Result<(), BackendError> {
-        let mut conn = self.setup_conn().await?;
         let mut statements: Vec<String> = Vec::new();
         if drop {
             statements.extend(vote_sql::drop_tables().map(String::from));
         }
         statements.extend(vote_sql::create_tables(Dialect::Mysql, variant));
-        for sql in statements {
-            if let Err(e) = conn.query_drop(sql).await {
-                let _ = conn.disconnect().await;
-                return Err(self.setup_error(e));
-            }
-        }
-        let _ = conn.disconnect().await;
-        Ok(())
+        self.setup_batch(&statements).await
     }
 
     async fn vote_is_empty(&self) -> Result<Option<bool>, BackendError> {
-        let mut conn = self.setup_conn().await?;
-        let result: Result<Option<i64>, _> = conn.query_first(vote_sql::ANY_ARTICLE).await;
-        let _ = conn.disconnect().await;
-        match result {
-            Ok(any) => Ok(Some(any.unwrap_or(0) == 0)),
-            Err(mysql_async::Error::Server(e)) if e.code == ER_NO_SUCH_TABLE => Ok(Some(true)),
-            Err(e) => Err(self.setup_error(e)),
+        self.nothing_in(vote_sql::ANY_ARTICLE).await
+    }
+
+    async fn prepare_liops(&self, cfg: &LiopsConfig, drop: bool) -> Result<(), BackendError> {
+        let mut statements = Vec::new();
+        for table in cfg.tables() {
+            if drop {
+                statements.push(liops_sql::drop_table(&table));
+            }
+            statements.push(liops_sql::create_table(Dialect::Mysql, &table));
         }
+        self.setup_batch(&statements).await
+    }
+
+    async fn liops_is_empty(&self, cfg: &LiopsConfig) -> Result<Option<bool>, BackendError> {
+        self.nothing_in(&liops_sql::any_row(&cfg.table(1))).await
+    }
+
+    async fn finish_liops_load(&self, cfg: &LiopsConfig) -> Result<(), BackendError> {
+        let mut conn = self.setup_conn().await?;
+        let mut statements = Vec::new();
+        for table in cfg.tables() {
+            // MySQL has no CREATE INDEX IF NOT EXISTS: look first.
+            let present: Result<Option<i64>, _> = conn
+                .exec_first(
+                    "SELECT COUNT(*) FROM information_schema.statistics \
+                     WHERE table_schema = DATABASE() AND table_name = ? AND index_name = ?",
+                    (table.as_str(), liops_sql::index_name(&table)),
+                )
+                .await;
+            match present {
+                Ok(Some(n)) if n > 0 => {}
+                Ok(_) => statements.push(liops_sql::create_index(Dialect::Mysql, &table)),
+                Err(e) => {
+                    let _ = conn.disconnect().await;
+                    return Err(self.setup_error(e));
+                }
+            }
+            statements.push(liops_sql::analyze(Dialect::Mysql, &table));
+        }
+        let _ = conn.disconnect().await;
+        self.setup_batch(&statements).await
     }
 
     async fn connect(&self, schema: Arc<Schema>) -> Result<MysqlConnection, BackendError> {
@@ -416,6 +461,8 @@ struct Texts {
     delete: String,
     /// The vote workload's texts for one variant, built on first use.
     vote: Option<(VoteVariant, VoteTexts)>,
+    /// The LIOPS select and update, and the table they are for.
+    liops: Option<(String, String, String)>,
 }
 
 /// The vote workload's SQL.
@@ -439,6 +486,22 @@ impl Texts {
             self.vote = Some((variant, texts));
         }
         &self.vote.as_ref().expect("built above").1
+    }
+}
+
+impl Texts {
+    /// The LIOPS select and update of `table`.
+    fn liops(&mut self, table: &str) -> (&str, &str) {
+        if !matches!(&self.liops, Some((t, _, _)) if t == table) {
+            let d = Dialect::Mysql;
+            self.liops = Some((
+                table.to_string(),
+                liops_sql::select(d, table),
+                liops_sql::update(d, table),
+            ));
+        }
+        let (_, select, update) = self.liops.as_ref().expect("built above");
+        (select, update)
     }
 }
 
@@ -700,6 +763,64 @@ impl MysqlConnection {
         Ok(Status::Ok)
     }
 
+    async fn liops_load_now(&mut self, table: &str, rows: &[LiopsRow]) -> MyResult {
+        let MysqlConnection {
+            inner,
+            conn,
+            backoff,
+            ..
+        } = self;
+        let conn = Self::conn(conn, backoff, inner).await?;
+        // Multi-row inserts with literal numbers: the filler is made by the
+        // server, so a statement of 1,000 rows stays near 40 KB, far below
+        // max_allowed_packet.
+        let mut loaded = 0;
+        for chunk in rows.chunks(1000) {
+            let mut sql = format!("INSERT INTO {table} (mykey, scratch, filler) VALUES ");
+            for (i, r) in chunk.iter().enumerate() {
+                let sep = if i == 0 { "" } else { "," };
+                let _ = write!(
+                    sql,
+                    "{sep}({},{},REPEAT('x',{FILLER_WIDTH}))",
+                    r.key, r.scratch
+                );
+            }
+            conn.query_drop(sql).await?;
+            loaded += conn.affected_rows();
+        }
+        Ok(if loaded == rows.len() as u64 {
+            Status::Ok
+        } else {
+            Status::UnexpectedState
+        })
+    }
+
+    async fn liops_now(
+        &mut self,
+        table: &str,
+        update: bool,
+        range: (u64, u64),
+        rows: &mut u64,
+    ) -> MyResult {
+        let MysqlConnection {
+            inner,
+            sql: texts,
+            conn,
+            backoff,
+            ..
+        } = self;
+        let conn = Self::conn(conn, backoff, inner).await?;
+        let (select, change) = texts.liops(table);
+        *rows = if update {
+            conn.exec_drop(change, range).await?;
+            conn.affected_rows()
+        } else {
+            let row: Option<mysql_async::Row> = conn.exec_first(select, range).await?;
+            row.and_then(|r| r.get::<u64, _>(0)).unwrap_or(0)
+        };
+        Ok(Status::Ok)
+    }
+
     async fn insert_article_now(&mut self, variant: VoteVariant, id: u64, title: &str) -> MyResult {
         let MysqlConnection {
             inner,
@@ -855,6 +976,26 @@ impl Connection for MysqlConnection {
     async fn delete(&mut self, key: &str) -> Status {
         let deadline = self.deadline();
         let outcome = timeout_at(deadline, self.delete_now(key)).await;
+        self.settle(outcome)
+    }
+
+    async fn liops_load(&mut self, table: &str, rows: &[LiopsRow]) -> Status {
+        // A batch is thousands of rows, not one operation: it gets at
+        // least a minute.
+        let deadline = Instant::now() + self.inner.timeout.max(Duration::from_secs(60));
+        let outcome = timeout_at(deadline, self.liops_load_now(table, rows)).await;
+        self.settle(outcome)
+    }
+
+    async fn liops_select(&mut self, table: &str, lo: u64, hi: u64, rows: &mut u64) -> Status {
+        let deadline = self.deadline();
+        let outcome = timeout_at(deadline, self.liops_now(table, false, (lo, hi), rows)).await;
+        self.settle(outcome)
+    }
+
+    async fn liops_update(&mut self, table: &str, lo: u64, hi: u64, rows: &mut u64) -> Status {
+        let deadline = self.deadline();
+        let outcome = timeout_at(deadline, self.liops_now(table, true, (lo, hi), rows)).await;
         self.settle(outcome)
     }
 

@@ -34,21 +34,21 @@
 //! a timed-out connection is abandoned (its state is unknown), and the next
 //! operation opens a new one, attempts being spaced by [`Backoff`].
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
-use futures_util::TryStreamExt;
+use futures_util::{SinkExt, TryStreamExt};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{CertificateError, DigitallySignedStruct, SignatureScheme};
 use sojourn_core::backend::{
-    ArticleRow, Backend, BackendError, Connection, FieldValue, Fields, Row, Schema, ServerCounters,
-    Status, VoteVariant,
+    ArticleRow, Backend, BackendError, Connection, FieldValue, Fields, LiopsConfig, LiopsRow, Row,
+    Schema, ServerCounters, Status, VoteVariant,
 };
 use sojourn_core::properties::Properties;
 use tokio::task::AbortHandle;
@@ -62,7 +62,7 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 pub use crate::sql::DEFAULT_TIMEOUT;
 use crate::sql::{self, timeout_from, Backoff, Dialect, Shape, ShapeCache};
 use crate::url::redact_url;
-use crate::vote_sql;
+use crate::{liops_sql, vote_sql};
 
 /// The least time allowed for connecting and for table setup, which run
 /// outside the measured phase and may meet a server busy with other work.
@@ -564,6 +564,17 @@ impl Link {
         }
     }
 
+    /// The client in use, if it is open; never opens one.
+    fn current(&self) -> Option<&Client> {
+        match self {
+            Link::Own { live, .. } => live.as_ref().filter(|l| l.healthy()).map(|l| &l.client),
+            Link::Shared { current, .. } => current
+                .as_ref()
+                .filter(|(l, _)| l.healthy())
+                .map(|(l, _)| &l.client),
+        }
+    }
+
     /// Give up on the client in use: its state is unknown or it is broken.
     fn abandon(&mut self) {
         match self {
@@ -619,6 +630,20 @@ const TABLE_COUNTERS: [(&str, &str); 9] = [
 ];
 
 impl PostgresBackend {
+    /// Run setup statements in order on a client of their own; no time
+    /// limit but the server's (an index build over a large table takes
+    /// what it takes).
+    async fn setup_batch(&self, statements: &[String]) -> Result<(), BackendError> {
+        let live = self.setup_client().await?;
+        for sql in statements {
+            live.client
+                .batch_execute(sql)
+                .await
+                .map_err(|e| self.setup_error(error_text(&e)))?;
+        }
+        Ok(())
+    }
+
     /// Whether the server runs on this machine, so its processes' CPU time
     /// can be read from /proc. Loopback or a Unix socket only: a server
     /// elsewhere may have process ids that mean something else here.
@@ -680,27 +705,30 @@ impl Backend for PostgresBackend {
         let own_pid: i32 = row
             .try_get(DATABASE_COUNTERS.len())
             .map_err(|e| self.setup_error(e))?;
-        if let Ok(table) = checked_table(schema) {
+        if checked_table(schema).is_ok() {
+            // Summed over the workload's tables (LIOPS has one per schema).
             let cols = TABLE_COUNTERS
                 .iter()
-                .map(|(col, _)| format!("COALESCE({col}, 0)::float8"))
+                .map(|(col, _)| format!("COALESCE(sum({col}), 0)::float8"))
                 .collect::<Vec<_>>()
                 .join(", ");
             // Unquoted names fold to lower case, as in `prepare`.
-            let rows = client
-                .query(
+            let names: Vec<String> = schema.tables().map(str::to_ascii_lowercase).collect();
+            let row = client
+                .query_one(
                     &format!(
-                        "SELECT {cols} FROM pg_stat_user_tables t \
+                        "SELECT count(*), {cols} FROM pg_stat_user_tables t \
                          JOIN pg_statio_user_tables io USING (relid) \
-                         WHERE t.schemaname = current_schema() AND t.relname = $1"
+                         WHERE t.schemaname = current_schema() AND t.relname = ANY($1)"
                     ),
-                    &[&table.to_ascii_lowercase()],
+                    &[&names],
                 )
                 .await
                 .map_err(err)?;
-            if let Some(row) = rows.first() {
+            let found: i64 = row.try_get(0).map_err(|e| self.setup_error(e))?;
+            if found > 0 {
                 for (i, (_, name)) in TABLE_COUNTERS.iter().enumerate() {
-                    let v: f64 = row.try_get(i).map_err(|e| self.setup_error(e))?;
+                    let v: f64 = row.try_get(i + 1).map_err(|e| self.setup_error(e))?;
                     c.set(name, v);
                 }
             }
@@ -781,19 +809,12 @@ impl Backend for PostgresBackend {
     }
 
     async fn prepare_vote(&self, variant: VoteVariant, drop: bool) -> Result<(), BackendError> {
-        let live = self.setup_client().await?;
         let mut statements: Vec<String> = Vec::new();
         if drop {
             statements.extend(vote_sql::drop_tables().map(String::from));
         }
         statements.extend(vote_sql::create_tables(Dialect::Postgres, variant));
-        for sql in statements {
-            live.client
-                .batch_execute(&sql)
-                .await
-                .map_err(|e| self.setup_error(error_text(&e)))?;
-        }
-        Ok(())
+        self.setup_batch(&statements).await
     }
 
     async fn vote_is_empty(&self) -> Result<Option<bool>, BackendError> {
@@ -806,6 +827,42 @@ impl Backend for PostgresBackend {
             Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(Some(true)),
             Err(e) => Err(self.setup_error(error_text(&e))),
         }
+    }
+
+    async fn prepare_liops(&self, cfg: &LiopsConfig, drop: bool) -> Result<(), BackendError> {
+        let mut statements = Vec::new();
+        for table in cfg.tables() {
+            if drop {
+                statements.push(liops_sql::drop_table(&table));
+            }
+            statements.push(liops_sql::create_table(Dialect::Postgres, &table));
+        }
+        self.setup_batch(&statements).await
+    }
+
+    async fn liops_is_empty(&self, cfg: &LiopsConfig) -> Result<Option<bool>, BackendError> {
+        let live = self.setup_client().await?;
+        match live
+            .client
+            .query_one(&liops_sql::any_row(&cfg.table(1)), &[])
+            .await
+        {
+            Ok(row) => {
+                let any: bool = row.try_get(0).map_err(|e| self.setup_error(e))?;
+                Ok(Some(!any))
+            }
+            Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(Some(true)),
+            Err(e) => Err(self.setup_error(error_text(&e))),
+        }
+    }
+
+    async fn finish_liops_load(&self, cfg: &LiopsConfig) -> Result<(), BackendError> {
+        let mut statements = Vec::new();
+        for table in cfg.tables() {
+            statements.push(liops_sql::create_index(Dialect::Postgres, &table));
+            statements.push(liops_sql::analyze(Dialect::Postgres, &table));
+        }
+        self.setup_batch(&statements).await
     }
 
     async fn connect(&self, schema: Arc<Schema>) -> Result<PostgresConnection, BackendError> {
@@ -878,6 +935,8 @@ struct Statements {
     delete: Option<Statement>,
     /// The vote workload's statements, by [`VoteStatement`].
     vote: [Option<(VoteVariant, Statement)>; 3],
+    /// The LIOPS select and update, and the table they were prepared for.
+    liops: Option<(String, Statement, Statement)>,
 }
 
 /// The vote workload's statements.
@@ -1264,6 +1323,68 @@ impl PostgresConnection {
         Ok(Status::Ok)
     }
 
+    async fn liops_load_now(&mut self, table: &str, rows: &[LiopsRow]) -> PgResult {
+        let PostgresConnection {
+            inner,
+            link,
+            statements,
+            ..
+        } = self;
+        let client = link.ready(statements, inner).await?;
+        // Text COPY; `filler` is char(1024), which the server pads.
+        let mut data = String::with_capacity(rows.len() * 32);
+        for r in rows {
+            let _ = writeln!(data, "{}\t{}\tx", r.key, r.scratch);
+        }
+        let sink = client
+            .copy_in::<_, bytes::Bytes>(&format!(
+                "COPY {table} (mykey, scratch, filler) FROM STDIN"
+            ))
+            .await?;
+        let mut sink = std::pin::pin!(sink);
+        sink.send(bytes::Bytes::from(data)).await?;
+        let copied = sink.as_mut().finish().await?;
+        Ok(if copied == rows.len() as u64 {
+            Status::Ok
+        } else {
+            Status::UnexpectedState
+        })
+    }
+
+    async fn liops_now(
+        &mut self,
+        table: &str,
+        update: bool,
+        (lo, hi): (u64, u64),
+        rows: &mut u64,
+    ) -> PgResult {
+        let PostgresConnection {
+            inner,
+            link,
+            statements,
+            ..
+        } = self;
+        let client = link.ready(statements, inner).await?;
+        if !matches!(&statements.liops, Some((t, _, _)) if t == table) {
+            let d = Dialect::Postgres;
+            let select = client.prepare(&liops_sql::select(d, table)).await?;
+            let change = client.prepare(&liops_sql::update(d, table)).await?;
+            statements.liops = Some((table.to_string(), select, change));
+        }
+        let Some((_, select, change)) = &statements.liops else {
+            return Ok(Status::Error);
+        };
+        let (lo, hi) = (lo as i64, hi as i64);
+        *rows = if update {
+            client.execute(change, &[&lo, &hi]).await?
+        } else {
+            // The sum (numeric) is computed by the server, never decoded.
+            let n: i64 = client.query_one(select, &[&lo, &hi]).await?.try_get(0)?;
+            n as u64
+        };
+        Ok(Status::Ok)
+    }
+
     async fn delete_now(&mut self, key: &str) -> PgResult {
         let PostgresConnection {
             inner,
@@ -1346,6 +1467,41 @@ impl Connection for PostgresConnection {
         let deadline = self.deadline();
         let outcome = timeout_at(deadline, self.delete_now(key)).await;
         self.settle(outcome)
+    }
+
+    async fn liops_load(&mut self, table: &str, rows: &[LiopsRow]) -> Status {
+        // A batch is thousands of rows, not one operation: it gets at
+        // least a minute.
+        let deadline = Instant::now() + self.inner.timeout.max(Duration::from_secs(60));
+        let outcome = timeout_at(deadline, self.liops_load_now(table, rows)).await;
+        self.settle(outcome)
+    }
+
+    async fn liops_select(&mut self, table: &str, lo: u64, hi: u64, rows: &mut u64) -> Status {
+        let deadline = self.deadline();
+        let outcome = timeout_at(deadline, self.liops_now(table, false, (lo, hi), rows)).await;
+        self.settle(outcome)
+    }
+
+    async fn liops_update(&mut self, table: &str, lo: u64, hi: u64, rows: &mut u64) -> Status {
+        let deadline = self.deadline();
+        let outcome = timeout_at(deadline, self.liops_now(table, true, (lo, hi), rows)).await;
+        self.settle(outcome)
+    }
+
+    async fn publish_stats(&mut self) {
+        // PostgreSQL 15+ publishes a session's counters when it goes idle,
+        // at most once a second; forced, it publishes them as this very
+        // statement ends, before the reply. Older servers lack the
+        // function (and publish on their own schedule): the error is
+        // harmless, and a broken link is not reopened for this.
+        if let Some(client) = self.link.current() {
+            let _ = timeout_at(
+                self.deadline(),
+                client.batch_execute("SELECT pg_stat_force_next_flush()"),
+            )
+            .await;
+        }
     }
 
     async fn insert_article(&mut self, variant: VoteVariant, id: u64, title: &str) -> Status {

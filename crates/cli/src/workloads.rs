@@ -14,6 +14,7 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("workloadx", include_str!("../../../workloads/workloadx")),
     ("vote", include_str!("../../../workloads/vote")),
     ("keyvalue", include_str!("../../../workloads/keyvalue")),
+    ("liops", include_str!("../../../workloads/liops")),
 ];
 
 /// The shipped workload a missing `-P` path names, if any

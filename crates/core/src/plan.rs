@@ -12,6 +12,7 @@ use crate::executor::RunConfig;
 use crate::properties::{Origin, Properties, PropertyError, UnknownKey, CORE_PROPERTIES};
 use crate::schedule::Arrival;
 use crate::workload::keyvalue::{is_keyvalue, KeyValueConfig, KEYVALUE_PROPERTIES};
+use crate::workload::liops::{is_liops, LiopsConfig, LIOPS_PROPERTIES};
 use crate::workload::vote::{is_vote, VOTE_PROPERTIES};
 use crate::workload::{CoreConfig, Phase, VoteConfig};
 
@@ -52,6 +53,8 @@ pub struct Plan {
     /// `Some` when `workload=keyvalue` selected yb-sample-apps' key-value
     /// workload, which runs reader and writer pools of its own.
     pub keyvalue: Option<KeyValueConfig>,
+    /// `Some` when `workload=liops` selected the PGIO/SLOB method.
+    pub liops: Option<LiopsConfig>,
     pub run: RunConfig,
     pub measurement_interval: MeasurementInterval,
     pub percentiles: Vec<f64>,
@@ -87,7 +90,12 @@ impl Plan {
         } else {
             None
         };
-        let workload = if vote.is_none() && keyvalue.is_none() {
+        let liops = if is_liops(p) {
+            Some(LiopsConfig::from_properties(p)?)
+        } else {
+            None
+        };
+        let workload = if vote.is_none() && keyvalue.is_none() && liops.is_none() {
             CoreConfig::from_properties(p)?
         } else {
             // The core settings still type-check (operationcount and the
@@ -98,16 +106,20 @@ impl Plan {
             let records = vote
                 .as_ref()
                 .map(|v| v.articles)
-                .or(keyvalue.as_ref().map(|kv| kv.num_unique_keys));
+                .or(keyvalue.as_ref().map(|kv| kv.num_unique_keys))
+                .or(liops.as_ref().map(|l| l.scale));
             if let (Some(n), false) = (records, core.contains("recordcount")) {
                 core.set("recordcount", &n.to_string(), Origin::Default);
             }
             CoreConfig::from_properties(&core)?
         };
-        let threads = match &keyvalue {
+        let threads = match (&keyvalue, &liops) {
             // The reader and writer pools decide the connections.
-            Some(kv) => kv.workers() as u64,
-            None => p.get_u64("threadcount", 1)?,
+            (Some(kv), _) => kv.workers() as u64,
+            // PGIO's sessions, NUM_THREADS per table, in both phases (so
+            // `bench` keeps one pool of connections).
+            (_, Some(l)) => l.run_sessions() as u64,
+            _ => p.get_u64("threadcount", 1)?,
         };
         if threads == 0 || threads > 100_000 {
             return Err(p.invalid("threadcount", "must be between 1 and 100000"));
@@ -132,10 +144,15 @@ impl Plan {
             "uniform" => Arrival::Uniform,
             _ => Arrival::Poisson,
         };
-        let max_time = seconds(p, "maxexecutiontime", 0.0)?;
+        let run_time = liops
+            .as_ref()
+            .and_then(|l| l.run_time)
+            .filter(|_| phase == Phase::Run);
+        let max_time = seconds(p, "maxexecutiontime", run_time.unwrap_or(0.0))?;
         let max_execution_time = (max_time > Duration::ZERO).then_some(max_time);
         let operation_count = match phase {
             Phase::Load if vote.is_some() => vote.as_ref().map(|v| v.articles),
+            Phase::Load if liops.is_some() => liops.as_ref().map(|l| l.load_batches()),
             Phase::Load => Some(workload.insert_count),
             Phase::Run => (workload.operation_count > 0).then_some(workload.operation_count),
         };
@@ -178,6 +195,9 @@ impl Plan {
         if keyvalue.is_some() {
             known.extend_from_slice(KEYVALUE_PROPERTIES);
         }
+        if liops.is_some() {
+            known.extend_from_slice(LIOPS_PROPERTIES);
+        }
         let unknown = p.unknown_keys(&known, known_prefixes);
         Ok(Plan {
             phase,
@@ -196,6 +216,7 @@ impl Plan {
             workload,
             vote,
             keyvalue,
+            liops,
             measurement_interval,
             percentiles,
             status_interval,

@@ -20,11 +20,12 @@ use sojourn_core::backend::{Backend, Schema, ServerCounters, ServerStats};
 use sojourn_core::executor::{
     self, BackendConnector, Connector, Interval, Observer, Pool, Progress, RunOutcome, StopHandle,
 };
+use sojourn_core::output::liops::LiopsFigures;
 use sojourn_core::output::{ycsb, Report, Warning};
 use sojourn_core::plan::{MeasurementInterval, Plan};
 use sojourn_core::properties::{Origin, Properties};
 use sojourn_core::workload::keyvalue::{self, KeyValueShared};
-use sojourn_core::workload::{Phase, Worker};
+use sojourn_core::workload::{LiopsConfig, Phase, Worker};
 
 use sojourn_store::{RunId, RunMeta, RunStatus, Store};
 
@@ -109,9 +110,16 @@ pub(super) fn options(a: PhaseArgs) -> Result<Options> {
     if let Some(w) = &a.workload {
         props.set("workload", w, Origin::Flag("--workload"));
     }
-    if workload_names.is_empty() && sojourn_core::workload::vote::is_vote(&props) {
-        // Stored runs and reports group by workload name.
-        workload_names.push("vote".to_string());
+    if workload_names.is_empty() {
+        // Stored runs and reports group by workload name: a workload
+        // chosen by name alone (`--workload vote`) is named so.
+        let kind = props
+            .get_str("workload", "core")
+            .trim()
+            .to_ascii_lowercase();
+        if ["vote", "keyvalue", "liops"].contains(&kind.as_str()) {
+            workload_names.push(kind);
+        }
     }
     for p in &a.props {
         props.set_arg(p)?;
@@ -325,9 +333,10 @@ fn drive<B: Backend>(
 ) -> Result<ExitCode> {
     let describe = backend.describe();
     let any = load_plan.as_ref().or(run_plan.as_ref()).expect("a plan");
-    let schema = Arc::new(match &any.keyvalue {
-        Some(kv) => kv.schema(),
-        None => sojourn_core::backend::Schema::ycsb(
+    let schema = Arc::new(match (&any.keyvalue, &any.liops) {
+        (Some(kv), _) => kv.schema(),
+        (_, Some(l)) => l.schema(),
+        _ => sojourn_core::backend::Schema::ycsb(
             &any.workload.table,
             &any.workload.field_prefix,
             any.workload.field_count,
@@ -336,7 +345,7 @@ fn drive<B: Backend>(
     let setup_step = Setup {
         backend,
         schema: &schema,
-        vote: any.vote.as_ref().map(|v| v.variant),
+        tables: Tables::of(any),
     };
     let loading = check_table(&setup_step, setup, &load_plan, &run_plan, drop)?;
     if any.keyvalue.is_some() {
@@ -348,7 +357,10 @@ fn drive<B: Backend>(
     let bench = load_plan.is_some() && run_plan.is_some();
     let sample_schema = Arc::clone(&schema);
     let sample = || sample_server(backend, &sample_schema, setup);
-    let connector = BackendConnector { backend, schema };
+    let connector = BackendConnector {
+        backend,
+        schema: Arc::clone(&schema),
+    };
     // One pool of connections serves both phases of `bench`.
     executor::with_pool(
         &connector,
@@ -361,6 +373,9 @@ fn drive<B: Backend>(
                 let start = sample();
                 let mut outcome = rec.failed_if(execute(pool, plan, stop, opts, &rec))?;
                 let server_warning = attach_server(&mut outcome, start, sample());
+                if !outcome.interrupted() && outcome.all.failures() == 0 {
+                    setup_step.finish_load(setup)?;
+                }
                 if let Some(code) =
                     loaded(plan, &outcome, bench, &describe, opts, &rec, server_warning)?
                 {
@@ -411,36 +426,73 @@ fn attach_server(
     }
 }
 
-/// The setup a phase's workload needs: YCSB's table, or the vote
-/// workload's `Article` and `Vote`.
+/// The setup a phase's workload needs: YCSB's table, the vote workload's
+/// `Article` and `Vote`, or LIOPS's tables.
 pub(super) struct Setup<'a, B> {
     pub(super) backend: &'a B,
     pub(super) schema: &'a sojourn_core::backend::Schema,
-    pub(super) vote: Option<sojourn_core::workload::VoteVariant>,
+    pub(super) tables: Tables<'a>,
+}
+
+/// Which tables a workload keeps its data in.
+#[derive(Copy, Clone)]
+pub(super) enum Tables<'a> {
+    /// The schema's table (YCSB's core and key-value workloads).
+    Schema,
+    Vote(sojourn_core::workload::VoteVariant),
+    Liops(&'a LiopsConfig),
+}
+
+impl<'a> Tables<'a> {
+    fn of(plan: &'a Plan) -> Tables<'a> {
+        match (&plan.vote, &plan.liops) {
+            (Some(v), _) => Tables::Vote(v.variant),
+            (_, Some(l)) => Tables::Liops(l),
+            _ => Tables::Schema,
+        }
+    }
 }
 
 impl<B: Backend> Setup<'_, B> {
     /// What holds the workload's data, for messages.
     pub(super) fn what(&self) -> String {
-        match self.vote {
-            Some(_) => "the vote workload's Article table".to_string(),
-            None => format!("table {}", self.schema.table),
+        match self.tables {
+            Tables::Vote(_) => "the vote workload's Article table".to_string(),
+            Tables::Liops(l) => format!("LIOPS table {}", l.table(1)),
+            Tables::Schema => format!("table {}", self.schema.table),
         }
     }
 
     pub(super) async fn is_empty(&self) -> Result<Option<bool>> {
-        Ok(match self.vote {
-            // Backends without the vote workload refuse it here, before
-            // any operation would fail.
-            Some(_) => self.backend.vote_is_empty().await?,
-            None => self.backend.is_empty(self.schema).await?,
+        // Backends without a workload refuse it here, before any
+        // operation would fail.
+        Ok(match self.tables {
+            Tables::Vote(_) => self.backend.vote_is_empty().await?,
+            Tables::Liops(l) => self.backend.liops_is_empty(l).await?,
+            Tables::Schema => self.backend.is_empty(self.schema).await?,
         })
     }
 
     pub(super) async fn prepare(&self, drop: bool) -> Result<()> {
-        match self.vote {
-            Some(variant) => self.backend.prepare_vote(variant, drop).await?,
-            None => self.backend.prepare(self.schema, drop).await?,
+        match self.tables {
+            Tables::Vote(variant) => self.backend.prepare_vote(variant, drop).await?,
+            Tables::Liops(l) => self.backend.prepare_liops(l, drop).await?,
+            Tables::Schema => self.backend.prepare(self.schema, drop).await?,
+        }
+        Ok(())
+    }
+
+    /// After a complete load: LIOPS builds its index (as PGIO does, after
+    /// the data, which is faster and leaves a compact btree).
+    pub(super) fn finish_load(&self, rt: &tokio::runtime::Runtime) -> Result<()> {
+        if let Tables::Liops(l) = self.tables {
+            let started = std::time::Instant::now();
+            eprintln!(
+                "building the index on mykey of {} table(s) and analyzing them...",
+                l.schemas
+            );
+            rt.block_on(self.backend.finish_liops_load(l))?;
+            eprintln!("indexed in {:.1} s", started.elapsed().as_secs_f64());
         }
         Ok(())
     }
@@ -858,6 +910,9 @@ fn print_report(
             // starts with `#` or an operation name, never `[`.
             if plan.vote.is_some() && plan.phase == Phase::Run {
                 write!(stdout, "{}", sojourn_core::output::noria::noria(outcome))?;
+            }
+            if let (Some(cfg), Phase::Run) = (&plan.liops, plan.phase) {
+                write!(stdout, "{}", LiopsFigures::of(cfg, outcome).text())?;
             }
         }
         Format::Json => writeln!(stdout, "{}", serde_json::to_string_pretty(&json())?)?,

@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+pub use crate::workload::liops::{LiopsConfig, LiopsRow};
 pub use crate::workload::vote::{ArticleRow, VoteVariant};
 
 /// The outcome of one database operation, with YCSB's status names.
@@ -87,6 +88,9 @@ impl Status {
 pub struct Schema {
     pub table: String,
     pub field_names: Vec<String>,
+    /// Other tables the workload uses (LIOPS has one per schema), so that
+    /// per-table server counters can cover them all.
+    pub more_tables: Vec<String>,
 }
 
 impl Schema {
@@ -97,7 +101,13 @@ impl Schema {
             field_names: (0..field_count)
                 .map(|i| format!("{field_prefix}{i}"))
                 .collect(),
+            more_tables: Vec::new(),
         }
+    }
+
+    /// Every table of the workload, the main one first.
+    pub fn tables(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.table.as_str()).chain(self.more_tables.iter().map(String::as_str))
     }
 
     pub fn field_count(&self) -> usize {
@@ -207,6 +217,53 @@ pub trait Connection: Send + 'static {
         let _ = (variant, id, out);
         async { Status::NotImplemented }
     }
+
+    // The LIOPS workload (crate::workload::liops), on SQL backends; others
+    // keep these defaults and `Backend::prepare_liops` refuses it first.
+
+    /// LIOPS, load: add `rows` (with the constant filler) to `table`.
+    fn liops_load(
+        &mut self,
+        table: &str,
+        rows: &[LiopsRow],
+    ) -> impl Future<Output = Status> + Send {
+        let _ = (table, rows);
+        async { Status::NotImplemented }
+    }
+
+    /// LIOPS: sum `scratch` over `mykey BETWEEN lo AND hi` in `table`,
+    /// setting `rows` to the rows it read.
+    fn liops_select(
+        &mut self,
+        table: &str,
+        lo: u64,
+        hi: u64,
+        rows: &mut u64,
+    ) -> impl Future<Output = Status> + Send {
+        let _ = (table, lo, hi, rows);
+        async { Status::NotImplemented }
+    }
+
+    /// LIOPS: add one to `scratch` over `mykey BETWEEN lo AND hi` in
+    /// `table`, setting `rows` to the rows it changed.
+    fn liops_update(
+        &mut self,
+        table: &str,
+        lo: u64,
+        hi: u64,
+        rows: &mut u64,
+    ) -> impl Future<Output = Status> + Send {
+        let _ = (table, lo, hi, rows);
+        async { Status::NotImplemented }
+    }
+
+    /// Called once on each worker's connection when a phase ends, before
+    /// the server's counters are read again: a server that publishes a
+    /// session's statistics lazily (PostgreSQL 15+, up to a second late)
+    /// publishes them now, so the phase's last operations are counted.
+    fn publish_stats(&mut self) -> impl Future<Output = ()> + Send {
+        async {}
+    }
 }
 
 /// What a backend without the vote workload answers.
@@ -219,6 +276,14 @@ pub fn vote_unsupported(describe: &str) -> BackendError {
 /// The backends that run the vote workload, for error messages.
 pub const VOTE_BACKENDS: &str =
     "PostgreSQL (postgres://), MySQL/MariaDB (mysql://) and Redis (redis://)";
+
+/// What a backend without the LIOPS workload answers.
+pub fn liops_unsupported(describe: &str) -> BackendError {
+    BackendError::Config(format!(
+        "{describe} does not run the LIOPS workload (workload=liops); it runs on \
+         PostgreSQL (postgres://) and MySQL/MariaDB (mysql://)"
+    ))
+}
 
 /// A configured database.
 pub trait Backend: Send + Sync + 'static {
@@ -257,6 +322,40 @@ pub trait Backend: Send + Sync + 'static {
     /// Vote workload: whether no article is loaded (`None`: cannot tell).
     fn vote_is_empty(&self) -> impl Future<Output = Result<Option<bool>, BackendError>> + Send {
         let refused = vote_unsupported(&self.describe());
+        async move { Err(refused) }
+    }
+
+    /// LIOPS: create the tables of `cfg` if absent (without their index,
+    /// which [`Backend::finish_liops_load`] builds after the data); with
+    /// `drop`, remove them first.
+    fn prepare_liops(
+        &self,
+        cfg: &LiopsConfig,
+        drop: bool,
+    ) -> impl Future<Output = Result<(), BackendError>> + Send {
+        let _ = (cfg, drop);
+        let refused = liops_unsupported(&self.describe());
+        async move { Err(refused) }
+    }
+
+    /// LIOPS: whether the first table holds no row (`None`: cannot tell).
+    fn liops_is_empty(
+        &self,
+        cfg: &LiopsConfig,
+    ) -> impl Future<Output = Result<Option<bool>, BackendError>> + Send {
+        let _ = cfg;
+        let refused = liops_unsupported(&self.describe());
+        async move { Err(refused) }
+    }
+
+    /// LIOPS, after the load: build the index on `mykey` of every table
+    /// (if absent) and refresh the planner's statistics.
+    fn finish_liops_load(
+        &self,
+        cfg: &LiopsConfig,
+    ) -> impl Future<Output = Result<(), BackendError>> + Send {
+        let _ = cfg;
+        let refused = liops_unsupported(&self.describe());
         async move { Err(refused) }
     }
 

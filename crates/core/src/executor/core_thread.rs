@@ -319,6 +319,7 @@ async fn worker<C, S: Step<C>>(
             }
             tokio::task::yield_now().await;
         }
+        finish(&mut step, &mut conn, &shared).await;
         return conn;
     }
     loop {
@@ -358,7 +359,15 @@ async fn worker<C, S: Step<C>>(
         meter.flush(&mut stats);
         stats.record_lag(lag.as_nanos() as u64);
     }
+    finish(&mut step, &mut conn, &shared).await;
     conn
+}
+
+/// A worker's [`Step::finish`], unless the run is being abandoned.
+async fn finish<C, S: Step<C>>(step: &mut S, conn: &mut C, shared: &Shared) {
+    if !shared.abort.load(Ordering::SeqCst) {
+        step.finish(conn).await;
+    }
 }
 
 /// Claim up to a chunk of the closed-loop budget.

@@ -52,6 +52,14 @@ use core_thread::{Job, Lane, Report, ThreadCtx};
 /// connection. Implemented by workloads.
 pub trait Step<C>: Send + 'static {
     fn step(&mut self, conn: &mut C, meter: &mut Meter) -> impl Future<Output = ()> + Send;
+
+    /// Once on each connection after its worker's last step of a phase
+    /// (not after an abort), before the phase ends: what must reach the
+    /// server before anyone looks at it, such as session statistics.
+    fn finish(&mut self, conn: &mut C) -> impl Future<Output = ()> + Send {
+        let _ = conn;
+        async {}
+    }
 }
 
 /// Opens connections. Called on the runtime thread that will use the

@@ -44,6 +44,9 @@ pub struct Report {
     /// Whether the load offered was the load intended (open loop).
     pub self_check: Option<SelfCheck>,
     pub ops: BTreeMap<&'static str, OpReport>,
+    /// A LIOPS run's rows touched and rates (workload=liops, run phase).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub liops: Option<super::liops::LiopsFigures>,
     pub warnings: Vec<Warning>,
     pub properties: BTreeMap<String, String>,
 }
@@ -177,6 +180,11 @@ impl Report {
                 }
             }),
             ops,
+            liops: plan
+                .liops
+                .as_ref()
+                .filter(|_| plan.phase == crate::workload::Phase::Run)
+                .map(|cfg| super::liops::LiopsFigures::of(cfg, outcome)),
             warnings: warnings.to_vec(),
             properties,
         }

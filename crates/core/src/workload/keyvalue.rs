@@ -213,6 +213,7 @@ impl KeyValueConfig {
         Schema {
             table: self.table.clone(),
             field_names: vec!["v".to_string()],
+            more_tables: Vec::new(),
         }
     }
 

@@ -6,6 +6,7 @@
 pub mod config;
 pub mod core;
 pub mod keyvalue;
+pub mod liops;
 pub mod vote;
 
 use crate::backend::Connection;
@@ -14,6 +15,7 @@ use crate::plan::Plan;
 
 pub use self::config::{CoreConfig, RequestDistribution};
 pub use self::core::{CoreShared, CoreWorker, Phase};
+pub use self::liops::{LiopsConfig, LiopsShared, LiopsWorker};
 pub use self::vote::{VoteConfig, VoteShared, VoteVariant, VoteWorker};
 
 /// One connection's state in whichever workload a plan selected.
@@ -23,6 +25,7 @@ pub use self::vote::{VoteConfig, VoteShared, VoteVariant, VoteWorker};
 pub enum Worker {
     Core(CoreWorker),
     Vote(VoteWorker),
+    Liops(LiopsWorker),
     /// Built by the caller (see [`keyvalue`]): its writers continue from
     /// keys found in the database before the phase.
     KeyValue(keyvalue::KeyValueWorker),
@@ -37,6 +40,13 @@ impl Worker {
                         (its reader and writer pools are not available here)"
                     .to_string(),
             );
+        }
+        if let Some(cfg) = &plan.liops {
+            // The seed fixes the load order and each session's ranges.
+            let shared = LiopsShared::new(cfg.clone(), plan.run.seed);
+            return Ok((0..n)
+                .map(|i| Worker::Liops(shared.worker(plan.phase, plan.run.seed, i)))
+                .collect());
         }
         Ok(match &plan.vote {
             Some(cfg) => {
@@ -60,7 +70,12 @@ impl<C: Connection> Step<C> for Worker {
         match self {
             Worker::Core(w) => w.step(conn, meter).await,
             Worker::Vote(w) => w.step(conn, meter).await,
+            Worker::Liops(w) => w.step(conn, meter).await,
             Worker::KeyValue(w) => w.step(conn, meter).await,
         }
+    }
+
+    async fn finish(&mut self, conn: &mut C) {
+        conn.publish_stats().await;
     }
 }

@@ -197,6 +197,20 @@ pub struct StagePlan {
     pub workload: CoreConfig,
     /// `Some` for the vote workload, whose tables are set up instead.
     pub vote: Option<sojourn_core::workload::VoteVariant>,
+    /// `Some` for the LIOPS workload, whose tables are set up instead.
+    pub liops: Option<sojourn_core::workload::LiopsConfig>,
+}
+
+impl StagePlan {
+    /// Which tables the stage's workload keeps its data in.
+    pub fn tables(&self) -> crate::commands::phase::Tables<'_> {
+        use crate::commands::phase::Tables;
+        match (&self.vote, &self.liops) {
+            (Some(v), _) => Tables::Vote(*v),
+            (_, Some(l)) => Tables::Liops(l),
+            _ => Tables::Schema,
+        }
+    }
 }
 
 /// One benchmark of a config, ready to run.
@@ -646,6 +660,12 @@ pub fn map(flags: &Flags, ctx: &mut MapContext<'_>) -> Result<BenchPlan> {
         if sojourn_core::workload::vote::is_vote(&props) && vm_count > 1 {
             bail!("the vote workload loads from one client machine: set num_vms: 1");
         }
+        if sojourn_core::workload::liops::is_liops(&props) && vm_count > 1 {
+            bail!(
+                "the LIOPS workload runs from one client machine (NUM_SCHEMAS x NUM_THREADS \
+                 sessions): set num_vms: 1"
+            );
+        }
         let cfg = Plan::from_properties(&props, Phase::Load, BACKEND_PREFIXES)?.workload;
         let seed = seed_of(&base, ctx)?;
         let mut clients = Vec::new();
@@ -895,6 +915,7 @@ fn stage(
         percentiles: plan.percentiles.clone(),
         workload: plan.workload.clone(),
         vote: plan.vote.as_ref().map(|v| v.variant),
+        liops: plan.liops.clone(),
     }
 }
 

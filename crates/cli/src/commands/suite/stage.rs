@@ -16,17 +16,19 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
 use sojourn_backends::{AnyBackend, Visitor};
-use sojourn_core::backend::{Backend, Schema, VoteVariant};
+use sojourn_core::backend::{Backend, Schema};
 use sojourn_core::executor::StopHandle;
 use sojourn_core::op::OpKind;
+use sojourn_core::output::liops::LiopsFigures;
 use sojourn_core::output::ycsb;
 use sojourn_core::properties::Properties;
 use sojourn_core::recorder::Stats;
+use sojourn_core::workload::Phase;
 use sojourn_store::{RunId, RunStatus, Store};
 
 use super::client::{self, ShareSpec, Show};
 use super::pkb::{BenchPlan, StagePlan};
-use crate::commands::phase::Setup;
+use crate::commands::phase::{Setup, Tables};
 
 /// A stage stopped by Ctrl+C: not a failure of the config, and not a
 /// finished iteration either.
@@ -88,7 +90,7 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .context("starting the async runtime")
 }
 
-struct IsEmpty<'a>(&'a Schema, Option<VoteVariant>);
+struct IsEmpty<'a>(&'a Schema, Tables<'a>);
 
 impl Visitor for IsEmpty<'_> {
     type Output = Result<Option<bool>>;
@@ -96,13 +98,13 @@ impl Visitor for IsEmpty<'_> {
         let setup = Setup {
             backend: b,
             schema: self.0,
-            vote: self.1,
+            tables: self.1,
         };
         runtime()?.block_on(setup.is_empty())
     }
 }
 
-struct Prepare<'a>(&'a Schema, Option<VoteVariant>);
+struct Prepare<'a>(&'a Schema, Tables<'a>);
 
 impl Visitor for Prepare<'_> {
     type Output = Result<()>;
@@ -110,7 +112,7 @@ impl Visitor for Prepare<'_> {
         let setup = Setup {
             backend: b,
             schema: self.0,
-            vote: self.1,
+            tables: self.1,
         };
         // Emptied first: a load starts from an empty table, as on PKB's
         // fresh instance, so the data set is exactly what it loads.
@@ -118,7 +120,26 @@ impl Visitor for Prepare<'_> {
     }
 }
 
+/// After a complete load: what the workload builds once its data is in
+/// (LIOPS's index).
+struct FinishLoad<'a>(&'a Schema, Tables<'a>);
+
+impl Visitor for FinishLoad<'_> {
+    type Output = Result<()>;
+    fn visit<B: Backend>(self, b: &B) -> Result<()> {
+        let setup = Setup {
+            backend: b,
+            schema: self.0,
+            tables: self.1,
+        };
+        setup.finish_load(&runtime()?)
+    }
+}
+
 fn schema_of(stage: &StagePlan) -> Schema {
+    if let Some(l) = &stage.liops {
+        return l.schema();
+    }
     Schema::ycsb(
         &stage.workload.table,
         &stage.workload.field_prefix,
@@ -135,7 +156,7 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
         let backend = backend_for(env, &plan.db_url, &props)?;
         let schema = schema_of(load);
         let describe = backend.describe();
-        let has_data = backend.visit(IsEmpty(&schema, load.vote))? == Some(false);
+        let has_data = backend.visit(IsEmpty(&schema, load.tables()))? == Some(false);
         if has_data && !plan.reload_database {
             eprintln!(
                 "{}: table {} in {describe} already holds data and ycsb_reload_database is false; \
@@ -143,7 +164,7 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
                 plan.file, schema.table
             );
         } else {
-            backend.visit(Prepare(&schema, load.vote))?;
+            backend.visit(Prepare(&schema, load.tables()))?;
             let stats = run_stage(plan, load, &labels, iteration, env)?;
             let failed_inserts = stats.op(OpKind::Insert).map_or(0, |s| s.failures());
             if plan.fail_on_incomplete_loading && failed_inserts > 0 {
@@ -154,6 +175,9 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
                 );
             }
             check_error_rate(&stats, plan.max_error_rate, &plan.file, "load")?;
+            if stats.failures() == 0 {
+                backend.visit(FinishLoad(&schema, load.tables()))?;
+            }
         }
         sleep_after_load(plan.sleep_after_load, env.stop)?;
     }
@@ -161,7 +185,7 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
         let props = run.clients[0].properties()?;
         let backend = backend_for(env, &plan.db_url, &props)?;
         let schema = schema_of(run);
-        if backend.visit(IsEmpty(&schema, run.vote))? == Some(true) {
+        if backend.visit(IsEmpty(&schema, run.tables()))? == Some(true) {
             bail!(
                 "{}: table {} in {} is empty, so there is nothing to run against: load it first \
                  (a config without ycsb_skip_load_stage, in an earlier ordered stage)",
@@ -271,11 +295,14 @@ fn run_stage(
             env.stop,
             env.show,
         )?;
-        let summary = ycsb::summary(
+        let mut summary = ycsb::summary(
             &share.outcome,
             stage.measurement_interval,
             &stage.percentiles,
         );
+        if let (Some(cfg), Phase::Run) = (&stage.liops, stage.phase) {
+            summary.push_str(&LiopsFigures::of(cfg, &share.outcome).text());
+        }
         let warnings = share.warnings.iter().map(|w| w.to_string()).collect();
         let interrupted = share.outcome.interrupted();
         (share.outcome.total, summary, interrupted, warnings)

@@ -1,0 +1,607 @@
+//! LIOPS: the PGIO / SLOB method of stressing a database's storage layer
+//! rather than its query layer, selected with `workload=liops`. This module
+//! owns the workload's properties ([`LiopsConfig`], PGIO's `pgio.conf`
+//! names), the row layout and load order ([`Permutation`]), and what each
+//! operation does ([`LiopsWorker`]); the SQL lives with each backend,
+//! behind the LIOPS methods of [`Connection`].
+//!
+//! Load: `NUM_SCHEMAS` tables (`pgio1`, `pgio2`, ...) of `SCALE` rows
+//! `(mykey, scratch, filler char(1024))`, one row per 8 KB block on
+//! PostgreSQL (`fillfactor=10`), written in batches in a random order of
+//! `mykey`, so neighbouring keys live in unrelated blocks; the btree index
+//! on `mykey` is built after the data, as PGIO does.
+//!
+//! Run: `NUM_THREADS` sessions per table. Each operation picks `k`
+//! uniformly and either sums `scratch` over `mykey BETWEEN k AND
+//! k + WORK_UNIT` (a SCAN, `WORK_UNIT + 1` rows) or, in `UPDATE_PCT` of the
+//! operations, adds one to `scratch` over `k .. k + UPDATE_WORK_UNIT` (an
+//! UPDATE). One statement per transaction. A statement that touches any
+//! other number of rows means missing data and counts as
+//! UNEXPECTED_STATE, so every OK operation touched exactly its range: rows
+//! touched, and the LIOPS figure, follow from the OK counts.
+
+use std::sync::Arc;
+
+use rand_core::RngCore;
+
+use crate::backend::{Connection, Schema, Status};
+use crate::executor::{Meter, Step};
+use crate::generator::{below, rng_for, Counter, Rng};
+use crate::op::OpKind;
+use crate::properties::{Properties, PropertyError};
+
+use super::core::Phase;
+
+/// The workload's own property names: PGIO's, so a `pgio.conf` reads as
+/// a workload file, plus sojourn's table prefix and load batch size.
+pub const LIOPS_PROPERTIES: &[&str] = &[
+    "UPDATE_PCT",
+    "RUN_TIME",
+    "NUM_SCHEMAS",
+    "NUM_THREADS",
+    "WORK_UNIT",
+    "UPDATE_WORK_UNIT",
+    "SCALE",
+    "liops.table",
+    "liops.batch",
+    // Read by PGIO's scripts, not by a workload; accepted without a warning.
+    "DBNAME",
+    "CONNECT_STRING",
+    "CREATE_BASE_TABLE",
+];
+
+/// PostgreSQL's block size: `SCALE` with a size suffix is bytes of these.
+pub const BLOCK_SIZE: u64 = 8192;
+
+/// The width of `filler`: with `fillfactor=10` one row fills a block.
+pub const FILLER_WIDTH: usize = 1024;
+
+/// Whether the `workload` property selects this workload.
+pub fn is_liops(p: &Properties) -> bool {
+    p.get_str("workload", "core").eq_ignore_ascii_case("liops")
+}
+
+/// The workload's settings, defaults from PGIO's shipped `pgio.conf`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct LiopsConfig {
+    /// Percent of operations that are updates, 0 to 100 (`UPDATE_PCT`).
+    pub update_pct: u32,
+    /// Tables (`NUM_SCHEMAS`, 4).
+    pub schemas: u32,
+    /// Sessions per table in the run (`NUM_THREADS`, 1).
+    pub threads_per_schema: u32,
+    /// Rows a select ranges over, less one (`WORK_UNIT`, 255).
+    pub work_unit: u64,
+    /// Rows an update ranges over, less one (`UPDATE_WORK_UNIT`, 8).
+    pub update_work_unit: u64,
+    /// Rows per table (`SCALE`, 1G = 131,072 rows of one block each).
+    pub scale: u64,
+    /// `RUN_TIME` in seconds, when given: the run's default
+    /// `maxexecutiontime`.
+    pub run_time: Option<f64>,
+    /// Tables are named this plus 1..=schemas (`liops.table`, `pgio`).
+    pub table_prefix: String,
+    /// Rows per load operation (`liops.batch`, 10,000).
+    pub batch: u64,
+}
+
+impl LiopsConfig {
+    pub fn from_properties(p: &Properties) -> Result<LiopsConfig, PropertyError> {
+        let update_pct = p.get_u64("UPDATE_PCT", 0)?;
+        if update_pct > 100 {
+            return Err(p.invalid("UPDATE_PCT", "must be a percentage from 0 to 100"));
+        }
+        let schemas = p.get_u64("NUM_SCHEMAS", 4)?;
+        if !(1..=1000).contains(&schemas) {
+            return Err(p.invalid("NUM_SCHEMAS", "must be from 1 to 1000 tables"));
+        }
+        let threads = p.get_u64("NUM_THREADS", 1)?;
+        if !(1..=10_000).contains(&threads) || threads * schemas > 100_000 {
+            return Err(p.invalid(
+                "NUM_THREADS",
+                "must be from 1 to 10000 sessions per table, at most 100000 in all",
+            ));
+        }
+        let work_unit = p.get_u64("WORK_UNIT", 255)?;
+        let update_work_unit = p.get_u64("UPDATE_WORK_UNIT", 8)?;
+        let scale = match p.get("SCALE") {
+            None => 131_072,
+            Some(raw) => parse_scale(raw).map_err(|m| p.invalid("SCALE", m))?,
+        };
+        let widest = work_unit.max(update_work_unit);
+        if scale <= widest.saturating_add(1) || scale > i64::MAX as u64 / 2 {
+            return Err(p.invalid(
+                "SCALE",
+                format!(
+                    "must hold more rows than WORK_UNIT and UPDATE_WORK_UNIT plus 1 ({} here)",
+                    widest.saturating_add(1)
+                ),
+            ));
+        }
+        let run_time = match p.get("RUN_TIME") {
+            None => None,
+            Some(_) => {
+                let s = p.get_f64("RUN_TIME", 0.0)?;
+                if !(s > 0.0 && s <= 1e9) {
+                    return Err(p.invalid("RUN_TIME", "must be a number of seconds above 0"));
+                }
+                Some(s)
+            }
+        };
+        let table_prefix = p.get_str("liops.table", "pgio").to_string();
+        let plain = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        if table_prefix.is_empty()
+            || table_prefix.len() > 40
+            || !table_prefix.chars().all(plain)
+            || table_prefix.starts_with(|c: char| c.is_ascii_digit())
+        {
+            return Err(p.invalid(
+                "liops.table",
+                "must be 1 to 40 letters, digits or _, not starting with a digit",
+            ));
+        }
+        let batch = p.get_u64("liops.batch", 10_000)?;
+        if !(1..=1_000_000).contains(&batch) {
+            return Err(p.invalid("liops.batch", "must be from 1 to 1000000 rows"));
+        }
+        Ok(LiopsConfig {
+            update_pct: update_pct as u32,
+            schemas: schemas as u32,
+            threads_per_schema: threads as u32,
+            work_unit,
+            update_work_unit,
+            scale,
+            run_time,
+            table_prefix,
+            batch,
+        })
+    }
+
+    /// The name of table `n`, counting from 1.
+    pub fn table(&self, n: u32) -> String {
+        format!("{}{n}", self.table_prefix)
+    }
+
+    /// Every table, in order.
+    pub fn tables(&self) -> Vec<String> {
+        (1..=self.schemas).map(|n| self.table(n)).collect()
+    }
+
+    /// The first table as a [`Schema`] (backends check its name at
+    /// connect time), the others in `more_tables`, so that server
+    /// counters can cover them all.
+    pub fn schema(&self) -> Schema {
+        let mut tables = self.tables();
+        let first = tables.remove(0);
+        Schema {
+            table: first,
+            field_names: Vec::new(),
+            more_tables: tables,
+        }
+    }
+
+    /// Load operations: batches of every table.
+    pub fn load_batches(&self) -> u64 {
+        self.batches_per_table() * u64::from(self.schemas)
+    }
+
+    fn batches_per_table(&self) -> u64 {
+        self.scale.div_ceil(self.batch)
+    }
+
+    /// Run sessions: `NUM_THREADS` per table.
+    pub fn run_sessions(&self) -> usize {
+        self.schemas as usize * self.threads_per_schema as usize
+    }
+
+    /// Rows an OK select touches.
+    pub fn select_rows(&self) -> u64 {
+        self.work_unit + 1
+    }
+
+    /// Rows an OK update touches.
+    pub fn update_rows(&self) -> u64 {
+        self.update_work_unit + 1
+    }
+}
+
+/// `SCALE`: a number of rows (one per block), or a size with a suffix
+/// (`K`, `M`, `G`, `T`, optionally followed by `B`) in 8 KB blocks, as
+/// PGIO reads it (`1G` is 131,072 rows).
+pub fn parse_scale(raw: &str) -> Result<u64, String> {
+    const ACCEPTED: &str = "expected a row count such as 1000000, or a size such as 64M or 1G \
+                            (8 KB blocks, one row each)";
+    let s = raw.trim().replace('_', "");
+    let upper = s.to_ascii_uppercase();
+    let body = upper.strip_suffix('B').unwrap_or(&upper);
+    let (digits, unit) = match body.char_indices().last() {
+        Some((i, c @ ('K' | 'M' | 'G' | 'T'))) => (&body[..i], Some(c)),
+        _ => (body, None),
+    };
+    let n: u64 = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{raw}' is not a size: {ACCEPTED}"))?;
+    let rows = match unit {
+        None => Some(n),
+        Some(u) => {
+            let shift = match u {
+                'K' => 10,
+                'M' => 20,
+                'G' => 30,
+                _ => 40,
+            };
+            n.checked_mul(1u64 << shift).map(|bytes| bytes / BLOCK_SIZE)
+        }
+    };
+    match rows {
+        Some(r) if r > 0 => Ok(r),
+        _ => Err(format!("'{raw}' is out of range: {ACCEPTED}")),
+    }
+}
+
+/// A pseudo-random permutation of `0..n`: where each row goes in the load
+/// order. A 4-round Feistel network over the smallest power-of-four domain
+/// that holds `n`, walking the cycle until it lands below `n` (fewer than
+/// four steps on average). Written here rather than taken from a crate:
+/// it is twenty lines, and the format-preserving-encryption crates bring
+/// AES for a job that needs no secrecy.
+#[derive(Clone, Debug)]
+pub struct Permutation {
+    n: u64,
+    half_bits: u32,
+    keys: [u64; 4],
+}
+
+impl Permutation {
+    pub fn new(n: u64, seed: u64) -> Permutation {
+        assert!(n > 0, "a permutation of at least one element");
+        let bits = 64 - (n - 1).leading_zeros();
+        let half_bits = bits.div_ceil(2).max(1);
+        let mut rng = rng_for(seed, 0x11_0F5);
+        Permutation {
+            n,
+            half_bits,
+            keys: [
+                rng.next_u64(),
+                rng.next_u64(),
+                rng.next_u64(),
+                rng.next_u64(),
+            ],
+        }
+    }
+
+    /// The element at position `i` (`i < n`).
+    pub fn at(&self, i: u64) -> u64 {
+        debug_assert!(i < self.n);
+        let mut x = self.round_trip(i);
+        while x >= self.n {
+            x = self.round_trip(x);
+        }
+        x
+    }
+
+    fn round_trip(&self, x: u64) -> u64 {
+        let mask = (1u64 << self.half_bits) - 1;
+        let (mut l, mut r) = (x >> self.half_bits, x & mask);
+        for k in self.keys {
+            let f = mix(r ^ k) & mask;
+            (l, r) = (r, l ^ f);
+        }
+        (l << self.half_bits) | r
+    }
+}
+
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// One row of a load batch; `filler` is the same for every row.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct LiopsRow {
+    pub key: u64,
+    pub scratch: u64,
+}
+
+/// One operation of a run, as [`LiopsWorker::next_operation`] gives it:
+/// the range `lo..=hi` of `mykey`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum LiopsOp {
+    Select { lo: u64, hi: u64 },
+    Update { lo: u64, hi: u64 },
+}
+
+/// What every connection of one phase shares.
+pub struct LiopsShared {
+    pub cfg: LiopsConfig,
+    tables: Vec<String>,
+    /// Where each position of a table's load order puts its key.
+    order: Permutation,
+    next_batch: Counter,
+}
+
+impl LiopsShared {
+    /// `seed` fixes the load order (the same for every table: each table
+    /// is a copy of the same seed table, as PGIO makes them).
+    pub fn new(cfg: LiopsConfig, seed: u64) -> Arc<LiopsShared> {
+        Arc::new(LiopsShared {
+            tables: cfg.tables(),
+            order: Permutation::new(cfg.scale, seed),
+            cfg,
+            next_batch: Counter::new(0),
+        })
+    }
+
+    /// Connection `index`'s worker for `phase`. In the run, sessions are
+    /// dealt to the tables in turn, so each has `NUM_THREADS`.
+    pub fn worker(self: &Arc<Self>, phase: Phase, seed: u64, index: usize) -> LiopsWorker {
+        let mut rng = rng_for(seed, index as u64);
+        let _ = rng.next_u64();
+        LiopsWorker {
+            shared: self.clone(),
+            phase,
+            table: index % self.tables.len(),
+            rng,
+            quota: 0,
+            rows: Vec::new(),
+        }
+    }
+
+    /// The rows of load batch `b`: its table and `(mykey, scratch)` pairs.
+    pub fn batch(&self, b: u64, rng: &mut Rng, out: &mut Vec<LiopsRow>) -> usize {
+        let per_table = self.cfg.batches_per_table();
+        let table = (b / per_table) as usize;
+        let first = (b % per_table) * self.cfg.batch;
+        let last = (first + self.cfg.batch).min(self.cfg.scale);
+        out.clear();
+        out.extend((first..last).map(|pos| LiopsRow {
+            key: self.order.at(pos) + 1,
+            // PGIO's scratch is random too; kept small so a sum over a
+            // range can never overflow a bigint.
+            scratch: rng.next_u64() >> 34,
+        }));
+        table
+    }
+}
+
+/// One connection's LIOPS state.
+pub struct LiopsWorker {
+    shared: Arc<LiopsShared>,
+    phase: Phase,
+    /// The table this session works on, by index.
+    table: usize,
+    rng: Rng,
+    /// Update quota: adds `UPDATE_PCT` each operation, an update whenever
+    /// it reaches 100, so exactly that percentage of every hundred
+    /// operations of a session are updates, spread evenly.
+    quota: u32,
+    rows: Vec<LiopsRow>,
+}
+
+impl LiopsWorker {
+    /// The table this worker's run operations use.
+    pub fn table(&self) -> &str {
+        &self.shared.tables[self.table]
+    }
+
+    pub fn next_operation(&mut self) -> LiopsOp {
+        let cfg = &self.shared.cfg;
+        // k in [1, SCALE - widest range): both ranges stay inside the table.
+        let span = cfg.scale - cfg.work_unit.max(cfg.update_work_unit) - 1;
+        let k = 1 + below(&mut self.rng, span);
+        self.quota += cfg.update_pct;
+        if self.quota >= 100 {
+            self.quota -= 100;
+            LiopsOp::Update {
+                lo: k,
+                hi: k + cfg.update_work_unit,
+            }
+        } else {
+            LiopsOp::Select {
+                lo: k,
+                hi: k + cfg.work_unit,
+            }
+        }
+    }
+
+    async fn load_one<C: Connection>(&mut self, conn: &mut C, m: &mut Meter) {
+        let shared = Arc::clone(&self.shared);
+        let b = shared.next_batch.next();
+        if b >= shared.cfg.load_batches() {
+            // Every batch is taken: the phase's operation count ends it
+            // before this can happen.
+            return;
+        }
+        let table = shared.batch(b, &mut self.rng, &mut self.rows);
+        let t = m.start();
+        let status = conn.liops_load(&shared.tables[table], &self.rows).await;
+        m.record(OpKind::Insert, status, t);
+    }
+
+    async fn run_one<C: Connection>(&mut self, conn: &mut C, m: &mut Meter) {
+        let op = self.next_operation();
+        let shared = Arc::clone(&self.shared);
+        let table = &shared.tables[self.table];
+        let mut rows = 0u64;
+        let (kind, expected, t, status) = match op {
+            LiopsOp::Select { lo, hi } => {
+                let t = m.start();
+                let s = conn.liops_select(table, lo, hi, &mut rows).await;
+                (OpKind::Scan, shared.cfg.select_rows(), t, s)
+            }
+            LiopsOp::Update { lo, hi } => {
+                let t = m.start();
+                let s = conn.liops_update(table, lo, hi, &mut rows).await;
+                (OpKind::Update, shared.cfg.update_rows(), t, s)
+            }
+        };
+        let ended = std::time::Instant::now();
+        let status = if status.is_ok() && rows != expected {
+            Status::UnexpectedState
+        } else {
+            status
+        };
+        m.record_span(kind, status, t, ended);
+    }
+}
+
+impl<C: Connection> Step<C> for LiopsWorker {
+    async fn step(&mut self, conn: &mut C, meter: &mut Meter) {
+        match self.phase {
+            Phase::Load => self.load_one(conn, meter).await,
+            Phase::Run => self.run_one(conn, meter).await,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn props(pairs: &[&str]) -> Properties {
+        let mut p = Properties::new();
+        for kv in pairs {
+            p.set_arg(kv).unwrap();
+        }
+        p
+    }
+
+    #[test]
+    fn defaults_are_pgio_conf() {
+        let c = LiopsConfig::from_properties(&Properties::new()).unwrap();
+        assert_eq!((c.update_pct, c.schemas, c.threads_per_schema), (0, 4, 1));
+        assert_eq!(
+            (c.work_unit, c.update_work_unit, c.scale),
+            (255, 8, 131_072)
+        );
+        assert_eq!(c.tables(), ["pgio1", "pgio2", "pgio3", "pgio4"]);
+        assert_eq!(c.run_sessions(), 4);
+    }
+
+    #[test]
+    fn scale_reads_rows_or_sizes() {
+        assert_eq!(parse_scale("1000000"), Ok(1_000_000));
+        assert_eq!(parse_scale("1G"), Ok(131_072));
+        assert_eq!(parse_scale("64m"), Ok(8192));
+        assert_eq!(parse_scale("1TB"), Ok(134_217_728));
+        assert_eq!(parse_scale("8K"), Ok(1));
+        for bad in ["", "G", "1X", "-5", "0", "4K", "99999999999T"] {
+            let e = parse_scale(bad).unwrap_err();
+            assert!(e.contains("expected a row count"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn bad_properties_name_the_key_and_what_is_accepted() {
+        for (kv, key, says) in [
+            ("UPDATE_PCT=101", "UPDATE_PCT", "0 to 100"),
+            ("NUM_SCHEMAS=0", "NUM_SCHEMAS", "1 to 1000"),
+            ("SCALE=200", "SCALE", "more rows than WORK_UNIT"),
+            ("RUN_TIME=0", "RUN_TIME", "above 0"),
+            ("liops.table=1x", "liops.table", "not starting with a digit"),
+            ("liops.table=a;b", "liops.table", "letters, digits"),
+        ] {
+            let e = LiopsConfig::from_properties(&props(&[kv])).unwrap_err();
+            let text = e.to_string();
+            assert!(text.contains(key) && text.contains(says), "{kv}: {text}");
+        }
+    }
+
+    #[test]
+    fn permutation_is_a_bijection_that_scatters_neighbours() {
+        for n in [1u64, 2, 3, 7, 1000, 4097] {
+            let p = Permutation::new(n, 42);
+            let mut seen = vec![false; n as usize];
+            for i in 0..n {
+                let x = p.at(i);
+                assert!(x < n && !seen[x as usize], "n={n} i={i} x={x}");
+                seen[x as usize] = true;
+            }
+        }
+        // Consecutive positions rarely hold consecutive keys.
+        let p = Permutation::new(100_000, 7);
+        let adjacent = (0..99_999)
+            .filter(|&i| p.at(i).abs_diff(p.at(i + 1)) == 1)
+            .count();
+        assert!(adjacent < 20, "{adjacent} neighbours stayed neighbours");
+        assert_ne!(
+            (0..10).map(|i| p.at(i)).collect::<Vec<_>>(),
+            (0..10)
+                .map(|i| Permutation::new(100_000, 8).at(i))
+                .collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn load_batches_cover_every_key_of_every_table_once() {
+        let cfg = LiopsConfig::from_properties(&props(&[
+            "NUM_SCHEMAS=2",
+            "SCALE=1000",
+            "WORK_UNIT=10",
+            "liops.batch=300",
+        ]))
+        .unwrap();
+        let shared = LiopsShared::new(cfg.clone(), 3);
+        assert_eq!(cfg.load_batches(), 8);
+        let mut rng = rng_for(1, 1);
+        let mut keys = vec![Vec::new(); 2];
+        let mut rows = Vec::new();
+        for b in 0..cfg.load_batches() {
+            let t = shared.batch(b, &mut rng, &mut rows);
+            keys[t].extend(rows.iter().map(|r| r.key));
+        }
+        for k in &mut keys {
+            assert_ne!(k[..5], [1, 2, 3, 4, 5], "the load order is shuffled");
+            k.sort_unstable();
+            assert_eq!(*k, (1..=1000).collect::<Vec<u64>>());
+        }
+    }
+
+    #[test]
+    fn updates_follow_the_quota_and_ranges_stay_inside_the_table() {
+        for pct in [0u32, 1, 20, 50, 100] {
+            let cfg = LiopsConfig::from_properties(&props(&[
+                &format!("UPDATE_PCT={pct}"),
+                "SCALE=500",
+                "WORK_UNIT=100",
+                "UPDATE_WORK_UNIT=8",
+            ]))
+            .unwrap();
+            let shared = LiopsShared::new(cfg, 1);
+            let mut w = shared.worker(Phase::Run, 5, 0);
+            let ops: Vec<LiopsOp> = (0..1000).map(|_| w.next_operation()).collect();
+            let updates = ops
+                .iter()
+                .filter(|o| matches!(o, LiopsOp::Update { .. }))
+                .count();
+            assert_eq!(updates, 10 * pct as usize, "UPDATE_PCT={pct}");
+            for o in ops {
+                match o {
+                    LiopsOp::Select { lo, hi } => {
+                        assert!(lo >= 1 && hi <= 500 && hi - lo == 100, "{o:?}")
+                    }
+                    LiopsOp::Update { lo, hi } => {
+                        assert!(lo >= 1 && hi <= 500 && hi - lo == 8, "{o:?}")
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn sessions_are_dealt_to_tables_in_turn() {
+        let cfg =
+            LiopsConfig::from_properties(&props(&["NUM_SCHEMAS=3", "NUM_THREADS=2"])).unwrap();
+        assert_eq!(cfg.run_sessions(), 6);
+        let shared = LiopsShared::new(cfg, 0);
+        let tables: Vec<String> = (0..6)
+            .map(|i| shared.worker(Phase::Run, 0, i).table().to_string())
+            .collect();
+        assert_eq!(
+            tables,
+            ["pgio1", "pgio2", "pgio3", "pgio1", "pgio2", "pgio3"]
+        );
+    }
+}
