@@ -276,3 +276,28 @@ fn the_shipped_suite_on_two_clients_is_refused() {
     assert!(stderr.contains("nothing was run"), "{stderr}");
     assert!(text(&out.stdout).contains("Some tests have failures"));
 }
+
+/// `sojourn capacity` offers one target to every connection: it refuses
+/// the workload's two pools and says what to run instead.
+#[test]
+fn capacity_refuses_the_workload_and_says_what_to_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = sojourn(
+        dir.path(),
+        &[
+            "capacity",
+            "--db",
+            "memory:",
+            "-P",
+            "workloads/keyvalue",
+            "--slo",
+            "read.p99<10ms",
+        ],
+    );
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("workload=keyvalue") && stderr.contains("read_rate"),
+        "{stderr}"
+    );
+}
