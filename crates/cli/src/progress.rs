@@ -3,6 +3,7 @@
 //! nothing. Called once per time-series interval, off the hot path.
 
 use std::io::{IsTerminal, Write};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -10,12 +11,26 @@ use sojourn_core::executor::{Observer, Progress};
 use sojourn_core::output::ycsb::status_line;
 use sojourn_core::plan::MeasurementInterval;
 use sojourn_core::recorder::Stats;
+use sojourn_core::workload::keyvalue::ProgressLine;
+use sojourn_core::workload::KeyValueShared;
 use std::sync::Mutex;
 
 /// A workload's own status line (the key-value workload prints
 /// yb-sample-apps' `Read: ... | Write: ...`), given the period since the
 /// last line.
 pub type StatusLine<'a> = dyn Fn(&Progress<'_>) -> String + Sync + 'a;
+
+/// yb-sample-apps' status line for a key-value phase (docs/keyvalue.md),
+/// with the keys its writers have confirmed so far.
+pub fn keyvalue_line(shared: Arc<KeyValueShared>) -> impl Fn(&Progress<'_>) -> String + Sync {
+    let progress = Mutex::new(ProgressLine::default());
+    move |p| {
+        progress
+            .lock()
+            .map(|mut l| l.line(p, shared.written()))
+            .unwrap_or_default()
+    }
+}
 
 pub enum Display<'a> {
     Status {

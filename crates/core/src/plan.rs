@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::backend::Schema;
 use crate::executor::RunConfig;
 use crate::properties::{Origin, Properties, PropertyError, UnknownKey, CORE_PROPERTIES};
 use crate::schedule::Arrival;
@@ -73,6 +74,22 @@ fn seconds(p: &Properties, key: &str, default: f64) -> Result<Duration, Property
 }
 
 impl Plan {
+    /// The table the plan's workload reads and writes: the key-value
+    /// workload's one-field records, or YCSB's (which is also what the vote
+    /// workload's connections are opened with; its own tables are set up
+    /// apart).
+    pub fn schema(&self) -> Schema {
+        match (&self.keyvalue, &self.liops) {
+            (Some(kv), _) => kv.schema(),
+            (_, Some(l)) => l.schema(),
+            _ => Schema::ycsb(
+                &self.workload.table,
+                &self.workload.field_prefix,
+                self.workload.field_count,
+            ),
+        }
+    }
+
     /// `known_prefixes` are the property prefixes backends accept
     /// (`redis.`, `db.`, ...), so their properties are not reported unknown.
     pub fn from_properties(
@@ -140,6 +157,15 @@ impl Plan {
                 (t > 0.0).then_some(t)
             }
         };
+        if keyvalue.is_some() && target.is_some() {
+            // Silently ignored, it would leave a suite's ycsb_target_qps
+            // unapplied while its stages look throttled.
+            return Err(p.invalid(
+                "target",
+                "does not apply to workload=keyvalue, whose writer and reader pools have rates of \
+                 their own: set write_rate and read_rate",
+            ));
+        }
         let arrival = match p.get_choice("arrival", "poisson", &["poisson", "uniform"])? {
             "uniform" => Arrival::Uniform,
             _ => Arrival::Poisson,

@@ -1,19 +1,18 @@
-//! The key-value workload end to end on the `memory:` backend: a load that
+//! The key-value workload end to end on the `memory:` backend, its steps
+//! built by [`Worker::for_phase`] as every command builds them: a load that
 //! writes every key, a run whose reads all verify, `latest` reads that
-//! concentrate on the newest keys, and reader and writer pools held to
-//! their own rates.
+//! concentrate on the newest keys, reader and writer pools held to their
+//! own rates, and a `target` refused.
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use sojourn_core::backend::memory::MemoryBackend;
-use sojourn_core::backend::{Backend, Connection, FieldValue, Fields, Row, Status};
-use sojourn_core::executor::{self, Connector, Quiet, RunConfig, RunOutcome, StopHandle};
+use sojourn_core::backend::{Backend, Connection, FieldValue, Fields, Row, Schema, Status};
+use sojourn_core::executor::{self, Connector, Quiet, RunOutcome, StopHandle};
 use sojourn_core::op::OpKind;
+use sojourn_core::plan::Plan;
 use sojourn_core::properties::{Origin, Properties};
-use sojourn_core::schedule::Arrival;
-use sojourn_core::workload::keyvalue::{written_keys, KeyValueConfig, KeyValueShared};
-use sojourn_core::workload::Phase;
+use sojourn_core::workload::{Phase, PhaseSteps, Worker};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -45,7 +44,7 @@ impl<C: Connection> Connection for Spy<C> {
 
 struct SpyConnector<'a> {
     backend: &'a MemoryBackend,
-    cfg: &'a KeyValueConfig,
+    schema: Arc<Schema>,
     reads: Arc<Mutex<Vec<u64>>>,
 }
 
@@ -53,64 +52,63 @@ impl Connector for SpyConnector<'_> {
     type Conn = Spy<<MemoryBackend as Backend>::Conn>;
     async fn connect(&self) -> Result<Self::Conn, sojourn_core::backend::BackendError> {
         Ok(Spy {
-            inner: self.backend.connect(Arc::new(self.cfg.schema())).await?,
+            inner: self.backend.connect(self.schema.clone()).await?,
             reads: self.reads.clone(),
         })
     }
 }
 
-fn config(phase: Phase, pairs: &[(&str, &str)]) -> KeyValueConfig {
+/// A plan of the workload with `pairs` set, seed 7 and evenly spaced
+/// arrivals.
+fn plan(phase: Phase, pairs: &[(&str, &str)]) -> Plan {
     let mut p = Properties::new();
-    for (k, v) in pairs {
+    for (k, v) in [
+        ("workload", "keyvalue"),
+        ("seed", "7"),
+        ("arrival", "uniform"),
+    ]
+    .iter()
+    .chain(pairs)
+    {
         p.set(k, v, Origin::Flag("-p"));
     }
-    KeyValueConfig::from_properties(&p, phase).unwrap()
+    Plan::from_properties(&p, phase, &[]).unwrap()
 }
 
-/// Run one phase of the workload; returns the outcome, the keys read and
-/// the keys written at the end.
-fn phase(
-    backend: &MemoryBackend,
-    cfg: KeyValueConfig,
-    phase: Phase,
-    max_time: Option<Duration>,
-) -> (RunOutcome, Vec<u64>, u64) {
+/// Run one phase of the workload as the command line does (its steps and
+/// groups from [`Worker::for_phase`], which finds the keys already
+/// written); returns the outcome, the keys read and the keys written at
+/// the end.
+fn phase(backend: &MemoryBackend, plan: Plan) -> (RunOutcome, Vec<u64>, u64) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let schema = cfg.schema();
+    let schema = Arc::new(plan.schema());
     rt.block_on(backend.prepare(&schema, false)).unwrap();
     let reads = Arc::new(Mutex::new(Vec::new()));
     let connector = SpyConnector {
         backend,
-        cfg: &cfg,
+        schema,
         reads: reads.clone(),
     };
-    let written = rt
-        .block_on(async {
-            let mut c = connector.connect().await.unwrap();
-            written_keys(&mut c, &cfg).await
-        })
-        .unwrap();
+    let PhaseSteps {
+        steps,
+        groups,
+        keyvalue,
+    } = rt.block_on(Worker::for_phase(&plan, &connector)).unwrap();
     reads.lock().unwrap().clear();
-    let groups = cfg.groups(phase, written);
-    let shared = KeyValueShared::new(cfg.clone(), written);
-    let steps = (0..cfg.workers()).map(|i| shared.worker(7, i)).collect();
-    let run = RunConfig {
-        threads: cfg.workers(),
-        arrival: Arrival::Uniform,
-        max_execution_time: max_time,
-        seed: 7,
-        ..RunConfig::default()
-    };
-    let outcome = executor::with_pool(&connector, cfg.workers(), 0, |pool| {
-        pool.run_groups(steps, &groups, &run, &StopHandle::new(), &Quiet)
+    let outcome = executor::with_pool(&connector, steps.len(), 0, |pool| {
+        pool.run_groups(steps, &groups, &plan.run, &StopHandle::new(), &Quiet)
     })
     .unwrap()
     .unwrap();
     let keys = std::mem::take(&mut *reads.lock().unwrap());
-    (outcome, keys, shared.written())
+    (
+        outcome,
+        keys,
+        keyvalue.expect("the keyvalue workload").written(),
+    )
 }
 
 fn count(o: &RunOutcome, kind: OpKind, status: Status) -> u64 {
@@ -122,7 +120,7 @@ fn load_writes_every_key_and_run_reads_verify() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let b = MemoryBackend::new();
     let keys = [("num_unique_keys", "5000"), ("value_size", "100")];
-    let (load, _, written) = phase(&b, config(Phase::Load, &keys), Phase::Load, None);
+    let (load, _, written) = phase(&b, plan(Phase::Load, &keys));
     assert_eq!(count(&load, OpKind::Insert, Status::Ok), 5000);
     assert_eq!(written, 5000);
 
@@ -134,7 +132,7 @@ fn load_writes_every_key_and_run_reads_verify() {
         ("num_reads", "6000"),
         ("num_writes", "1000"),
     ];
-    let (o, reads, written) = phase(&b, config(Phase::Run, &run), Phase::Run, None);
+    let (o, reads, written) = phase(&b, plan(Phase::Run, &run));
     // The run found the 5000 keys by its binary search, so its writers
     // only update: every key exists and every read verifies.
     assert_eq!(written, 5000);
@@ -151,15 +149,15 @@ fn a_corrupted_value_is_unexpected_state() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let b = MemoryBackend::new();
     let keys = [("num_unique_keys", "1"), ("value_size", "32")];
-    phase(&b, config(Phase::Load, &keys), Phase::Load, None);
+    phase(&b, plan(Phase::Load, &keys));
     // Overwrite key 0 with a value that is not its own.
-    let cfg = config(Phase::Run, &keys);
+    let schema = plan(Phase::Load, &keys).schema();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     rt.block_on(async {
-        let mut c = b.connect(Arc::new(cfg.schema())).await.unwrap();
+        let mut c = b.connect(Arc::new(schema)).await.unwrap();
         let v = FieldValue {
             field: 0,
             value: b"00000000:not-the-checksum".to_vec(),
@@ -173,7 +171,7 @@ fn a_corrupted_value_is_unexpected_state() {
         ("num_threads_read", "1"),
         ("num_reads", "10"),
     ];
-    let (o, _, _) = phase(&b, config(Phase::Run, &run), Phase::Run, None);
+    let (o, _, _) = phase(&b, plan(Phase::Run, &run));
     assert_eq!(count(&o, OpKind::Read, Status::UnexpectedState), 10);
 }
 
@@ -182,7 +180,7 @@ fn latest_reads_concentrate_on_the_newest_keys() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let b = MemoryBackend::new();
     let keys = [("num_unique_keys", "10000"), ("value_size", "16")];
-    phase(&b, config(Phase::Load, &keys), Phase::Load, None);
+    phase(&b, plan(Phase::Load, &keys));
     let share_newest_tenth = |dist: &str| {
         let run = [
             keys[0],
@@ -192,7 +190,7 @@ fn latest_reads_concentrate_on_the_newest_keys() {
             ("num_reads", "20000"),
             ("read_distribution", dist),
         ];
-        let (o, reads, _) = phase(&b, config(Phase::Run, &run), Phase::Run, None);
+        let (o, reads, _) = phase(&b, plan(Phase::Run, &run));
         assert_eq!(count(&o, OpKind::Read, Status::Ok), 20000, "{dist}");
         reads.iter().filter(|&&n| n >= 9000).count() as f64 / reads.len() as f64
     };
@@ -211,9 +209,7 @@ fn reader_and_writer_rates_are_held_apart() {
     let base = [("num_unique_keys", "100000"), ("value_size", "16")];
     phase(
         &b,
-        config(Phase::Load, &[base[0], base[1], ("num_writes", "1000")]),
-        Phase::Load,
-        None,
+        plan(Phase::Load, &[base[0], base[1], ("num_writes", "1000")]),
     );
     let run = [
         base[0],
@@ -222,13 +218,9 @@ fn reader_and_writer_rates_are_held_apart() {
         ("num_threads_read", "2"),
         ("read_rate", "3000"),
         ("write_rate", "300"),
+        ("maxexecutiontime", "2"),
     ];
-    let (o, _, written) = phase(
-        &b,
-        config(Phase::Run, &run),
-        Phase::Run,
-        Some(Duration::from_secs(2)),
-    );
+    let (o, _, written) = phase(&b, plan(Phase::Run, &run));
     let secs = o.measured.as_secs_f64();
     let reads = count(&o, OpKind::Read, Status::Ok) as f64 / secs;
     let inserts = count(&o, OpKind::Insert, Status::Ok);
@@ -241,4 +233,16 @@ fn reader_and_writer_rates_are_held_apart() {
     // The writers went on from the keys the load wrote.
     assert_eq!(written, 1000 + inserts);
     assert_eq!(o.total.failures(), 0);
+}
+
+#[test]
+fn a_target_is_refused_for_the_pools_rates() {
+    let mut p = Properties::new();
+    for (k, v) in [("workload", "keyvalue"), ("target", "1000")] {
+        p.set(k, v, Origin::Flag("-p"));
+    }
+    let e = Plan::from_properties(&p, Phase::Run, &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("target") && e.contains("read_rate"), "{e}");
 }

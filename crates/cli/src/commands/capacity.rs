@@ -18,7 +18,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use sojourn_backends::Visitor;
-use sojourn_core::backend::{Backend, Schema};
+use sojourn_core::backend::Backend;
 use sojourn_core::capacity::{self, Search, Slo, Verdict};
 use sojourn_core::executor::{self, BackendConnector, Pool, Quiet, RunOutcome, StopHandle};
 use sojourn_core::output::Warning;
@@ -27,7 +27,7 @@ use sojourn_core::workload::{CoreShared, CoreWorker, Phase};
 use sojourn_report::run::{SESSION_LABEL, SLOS_LABEL, STEP_LABEL, SUSTAINED_LABEL};
 use sojourn_store::{RunMeta, RunStatus, Store};
 
-use super::phase::{options, watch_ctrl_c, Options, BACKEND_PREFIXES};
+use super::phase::{options, setup_runtime, watch_ctrl_c, Options, BACKEND_PREFIXES};
 use crate::cli::CapacityArgs;
 use crate::redact;
 
@@ -78,6 +78,15 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
         bail!(
             "`sojourn capacity` runs the YCSB core workload only; for workload=vote, \
              run `sojourn run --target N` at rising targets"
+        );
+    }
+    if plan.keyvalue.is_some() {
+        // The search offers one target to every connection; what would
+        // scale the two pools' own rates is the experimenter's choice.
+        bail!(
+            "`sojourn capacity` runs the YCSB core workload only; workload=keyvalue has a \
+             writer and a reader pool with rates of their own: run `sojourn run -p \
+             read_rate=N -p write_rate=M` at rising rates (see docs/keyvalue.md)"
         );
     }
     let load = match a.load {
@@ -133,15 +142,8 @@ impl Visitor for Capacity<'_> {
             settings,
         } = self;
         let describe = backend.describe();
-        let schema = Arc::new(Schema::ycsb(
-            &plan.workload.table,
-            &plan.workload.field_prefix,
-            plan.workload.field_count,
-        ));
-        let setup = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .context("starting the async runtime")?;
+        let schema = Arc::new(plan.schema());
+        let setup = setup_runtime()?;
         let empty = setup.block_on(backend.is_empty(&schema))? == Some(true);
         let load = settings.load.as_ref().filter(|_| empty);
         if empty && load.is_none() {

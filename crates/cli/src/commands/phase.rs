@@ -12,11 +12,11 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc};
 
 use anyhow::{bail, Context, Result};
 use sojourn_backends::Visitor;
-use sojourn_core::backend::{Backend, Schema, ServerCounters, ServerStats};
+use sojourn_core::backend::{Backend, Connection, Schema, ServerCounters, ServerStats};
 use sojourn_core::executor::{
     self, BackendConnector, Connector, Interval, Observer, Pool, Progress, RunOutcome, StopHandle,
 };
@@ -24,13 +24,12 @@ use sojourn_core::output::liops::LiopsFigures;
 use sojourn_core::output::{ycsb, Report, Warning};
 use sojourn_core::plan::{MeasurementInterval, Plan};
 use sojourn_core::properties::{Origin, Properties};
-use sojourn_core::workload::keyvalue::{self, KeyValueShared};
-use sojourn_core::workload::{LiopsConfig, Phase, Worker};
+use sojourn_core::workload::{LiopsConfig, Phase, PhaseSteps, Worker};
 
 use sojourn_store::{RunId, RunMeta, RunStatus, Store};
 
 use crate::cli::{ArrivalArg, Format, PhaseArgs};
-use crate::progress::{Display, StatusLine};
+use crate::progress::{keyvalue_line, Display, StatusLine};
 use crate::{redact, workloads};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -121,6 +120,7 @@ pub(super) fn options(a: PhaseArgs) -> Result<Options> {
             workload_names.push(kind);
         }
     }
+
     for p in &a.props {
         props.set_arg(p)?;
     }
@@ -273,12 +273,7 @@ impl Visitor for Drive<'_> {
     type Output = Result<ExitCode>;
 
     fn visit<B: Backend>(self, backend: &B) -> Result<ExitCode> {
-        // Setup calls (prepare, is_empty) run here; the executor starts its
-        // own runtime threads for the run itself.
-        let setup = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .context("starting the async runtime")?;
+        let setup = setup_runtime()?;
         let stop = StopHandle::new();
         watch_ctrl_c(stop.clone());
         drive(
@@ -292,6 +287,33 @@ impl Visitor for Drive<'_> {
             self.store,
         )
     }
+}
+
+/// A runtime for the setup calls (prepare, is_empty, finding the keys
+/// already written); the executor starts its own runtime threads for the
+/// run itself.
+pub(crate) fn setup_runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+/// The steps and executor groups of `plan`'s phase, whatever its workload
+/// (see [`Worker::for_phase`]); errors name the phase and the database.
+pub(super) fn phase_steps<K>(
+    setup: &tokio::runtime::Runtime,
+    plan: &Plan,
+    connector: &K,
+    describe: &str,
+) -> Result<PhaseSteps>
+where
+    K: Connector,
+    K::Conn: Connection,
+{
+    setup
+        .block_on(Worker::for_phase(plan, connector))
+        .with_context(|| format!("{} phase on {describe}", plan.phase.name()))
 }
 
 /// First Ctrl+C: stop scheduling, drain, print what was measured. Second:
@@ -333,65 +355,122 @@ fn drive<B: Backend>(
 ) -> Result<ExitCode> {
     let describe = backend.describe();
     let any = load_plan.as_ref().or(run_plan.as_ref()).expect("a plan");
-    let schema = Arc::new(match (&any.keyvalue, &any.liops) {
-        (Some(kv), _) => kv.schema(),
-        (_, Some(l)) => l.schema(),
-        _ => sojourn_core::backend::Schema::ycsb(
-            &any.workload.table,
-            &any.workload.field_prefix,
-            any.workload.field_count,
-        ),
-    });
+    let schema = Arc::new(any.schema());
+    // Owned here: the plans move into the phases below.
+    let liops = any.liops.clone();
     let setup_step = Setup {
         backend,
         schema: &schema,
-        tables: Tables::of(any),
+        tables: Tables::new(any.vote.as_ref().map(|v| v.variant), liops.as_ref()),
     };
     let loading = check_table(&setup_step, setup, &load_plan, &run_plan, drop)?;
-    if any.keyvalue.is_some() {
-        return drive_keyvalue(
-            backend, setup, opts, load_plan, run_plan, loading, stop, store, schema,
-        );
-    }
     let (threads, runtime_threads) = (any.run.threads, any.run.runtime_threads);
-    let bench = load_plan.is_some() && run_plan.is_some();
-    let sample_schema = Arc::clone(&schema);
-    let sample = || sample_server(backend, &sample_schema, setup);
+    let keyvalue = any.keyvalue.is_some();
+    let env = PhaseEnv {
+        setup_step: &setup_step,
+        setup,
+        opts,
+        stop,
+        store,
+        describe: &describe,
+        bench: load_plan.is_some() && run_plan.is_some(),
+    };
     let connector = BackendConnector {
         backend,
         schema: Arc::clone(&schema),
     };
+    let phases = [load_plan.filter(|_| loading), run_plan]
+        .into_iter()
+        .flatten();
+    if keyvalue {
+        // Each phase on a pool of its own: the load has writers only, the
+        // run writers and readers.
+        for plan in phases {
+            let phase = phase_steps(setup, &plan, &connector, &describe)?;
+            let n = phase.steps.len();
+            let end = executor::with_pool(&connector, n, plan.run.runtime_threads, |pool| {
+                run_phase(&env, pool, phase, &plan)
+            })??;
+            if let Some(code) = end {
+                return Ok(code);
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     // One pool of connections serves both phases of `bench`.
     executor::with_pool(
         &connector,
         threads,
         runtime_threads,
         |pool| -> Result<ExitCode> {
-            let mut code = ExitCode::SUCCESS;
-            if let Some(plan) = load_plan.as_ref().filter(|_| loading) {
-                let rec = Recording::begin(store, plan, opts, &describe);
-                let start = sample();
-                let mut outcome = rec.failed_if(execute(pool, plan, stop, opts, &rec))?;
-                let server_warning = attach_server(&mut outcome, start, sample());
-                if !outcome.interrupted() && outcome.all.failures() == 0 {
-                    setup_step.finish_load(setup)?;
-                }
-                if let Some(code) =
-                    loaded(plan, &outcome, bench, &describe, opts, &rec, server_warning)?
-                {
+            for plan in phases {
+                let phase = phase_steps(setup, &plan, &connector, &describe)?;
+                if let Some(code) = run_phase(&env, pool, phase, &plan)? {
                     return Ok(code);
                 }
             }
-            if let Some(plan) = &run_plan {
-                let rec = Recording::begin(store, plan, opts, &describe);
-                let start = sample();
-                let mut outcome = rec.failed_if(execute(pool, plan, stop, opts, &rec))?;
-                let server_warning = attach_server(&mut outcome, start, sample());
-                code = report(plan, &outcome, &describe, opts, &rec, server_warning)?;
-            }
-            Ok(code)
+            Ok(ExitCode::SUCCESS)
         },
     )?
+}
+
+/// What every phase of one command shares.
+struct PhaseEnv<'a, B> {
+    /// The backend, the workload's schema and tables.
+    setup_step: &'a Setup<'a, B>,
+    setup: &'a tokio::runtime::Runtime,
+    opts: &'a Options,
+    stop: &'a StopHandle,
+    store: Option<&'a Store>,
+    describe: &'a str,
+    /// `bench`: a load goes on to the run.
+    bench: bool,
+}
+
+/// Run one phase on `pool`, recorded, with the server's counters around it,
+/// and report it. `Some(code)` ends the command: every run, a load on its
+/// own, and an interrupted load of `bench`; `None` goes on to the run.
+fn run_phase<B: Backend>(
+    env: &PhaseEnv<'_, B>,
+    pool: &mut Pool<Worker>,
+    phase: PhaseSteps,
+    plan: &Plan,
+) -> Result<Option<ExitCode>> {
+    let keyvalue = phase.keyvalue.clone();
+    let name = plan.phase.name();
+    if let Some(kv) = &keyvalue {
+        let written = kv.written();
+        if plan.phase == Phase::Run || written > 0 {
+            eprintln!("{name}: {written} keys written before this phase");
+        }
+    }
+    let line = keyvalue.clone().map(keyvalue_line);
+    let line = line.as_ref().map(|l| l as &StatusLine<'_>);
+    let (backend, schema) = (env.setup_step.backend, env.setup_step.schema);
+    let sample = || sample_server(backend, schema, env.setup);
+    let (opts, describe) = (env.opts, env.describe);
+    let rec = Recording::begin(env.store, plan, opts, describe);
+    let start = sample();
+    let mut outcome = rec.failed_if(run_steps(pool, phase, plan, env.stop, opts, &rec, line))?;
+    let server_warning = attach_server(&mut outcome, start, sample());
+    if let Some(kv) = &keyvalue {
+        eprintln!("{name}: maxWrittenKey {}", kv.written() as i64 - 1);
+    }
+    if plan.phase == Phase::Load && !outcome.interrupted() && outcome.all.failures() == 0 {
+        env.setup_step.finish_load(env.setup)?;
+    }
+    match plan.phase {
+        Phase::Load => loaded(
+            plan,
+            &outcome,
+            env.bench,
+            describe,
+            opts,
+            &rec,
+            server_warning,
+        ),
+        Phase::Run => report(plan, &outcome, describe, opts, &rec, server_warning).map(Some),
+    }
 }
 
 /// The server's counters now, over a connection of the sampler's own (not
@@ -444,9 +523,13 @@ pub(super) enum Tables<'a> {
 }
 
 impl<'a> Tables<'a> {
-    fn of(plan: &'a Plan) -> Tables<'a> {
-        match (&plan.vote, &plan.liops) {
-            (Some(v), _) => Tables::Vote(v.variant),
+    /// The vote workload's tables, LIOPS's, or else the schema's.
+    pub(super) fn new(
+        vote: Option<sojourn_core::workload::VoteVariant>,
+        liops: Option<&'a LiopsConfig>,
+    ) -> Tables<'a> {
+        match (vote, liops) {
+            (Some(v), _) => Tables::Vote(v),
             (_, Some(l)) => Tables::Liops(l),
             _ => Tables::Schema,
         }
@@ -567,103 +650,6 @@ fn loaded(
     Ok(outcome.interrupted().then(|| ExitCode::from(130)))
 }
 
-/// The key-value workload: each phase on a pool of its own (the load has
-/// writers only, the run writers and readers), continuing from the keys
-/// already written.
-#[allow(clippy::too_many_arguments)]
-fn drive_keyvalue<B: Backend>(
-    backend: &B,
-    setup: &tokio::runtime::Runtime,
-    opts: &Options,
-    load_plan: Option<Plan>,
-    run_plan: Option<Plan>,
-    loading: bool,
-    stop: &StopHandle,
-    store: Option<&Store>,
-    schema: Arc<sojourn_core::backend::Schema>,
-) -> Result<ExitCode> {
-    let describe = backend.describe();
-    let bench = load_plan.is_some() && run_plan.is_some();
-    let connector = BackendConnector { backend, schema };
-    let mut code = ExitCode::SUCCESS;
-    for plan in [load_plan.filter(|_| loading), run_plan]
-        .into_iter()
-        .flatten()
-    {
-        let Some(kv) = &plan.keyvalue else {
-            unreachable!("both plans read the same workload property")
-        };
-        let written = match kv.max_written_key {
-            Some(n) => n,
-            None => setup.block_on(async {
-                let mut conn = connector.connect().await?;
-                keyvalue::written_keys(&mut conn, kv)
-                    .await
-                    .map_err(|status| {
-                        anyhow::anyhow!(
-                            "finding the keys already written in {describe}: a read returned {}; \
-                         set -p max_written_key=N to skip the search",
-                            status.ycsb_name()
-                        )
-                    })
-            })?,
-        };
-        if plan.phase == Phase::Run || written > 0 {
-            eprintln!(
-                "{}: {written} keys written before this phase",
-                plan.phase.name()
-            );
-        }
-        let shared = KeyValueShared::new(kv.clone(), written);
-        let groups = kv.groups(plan.phase, written);
-        let steps: Vec<Worker> = (0..kv.workers())
-            .map(|i| Worker::KeyValue(shared.worker(plan.run.seed, i)))
-            .collect();
-        let progress = Mutex::new(keyvalue::ProgressLine::default());
-        let line = |p: &Progress<'_>| {
-            progress
-                .lock()
-                .map(|mut l| l.line(p, shared.written()))
-                .unwrap_or_default()
-        };
-        let rec = Recording::begin(store, &plan, opts, &describe);
-        let start = sample_server(backend, &connector.schema, setup);
-        let mut outcome = rec.failed_if(
-            executor::with_pool(&connector, kv.workers(), plan.run.runtime_threads, |pool| {
-                run_steps(pool, steps, &groups, &plan, stop, opts, &rec, Some(&line))
-            })
-            .map_err(anyhow::Error::from)
-            .and_then(|r| r),
-        )?;
-        let server_warning = attach_server(
-            &mut outcome,
-            start,
-            sample_server(backend, &connector.schema, setup),
-        );
-        eprintln!(
-            "{}: maxWrittenKey {}",
-            plan.phase.name(),
-            shared.written() as i64 - 1
-        );
-        if plan.phase == Phase::Load {
-            if let Some(code) = loaded(
-                &plan,
-                &outcome,
-                bench,
-                &describe,
-                opts,
-                &rec,
-                server_warning,
-            )? {
-                return Ok(code);
-            }
-        } else {
-            code = report(&plan, &outcome, &describe, opts, &rec, server_warning)?;
-        }
-    }
-    Ok(code)
-}
-
 /// One phase's record in the store: begun when the phase starts; every
 /// failure to write is a warning, and the phase goes on.
 struct Recording<'a> {
@@ -769,30 +755,12 @@ impl Observer for Observe<'_> {
     }
 }
 
-fn execute(
-    pool: &mut Pool<Worker>,
-    plan: &Plan,
-    stop: &StopHandle,
-    opts: &Options,
-    rec: &Recording<'_>,
-) -> Result<RunOutcome> {
-    let steps = Worker::for_plan(plan, pool.workers()).map_err(anyhow::Error::msg)?;
-    let all = [executor::Group {
-        workers: pool.workers(),
-        target: plan.run.target,
-        operation_count: plan.run.operation_count,
-    }];
-    run_steps(pool, steps, &all, plan, stop, opts, rec, None)
-}
-
 /// Run a phase's steps on the pool with the progress display, handing each
 /// interval to the store as it closes. `line` replaces YCSB's status line
 /// (`-s`) for workloads that print their own.
-#[allow(clippy::too_many_arguments)]
-fn run_steps<S: Send + 'static>(
-    pool: &mut Pool<S>,
-    steps: Vec<S>,
-    groups: &[executor::Group],
+fn run_steps(
+    pool: &mut Pool<Worker>,
+    phase: PhaseSteps,
     plan: &Plan,
     stop: &StopHandle,
     opts: &Options,
@@ -807,10 +775,7 @@ fn run_steps<S: Send + 'static>(
             plan.run.seed
         );
     }
-    let expected = groups
-        .iter()
-        .map(|g| g.operation_count)
-        .sum::<Option<u64>>();
+    let expected = phase.expected_operations();
     let display = Display::new(
         opts.status,
         opts.no_progress,
@@ -845,7 +810,7 @@ fn run_steps<S: Send + 'static>(
             display: &display,
             intervals,
         };
-        pool.run_groups(steps, groups, &plan.run, stop, &observer)
+        pool.run_groups(phase.steps, &phase.groups, &plan.run, stop, &observer)
     })?;
     display.finish();
     Ok(outcome)

@@ -29,6 +29,18 @@ pub fn sojourn(data: &Path, args: &[&str]) -> Output {
         .expect("running sojourn")
 }
 
+/// Run sojourn as [`sojourn`] does, assert that it failed, and return its
+/// stderr (which says why).
+pub fn refused(data: &Path, args: &[&str]) -> String {
+    let out = sojourn(data, args);
+    assert!(
+        !out.status.success(),
+        "sojourn {args:?} succeeded\nstdout:\n{}",
+        text(&out.stdout)
+    );
+    text(&out.stderr)
+}
+
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }

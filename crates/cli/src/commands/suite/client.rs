@@ -29,12 +29,12 @@ use sojourn_core::executor::{
 use sojourn_core::output::Warning;
 use sojourn_core::plan::{MeasurementInterval, Plan};
 use sojourn_core::properties::Properties;
-use sojourn_core::workload::{Phase, Worker};
+use sojourn_core::workload::{Phase, PhaseSteps, Worker};
 use sojourn_store::{RunId, RunMeta, RunStatus, Store};
 
 use super::pkb::Recipe;
-use crate::commands::phase::{watch_ctrl_c, BACKEND_PREFIXES};
-use crate::progress::Display;
+use crate::commands::phase::{phase_steps, setup_runtime, watch_ctrl_c, BACKEND_PREFIXES};
+use crate::progress::{keyvalue_line, Display, StatusLine};
 use crate::redact;
 
 /// Everything one client needs to run its share of a stage.
@@ -145,16 +145,25 @@ impl Visitor for RunShare<'_, '_> {
             stop,
             show,
         } = self;
-        let schema = Arc::new(sojourn_core::backend::Schema::ycsb(
-            &plan.workload.table,
-            &plan.workload.field_prefix,
-            plan.workload.field_count,
-        ));
-        let connector = BackendConnector { backend, schema };
+        let connector = BackendConnector {
+            backend,
+            schema: Arc::new(plan.schema()),
+        };
         let describe = backend.describe();
+        // Before the gate: the key-value workload's search for the keys
+        // already written is setup, not part of the stage's run.
+        let phase = phase_steps(&setup_runtime()?, &plan, &connector, &describe)?;
+        let expected = phase.expected_operations();
+        let PhaseSteps {
+            steps,
+            groups,
+            keyvalue,
+        } = phase;
+        let line = keyvalue.map(keyvalue_line);
+        let line = line.as_ref().map(|l| l as &StatusLine<'_>);
         let result = executor::with_pool(
             &connector,
-            plan.run.threads,
+            steps.len(),
             plan.run.runtime_threads,
             |pool: &mut Pool<Worker>| -> Result<Share> {
                 let start_at = gate()?;
@@ -169,18 +178,19 @@ impl Visitor for RunShare<'_, '_> {
                         std::thread::sleep(wait);
                     }
                 }
-                let steps = Worker::for_plan(&plan, pool.workers()).map_err(anyhow::Error::msg)?;
                 let display = Display::new(
                     show.status,
                     !show.progress,
                     plan.status_interval,
                     plan.measurement_interval,
-                    plan.run.operation_count,
+                    expected,
                     plan.phase.name(),
-                );
+                )
+                .with_line(line);
                 let outcome = record_while_running(store, &id, |observer| {
-                    pool.run(
+                    pool.run_groups(
                         steps,
+                        &groups,
                         &plan.run,
                         stop,
                         &Observe {

@@ -23,9 +23,10 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
+use sojourn_core::backend::Schema;
 use sojourn_core::plan::{MeasurementInterval, Plan};
 use sojourn_core::properties::{Origin, Properties};
-use sojourn_core::workload::{CoreConfig, Phase};
+use sojourn_core::workload::Phase;
 
 use super::folder::{Flag, FlagOrigin, Flags};
 use crate::commands::phase::BACKEND_PREFIXES;
@@ -193,8 +194,9 @@ pub struct StagePlan {
     pub labels: BTreeMap<String, String>,
     pub measurement_interval: MeasurementInterval,
     pub percentiles: Vec<f64>,
-    /// Table, field names: what setting up the database needs.
-    pub workload: CoreConfig,
+    /// The table and fields the workload uses: what setting up the
+    /// database needs.
+    pub schema: Schema,
     /// `Some` for the vote workload, whose tables are set up instead.
     pub vote: Option<sojourn_core::workload::VoteVariant>,
     /// `Some` for the LIOPS workload, whose tables are set up instead.
@@ -204,12 +206,7 @@ pub struct StagePlan {
 impl StagePlan {
     /// Which tables the stage's workload keeps its data in.
     pub fn tables(&self) -> crate::commands::phase::Tables<'_> {
-        use crate::commands::phase::Tables;
-        match (&self.vote, &self.liops) {
-            (Some(v), _) => Tables::Vote(*v),
-            (_, Some(l)) => Tables::Liops(l),
-            _ => Tables::Schema,
-        }
+        crate::commands::phase::Tables::new(self.vote, self.liops.as_ref())
     }
 }
 
@@ -329,6 +326,15 @@ impl<'a> Reader<'a> {
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    /// The flag the client count comes from (`num_vms` wins).
+    fn vm_flag(&self) -> &'static str {
+        if self.value("num_vms").is_some() {
+            "num_vms"
+        } else {
+            "ycsb_client_vms"
+        }
     }
 
     /// A `k=v` comma list (ycsb_run_parameters and friends).
@@ -524,12 +530,10 @@ pub fn map(flags: &Flags, ctx: &mut MapContext<'_>) -> Result<BenchPlan> {
         None => r.u64("ycsb_client_vms", MAX_CLIENTS)?.unwrap_or(1),
     };
     if vm_count == 0 {
-        let name = if r.value("num_vms").is_some() {
-            "num_vms"
-        } else {
-            "ycsb_client_vms"
-        };
-        return Err(r.invalid(name, &format!("a whole number from 1 to {MAX_CLIENTS}")));
+        return Err(r.invalid(
+            r.vm_flag(),
+            &format!("a whole number from 1 to {MAX_CLIENTS}"),
+        ));
     }
     if vm_count > 1 && db_url.trim().to_ascii_lowercase().starts_with("memory") {
         bail!(
@@ -655,17 +659,7 @@ pub fn map(flags: &Flags, ctx: &mut MapContext<'_>) -> Result<BenchPlan> {
         // The key range split over the clients, so their loads never
         // insert the same key.
         let props = base.properties()?;
-        // The vote workload's own load has no key range to split: each
-        // client would insert every article.
-        if sojourn_core::workload::vote::is_vote(&props) && vm_count > 1 {
-            bail!("the vote workload loads from one client machine: set num_vms: 1");
-        }
-        if sojourn_core::workload::liops::is_liops(&props) && vm_count > 1 {
-            bail!(
-                "the LIOPS workload runs from one client machine (NUM_SCHEMAS x NUM_THREADS \
-                 sessions): set num_vms: 1"
-            );
-        }
+        one_client_only(&props, Phase::Load, vm_count, &r)?;
         let cfg = Plan::from_properties(&props, Phase::Load, BACKEND_PREFIXES)?.workload;
         let seed = seed_of(&base, ctx)?;
         let mut clients = Vec::new();
@@ -779,6 +773,7 @@ pub fn map(flags: &Flags, ctx: &mut MapContext<'_>) -> Result<BenchPlan> {
                 // Last, as PKB applies them; a target here never meets a
                 // split one (they are mutually exclusive, above).
                 apply_parameters(&mut b, &run_params, &origin_rp);
+                one_client_only(&b.properties()?, Phase::Run, vm_count, &r)?;
                 let seed = seed_of(&b, ctx)?;
                 let shares = total.map(|t| split_rate(t, vm_count));
                 let mut clients = Vec::new();
@@ -840,6 +835,39 @@ pub fn map(flags: &Flags, ctx: &mut MapContext<'_>) -> Result<BenchPlan> {
         unused,
         unknown_properties: unknown.into_iter().collect(),
     })
+}
+
+/// Refuse a stage of several client processes for a workload they would
+/// run wrong: the vote workload's load has no key range to split (each
+/// client would insert every article), and the key-value workload's
+/// writers continue from the keys already written, so every client would
+/// insert the same ones.
+fn one_client_only(props: &Properties, phase: Phase, vm_count: u64, r: &Reader<'_>) -> Result<()> {
+    if vm_count <= 1 {
+        return Ok(());
+    }
+    let flag = r.vm_flag();
+    if sojourn_core::workload::keyvalue::is_keyvalue(props) {
+        bail!(
+            "{}: the keyvalue workload runs from one client machine (its writers continue from \
+             the keys already written, which {vm_count} clients would all insert): set num_vms: 1",
+            r.origin(flag)
+        );
+    }
+    if phase == Phase::Load && sojourn_core::workload::vote::is_vote(props) {
+        bail!(
+            "{}: the vote workload loads from one client machine: set num_vms: 1",
+            r.origin(flag)
+        );
+    }
+    if sojourn_core::workload::liops::is_liops(props) {
+        bail!(
+            "{}: the LIOPS workload runs from one client machine (NUM_SCHEMAS x NUM_THREADS \
+             sessions): set num_vms: 1",
+            r.origin(flag)
+        );
+    }
+    Ok(())
 }
 
 /// `ycsb_run_parameters` / `ycsb_load_parameters`: each `k=v` as `-p`,
@@ -913,7 +941,7 @@ fn stage(
         labels,
         measurement_interval: plan.measurement_interval,
         percentiles: plan.percentiles.clone(),
-        workload: plan.workload.clone(),
+        schema: plan.schema(),
         vote: plan.vote.as_ref().map(|v| v.variant),
         liops: plan.liops.clone(),
     }
@@ -1225,6 +1253,36 @@ mod tests {
         f.get_mut("sojourn_db").unwrap().origin = FlagOrigin::CommandLine;
         ctx.db = None;
         assert_eq!(map(&f, &mut ctx).unwrap().db_url, "sqlite:x.sqlite");
+    }
+
+    #[test]
+    fn keyvalue_stages_run_on_one_client() {
+        for (flag, skip) in [
+            ("num_vms", "ycsb_skip_run_stage"),
+            ("ycsb_client_vms", "ycsb_skip_load_stage"),
+        ] {
+            let e = plan(&[
+                ("ycsb_workload_files", "keyvalue"),
+                (flag, "2"),
+                (skip, "true"),
+                ("sojourn_db", "null:"),
+            ])
+            .unwrap_err()
+            .to_string();
+            assert!(
+                e.contains(&format!("t.yaml:2 ({flag})")) && e.contains("set num_vms: 1"),
+                "{e}"
+            );
+        }
+        let p = plan(&[
+            ("ycsb_workload_files", "keyvalue"),
+            ("num_vms", "1"),
+            ("sojourn_db", "null:"),
+        ])
+        .unwrap();
+        // The writer and reader pools' connections, not the staircase's.
+        assert_eq!(p.runs[0].threads_per_client, 10);
+        assert_eq!(p.runs[0].schema.table, "keyvalue");
     }
 
     #[test]

@@ -28,7 +28,7 @@ use sojourn_store::{RunId, RunStatus, Store};
 
 use super::client::{self, ShareSpec, Show};
 use super::pkb::{BenchPlan, StagePlan};
-use crate::commands::phase::{Setup, Tables};
+use crate::commands::phase::{setup_runtime, Setup, Tables};
 
 /// A stage stopped by Ctrl+C: not a failure of the config, and not a
 /// finished iteration either.
@@ -83,13 +83,6 @@ fn backend_for(env: &Env<'_>, url: &str, props: &Properties) -> Result<Arc<AnyBa
     )?))
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")
-}
-
 struct IsEmpty<'a>(&'a Schema, Tables<'a>);
 
 impl Visitor for IsEmpty<'_> {
@@ -100,7 +93,7 @@ impl Visitor for IsEmpty<'_> {
             schema: self.0,
             tables: self.1,
         };
-        runtime()?.block_on(setup.is_empty())
+        setup_runtime()?.block_on(setup.is_empty())
     }
 }
 
@@ -116,7 +109,7 @@ impl Visitor for Prepare<'_> {
         };
         // Emptied first: a load starts from an empty table, as on PKB's
         // fresh instance, so the data set is exactly what it loads.
-        runtime()?.block_on(setup.prepare(true))
+        setup_runtime()?.block_on(setup.prepare(true))
     }
 }
 
@@ -132,19 +125,8 @@ impl Visitor for FinishLoad<'_> {
             schema: self.0,
             tables: self.1,
         };
-        setup.finish_load(&runtime()?)
+        setup.finish_load(&setup_runtime()?)
     }
-}
-
-fn schema_of(stage: &StagePlan) -> Schema {
-    if let Some(l) = &stage.liops {
-        return l.schema();
-    }
-    Schema::ycsb(
-        &stage.workload.table,
-        &stage.workload.field_prefix,
-        stage.workload.field_count,
-    )
 }
 
 /// Run one iteration (`iteration` counts from 1) of one benchmark.
@@ -154,9 +136,9 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
     if let Some(load) = &plan.load {
         let props = load.clients[0].properties()?;
         let backend = backend_for(env, &plan.db_url, &props)?;
-        let schema = schema_of(load);
+        let schema = &load.schema;
         let describe = backend.describe();
-        let has_data = backend.visit(IsEmpty(&schema, load.tables()))? == Some(false);
+        let has_data = backend.visit(IsEmpty(schema, load.tables()))? == Some(false);
         if has_data && !plan.reload_database {
             eprintln!(
                 "{}: table {} in {describe} already holds data and ycsb_reload_database is false; \
@@ -164,7 +146,7 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
                 plan.file, schema.table
             );
         } else {
-            backend.visit(Prepare(&schema, load.tables()))?;
+            backend.visit(Prepare(schema, load.tables()))?;
             let stats = run_stage(plan, load, &labels, iteration, env)?;
             let failed_inserts = stats.op(OpKind::Insert).map_or(0, |s| s.failures());
             if plan.fail_on_incomplete_loading && failed_inserts > 0 {
@@ -176,7 +158,7 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
             }
             check_error_rate(&stats, plan.max_error_rate, &plan.file, "load")?;
             if stats.failures() == 0 {
-                backend.visit(FinishLoad(&schema, load.tables()))?;
+                backend.visit(FinishLoad(schema, load.tables()))?;
             }
         }
         sleep_after_load(plan.sleep_after_load, env.stop)?;
@@ -184,8 +166,8 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
     for run in &plan.runs {
         let props = run.clients[0].properties()?;
         let backend = backend_for(env, &plan.db_url, &props)?;
-        let schema = schema_of(run);
-        if backend.visit(IsEmpty(&schema, run.tables()))? == Some(true) {
+        let schema = &run.schema;
+        if backend.visit(IsEmpty(schema, run.tables()))? == Some(true) {
             bail!(
                 "{}: table {} in {} is empty, so there is nothing to run against: load it first \
                  (a config without ycsb_skip_load_stage, in an earlier ordered stage)",
