@@ -80,6 +80,14 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
              run `sojourn run --target N` at rising targets"
         );
     }
+    if plan.liops.is_some() {
+        // PGIO measures what a fixed set of sessions achieves back to back;
+        // its setup (tables, index) is not the core workload's either.
+        bail!(
+            "`sojourn capacity` runs the YCSB core workload only; for workload=liops, \
+             run `sojourn run` with more NUM_SCHEMAS or NUM_THREADS, or with --target N"
+        );
+    }
     if plan.keyvalue.is_some() {
         // The search offers one target to every connection; what would
         // scale the two pools' own rates is the experimenter's choice.
