@@ -256,12 +256,7 @@ fn postgres_rows_per_block_ranges_and_counters() {
     let load = runs.iter().find(|r| r.meta.phase == "load").unwrap();
     // 3,000 rows in batches of 700: 5 per table.
     assert_eq!(load.totals.as_ref().unwrap().operations, 10);
-    let out = bin()
-        .args(["report", "--results", &results.to_string_lossy()])
-        .args(["--format", "csv", "last"])
-        .output()
-        .unwrap();
-    let report = ok(&out);
+    let report = report_csv_of_last(&results);
     assert!(report.contains("liops"), "{report}");
     assert!(
         report.contains("scan") && report.contains("update"),
@@ -379,7 +374,7 @@ fn shipped_suite_runs_against_postgres() {
 #[test]
 fn backends_without_the_workload_say_which_have_it() {
     let dir = tempfile::tempdir().unwrap();
-    let out = sojourn(
+    let err = refused(
         dir.path(),
         &[
             "load",
@@ -390,8 +385,6 @@ fn backends_without_the_workload_say_which_have_it() {
             "--no-store",
         ],
     );
-    assert!(!out.status.success());
-    let err = text(&out.stderr);
     assert!(
         err.contains("memory:") && err.contains("does not run the LIOPS workload"),
         "{err}"
@@ -400,7 +393,7 @@ fn backends_without_the_workload_say_which_have_it() {
         err.contains("PostgreSQL") && err.contains("MySQL/MariaDB"),
         "{err}"
     );
-    let out = sojourn(
+    let err = refused(
         dir.path(),
         &[
             "run",
@@ -412,10 +405,21 @@ fn backends_without_the_workload_say_which_have_it() {
             "UPDATE_PCT=150",
         ],
     );
-    assert!(!out.status.success());
-    let err = text(&out.stderr);
     assert!(
         err.contains("UPDATE_PCT") && err.contains("0 to 100"),
         "{err}"
     );
+    let err = refused(
+        dir.path(),
+        &[
+            "capacity",
+            "--db",
+            "memory:",
+            "-P",
+            "workloads/liops",
+            "--slo",
+            "scan.p99<10ms",
+        ],
+    );
+    assert!(err.contains("workload=liops"), "{err}");
 }

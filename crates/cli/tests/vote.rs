@@ -116,12 +116,7 @@ fn assert_stored(data: &Path) {
     }
     let load = runs.iter().find(|r| r.meta.phase == "load").unwrap();
     assert_eq!(load.totals.as_ref().unwrap().operations, ARTICLES);
-    let out = bin()
-        .args(["report", "--results", &results.to_string_lossy()])
-        .args(["--format", "csv", "last"])
-        .output()
-        .unwrap();
-    let report = ok(&out);
+    let report = report_csv_of_last(&results);
     assert!(report.contains("vote"), "{report}");
     assert!(
         report.contains("insert") && report.contains("read"),

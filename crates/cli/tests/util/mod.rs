@@ -41,6 +41,16 @@ pub fn refused(data: &Path, args: &[&str]) -> String {
     text(&out.stderr)
 }
 
+/// `sojourn report --format csv last` over the store at `results`.
+pub fn report_csv_of_last(results: &Path) -> String {
+    let out = bin()
+        .args(["report", "--results", &results.to_string_lossy()])
+        .args(["--format", "csv", "last"])
+        .output()
+        .expect("running sojourn report");
+    ok(&out)
+}
+
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }

@@ -83,9 +83,21 @@ fn backend_for(env: &Env<'_>, url: &str, props: &Properties) -> Result<Arc<AnyBa
     )?))
 }
 
-struct IsEmpty<'a>(&'a Schema, Tables<'a>);
+/// What a stage asks of the workload's tables before or after it runs.
+enum TableStep {
+    /// Whether they hold no data (`None`: the backend cannot tell).
+    IsEmpty,
+    /// Create them, emptied first: a load starts from an empty table, as
+    /// on PKB's fresh instance, so the data set is exactly what it loads.
+    Prepare,
+    /// After a complete load: what the workload builds once its data is
+    /// in (LIOPS's index).
+    FinishLoad,
+}
 
-impl Visitor for IsEmpty<'_> {
+struct OnTables<'a>(&'a Schema, Tables<'a>, TableStep);
+
+impl Visitor for OnTables<'_> {
     type Output = Result<Option<bool>>;
     fn visit<B: Backend>(self, b: &B) -> Result<Option<bool>> {
         let setup = Setup {
@@ -93,39 +105,12 @@ impl Visitor for IsEmpty<'_> {
             schema: self.0,
             tables: self.1,
         };
-        setup_runtime()?.block_on(setup.is_empty())
-    }
-}
-
-struct Prepare<'a>(&'a Schema, Tables<'a>);
-
-impl Visitor for Prepare<'_> {
-    type Output = Result<()>;
-    fn visit<B: Backend>(self, b: &B) -> Result<()> {
-        let setup = Setup {
-            backend: b,
-            schema: self.0,
-            tables: self.1,
-        };
-        // Emptied first: a load starts from an empty table, as on PKB's
-        // fresh instance, so the data set is exactly what it loads.
-        setup_runtime()?.block_on(setup.prepare(true))
-    }
-}
-
-/// After a complete load: what the workload builds once its data is in
-/// (LIOPS's index).
-struct FinishLoad<'a>(&'a Schema, Tables<'a>);
-
-impl Visitor for FinishLoad<'_> {
-    type Output = Result<()>;
-    fn visit<B: Backend>(self, b: &B) -> Result<()> {
-        let setup = Setup {
-            backend: b,
-            schema: self.0,
-            tables: self.1,
-        };
-        setup.finish_load(&setup_runtime()?)
+        let rt = setup_runtime()?;
+        match self.2 {
+            TableStep::IsEmpty => rt.block_on(setup.is_empty()),
+            TableStep::Prepare => rt.block_on(setup.prepare(true)).map(|()| None),
+            TableStep::FinishLoad => setup.finish_load(&rt).map(|()| None),
+        }
     }
 }
 
@@ -138,7 +123,8 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
         let backend = backend_for(env, &plan.db_url, &props)?;
         let schema = &load.schema;
         let describe = backend.describe();
-        let has_data = backend.visit(IsEmpty(schema, load.tables()))? == Some(false);
+        let has_data =
+            backend.visit(OnTables(schema, load.tables(), TableStep::IsEmpty))? == Some(false);
         if has_data && !plan.reload_database {
             eprintln!(
                 "{}: table {} in {describe} already holds data and ycsb_reload_database is false; \
@@ -146,7 +132,7 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
                 plan.file, schema.table
             );
         } else {
-            backend.visit(Prepare(schema, load.tables()))?;
+            backend.visit(OnTables(schema, load.tables(), TableStep::Prepare))?;
             let stats = run_stage(plan, load, &labels, iteration, env)?;
             let failed_inserts = stats.op(OpKind::Insert).map_or(0, |s| s.failures());
             if plan.fail_on_incomplete_loading && failed_inserts > 0 {
@@ -158,7 +144,7 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
             }
             check_error_rate(&stats, plan.max_error_rate, &plan.file, "load")?;
             if stats.failures() == 0 {
-                backend.visit(FinishLoad(schema, load.tables()))?;
+                backend.visit(OnTables(schema, load.tables(), TableStep::FinishLoad))?;
             }
         }
         sleep_after_load(plan.sleep_after_load, env.stop)?;
@@ -167,7 +153,7 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
         let props = run.clients[0].properties()?;
         let backend = backend_for(env, &plan.db_url, &props)?;
         let schema = &run.schema;
-        if backend.visit(IsEmpty(schema, run.tables()))? == Some(true) {
+        if backend.visit(OnTables(schema, run.tables(), TableStep::IsEmpty))? == Some(true) {
             bail!(
                 "{}: table {} in {} is empty, so there is nothing to run against: load it first \
                  (a config without ycsb_skip_load_stage, in an earlier ordered stage)",
