@@ -75,9 +75,9 @@ fn seconds(p: &Properties, key: &str, default: f64) -> Result<Duration, Property
 
 impl Plan {
     /// The table the plan's workload reads and writes: the key-value
-    /// workload's one-field records, or YCSB's (which is also what the vote
-    /// workload's connections are opened with; its own tables are set up
-    /// apart).
+    /// workload's one-field records, LIOPS's tables, or YCSB's (which is
+    /// also what the vote workload's connections are opened with; its own
+    /// tables are set up apart).
     pub fn schema(&self) -> Schema {
         match (&self.keyvalue, &self.liops) {
             (Some(kv), _) => kv.schema(),

@@ -109,9 +109,13 @@ pub(super) fn options(a: PhaseArgs) -> Result<Options> {
     if let Some(w) = &a.workload {
         props.set("workload", w, Origin::Flag("--workload"));
     }
+    for p in &a.props {
+        props.set_arg(p)?;
+    }
     if workload_names.is_empty() {
         // Stored runs and reports group by workload name: a workload
-        // chosen by name alone (`--workload vote`) is named so.
+        // chosen by name alone (`--workload vote`, `-p workload=vote`) is
+        // named so.
         let kind = props
             .get_str("workload", "core")
             .trim()
@@ -119,10 +123,6 @@ pub(super) fn options(a: PhaseArgs) -> Result<Options> {
         if ["vote", "keyvalue", "liops"].contains(&kind.as_str()) {
             workload_names.push(kind);
         }
-    }
-
-    for p in &a.props {
-        props.set_arg(p)?;
     }
     let flags = [
         ("threadcount", a.threads.as_deref(), "--threads"),
