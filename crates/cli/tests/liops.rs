@@ -290,6 +290,32 @@ fn postgres_run_time_and_missing_rows() {
     assert_eq!(get(&s, "SCAN", "Return=UNEXPECTED_STATE"), 50.0, "{stdout}");
     assert!(stderr.contains("UNEXPECTED_STATE"), "{stderr}");
     assert_eq!(figure(&stdout, "# rows touched:"), 0.0);
+
+    // A workload chosen by `-p workload=liops` alone, with no workload
+    // file, is stored under its name like one read from `-P`.
+    let results = data.join("by-property.sqlite");
+    let scale = format!("SCALE={SCALE}");
+    ok(&sojourn(
+        data,
+        &[
+            "run",
+            &pg.url(),
+            "-p",
+            "workload=liops",
+            "-p",
+            "NUM_SCHEMAS=2",
+            "-p",
+            &scale,
+            "-p",
+            "operationcount=5",
+            "--results",
+            &results.to_string_lossy(),
+        ],
+    ));
+    let store = Store::open(&results.to_string_lossy()).unwrap();
+    let runs = store.list(&Filter::default()).unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].meta.workloads, vec!["liops".to_string()]);
 }
 
 #[test]
