@@ -374,21 +374,30 @@ impl<C: Connection> Step<C> for KeyValueWorker {
 }
 
 impl KeyValueWorker {
-    async fn write<C: Connection>(&mut self, conn: &mut C, m: &mut Meter) {
+    /// The writer's next operation: new keys first; once every key has
+    /// been handed out, an overwrite of a random key whose insert has been
+    /// acknowledged. Keys handed out but still in flight are never
+    /// overwritten: the update could reach the database before the insert
+    /// (NOT_FOUND, or an insert's duplicate key).
+    fn next_write(&mut self) -> (OpKind, u64) {
         let shared = &*self.shared;
         let cfg = &shared.cfg;
-        let written = shared.written();
-        // New keys first; once every key exists, overwrite random ones.
-        let (kind, n) = if written < cfg.num_unique_keys {
+        if shared.written() < cfg.num_unique_keys {
             let n = shared.inserts.next();
             if n < cfg.num_unique_keys {
-                (OpKind::Insert, n)
-            } else {
-                (OpKind::Update, below(&mut self.rng, cfg.num_unique_keys))
+                return (OpKind::Insert, n);
             }
-        } else {
-            (OpKind::Update, below(&mut self.rng, written))
-        };
+        }
+        // Read after taking a number: the inserts acknowledged meanwhile
+        // widen the choice.
+        let written = shared.written().max(1);
+        (OpKind::Update, below(&mut self.rng, written))
+    }
+
+    async fn write<C: Connection>(&mut self, conn: &mut C, m: &mut Meter) {
+        let (kind, n) = self.next_write();
+        let shared = &*self.shared;
+        let cfg = &shared.cfg;
         let key = cfg.key(n);
         fill_value(&mut self.rng, &key, cfg.value_size, &mut self.value);
         let values = [FieldValue {
@@ -600,5 +609,33 @@ mod tests {
         assert_eq!(s.written(), 3, "key 3 is not confirmed yet");
         s.inserts.acknowledge(a);
         assert_eq!(s.written(), 5);
+    }
+
+    #[test]
+    fn writers_overwrite_only_acknowledged_keys() {
+        let cfg = KeyValueConfig::from_properties(&props(&[("num_unique_keys", "10")]), Phase::Run)
+            .unwrap();
+        let s = KeyValueShared::new(cfg, 0);
+        let mut w = s.worker(7, 0);
+        // Every key handed out, only 0..4 acknowledged: 5..9 are in flight.
+        for want in 0..10 {
+            assert_eq!(w.next_write(), (OpKind::Insert, want));
+        }
+        for n in 0..4 {
+            s.inserts.acknowledge(n);
+        }
+        let mut seen = [false; 4];
+        for _ in 0..400 {
+            let (kind, n) = w.next_write();
+            assert_eq!(kind, OpKind::Update);
+            assert!(n < 4, "overwrote key {n}, whose insert is in flight");
+            seen[n as usize] = true;
+        }
+        assert!(seen.iter().all(|&b| b), "{seen:?}");
+        // Once all are acknowledged, every key may be overwritten.
+        for n in 4..10 {
+            s.inserts.acknowledge(n);
+        }
+        assert!((0..400).any(|_| w.next_write().1 == 9));
     }
 }
