@@ -51,6 +51,8 @@ const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// MySQL's error for a table that does not exist.
 const ER_NO_SUCH_TABLE: u16 = 1146;
+/// MySQL's error for a column that does not exist.
+const ER_BAD_FIELD_ERROR: u16 = 1054;
 
 /// Statements mysql_async keeps prepared per connection, unless the URL
 /// says otherwise: more than the shapes a YCSB workload uses.
@@ -386,8 +388,22 @@ impl Backend for MysqlBackend {
         self.setup_batch(&statements).await
     }
 
-    async fn vote_is_empty(&self) -> Result<Option<bool>, BackendError> {
-        self.nothing_in(vote_sql::ANY_ARTICLE).await
+    async fn vote_is_empty(&self, variant: VoteVariant) -> Result<Option<bool>, BackendError> {
+        let empty = self.nothing_in(vote_sql::ANY_ARTICLE).await?;
+        if variant == VoteVariant::Precomputed {
+            let mut conn = self.setup_conn().await?;
+            let probe: Result<Option<i64>, _> = conn.query_first(vote_sql::VOTES_COLUMN).await;
+            let _ = conn.disconnect().await;
+            match probe {
+                Ok(_) => {}
+                Err(mysql_async::Error::Server(e)) if e.code == ER_NO_SUCH_TABLE => {}
+                Err(mysql_async::Error::Server(e)) if e.code == ER_BAD_FIELD_ERROR => {
+                    return Err(self.setup_error(vote_sql::made_for_join()));
+                }
+                Err(e) => return Err(self.setup_error(e)),
+            }
+        }
+        Ok(empty)
     }
 
     async fn prepare_liops(&self, cfg: &LiopsConfig, drop: bool) -> Result<(), BackendError> {

@@ -817,16 +817,23 @@ impl Backend for PostgresBackend {
         self.setup_batch(&statements).await
     }
 
-    async fn vote_is_empty(&self) -> Result<Option<bool>, BackendError> {
+    async fn vote_is_empty(&self, variant: VoteVariant) -> Result<Option<bool>, BackendError> {
         let live = self.setup_client().await?;
-        match live.client.query_one(vote_sql::ANY_ARTICLE, &[]).await {
-            Ok(row) => {
-                let any: bool = row.try_get(0).map_err(|e| self.setup_error(e))?;
-                Ok(Some(!any))
+        let any: bool = match live.client.query_one(vote_sql::ANY_ARTICLE, &[]).await {
+            Ok(row) => row.try_get(0).map_err(|e| self.setup_error(e))?,
+            Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => return Ok(Some(true)),
+            Err(e) => return Err(self.setup_error(error_text(&e))),
+        };
+        if variant == VoteVariant::Precomputed {
+            match live.client.execute(vote_sql::VOTES_COLUMN, &[]).await {
+                Ok(_) => {}
+                Err(e) if e.code() == Some(&SqlState::UNDEFINED_COLUMN) => {
+                    return Err(self.setup_error(vote_sql::made_for_join()));
+                }
+                Err(e) => return Err(self.setup_error(error_text(&e))),
             }
-            Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(Some(true)),
-            Err(e) => Err(self.setup_error(error_text(&e))),
         }
+        Ok(Some(!any))
     }
 
     async fn prepare_liops(&self, cfg: &LiopsConfig, drop: bool) -> Result<(), BackendError> {

@@ -653,7 +653,7 @@ impl Backend for RedisBackend {
         Ok(())
     }
 
-    async fn vote_is_empty(&self) -> Result<Option<bool>, BackendError> {
+    async fn vote_is_empty(&self, _variant: VoteVariant) -> Result<Option<bool>, BackendError> {
         let mut link = self.setup_link().await?;
         let mut key = Vec::new();
         article_key(1, &mut key);

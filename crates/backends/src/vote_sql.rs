@@ -69,6 +69,19 @@ pub(crate) fn create_tables(d: Dialect, variant: VoteVariant) -> Vec<String> {
 /// Whether `Article` holds any row.
 pub(crate) const ANY_ARTICLE: &str = "SELECT EXISTS (SELECT 1 FROM Article)";
 
+/// Fails with an unknown-column error on tables created for `join`, which
+/// the precomputed variant cannot use.
+pub(crate) const VOTES_COLUMN: &str = "SELECT votes FROM Article WHERE 1 = 0";
+
+/// Why precomputed `variant` cannot go on over tables created for join,
+/// and what to do.
+pub(crate) fn made_for_join() -> String {
+    "the vote tables were created for vote.variant=join (Article has no votes column), \
+     which vote.variant=precomputed cannot use: load again with --drop, or run with \
+     -p vote.variant=join"
+        .to_string()
+}
+
 /// Insert article (id, title).
 pub(crate) fn insert_article(d: Dialect) -> String {
     format!(

@@ -1,8 +1,8 @@
 //! The vote workload's operations against real PostgreSQL, MariaDB and
 //! Redis servers: after some votes, reading an article gives the number of
 //! votes written to it (both SQL variants; Redis's counter), an unloaded
-//! article is NOT_FOUND, and a backend without the workload refuses it by
-//! name.
+//! article is NOT_FOUND, tables created for join refuse the precomputed
+//! variant, and a backend without the workload refuses it by name.
 #![cfg(all(feature = "postgres", feature = "mysql", feature = "redis"))]
 
 use std::path::Path;
@@ -20,7 +20,10 @@ use sojourn_testkit::redis_server::RedisServer;
 /// article reads back with its title and exactly its votes.
 async fn votes_read_back<B: Backend>(b: &B, variant: VoteVariant) {
     b.prepare_vote(variant, true).await.expect("prepare");
-    assert_eq!(b.vote_is_empty().await.expect("is_empty"), Some(true));
+    assert_eq!(
+        b.vote_is_empty(variant).await.expect("is_empty"),
+        Some(true)
+    );
     let mut conn = b
         .connect(Arc::new(Schema::ycsb("usertable", "field", 1)))
         .await
@@ -34,7 +37,10 @@ async fn votes_read_back<B: Backend>(b: &B, variant: VoteVariant) {
             "article {id}"
         );
     }
-    assert_eq!(b.vote_is_empty().await.expect("is_empty"), Some(false));
+    assert_eq!(
+        b.vote_is_empty(variant).await.expect("is_empty"),
+        Some(false)
+    );
     let votes = [(2, 3u64), (4, 1)];
     for (article, n) in votes {
         for user in 0..n {
@@ -59,10 +65,39 @@ async fn votes_read_back<B: Backend>(b: &B, variant: VoteVariant) {
     assert_eq!(conn.article(variant, 99, &mut row).await, Status::NotFound);
 }
 
+/// No tables read as empty for either variant. Tables created for join
+/// refuse the precomputed variant, saying what to do; tables created for
+/// precomputed serve both.
+async fn layouts_checked<B: Backend>(b: &B) {
+    use VoteVariant::{Join, Precomputed};
+    for variant in [Join, Precomputed] {
+        assert_eq!(
+            b.vote_is_empty(variant).await.expect("no tables"),
+            Some(true)
+        );
+    }
+    b.prepare_vote(Join, true).await.expect("prepare");
+    assert_eq!(b.vote_is_empty(Join).await.expect("join"), Some(true));
+    let msg = b
+        .vote_is_empty(Precomputed)
+        .await
+        .expect_err("precomputed over join tables")
+        .to_string();
+    assert!(
+        msg.contains("vote.variant=join") && msg.contains("--drop"),
+        "{msg}"
+    );
+    b.prepare_vote(Precomputed, true).await.expect("prepare");
+    for variant in [Join, Precomputed] {
+        assert_eq!(b.vote_is_empty(variant).await.expect("tables"), Some(true));
+    }
+}
+
 #[tokio::test]
 async fn postgres_join_and_precomputed() {
     let Some(pg) = Postgres::start() else { return };
     let b = PostgresBackend::open(&pg.url(), &Properties::new()).expect("open");
+    layouts_checked(&b).await;
     votes_read_back(&b, VoteVariant::Join).await;
     votes_read_back(&b, VoteVariant::Precomputed).await;
     // The counts the precomputed variant keeps agree with the Vote rows.
@@ -81,6 +116,7 @@ async fn postgres_join_and_precomputed() {
 async fn mariadb_join_and_precomputed() {
     let Some(db) = Mariadb::start() else { return };
     let b = MysqlBackend::open(&db.url(), &Properties::new()).expect("open");
+    layouts_checked(&b).await;
     votes_read_back(&b, VoteVariant::Join).await;
     votes_read_back(&b, VoteVariant::Precomputed).await;
     assert_eq!(
@@ -111,7 +147,7 @@ async fn other_backends_refuse_by_name() {
         panic!("memory: opens the memory backend")
     };
     let e = b
-        .vote_is_empty()
+        .vote_is_empty(VoteVariant::Join)
         .await
         .expect_err("memory: has no vote workload");
     let msg = e.to_string();

@@ -1,7 +1,8 @@
 //! The vote workload end to end: the `sojourn` binary loads and runs it
 //! against real PostgreSQL and MariaDB (both SQL variants) and Redis; the
 //! votes the database holds are the votes the summary counts, the
-//! precomputed counts agree with the Vote rows, Noria's lines follow the
+//! precomputed counts agree with the Vote rows, a precomputed run over
+//! tables loaded for join is refused, Noria's lines follow the
 //! summary, the runs are stored and reported, the shipped suite runs, and a
 //! backend without the workload says which ones have it.
 #![cfg(all(feature = "postgres", feature = "mysql", feature = "redis"))]
@@ -139,6 +140,27 @@ fn postgres_both_variants() {
             pg.psql("SELECT count(*) FROM article").trim(),
             ARTICLES.to_string()
         );
+        if variant == "join" {
+            // Tables created for join cannot serve precomputed reads: the
+            // run is refused before it starts, saying what to do.
+            let err = refused(
+                dir.path(),
+                &[
+                    "run",
+                    &pg.url(),
+                    "-P",
+                    "workloads/vote",
+                    "-p",
+                    "vote.variant=precomputed",
+                    "--no-store",
+                ],
+            );
+            assert!(
+                err.contains("vote.variant=join") && err.contains("--drop"),
+                "{err}"
+            );
+            assert!(!err.contains(pg::PASSWORD), "{err}");
+        }
         if variant == "precomputed" {
             assert_eq!(
                 pg.psql(

@@ -550,7 +550,7 @@ impl<B: Backend> Setup<'_, B> {
         // Backends without a workload refuse it here, before any
         // operation would fail.
         Ok(match self.tables {
-            Tables::Vote(_) => self.backend.vote_is_empty().await?,
+            Tables::Vote(variant) => self.backend.vote_is_empty(variant).await?,
             Tables::Liops(l) => self.backend.liops_is_empty(l).await?,
             Tables::Schema => self.backend.is_empty(self.schema).await?,
         })
@@ -595,8 +595,14 @@ fn check_table<B: Backend>(
     let bench = load_plan.is_some() && run_plan.is_some();
     let mut loading = load_plan.is_some();
     if loading {
-        let empty = setup.block_on(step.is_empty())?;
-        if bench && empty == Some(false) && !drop {
+        // With --drop, what is there is about to go: not even tables of
+        // another layout (which `is_empty` refuses) matter.
+        let empty = if drop {
+            None
+        } else {
+            setup.block_on(step.is_empty())?
+        };
+        if bench && empty == Some(false) {
             eprintln!(
                 "{describe}: {} already holds data; skipping load",
                 step.what()

@@ -320,7 +320,15 @@ pub trait Backend: Send + Sync + 'static {
     }
 
     /// Vote workload: whether no article is loaded (`None`: cannot tell).
-    fn vote_is_empty(&self) -> impl Future<Output = Result<Option<bool>, BackendError>> + Send {
+    /// An error when the tables exist but were created for another
+    /// variant than `variant` in a way it cannot use (precomputed reads
+    /// over tables made for join): loads keep existing tables, so neither
+    /// a load nor a run could succeed until they are dropped.
+    fn vote_is_empty(
+        &self,
+        variant: VoteVariant,
+    ) -> impl Future<Output = Result<Option<bool>, BackendError>> + Send {
+        let _ = variant;
         let refused = vote_unsupported(&self.describe());
         async move { Err(refused) }
     }

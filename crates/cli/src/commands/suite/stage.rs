@@ -123,9 +123,11 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
         let backend = backend_for(env, &plan.db_url, &props)?;
         let schema = &load.schema;
         let describe = backend.describe();
-        let has_data =
-            backend.visit(OnTables(schema, load.tables(), TableStep::IsEmpty))? == Some(false);
-        if has_data && !plan.reload_database {
+        // A reload drops what is there, so whether (and how) the tables
+        // hold data does not matter then.
+        let keep = !plan.reload_database
+            && backend.visit(OnTables(schema, load.tables(), TableStep::IsEmpty))? == Some(false);
+        if keep {
             eprintln!(
                 "{}: table {} in {describe} already holds data and ycsb_reload_database is false; \
                  skipping the load stage",
