@@ -395,6 +395,24 @@ fn shipped_suite_runs_against_postgres() {
         assert_eq!(r.status, RunStatus::Completed, "{r:#?}");
         assert_eq!(r.meta.threads, 1);
     }
+    // The suite samples the server's counters around each stage as `sojourn
+    // run` does: the LIOPS lines show them, stderr has the digest, and the
+    // stored run keeps them, exact to the row.
+    let stderr = text(&out.stderr);
+    assert!(stdout.contains("# server/s: blks_hit"), "{stdout}");
+    assert!(
+        stderr.contains("single-session") && stderr.contains("server: "),
+        "{stderr}"
+    );
+    let select = runs
+        .iter()
+        .find(|r| r.meta.labels["experiment"] == "single-session")
+        .unwrap();
+    let select = store.load(select.meta.id.as_str()).unwrap();
+    let scans = get(&parse_summary(&stdout), "SCAN", "Return=OK");
+    assert!(scans > 0.0, "{stdout}");
+    let server = select.server.expect("the run stage's server counters");
+    assert_eq!(server.deltas["table_idx_tup_fetch"], scans * 1001.0);
 }
 
 #[test]

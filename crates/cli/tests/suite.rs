@@ -2,7 +2,7 @@
 //! local databases; status markers, resuming after a SIGKILL, same-database
 //! exclusivity, ordered stages, PKB's final messages, stopping at the first
 //! failure, warnings about unused flags, and several client processes whose
-//! histograms merge exactly.
+//! histograms merge exactly and whose server counters merge to the whole.
 
 mod util;
 
@@ -725,6 +725,46 @@ fn client_processes_load_disjoint_keys_and_merge_exactly() {
         get(&summary, "READ", "Return=OK"),
         merged.total.op(OpKind::Read).unwrap().count() as f64
     );
+}
+
+/// Every client samples the server's counters around its share; the
+/// merged run keeps the widest change, which (the last client to finish
+/// sampled after every operation, each client before the common start)
+/// counts every client's reads exactly.
+#[cfg(feature = "redis")]
+#[test]
+fn client_processes_sample_the_server_and_the_merge_counts_every_read() {
+    let Some(server) = sojourn_testkit::redis_server::RedisServer::start(None) else {
+        return;
+    };
+    let s = Scratch::new();
+    s.write(
+        "multi.yaml",
+        &format!(
+            "benchmarks:\n- redis_ycsb:\n    flags:\n      num_vms: 2\n      \
+             sojourn_db: {}\n      ycsb_record_count: 300\n      \
+             ycsb_threads_per_client: 2\n      ycsb_operation_count: 400\n      \
+             ycsb_timelimit: 0\n      ycsb_workload_files: workloadc\n      \
+             ycsb_field_count: 1\n",
+            server.url()
+        ),
+    );
+    let o = s.run(&[]);
+    assert_final(&o, true);
+    let runs = s.runs(&[("suite_config", "multi.yaml"), ("stage", "run")]);
+    assert_eq!(runs.len(), 2);
+    let store = s.store();
+    for r in &runs {
+        let client = store.load(r.meta.id.as_str()).unwrap();
+        let calls = client.server.expect("each client's counters").deltas["calls_hgetall"];
+        // At least its own reads; at most every client's.
+        assert!((400.0..=800.0).contains(&calls), "{calls}");
+    }
+    let merged = store.load_merged(&runs[0].meta.run_uri).unwrap();
+    assert_eq!(merged.total.op(OpKind::Read).unwrap().count(), 800);
+    assert_eq!(merged.server.unwrap().deltas["calls_hgetall"], 800.0);
+    let stderr = text(&o.stderr);
+    assert!(stderr.contains("run: server: "), "{stderr}");
 }
 
 #[test]

@@ -476,7 +476,7 @@ fn run_phase<B: Backend>(
 /// The server's counters now, over a connection of the sampler's own (not
 /// a worker's, which belong to the measurement). `Ok(None)`: the database
 /// does not tell; an error becomes a warning, never a failed phase.
-fn sample_server<B: Backend>(
+pub(super) fn sample_server<B: Backend>(
     backend: &B,
     schema: &Schema,
     setup: &tokio::runtime::Runtime,
@@ -490,7 +490,7 @@ fn sample_server<B: Backend>(
 /// outcome. The samples bracket the whole phase, warm-up included, so the
 /// per-operation figures count every operation of it (`all`). A failed
 /// sample costs the server figures and a warning, nothing else.
-fn attach_server(
+pub(super) fn attach_server(
     outcome: &mut RunOutcome,
     start: Result<Option<ServerCounters>, String>,
     end: Result<Option<ServerCounters>, String>,

@@ -33,7 +33,9 @@ use sojourn_core::workload::{Phase, PhaseSteps, Worker};
 use sojourn_store::{RunId, RunMeta, RunStatus, Store};
 
 use super::pkb::Recipe;
-use crate::commands::phase::{phase_steps, setup_runtime, watch_ctrl_c, BACKEND_PREFIXES};
+use crate::commands::phase::{
+    attach_server, phase_steps, sample_server, setup_runtime, watch_ctrl_c, BACKEND_PREFIXES,
+};
 use crate::progress::{keyvalue_line, Display, StatusLine};
 use crate::redact;
 
@@ -150,9 +152,11 @@ impl Visitor for RunShare<'_, '_> {
             schema: Arc::new(plan.schema()),
         };
         let describe = backend.describe();
+        let setup = setup_runtime()?;
         // Before the gate: the key-value workload's search for the keys
         // already written is setup, not part of the stage's run.
-        let phase = phase_steps(&setup_runtime()?, &plan, &connector, &describe)?;
+        let phase = phase_steps(&setup, &plan, &connector, &describe)?;
+        let sample = || sample_server(backend, &connector.schema, &setup);
         let expected = phase.expected_operations();
         let PhaseSteps {
             steps,
@@ -172,6 +176,9 @@ impl Visitor for RunShare<'_, '_> {
                     meta.started_at = whole_micros(t);
                 }
                 let id = store.begin_run(&meta)?;
+                // Before waiting for the common start: no client's work
+                // is missed, and the sample's own time does not delay it.
+                let server_start = sample();
                 if let Some(t) = start_at {
                     // The common start instant of the stage's clients.
                     if let Ok(wait) = t.duration_since(SystemTime::now()) {
@@ -200,7 +207,8 @@ impl Visitor for RunShare<'_, '_> {
                     )
                 });
                 display.finish();
-                let outcome = match outcome {
+                let server_end = sample();
+                let mut outcome = match outcome {
                     Ok(o) => o,
                     Err(e) => {
                         let msg = sojourn_backends::redact_url(&e.to_string());
@@ -208,8 +216,9 @@ impl Visitor for RunShare<'_, '_> {
                         return Err(e.into());
                     }
                 };
-                let warnings =
+                let mut warnings =
                     Warning::check(&outcome, plan.run.warmup.as_secs_f64(), &plan.percentiles);
+                warnings.extend(attach_server(&mut outcome, server_start, server_end));
                 let status = if outcome.interrupted() {
                     RunStatus::Interrupted
                 } else {

@@ -254,7 +254,7 @@ fn run_stage(
         .collect();
     let header = describe_stage(plan, stage, iteration);
     let tag = format!("{} #{iteration} {}", plan.file, stage.phase.name());
-    let (stats, summary, interrupted, warnings) = if n == 1 {
+    let (stats, summary, interrupted, warnings, server) = if n == 1 {
         let props = specs[0].recipe.properties()?;
         let backend = backend_for(env, &plan.db_url, &props)?;
         let share = client::run_share(
@@ -275,7 +275,8 @@ fn run_stage(
         }
         let warnings = share.warnings.iter().map(|w| w.to_string()).collect();
         let interrupted = share.outcome.interrupted();
-        (share.outcome.total, summary, interrupted, warnings)
+        let server = share.outcome.server;
+        (share.outcome.total, summary, interrupted, warnings, server)
     } else {
         let ids = spawn_clients(&specs, &tag, env)?;
         // By the ids the clients reported, not by run URI: a URI is short
@@ -298,6 +299,7 @@ fn run_stage(
             summary,
             merged.summary.status == RunStatus::Interrupted,
             merged.warnings.clone(),
+            merged.server.clone(),
         )
     };
     {
@@ -306,6 +308,11 @@ fn run_stage(
         writeln!(out, "{header}")?;
         write!(out, "{summary}")?;
         out.flush()?;
+        // As `sojourn run` does: on stderr, so that stdout stays what
+        // YCSB's parsers read.
+        if let Some(s) = &server {
+            eprintln!("{tag}: server: {}", s.digest());
+        }
         for w in &warnings {
             eprintln!("warning: {tag}: {w}");
         }
