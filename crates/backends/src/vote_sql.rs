@@ -73,7 +73,7 @@ pub(crate) const ANY_ARTICLE: &str = "SELECT EXISTS (SELECT 1 FROM Article)";
 /// the precomputed variant cannot use.
 pub(crate) const VOTES_COLUMN: &str = "SELECT votes FROM Article WHERE 1 = 0";
 
-/// Why precomputed `variant` cannot go on over tables created for join,
+/// Why the precomputed variant cannot run over tables created for join,
 /// and what to do.
 pub(crate) fn made_for_join() -> String {
     "the vote tables were created for vote.variant=join (Article has no votes column), \

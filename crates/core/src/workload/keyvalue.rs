@@ -617,7 +617,7 @@ mod tests {
             .unwrap();
         let s = KeyValueShared::new(cfg, 0);
         let mut w = s.worker(7, 0);
-        // Every key handed out, only 0..4 acknowledged: 5..9 are in flight.
+        // Every key handed out, only 0..=3 acknowledged: 4..=9 are in flight.
         for want in 0..10 {
             assert_eq!(w.next_write(), (OpKind::Insert, want));
         }
