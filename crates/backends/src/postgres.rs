@@ -456,7 +456,22 @@ impl Live {
     fn healthy(&self) -> bool {
         !self.client.is_closed()
     }
+
+    /// Publish this session's statistics now rather than up to a second
+    /// later. PostgreSQL 15+ publishes a session's counts when it goes
+    /// idle, at most once a second; forced, as this very statement ends,
+    /// before the reply. Setup and sampling sessions call this before
+    /// closing, so that what they did (an EXISTS over the workload's
+    /// table, an ANALYZE) never lands in the next phase's server figures.
+    /// Older servers lack the function and publish on their own schedule:
+    /// the error is harmless.
+    async fn publish_stats(&self) {
+        let _ = tokio::time::timeout(SETUP_TIMEOUT, self.client.batch_execute(FORCE_FLUSH)).await;
+    }
 }
+
+/// Forces the session's next statistics report (PostgreSQL 15+).
+const FORCE_FLUSH: &str = "SELECT pg_stat_force_next_flush()";
 
 /// Open a client and spawn its connection on the current runtime (the one
 /// of the worker that will use it).
@@ -635,41 +650,36 @@ impl PostgresBackend {
     /// what it takes).
     async fn setup_batch(&self, statements: &[String]) -> Result<(), BackendError> {
         let live = self.setup_client().await?;
+        let mut done = Ok(());
         for sql in statements {
-            live.client
-                .batch_execute(sql)
-                .await
-                .map_err(|e| self.setup_error(error_text(&e)))?;
-        }
-        Ok(())
-    }
-
-    /// Whether the server runs on this machine, so its processes' CPU time
-    /// can be read from /proc. Loopback or a Unix socket only: a server
-    /// elsewhere may have process ids that mean something else here.
-    fn is_local(&self) -> bool {
-        self.inner.config.get_hosts().iter().all(|h| match h {
-            tokio_postgres::config::Host::Tcp(name) => {
-                name == "localhost"
-                    || name
-                        .parse::<std::net::IpAddr>()
-                        .is_ok_and(|ip| ip.is_loopback())
+            if let Err(e) = live.client.batch_execute(sql).await {
+                done = Err(self.setup_error(error_text(&e)));
+                break;
             }
-            #[cfg(unix)]
-            tokio_postgres::config::Host::Unix(_) => true,
-        })
+        }
+        live.publish_stats().await;
+        done
     }
-}
 
-impl Backend for PostgresBackend {
-    type Conn = PostgresConnection;
+    /// Whether `exists` (a `SELECT EXISTS (...)`) finds nothing; a missing
+    /// table is empty.
+    async fn nothing_in(&self, live: &Live, exists: &str) -> Result<Option<bool>, BackendError> {
+        match live.client.query_one(exists, &[]).await {
+            Ok(row) => {
+                let any: bool = row.try_get(0).map_err(|e| self.setup_error(e))?;
+                Ok(Some(!any))
+            }
+            Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(Some(true)),
+            Err(e) => Err(self.setup_error(error_text(&e))),
+        }
+    }
 
-    async fn server_counters(
+    /// [`Backend::server_counters`] over `client`.
+    async fn counters_on(
         &self,
+        client: &Client,
         schema: &Schema,
     ) -> Result<Option<ServerCounters>, BackendError> {
-        let live = self.setup_client().await?;
-        let client = &live.client;
         let err = |e: tokio_postgres::Error| self.setup_error(error_text(&e));
         // PostgreSQL 15+ keeps each backend's counts in backend-local memory
         // and publishes them when the backend goes idle at most once a
@@ -744,14 +754,14 @@ impl Backend for PostgresBackend {
         Ok(Some(c))
     }
 
-    fn describe(&self) -> String {
-        self.inner.describe.clone()
-    }
-
-    async fn prepare(&self, schema: &Schema, drop: bool) -> Result<(), BackendError> {
-        let table = checked_table(schema).map_err(|e| self.setup_error(e))?;
-        let live = self.setup_client().await?;
-        let client = &live.client;
+    /// [`Backend::prepare`] of `table` over `client`.
+    async fn prepare_on(
+        &self,
+        client: &Client,
+        table: &str,
+        schema: &Schema,
+        drop: bool,
+    ) -> Result<(), BackendError> {
         let run = |sql: String| async move {
             client
                 .batch_execute(&sql)
@@ -794,18 +804,57 @@ impl Backend for PostgresBackend {
         Ok(())
     }
 
+    /// Whether the server runs on this machine, so its processes' CPU time
+    /// can be read from /proc. Loopback or a Unix socket only: a server
+    /// elsewhere may have process ids that mean something else here.
+    fn is_local(&self) -> bool {
+        self.inner.config.get_hosts().iter().all(|h| match h {
+            tokio_postgres::config::Host::Tcp(name) => {
+                name == "localhost"
+                    || name
+                        .parse::<std::net::IpAddr>()
+                        .is_ok_and(|ip| ip.is_loopback())
+            }
+            #[cfg(unix)]
+            tokio_postgres::config::Host::Unix(_) => true,
+        })
+    }
+}
+
+impl Backend for PostgresBackend {
+    type Conn = PostgresConnection;
+
+    async fn server_counters(
+        &self,
+        schema: &Schema,
+    ) -> Result<Option<ServerCounters>, BackendError> {
+        let live = self.setup_client().await?;
+        let counters = self.counters_on(&live.client, schema).await;
+        // The sampler's own queries are not the phase's work either.
+        live.publish_stats().await;
+        counters
+    }
+
+    fn describe(&self) -> String {
+        self.inner.describe.clone()
+    }
+
+    async fn prepare(&self, schema: &Schema, drop: bool) -> Result<(), BackendError> {
+        let table = checked_table(schema).map_err(|e| self.setup_error(e))?;
+        let live = self.setup_client().await?;
+        let prepared = self.prepare_on(&live.client, table, schema, drop).await;
+        live.publish_stats().await;
+        prepared
+    }
+
     async fn is_empty(&self, schema: &Schema) -> Result<Option<bool>, BackendError> {
         let table = checked_table(schema).map_err(|e| self.setup_error(e))?;
         let live = self.setup_client().await?;
-        let sql = format!("SELECT EXISTS (SELECT 1 FROM {table})");
-        match live.client.query_one(&sql, &[]).await {
-            Ok(row) => {
-                let any: bool = row.try_get(0).map_err(|e| self.setup_error(e))?;
-                Ok(Some(!any))
-            }
-            Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(Some(true)),
-            Err(e) => Err(self.setup_error(error_text(&e))),
-        }
+        let empty = self
+            .nothing_in(&live, &format!("SELECT EXISTS (SELECT 1 FROM {table})"))
+            .await;
+        live.publish_stats().await;
+        empty
     }
 
     async fn prepare_vote(&self, variant: VoteVariant, drop: bool) -> Result<(), BackendError> {
@@ -819,21 +868,21 @@ impl Backend for PostgresBackend {
 
     async fn vote_is_empty(&self, variant: VoteVariant) -> Result<Option<bool>, BackendError> {
         let live = self.setup_client().await?;
-        let any: bool = match live.client.query_one(vote_sql::ANY_ARTICLE, &[]).await {
-            Ok(row) => row.try_get(0).map_err(|e| self.setup_error(e))?,
-            Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => return Ok(Some(true)),
-            Err(e) => return Err(self.setup_error(error_text(&e))),
-        };
-        if variant == VoteVariant::Precomputed {
+        let mut empty = self.nothing_in(&live, vote_sql::ANY_ARTICLE).await;
+        if empty.is_ok() && variant == VoteVariant::Precomputed {
+            // Tables there (or none at all): can they serve this variant?
             match live.client.execute(vote_sql::VOTES_COLUMN, &[]).await {
-                Ok(_) => {}
                 Err(e) if e.code() == Some(&SqlState::UNDEFINED_COLUMN) => {
-                    return Err(self.setup_error(vote_sql::made_for_join()));
+                    empty = Err(self.setup_error(vote_sql::made_for_join()));
                 }
-                Err(e) => return Err(self.setup_error(error_text(&e))),
+                Err(e) if e.code() != Some(&SqlState::UNDEFINED_TABLE) => {
+                    empty = Err(self.setup_error(error_text(&e)));
+                }
+                _ => {}
             }
         }
-        Ok(Some(!any))
+        live.publish_stats().await;
+        empty
     }
 
     async fn prepare_liops(&self, cfg: &LiopsConfig, drop: bool) -> Result<(), BackendError> {
@@ -849,18 +898,11 @@ impl Backend for PostgresBackend {
 
     async fn liops_is_empty(&self, cfg: &LiopsConfig) -> Result<Option<bool>, BackendError> {
         let live = self.setup_client().await?;
-        match live
-            .client
-            .query_one(&liops_sql::any_row(&cfg.table(1)), &[])
-            .await
-        {
-            Ok(row) => {
-                let any: bool = row.try_get(0).map_err(|e| self.setup_error(e))?;
-                Ok(Some(!any))
-            }
-            Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(Some(true)),
-            Err(e) => Err(self.setup_error(error_text(&e))),
-        }
+        let empty = self
+            .nothing_in(&live, &liops_sql::any_row(&cfg.table(1)))
+            .await;
+        live.publish_stats().await;
+        empty
     }
 
     async fn finish_liops_load(&self, cfg: &LiopsConfig) -> Result<(), BackendError> {
@@ -1497,17 +1539,10 @@ impl Connection for PostgresConnection {
     }
 
     async fn publish_stats(&mut self) {
-        // PostgreSQL 15+ publishes a session's counters when it goes idle,
-        // at most once a second; forced, it publishes them as this very
-        // statement ends, before the reply. Older servers lack the
-        // function (and publish on their own schedule): the error is
-        // harmless, and a broken link is not reopened for this.
+        // As `Live::publish_stats` does for setup sessions; a broken link
+        // is not reopened for this.
         if let Some(client) = self.link.current() {
-            let _ = timeout_at(
-                self.deadline(),
-                client.batch_execute("SELECT pg_stat_force_next_flush()"),
-            )
-            .await;
+            let _ = timeout_at(self.deadline(), client.batch_execute(FORCE_FLUSH)).await;
         }
     }
 

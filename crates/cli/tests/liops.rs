@@ -63,6 +63,21 @@ fn liops(data: &Path, mode: &str, url: &str, extra: &[&str]) -> (String, String)
     (stdout, stderr)
 }
 
+/// The server's index fetches over the LIOPS tables account for the `rows`
+/// the selects read, plus the planner's own: planning a range that reaches
+/// past the column's histogram reads the index's end, a fetch or two per
+/// plan, and each of `sessions` plans its statement with the actual values
+/// for its first five executions. Unpublished session counts would fall
+/// short; a select touching one row too many would add hundreds.
+fn assert_index_fetches(fetched: f64, rows: u64, sessions: u64) {
+    let rows = rows as f64;
+    let probes = (20 * sessions) as f64;
+    assert!(
+        (rows..=rows + probes).contains(&fetched),
+        "{fetched} index fetches for {rows} rows selected by {sessions} session(s)"
+    );
+}
+
 /// The figure after `label` on the `# ...` line that starts with it.
 fn figure(stdout: &str, label: &str) -> f64 {
     let line = stdout
@@ -182,7 +197,7 @@ fn postgres_rows_per_block_ranges_and_counters() {
     assert_eq!(server_delta(&json, "table_tup_updated"), 0.0);
     // Every row a select read, fetched through the index: the sessions
     // published their counters as the phase ended.
-    assert_eq!(server_delta(&json, "table_idx_tup_fetch"), rows as f64);
+    assert_index_fetches(server_delta(&json, "table_idx_tup_fetch"), rows, 4);
 
     // UPDATE_PCT=20: a fifth of the operations update, and the server
     // changed exactly the rows they say.
@@ -412,7 +427,7 @@ fn shipped_suite_runs_against_postgres() {
     let scans = get(&parse_summary(&stdout), "SCAN", "Return=OK");
     assert!(scans > 0.0, "{stdout}");
     let server = select.server.expect("the run stage's server counters");
-    assert_eq!(server.deltas["table_idx_tup_fetch"], scans * 1001.0);
+    assert_index_fetches(server.deltas["table_idx_tup_fetch"], scans as u64 * 1001, 1);
 }
 
 #[test]
