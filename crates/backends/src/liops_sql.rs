@@ -13,16 +13,15 @@
 //! is read from the table and not answered from the index; the count says
 //! how many rows it read.
 
+use std::time::Duration;
+
 use sojourn_core::workload::liops::FILLER_WIDTH;
 
 use crate::sql::Dialect;
 
-fn p(d: Dialect, n: usize) -> String {
-    match d {
-        Dialect::Postgres => format!("${n}"),
-        Dialect::Mysql => "?".to_string(),
-    }
-}
+/// A batch of thousands of rows is not one operation: its load gets at
+/// least a minute, whatever the operation timeout.
+pub(crate) const LOAD_BATCH_TIMEOUT: Duration = Duration::from_secs(60);
 
 pub(crate) fn create_table(d: Dialect, table: &str) -> String {
     match d {
@@ -35,10 +34,6 @@ pub(crate) fn create_table(d: Dialect, table: &str) -> String {
              filler VARCHAR({FILLER_WIDTH}) NOT NULL)"
         ),
     }
-}
-
-pub(crate) fn drop_table(table: &str) -> String {
-    format!("DROP TABLE IF EXISTS {table}")
 }
 
 pub(crate) fn index_name(table: &str) -> String {
@@ -61,16 +56,12 @@ pub(crate) fn analyze(d: Dialect, table: &str) -> String {
     }
 }
 
-pub(crate) fn any_row(table: &str) -> String {
-    format!("SELECT EXISTS (SELECT 1 FROM {table})")
-}
-
 /// Rows read and the sum of their `scratch` over `mykey` in (lo, hi).
 pub(crate) fn select(d: Dialect, table: &str) -> String {
     format!(
         "SELECT COUNT(*), SUM(scratch) FROM {table} WHERE mykey BETWEEN {} AND {}",
-        p(d, 1),
-        p(d, 2)
+        d.placeholder(1),
+        d.placeholder(2)
     )
 }
 
@@ -78,7 +69,7 @@ pub(crate) fn select(d: Dialect, table: &str) -> String {
 pub(crate) fn update(d: Dialect, table: &str) -> String {
     format!(
         "UPDATE {table} SET scratch = scratch + 1 WHERE mykey BETWEEN {} AND {}",
-        p(d, 1),
-        p(d, 2)
+        d.placeholder(1),
+        d.placeholder(2)
     )
 }

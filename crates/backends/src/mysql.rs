@@ -340,7 +340,7 @@ impl Backend for MysqlBackend {
         if drop {
             // Dropping rather than deleting rows also replaces a table made
             // for a different `fieldcount`.
-            conn.query_drop(format!("DROP TABLE IF EXISTS {table}"))
+            conn.query_drop(sql::drop_table(table))
                 .await
                 .map_err(|e| self.setup_error(e))?;
         }
@@ -375,8 +375,7 @@ impl Backend for MysqlBackend {
 
     async fn is_empty(&self, schema: &Schema) -> Result<Option<bool>, BackendError> {
         let table = checked_table(schema).map_err(|e| self.setup_error(e))?;
-        self.nothing_in(&format!("SELECT EXISTS (SELECT 1 FROM {table})"))
-            .await
+        self.nothing_in(&sql::any_row(table)).await
     }
 
     async fn prepare_vote(&self, variant: VoteVariant, drop: bool) -> Result<(), BackendError> {
@@ -410,7 +409,7 @@ impl Backend for MysqlBackend {
         let mut statements = Vec::new();
         for table in cfg.tables() {
             if drop {
-                statements.push(liops_sql::drop_table(&table));
+                statements.push(sql::drop_table(&table));
             }
             statements.push(liops_sql::create_table(Dialect::Mysql, &table));
         }
@@ -418,7 +417,7 @@ impl Backend for MysqlBackend {
     }
 
     async fn liops_is_empty(&self, cfg: &LiopsConfig) -> Result<Option<bool>, BackendError> {
-        self.nothing_in(&liops_sql::any_row(&cfg.table(1))).await
+        self.nothing_in(&sql::any_row(&cfg.table(1))).await
     }
 
     async fn finish_liops_load(&self, cfg: &LiopsConfig) -> Result<(), BackendError> {
@@ -503,9 +502,7 @@ impl Texts {
         }
         &self.vote.as_ref().expect("built above").1
     }
-}
 
-impl Texts {
     /// The LIOPS select and update of `table`.
     fn liops(&mut self, table: &str) -> (&str, &str) {
         if !matches!(&self.liops, Some((t, _, _)) if t == table) {
@@ -996,9 +993,7 @@ impl Connection for MysqlConnection {
     }
 
     async fn liops_load(&mut self, table: &str, rows: &[LiopsRow]) -> Status {
-        // A batch is thousands of rows, not one operation: it gets at
-        // least a minute.
-        let deadline = Instant::now() + self.inner.timeout.max(Duration::from_secs(60));
+        let deadline = Instant::now() + self.inner.timeout.max(liops_sql::LOAD_BATCH_TIMEOUT);
         let outcome = timeout_at(deadline, self.liops_load_now(table, rows)).await;
         self.settle(outcome)
     }

@@ -465,13 +465,14 @@ impl Live {
     /// table, an ANALYZE) never lands in the next phase's server figures.
     /// Older servers lack the function and publish on their own schedule:
     /// the error is harmless.
-    async fn publish_stats(&self) {
-        let _ = tokio::time::timeout(SETUP_TIMEOUT, self.client.batch_execute(FORCE_FLUSH)).await;
+    /// Waits `limit` at most.
+    async fn publish_stats(&self, limit: Duration) {
+        let flush = self
+            .client
+            .batch_execute("SELECT pg_stat_force_next_flush()");
+        let _ = tokio::time::timeout(limit, flush).await;
     }
 }
-
-/// Forces the session's next statistics report (PostgreSQL 15+).
-const FORCE_FLUSH: &str = "SELECT pg_stat_force_next_flush()";
 
 /// Open a client and spawn its connection on the current runtime (the one
 /// of the worker that will use it).
@@ -579,15 +580,13 @@ impl Link {
         }
     }
 
-    /// The client in use, if it is open; never opens one.
-    fn current(&self) -> Option<&Client> {
+    /// The connection in use, if it is open; never opens one.
+    fn current(&self) -> Option<&Live> {
         match self {
-            Link::Own { live, .. } => live.as_ref().filter(|l| l.healthy()).map(|l| &l.client),
-            Link::Shared { current, .. } => current
-                .as_ref()
-                .filter(|(l, _)| l.healthy())
-                .map(|(l, _)| &l.client),
+            Link::Own { live, .. } => live.as_ref(),
+            Link::Shared { current, .. } => current.as_ref().map(|(l, _)| &**l),
         }
+        .filter(|l| l.healthy())
     }
 
     /// Give up on the client in use: its state is unknown or it is broken.
@@ -657,7 +656,7 @@ impl PostgresBackend {
                 break;
             }
         }
-        live.publish_stats().await;
+        live.publish_stats(SETUP_TIMEOUT).await;
         done
     }
 
@@ -771,7 +770,7 @@ impl PostgresBackend {
         if drop {
             // Dropping rather than deleting rows also replaces a table made
             // for a different `fieldcount`.
-            run(format!("DROP TABLE IF EXISTS {table}")).await?;
+            run(sql::drop_table(table)).await?;
         }
         run(sql::create_table(
             Dialect::Postgres,
@@ -831,7 +830,7 @@ impl Backend for PostgresBackend {
         let live = self.setup_client().await?;
         let counters = self.counters_on(&live.client, schema).await;
         // The sampler's own queries are not the phase's work either.
-        live.publish_stats().await;
+        live.publish_stats(SETUP_TIMEOUT).await;
         counters
     }
 
@@ -843,17 +842,15 @@ impl Backend for PostgresBackend {
         let table = checked_table(schema).map_err(|e| self.setup_error(e))?;
         let live = self.setup_client().await?;
         let prepared = self.prepare_on(&live.client, table, schema, drop).await;
-        live.publish_stats().await;
+        live.publish_stats(SETUP_TIMEOUT).await;
         prepared
     }
 
     async fn is_empty(&self, schema: &Schema) -> Result<Option<bool>, BackendError> {
         let table = checked_table(schema).map_err(|e| self.setup_error(e))?;
         let live = self.setup_client().await?;
-        let empty = self
-            .nothing_in(&live, &format!("SELECT EXISTS (SELECT 1 FROM {table})"))
-            .await;
-        live.publish_stats().await;
+        let empty = self.nothing_in(&live, &sql::any_row(table)).await;
+        live.publish_stats(SETUP_TIMEOUT).await;
         empty
     }
 
@@ -881,7 +878,7 @@ impl Backend for PostgresBackend {
                 _ => {}
             }
         }
-        live.publish_stats().await;
+        live.publish_stats(SETUP_TIMEOUT).await;
         empty
     }
 
@@ -889,7 +886,7 @@ impl Backend for PostgresBackend {
         let mut statements = Vec::new();
         for table in cfg.tables() {
             if drop {
-                statements.push(liops_sql::drop_table(&table));
+                statements.push(sql::drop_table(&table));
             }
             statements.push(liops_sql::create_table(Dialect::Postgres, &table));
         }
@@ -898,10 +895,8 @@ impl Backend for PostgresBackend {
 
     async fn liops_is_empty(&self, cfg: &LiopsConfig) -> Result<Option<bool>, BackendError> {
         let live = self.setup_client().await?;
-        let empty = self
-            .nothing_in(&live, &liops_sql::any_row(&cfg.table(1)))
-            .await;
-        live.publish_stats().await;
+        let empty = self.nothing_in(&live, &sql::any_row(&cfg.table(1))).await;
+        live.publish_stats(SETUP_TIMEOUT).await;
         empty
     }
 
@@ -1420,9 +1415,7 @@ impl PostgresConnection {
             let change = client.prepare(&liops_sql::update(d, table)).await?;
             statements.liops = Some((table.to_string(), select, change));
         }
-        let Some((_, select, change)) = &statements.liops else {
-            return Ok(Status::Error);
-        };
+        let (_, select, change) = statements.liops.as_ref().expect("prepared above");
         let (lo, hi) = (lo as i64, hi as i64);
         *rows = if update {
             client.execute(change, &[&lo, &hi]).await?
@@ -1519,9 +1512,7 @@ impl Connection for PostgresConnection {
     }
 
     async fn liops_load(&mut self, table: &str, rows: &[LiopsRow]) -> Status {
-        // A batch is thousands of rows, not one operation: it gets at
-        // least a minute.
-        let deadline = Instant::now() + self.inner.timeout.max(Duration::from_secs(60));
+        let deadline = Instant::now() + self.inner.timeout.max(liops_sql::LOAD_BATCH_TIMEOUT);
         let outcome = timeout_at(deadline, self.liops_load_now(table, rows)).await;
         self.settle(outcome)
     }
@@ -1539,10 +1530,11 @@ impl Connection for PostgresConnection {
     }
 
     async fn publish_stats(&mut self) {
-        // As `Live::publish_stats` does for setup sessions; a broken link
-        // is not reopened for this.
-        if let Some(client) = self.link.current() {
-            let _ = timeout_at(self.deadline(), client.batch_execute(FORCE_FLUSH)).await;
+        // Within the operation timeout; a broken link is not reopened for
+        // this.
+        if let Some(live) = self.link.current() {
+            let limit = self.deadline().saturating_duration_since(Instant::now());
+            live.publish_stats(limit).await;
         }
     }
 

@@ -61,6 +61,23 @@ impl Dialect {
             Dialect::Mysql => sql.push('?'),
         }
     }
+
+    /// The same placeholder on its own, for `format!`.
+    pub(crate) fn placeholder(self, n: usize) -> String {
+        let mut p = String::new();
+        self.param(&mut p, n);
+        p
+    }
+}
+
+/// Whether `table` holds any row: `SELECT EXISTS`, true or false (1 or 0
+/// on MySQL).
+pub(crate) fn any_row(table: &str) -> String {
+    format!("SELECT EXISTS (SELECT 1 FROM {table})")
+}
+
+pub(crate) fn drop_table(table: &str) -> String {
+    format!("DROP TABLE IF EXISTS {table}")
 }
 
 /// Whether `name` can be used as an unquoted table name: YCSB writes the

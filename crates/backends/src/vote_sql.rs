@@ -24,13 +24,6 @@ fn user(d: Dialect) -> &'static str {
     }
 }
 
-fn p(d: Dialect, n: usize) -> String {
-    match d {
-        Dialect::Postgres => format!("${n}"),
-        Dialect::Mysql => "?".to_string(),
-    }
-}
-
 /// Statements that remove both tables, `Vote` first.
 pub(crate) fn drop_tables() -> [&'static str; 2] {
     ["DROP TABLE IF EXISTS Vote", "DROP TABLE IF EXISTS Article"]
@@ -86,8 +79,8 @@ pub(crate) fn made_for_join() -> String {
 pub(crate) fn insert_article(d: Dialect) -> String {
     format!(
         "INSERT INTO Article (id, title) VALUES ({}, {})",
-        p(d, 1),
-        p(d, 2)
+        d.placeholder(1),
+        d.placeholder(2)
     )
 }
 
@@ -96,8 +89,8 @@ pub(crate) fn insert_vote(d: Dialect) -> String {
     format!(
         "INSERT INTO Vote (article_id, {}) VALUES ({}, {})",
         user(d),
-        p(d, 1),
-        p(d, 2)
+        d.placeholder(1),
+        d.placeholder(2)
     )
 }
 
@@ -105,7 +98,7 @@ pub(crate) fn insert_vote(d: Dialect) -> String {
 pub(crate) fn count_vote(d: Dialect) -> String {
     format!(
         "UPDATE Article SET votes = votes + 1 WHERE id = {}",
-        p(d, 1)
+        d.placeholder(1)
     )
 }
 
@@ -119,14 +112,14 @@ pub(crate) fn read_article(d: Dialect, variant: VoteVariant) -> String {
     match variant {
         VoteVariant::Precomputed => format!(
             "SELECT id, title, votes FROM Article WHERE id = {}",
-            p(d, 1)
+            d.placeholder(1)
         ),
         VoteVariant::Join => format!(
             "SELECT a.id, a.title, COALESCE(vc.votes, 0) FROM Article a LEFT JOIN \
              (SELECT article_id, COUNT({}) AS votes FROM Vote GROUP BY article_id) vc \
              ON a.id = vc.article_id WHERE a.id = {}",
             user(d),
-            p(d, 1)
+            d.placeholder(1)
         ),
     }
 }

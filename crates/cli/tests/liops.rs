@@ -22,6 +22,18 @@ const UPDATE_WORK_UNIT: u64 = 8;
 /// `sojourn ARGS` of the shipped LIOPS workload scaled down (2 tables of
 /// 3,000 rows, 2 sessions per table), with extra `-p` properties.
 fn liops(data: &Path, mode: &str, url: &str, extra: &[&str]) -> (String, String) {
+    liops_with(data, mode, url, extra, &[])
+}
+
+/// As [`liops`], with more arguments after the properties (`--json FILE`,
+/// `--no-store` instead of the store under `data`).
+fn liops_with(
+    data: &Path,
+    mode: &str,
+    url: &str,
+    extra: &[&str],
+    flags: &[&str],
+) -> (String, String) {
     let results = data.join("results.sqlite");
     let scale = format!("SCALE={SCALE}");
     let work = format!("WORK_UNIT={WORK_UNIT}");
@@ -46,13 +58,16 @@ fn liops(data: &Path, mode: &str, url: &str, extra: &[&str]) -> (String, String)
         "liops.batch=700",
         "--seed",
         "5",
-        "--results",
     ];
     let results = results.to_string_lossy();
-    args.push(&results);
+    // Runs go to the one store, unless the flags say `--no-store`.
+    if !flags.contains(&"--no-store") {
+        args.extend(["--results", &results]);
+    }
     for p in extra {
         args.extend(["-p", p]);
     }
+    args.extend(flags);
     let out = sojourn(data, &args);
     let stdout = ok(&out);
     let stderr = text(&out.stderr);
@@ -89,6 +104,11 @@ fn figure(stdout: &str, label: &str) -> f64 {
         .next()
         .and_then(|w| w.trim_end_matches(',').parse().ok())
         .unwrap_or_else(|| panic!("no number after {label:?} in {line:?}"))
+}
+
+/// The JSON report written to `path`.
+fn json_at(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 /// The JSON report's server counter delta `name`.
@@ -151,34 +171,13 @@ fn postgres_rows_per_block_ranges_and_counters() {
     // Selects only: each reads WORK_UNIT + 1 rows, nothing is updated,
     // and the server saw exactly those row fetches.
     let json_path = data.join("select.json");
-    let json_arg = json_path.to_string_lossy().into_owned();
-    let results = data.join("results.sqlite");
-    let out = sojourn(
+    let (stdout, _) = liops_with(
         data,
-        &[
-            "run",
-            &pg.url(),
-            "-P",
-            "workloads/liops",
-            "-p",
-            "NUM_SCHEMAS=2",
-            "-p",
-            "NUM_THREADS=2",
-            "-p",
-            &format!("SCALE={SCALE}"),
-            "-p",
-            &format!("WORK_UNIT={WORK_UNIT}"),
-            "-p",
-            "UPDATE_PCT=0",
-            "-p",
-            "operationcount=400",
-            "--json",
-            &json_arg,
-            "--results",
-            &results.to_string_lossy(),
-        ],
+        "run",
+        &pg.url(),
+        &["UPDATE_PCT=0", "operationcount=400"],
+        &["--json", &json_path.to_string_lossy()],
     );
-    let stdout = ok(&out);
     let s = parse_summary(&stdout);
     assert_eq!(get(&s, "SCAN", "Return=OK"), 400.0, "{stdout}");
     assert!(!s.contains_key("UPDATE"), "{stdout}");
@@ -190,8 +189,7 @@ fn postgres_rows_per_block_ranges_and_counters() {
         stdout.contains("# server/s: blks_hit (cache hits)"),
         "{stdout}"
     );
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    let json = json_at(&json_path);
     assert_eq!(json["liops"]["rows_selected"], rows);
     assert_eq!(json["liops"]["rows_updated"], 0);
     assert_eq!(server_delta(&json, "table_tup_updated"), 0.0);
@@ -201,8 +199,6 @@ fn postgres_rows_per_block_ranges_and_counters() {
 
     // UPDATE_PCT=20: a fifth of the operations update, and the server
     // changed exactly the rows they say.
-    let json_path = data.join("update.json");
-    let json_arg = json_path.to_string_lossy().into_owned();
     let (stdout, _) = liops(
         data,
         "run",
@@ -224,35 +220,17 @@ fn postgres_rows_per_block_ranges_and_counters() {
         selects * (WORK_UNIT + 1) as f64,
         "{stdout}"
     );
-    let out = sojourn(
+    let json_path = data.join("update.json");
+    let (stdout, _) = liops_with(
         data,
-        &[
-            "run",
-            &pg.url(),
-            "-P",
-            "workloads/liops",
-            "-p",
-            "NUM_SCHEMAS=2",
-            "-p",
-            &format!("SCALE={SCALE}"),
-            "-p",
-            &format!("WORK_UNIT={WORK_UNIT}"),
-            "-p",
-            &format!("UPDATE_WORK_UNIT={UPDATE_WORK_UNIT}"),
-            "-p",
-            "UPDATE_PCT=50",
-            "-p",
-            "operationcount=100",
-            "--json",
-            &json_arg,
-            "--no-store",
-        ],
+        "run",
+        &pg.url(),
+        &["UPDATE_PCT=50", "operationcount=100"],
+        &["--json", &json_path.to_string_lossy(), "--no-store"],
     );
-    let stdout = ok(&out);
     let s = parse_summary(&stdout);
     let updates = get(&s, "UPDATE", "Return=OK");
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    let json = json_at(&json_path);
     assert_eq!(
         server_delta(&json, "table_tup_updated"),
         updates * (UPDATE_WORK_UNIT + 1) as f64,
@@ -261,6 +239,7 @@ fn postgres_rows_per_block_ranges_and_counters() {
 
     // The load and the runs are stored under the workload's name, and the
     // report shows the statement kinds.
+    let results = data.join("results.sqlite");
     let store = Store::open(&results.to_string_lossy()).unwrap();
     let runs = store.list(&Filter::default()).unwrap();
     assert_eq!(runs.len(), 3);

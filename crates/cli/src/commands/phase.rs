@@ -116,13 +116,7 @@ pub(super) fn options(a: PhaseArgs) -> Result<Options> {
         // Stored runs and reports group by workload name: a workload
         // chosen by name alone (`--workload vote`, `-p workload=vote`) is
         // named so.
-        let kind = props
-            .get_str("workload", "core")
-            .trim()
-            .to_ascii_lowercase();
-        if ["vote", "keyvalue", "liops"].contains(&kind.as_str()) {
-            workload_names.push(kind);
-        }
+        workload_names.extend(sojourn_core::workload::kind_name(&props).map(String::from));
     }
     let flags = [
         ("threadcount", a.threads.as_deref(), "--threads"),

@@ -337,13 +337,11 @@ impl LiopsShared {
     /// Connection `index`'s worker for `phase`. In the run, sessions are
     /// dealt to the tables in turn, so each has `NUM_THREADS`.
     pub fn worker(self: &Arc<Self>, phase: Phase, seed: u64, index: usize) -> LiopsWorker {
-        let mut rng = rng_for(seed, index as u64);
-        let _ = rng.next_u64();
         LiopsWorker {
             shared: self.clone(),
             phase,
             table: index % self.tables.len(),
-            rng,
+            rng: rng_for(seed, index as u64),
             quota: 0,
             rows: Vec::new(),
         }
@@ -407,7 +405,7 @@ impl LiopsWorker {
     }
 
     async fn load_one<C: Connection>(&mut self, conn: &mut C, m: &mut Meter) {
-        let shared = Arc::clone(&self.shared);
+        let shared = &*self.shared;
         let b = shared.next_batch.next();
         if b >= shared.cfg.load_batches() {
             // Every batch is taken: the phase's operation count ends it
@@ -422,7 +420,7 @@ impl LiopsWorker {
 
     async fn run_one<C: Connection>(&mut self, conn: &mut C, m: &mut Meter) {
         let op = self.next_operation();
-        let shared = Arc::clone(&self.shared);
+        let shared = &*self.shared;
         let table = &shared.tables[self.table];
         let mut rows = 0u64;
         let (kind, expected, t, status) = match op {

@@ -16,12 +16,27 @@ use std::sync::Arc;
 use crate::backend::{BackendError, Connection, Status};
 use crate::executor::{Connector, Group, Meter, Step};
 use crate::plan::Plan;
+use crate::properties::Properties;
 
 pub use self::config::{CoreConfig, RequestDistribution};
 pub use self::core::{CoreShared, CoreWorker, Phase};
 pub use self::keyvalue::{KeyValueShared, KeyValueWorker};
 pub use self::liops::{LiopsConfig, LiopsShared, LiopsWorker};
 pub use self::vote::{VoteConfig, VoteShared, VoteVariant, VoteWorker};
+
+/// The name of the workload the `workload` property selects, when it is
+/// not YCSB's core one (whose runs are named by their workload files).
+pub fn kind_name(p: &Properties) -> Option<&'static str> {
+    if vote::is_vote(p) {
+        Some("vote")
+    } else if keyvalue::is_keyvalue(p) {
+        Some("keyvalue")
+    } else if liops::is_liops(p) {
+        Some("liops")
+    } else {
+        None
+    }
+}
 
 /// One connection's state in whichever workload a plan selected.
 // One per connection, so its size does not matter; boxing the core worker
