@@ -51,6 +51,7 @@
 //! account key file YCSB's `-p google.bigtable.auth.json.keyfile=PATH` names.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -61,10 +62,11 @@ use googleapis_tonic_google_bigtable_v2::google::bigtable::v2 as data;
 use http::header::{HeaderName, HeaderValue, AUTHORIZATION};
 use http::Uri;
 use prost::Message;
-use sojourn_core::backend::{
-    Backend, BackendError, Connection, FieldValue, Fields, Row, Schema, Status,
-};
+use sojourn_core::backend::guard::{self, Bodies, Guard, Read, Scan, Settle};
+use sojourn_core::backend::{Backend, BackendError, FieldValue, Fields, Row, Schema, Status};
 use sojourn_core::properties::Properties;
+
+use crate::{pool, url, Open, OpenOptions};
 
 use data::row_filter::{Chain, Filter, Interleave};
 use data::RowFilter;
@@ -85,7 +87,6 @@ const SCOPES: &[&str] = &["https://www.googleapis.com/auth/cloud-platform"];
 const DATA_SERVICE: &str = "/google.bigtable.v2.Bigtable/";
 const ADMIN_SERVICE: &str = "/google.bigtable.admin.v2.BigtableTableAdmin/";
 
-const DEFAULT_TIMEOUT_MS: u64 = 2000;
 /// Table administration (creating 200 splits) can take a while on real
 /// Bigtable.
 const ADMIN_TIMEOUT: Duration = Duration::from_secs(60);
@@ -139,7 +140,7 @@ impl BigtableConfig {
             family: DEFAULT_FAMILY.to_string(),
             target: Target::Emulator(host.to_string()),
             presplit: DEFAULT_PRESPLIT,
-            timeout: Duration::from_millis(DEFAULT_TIMEOUT_MS),
+            timeout: pool::DEFAULT_TIMEOUT,
             check_exists: true,
         }
     }
@@ -172,37 +173,34 @@ impl BigtableBackend {
         }
     }
 
-    /// The backend a URL names, completed by YCSB's properties
-    /// (`google.bigtable.project.id`, `google.bigtable.instance.id`,
-    /// `columnfamily`, `google.bigtable.auth.json.keyfile`) and sojourn's
+    /// The backend of a URL's `project`, `instance` and `table`, completed
+    /// by YCSB's properties (`google.bigtable.project.id`,
+    /// `google.bigtable.instance.id`, `columnfamily`,
+    /// `google.bigtable.auth.json.keyfile`) and sojourn's
     /// (`bigtable.presplit`, `bigtable.checkexists`, `timeout.ms`). Parts of
     /// the URL win over properties. `BIGTABLE_EMULATOR_HOST` selects the
     /// emulator.
-    pub fn from_url(
-        project: Option<&str>,
-        instance: Option<&str>,
-        table: Option<&str>,
-        props: &Properties,
+    fn from_parts<'a>(
+        (project, instance, table): UrlParts<'a>,
+        props: &'a Properties,
     ) -> Result<BigtableBackend, String> {
-        let project = non_empty(project)
-            .or_else(|| non_empty(props.get("google.bigtable.project.id")))
-            .ok_or(
-                "Bigtable needs a project: write bigtable://PROJECT/INSTANCE/TABLE \
-                 or pass -p google.bigtable.project.id=PROJECT",
-            )?;
-        let instance = non_empty(instance)
-            .or_else(|| non_empty(props.get("google.bigtable.instance.id")))
-            .ok_or(
-                "Bigtable needs an instance: write bigtable://PROJECT/INSTANCE/TABLE \
-                 or pass -p google.bigtable.instance.id=INSTANCE",
-            )?;
+        // A part the URL leaves out comes from YCSB's property for it.
+        let part = |given: Option<&'a str>, what: &str, a: &str| {
+            let key = format!("google.bigtable.{what}.id");
+            non_empty(given)
+                .or_else(|| non_empty(props.get(&key)))
+                .ok_or_else(|| {
+                    format!(
+                        "Bigtable needs {a} {what}: write bigtable://PROJECT/INSTANCE/TABLE \
+                         or pass -p {key}={}",
+                        what.to_ascii_uppercase()
+                    )
+                })
+        };
+        let project = part(project, "project", "a")?;
+        let instance = part(instance, "instance", "an")?;
         let family = non_empty(props.get("columnfamily")).unwrap_or(DEFAULT_FAMILY);
-        let timeout_ms = props
-            .get_u64("timeout.ms", DEFAULT_TIMEOUT_MS)
-            .map_err(|e| e.to_string())?;
-        if timeout_ms == 0 {
-            return Err("timeout.ms must be at least 1".to_string());
-        }
+        let timeout = pool::timeout(props, None)?;
         let target = match std::env::var(EMULATOR_ENV) {
             Ok(host) if !host.trim().is_empty() => Target::Emulator(host.trim().to_string()),
             _ => Target::Google {
@@ -219,7 +217,7 @@ impl BigtableBackend {
             presplit: props
                 .get_u64("bigtable.presplit", DEFAULT_PRESPLIT)
                 .map_err(|e| e.to_string())?,
-            timeout: Duration::from_millis(timeout_ms),
+            timeout,
             check_exists: props
                 .get_bool("bigtable.checkexists", true)
                 .map_err(|e| e.to_string())?,
@@ -304,7 +302,7 @@ impl BigtableBackend {
             endpoint,
             conn: None,
             auth,
-            timeout,
+            timeout: Some(timeout),
             backoff: Backoff::default(),
         };
         link.connect().await.map_err(|f| f.to_string())?;
@@ -385,6 +383,59 @@ impl BigtableBackend {
             Err(e) => Err(self.setup_error(format!("looking up the table: {e}"))),
         }
     }
+}
+
+/// The project, instance and table of a URL, each optional from the right.
+type UrlParts<'a> = (Option<&'a str>, Option<&'a str>, Option<&'a str>);
+
+impl Open for BigtableBackend {
+    const FORMS: &'static [&'static str] = &[
+        "bigtable://PROJECT/INSTANCE/TABLE (or `bigtable`/`googlebigtable` with \
+         -p google.bigtable.project.id=... -p google.bigtable.instance.id=...)",
+    ];
+
+    /// `bigtable://PROJECT/INSTANCE/TABLE`, or YCSB's binding names
+    /// `bigtable` and `googlebigtable`: the parts left out come from YCSB's
+    /// properties (see the module documentation).
+    fn configure(url: &str, options: &OpenOptions<'_>) -> Result<BigtableBackend, String> {
+        BigtableBackend::from_parts(url_parts(url)?, options.props)
+    }
+}
+
+/// `//project/instance/table` after `bigtable:` (each part optional from
+/// the right).
+fn url_parts(url: &str) -> Result<UrlParts<'_>, String> {
+    let path = match url::split(url).1.unwrap_or("") {
+        "" => "",
+        rest => rest
+            .strip_prefix("//")
+            .ok_or("write bigtable://PROJECT/INSTANCE/TABLE (or just `bigtable`)")?,
+    };
+    if path.contains(['@', ':']) {
+        // Bigtable takes no password in its URL: a `user:pass@` here is a
+        // mistake, and must not end up in a table name or in output.
+        return Err(
+            "a Bigtable URL carries no credentials or port: write bigtable://PROJECT/INSTANCE/TABLE \
+             (credentials come from Application Default Credentials; the emulator from \
+             BIGTABLE_EMULATOR_HOST=HOST:PORT)"
+                .to_string(),
+        );
+    }
+    let path = path.trim_end_matches('/');
+    let mut parts = path.split('/').map(|p| (!p.is_empty()).then_some(p));
+    let project = parts.next().flatten();
+    let instance = parts.next().flatten();
+    let table = parts.next().flatten();
+    if parts.next().is_some() || (instance.is_some() && project.is_none()) {
+        return Err(
+            "expected bigtable://PROJECT/INSTANCE/TABLE with no empty part and nothing after the table"
+                .to_string(),
+        );
+    }
+    if path.contains("//") || (table.is_some() && instance.is_none()) {
+        return Err("expected bigtable://PROJECT/INSTANCE/TABLE with no empty part".to_string());
+    }
+    Ok((project, instance, table))
 }
 
 /// The initial split keys for `n` splits (see the module documentation).
@@ -528,9 +579,9 @@ impl Auth {
     }
 }
 
-/// Why an operation did not get an answer.
+/// Why an operation did not get an answer (what `last_error` tells).
 #[derive(Debug)]
-enum Failure {
+pub enum Failure {
     Call(CallError),
     Timeout(Duration),
     /// Reconnecting failed recently; waiting out the backoff.
@@ -589,8 +640,22 @@ struct Link {
     endpoint: grpc::Endpoint,
     conn: Option<grpc::Conn>,
     auth: Auth,
-    timeout: Duration,
+    /// `None` on a connection's link, whose operations the guard bounds.
+    timeout: Option<Duration>,
     backoff: Backoff,
+}
+
+/// `call`, failing at `limit` where there is one.
+async fn within<T>(
+    limit: Option<Duration>,
+    call: impl Future<Output = Result<T, Failure>>,
+) -> Result<T, Failure> {
+    match limit {
+        Some(limit) => tokio::time::timeout(limit, call)
+            .await
+            .unwrap_or(Err(Failure::Timeout(limit))),
+        None => call.await,
+    }
 }
 
 impl Link {
@@ -598,18 +663,19 @@ impl Link {
         if self.backoff.blocked() {
             return Err(Failure::Down);
         }
-        match tokio::time::timeout(self.timeout, self.endpoint.connect()).await {
-            Ok(Ok(conn)) => {
+        let endpoint = &self.endpoint;
+        let connected = within(self.timeout, async {
+            endpoint.connect().await.map_err(Failure::Call)
+        })
+        .await;
+        match connected {
+            Ok(conn) => {
                 self.conn = Some(conn);
                 Ok(())
             }
-            Ok(Err(e)) => {
+            Err(f) => {
                 self.backoff.failed();
-                Err(Failure::Call(e))
-            }
-            Err(_) => {
-                self.backoff.failed();
-                Err(Failure::Timeout(self.timeout))
+                Err(f)
             }
         }
     }
@@ -628,22 +694,24 @@ impl Link {
         let headers = self.auth.headers().await.map_err(Failure::Auth)?;
         let conn = self.conn.as_mut().expect("connected above");
         write(conn.message());
-        match tokio::time::timeout(self.timeout, conn.call(uri, headers, on_message)).await {
-            Ok(Ok(())) => {
-                self.backoff.succeeded();
-                Ok(())
+        let called = within(self.timeout, async {
+            conn.call(uri, headers, on_message)
+                .await
+                .map_err(Failure::Call)
+        })
+        .await;
+        match &called {
+            Ok(()) => self.backoff.succeeded(),
+            Err(Failure::Call(CallError::Transport(_))) => {
+                // The connection is gone: the next call reconnects.
+                self.conn = None;
+                self.backoff.failed();
             }
-            Ok(Err(e)) => {
-                if matches!(e, CallError::Transport(_)) {
-                    // The connection is gone: the next call reconnects.
-                    self.conn = None;
-                    self.backoff.failed();
-                }
-                Err(Failure::Call(e))
-            }
-            // The connection stays: a stalled server may come back.
-            Err(_) => Err(Failure::Timeout(self.timeout)),
+            // A timeout leaves the connection: a stalled server may come
+            // back.
+            Err(_) => {}
         }
+        called
     }
 
     /// A call with prost messages, for the admin API.
@@ -735,10 +803,12 @@ impl Backend for BigtableBackend {
 
     async fn connect(&self, schema: Arc<Schema>) -> Result<BigtableConnection, BackendError> {
         let table_name = self.table_name(&schema);
-        let link = self
+        let mut link = self
             .link(false, Some(&table_name))
             .await
             .map_err(|e| self.connect_error(e))?;
+        // Operations are bounded by the guard, reconnecting included.
+        link.timeout = None;
         let uri = |method: &str| {
             link.endpoint
                 .uri(&format!("{DATA_SERVICE}{method}"))
@@ -764,6 +834,7 @@ impl Backend for BigtableBackend {
             },
             family: family.clone(),
             check_exists: self.config.check_exists,
+            guard: Guard::new(schema.field_count(), Some(self.config.timeout)),
             assembler: Assembler {
                 slots: vec![None; schema.field_count()],
                 ..Default::default()
@@ -917,6 +988,7 @@ pub struct BigtableConnection {
     family: String,
     schema: Arc<Schema>,
     check_exists: bool,
+    guard: Guard,
     assembler: Assembler,
     last_error: Option<String>,
 }
@@ -926,22 +998,6 @@ impl BigtableConnection {
     /// statuses.
     pub fn last_error(&self) -> Option<&str> {
         self.last_error.as_deref()
-    }
-
-    fn valid_fields(&self, fields: Fields<'_>) -> bool {
-        match fields {
-            Fields::All => true,
-            Fields::Some(list) => list.iter().all(|&f| f < self.schema.field_count()),
-        }
-    }
-
-    fn valid_values(&self, values: &[FieldValue]) -> bool {
-        values.iter().all(|v| v.field < self.schema.field_count())
-    }
-
-    fn failed(&mut self, failure: Failure) -> Status {
-        self.last_error = Some(failure.to_string());
-        Status::Error
     }
 
     /// `ReadRows`, calling `row` with each committed row.
@@ -991,7 +1047,7 @@ impl BigtableConnection {
         check: bool,
         delete_row: bool,
         values: &[FieldValue],
-    ) -> Status {
+    ) -> Result<Status, Failure> {
         let BigtableConnection {
             link,
             uris,
@@ -1014,117 +1070,103 @@ impl BigtableConnection {
                 value: &v.value,
             }));
         let mut applied = !check;
-        let result = link
-            .call(
-                uri,
-                |buf| wire::mutate_row(table, key.as_bytes(), check, mutations, buf),
-                |msg| {
-                    if check {
-                        applied = wire::predicate_matched(msg)?;
-                    }
-                    Ok(())
-                },
-            )
-            .await;
-        match result {
-            Ok(()) if applied => Status::Ok,
-            Ok(()) => Status::NotFound,
-            Err(f) => self.failed(f),
-        }
+        link.call(
+            uri,
+            |buf| wire::mutate_row(table, key.as_bytes(), check, mutations, buf),
+            |msg| {
+                if check {
+                    applied = wire::predicate_matched(msg)?;
+                }
+                Ok(())
+            },
+        )
+        .await?;
+        Ok(Status::found(applied))
     }
 }
 
-impl Connection for BigtableConnection {
-    async fn read(&mut self, key: &str, fields: Fields<'_>, out: &mut Vec<FieldValue>) -> Status {
-        if !self.valid_fields(fields) {
-            return Status::BadRequest;
-        }
-        let before = out.len();
-        let mut found = false;
-        let result = self
-            .read_rows(Rows::Key(key.as_bytes()), 1, Some(fields), |a| {
-                found = true;
-                a.take_fields(fields, out);
-            })
-            .await;
-        match result {
-            Ok(()) if found => Status::Ok,
-            Ok(()) => Status::NotFound,
-            Err(f) => {
-                out.truncate(before);
-                self.failed(f)
-            }
-        }
+impl Bodies for BigtableConnection {
+    async fn insert_now(&mut self, key: &str, values: &[FieldValue]) -> Result<Status, Failure> {
+        self.mutate(key, false, true, values).await
     }
 
-    async fn scan(
-        &mut self,
-        start_key: &str,
-        count: usize,
-        fields: Fields<'_>,
-        out: &mut Vec<Row>,
-    ) -> Status {
-        if !self.valid_fields(fields) {
-            return Status::BadRequest;
-        }
+    async fn delete_now(&mut self, key: &str) -> Result<Status, Failure> {
+        self.mutate(key, self.check_exists, true, &[]).await
+    }
+
+    async fn read_now(&mut self, read: Read<'_>) -> Result<Status, Failure> {
+        let Read { key, fields, out } = read;
+        let mut found = false;
+        self.read_rows(Rows::Key(key.as_bytes()), 1, Some(fields), |a| {
+            found = true;
+            a.take_fields(fields, out);
+        })
+        .await?;
+        Ok(Status::found(found))
+    }
+
+    async fn scan_now(&mut self, scan: Scan<'_>) -> Result<Status, Failure> {
         // rows_limit 0 would mean no limit.
-        if count == 0 {
-            return Status::Ok;
+        if scan.count == 0 {
+            return Ok(Status::Ok);
         }
-        let before = out.len();
         let field_count = self.schema.field_count();
-        let limit = i64::try_from(count).unwrap_or(i64::MAX);
-        let result = self
-            .read_rows(Rows::From(start_key.as_bytes()), limit, Some(fields), |a| {
+        let limit = i64::try_from(scan.count).unwrap_or(i64::MAX);
+        self.read_rows(
+            Rows::From(scan.start_key.as_bytes()),
+            limit,
+            Some(scan.fields),
+            |a| {
                 let mut row = Row {
                     key: String::from_utf8_lossy(&a.key).into_owned(),
                     fields: Vec::with_capacity(field_count),
                 };
-                a.take_fields(fields, &mut row.fields);
-                out.push(row);
-            })
-            .await;
-        match result {
-            Ok(()) => Status::Ok,
-            Err(f) => {
-                out.truncate(before);
-                self.failed(f)
+                a.take_fields(scan.fields, &mut row.fields);
+                scan.out.push(row);
+            },
+        )
+        .await?;
+        Ok(Status::Ok)
+    }
+
+    async fn update_now(&mut self, key: &str, values: &[FieldValue]) -> Result<Status, Failure> {
+        if !values.is_empty() {
+            return self.mutate(key, self.check_exists, false, values).await;
+        }
+        if !self.check_exists {
+            return Ok(Status::Ok);
+        }
+        // Bigtable refuses a mutation with nothing in it: ask whether the
+        // row exists instead.
+        let mut found = false;
+        self.read_rows(Rows::Key(key.as_bytes()), 1, None, |_| found = true)
+            .await?;
+        Ok(Status::found(found))
+    }
+}
+
+impl Settle for BigtableConnection {
+    type Error = Failure;
+
+    fn guard(&self) -> Guard {
+        self.guard
+    }
+
+    fn settle(&mut self, failure: guard::Failure<Failure>) -> Status {
+        let failure = match failure {
+            guard::Failure::Failed(f) => f,
+            guard::Failure::TimedOut(limit) => {
+                // Out of time while connecting: the next attempts wait, as
+                // after any failed attempt. A stalled call leaves the
+                // connection, which a stalled server may bring back.
+                if self.link.conn.is_none() {
+                    self.link.backoff.failed();
+                }
+                Failure::Timeout(limit)
             }
-        }
-    }
-
-    async fn update(&mut self, key: &str, values: &[FieldValue]) -> Status {
-        if !self.valid_values(values) {
-            return Status::BadRequest;
-        }
-        if values.is_empty() {
-            if !self.check_exists {
-                return Status::Ok;
-            }
-            // Bigtable refuses a mutation with nothing in it: ask whether
-            // the row exists instead.
-            let mut found = false;
-            let result = self
-                .read_rows(Rows::Key(key.as_bytes()), 1, None, |_| found = true)
-                .await;
-            return match result {
-                Ok(()) if found => Status::Ok,
-                Ok(()) => Status::NotFound,
-                Err(f) => self.failed(f),
-            };
-        }
-        self.mutate(key, self.check_exists, false, values).await
-    }
-
-    async fn insert(&mut self, key: &str, values: &[FieldValue]) -> Status {
-        if !self.valid_values(values) {
-            return Status::BadRequest;
-        }
-        self.mutate(key, false, true, values).await
-    }
-
-    async fn delete(&mut self, key: &str) -> Status {
-        self.mutate(key, self.check_exists, true, &[]).await
+        };
+        self.last_error = Some(failure.to_string());
+        Status::Error
     }
 }
 
@@ -1143,6 +1185,29 @@ mod tests {
         assert!(split_points(0).is_empty());
         assert_eq!(split_points(1), ["user9999"]);
         assert_eq!(split_points(100_000).len(), 8999);
+    }
+
+    #[test]
+    fn url_forms() {
+        let parts = |url| url_parts(url).ok();
+        assert_eq!(
+            parts("bigtable://p/i/t"),
+            Some((Some("p"), Some("i"), Some("t")))
+        );
+        assert_eq!(parts("bigtable://p/i/"), Some((Some("p"), Some("i"), None)));
+        assert_eq!(parts("bigtable"), Some((None, None, None)));
+        assert_eq!(parts("googlebigtable"), Some((None, None, None)));
+        assert_eq!(parts("bigtable://p"), Some((Some("p"), None, None)));
+        assert!(parts("bigtable:p/i/t").is_none());
+        assert!(parts("bigtable://p//t").is_none());
+        assert!(parts("bigtable://p/i/t/x").is_none());
+        let e = BigtableBackend::open(
+            "bigtable://u:s3cr3t@h/i/t",
+            &OpenOptions::new(&Properties::new()),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("no credentials") && !e.contains("s3cr3t"), "{e}");
     }
 
     #[test]

@@ -1,9 +1,20 @@
 //! Database backends of sojourn, and the choice among them.
 //!
 //! This crate owns the mapping from a backend URL (`null:`, `memory:`,
-//! `sqlite:PATH`, ...) to a concrete [`Backend`]. Each real database lives in
-//! its own module behind a cargo feature; the driver-free `null:` and
-//! `memory:` backends live in `sojourn-core` and are re-exported here.
+//! `sqlite:PATH`, ...) to a concrete [`Backend`]. Each backend is one line
+//! of the table at the end of this file: its [`AnyBackend`] variant, its
+//! type, for a real database its module and cargo feature, the URL schemes
+//! and YCSB binding names it answers to, and the prefixes of the properties
+//! it reads. The enum, [`open`]'s dispatch, the visitors, the error for a
+//! backend left out of this build, [`accepted_forms`] and
+//! [`property_prefixes`] are all made from that table; what only the
+//! backend knows (its URL forms, how it reads its URL and properties) is its
+//! [`Open`] implementation. The driver-free `null:` and `memory:` backends
+//! live in `sojourn-core`; their URLs are read in [`builtin`].
+//!
+//! Adding a database: its module (declared here, behind its feature),
+//! implementing [`Backend`] and [`Open`]; its line in the table; its cargo
+//! feature; its test server in `sojourn-testkit`; its tests.
 //!
 //! The executor is generic over `B: Backend`, so the choice is an enum,
 //! [`AnyBackend`], and a [`Visitor`] turns it back into a concrete type
@@ -12,75 +23,121 @@
 
 use std::future::Future;
 use std::path::Path;
+use std::sync::OnceLock;
 
 pub use sojourn_core::backend::memory::{MemoryBackend, MemoryOptions};
 pub use sojourn_core::backend::null::{NullBackend, NullConnection};
 use sojourn_core::backend::Backend;
 use sojourn_core::properties::Properties;
+pub use sojourn_core::redact::redact_url;
 
+// The backends' own modules (registered in the table at the end), then
+// what several of them share.
 #[cfg(feature = "bigtable")]
 pub mod bigtable;
-#[cfg(any(feature = "postgres", feature = "mysql"))]
-mod liops_sql;
 #[cfg(feature = "memcached")]
 pub mod memcached;
 #[cfg(feature = "mysql")]
 pub mod mysql;
 #[cfg(feature = "postgres")]
 pub mod postgres;
-#[cfg(all(feature = "postgres", target_os = "linux"))]
-mod proc_cpu;
 #[cfg(feature = "redis")]
 pub mod redis;
 #[cfg(feature = "rocksdb")]
 pub mod rocksdb;
-#[cfg(any(feature = "postgres", feature = "mysql"))]
-mod sql;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
+
+pub mod builtin;
+#[cfg(any(feature = "postgres", feature = "mysql"))]
+mod liops_sql;
+#[cfg(any(
+    feature = "redis",
+    feature = "memcached",
+    feature = "postgres",
+    feature = "mysql",
+    feature = "bigtable"
+))]
+pub mod pool;
+#[cfg(all(feature = "postgres", target_os = "linux"))]
+mod proc_cpu;
+#[cfg(any(feature = "postgres", feature = "mysql"))]
+mod sql;
+#[cfg(any(feature = "postgres", feature = "redis"))]
+mod tls;
 pub mod url;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 mod vote_sql;
 #[cfg(any(feature = "redis", feature = "memcached"))]
 mod wire;
 
-#[cfg(feature = "bigtable")]
-pub use bigtable::BigtableBackend;
-#[cfg(feature = "memcached")]
-pub use memcached::MemcachedBackend;
-#[cfg(feature = "mysql")]
-pub use mysql::MysqlBackend;
-#[cfg(feature = "postgres")]
-pub use postgres::PostgresBackend;
-#[cfg(feature = "redis")]
-pub use redis::RedisBackend;
-#[cfg(feature = "rocksdb")]
-pub use rocksdb::RocksBackend;
-#[cfg(feature = "sqlite")]
-pub use sqlite::SqliteBackend;
-pub use url::{accepted_forms, redact_url, OpenError};
+pub use url::{accepted_forms, OpenError};
 
-/// One backend of any kind compiled into this build.
-#[derive(Debug)]
-pub enum AnyBackend {
-    Null(NullBackend),
-    Memory(MemoryBackend),
-    #[cfg(feature = "sqlite")]
-    Sqlite(SqliteBackend),
-    // Boxed: these hold their whole configuration, much larger than the
-    // other variants.
-    #[cfg(feature = "redis")]
-    Redis(Box<RedisBackend>),
-    #[cfg(feature = "memcached")]
-    Memcached(Box<MemcachedBackend>),
-    #[cfg(feature = "postgres")]
-    Postgres(PostgresBackend),
-    #[cfg(feature = "mysql")]
-    Mysql(MysqlBackend),
-    #[cfg(feature = "rocksdb")]
-    Rocksdb(RocksBackend),
-    #[cfg(feature = "bigtable")]
-    Bigtable(BigtableBackend),
+/// What opening a backend needs besides its URL.
+#[derive(Copy, Clone, Debug)]
+pub struct OpenOptions<'a> {
+    /// The run's properties: backends read their settings from them
+    /// (`redis.mode`, `db.url`, `timeout.ms`, `connections`, ...).
+    pub props: &'a Properties,
+    /// Where `sqlite` without a path points.
+    pub default_sqlite: &'a Path,
+    /// Connections the run opens (the plan's), so that sockets shared by
+    /// several of them (`connections=K`) are sized to the run.
+    pub workers: usize,
+}
+
+impl<'a> OpenOptions<'a> {
+    /// Options for one connection, with `sqlite` in the current folder.
+    pub fn new(props: &'a Properties) -> OpenOptions<'a> {
+        OpenOptions {
+            props,
+            default_sqlite: Path::new("sojourn.sqlite"),
+            workers: 1,
+        }
+    }
+}
+
+/// What a backend declares to be opened from a URL; its line in the table
+/// of this crate registers it.
+pub trait Open: Backend + Sized {
+    /// The URL forms it accepts, for the list in error messages.
+    const FORMS: &'static [&'static str];
+
+    /// Configure from `url` (trimmed; its scheme, in any case, is one that
+    /// its registration lists) and `options`, or say why not: [`Open::open`]
+    /// adds the URL, without its password. Touches nothing: connecting
+    /// happens in [`Backend::prepare`], [`Backend::is_empty`] and
+    /// [`Backend::connect`].
+    fn configure(url: &str, options: &OpenOptions<'_>) -> Result<Self, String>;
+
+    /// [`Open::configure`], refusals naming the URL.
+    fn open(url: &str, options: &OpenOptions<'_>) -> Result<Self, OpenError> {
+        Self::configure(url, options).map_err(|message| url::invalid(url, message))
+    }
+}
+
+/// Open the backend a URL names: one of [`accepted_forms`], or YCSB's JDBC
+/// form (`jdbc`, or a bare database name, with the URL in the `db.url`
+/// property). Errors never show a password.
+pub fn open(url: &str, options: &OpenOptions<'_>) -> Result<AnyBackend, OpenError> {
+    let (registration, url) = url::resolve(url, options.props)?;
+    registration.kind.open(url, options)
+}
+
+/// Property prefixes that belong to backends (YCSB binding settings), so
+/// that the plan does not report them as unknown; those of every registered
+/// backend, compiled into this build or not.
+pub fn property_prefixes() -> &'static [&'static str] {
+    static PREFIXES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    PREFIXES.get_or_init(|| {
+        let mut all: Vec<&'static str> = Vec::new();
+        for prefix in REGISTRY.iter().flat_map(|r| r.prefixes) {
+            if !all.contains(prefix) {
+                all.push(prefix);
+            }
+        }
+        all
+    })
 }
 
 impl AnyBackend {
@@ -94,169 +151,6 @@ impl AnyBackend {
             }
         }
         self.visit(Describe)
-    }
-}
-
-/// Open the backend a URL names.
-///
-/// Accepted forms: `null:` (also the YCSB binding names `null` and `basic`),
-/// `memory:` with an optional query of test hooks
-/// (`memory:?stall_at=5000&stall_ms=200`, `memory:?max_ops_per_sec=1000`),
-/// `sqlite:PATH` (relative or absolute), and `sqlite:` or `sqlite` for
-/// `default_sqlite_path`; `redis://...` or `redis` with YCSB's `redis.*`
-/// properties; `memcached://host:port` or `memcached` with
-/// `memcached.hosts`; `postgres://...` and `mysql://...` (see their
-/// modules), `rocksdb:PATH` and
-/// `bigtable://PROJECT/INSTANCE/TABLE` when compiled in, and YCSB's JDBC form: `jdbc` (or `postgres`, `mysql`) with the
-/// URL in the `db.url` property. Opening does not touch the database: that happens
-/// in [`Backend::prepare`], [`Backend::is_empty`] and [`Backend::connect`].
-pub fn open(
-    url: &str,
-    props: &Properties,
-    default_sqlite_path: &Path,
-) -> Result<AnyBackend, OpenError> {
-    // Backend settings given as YCSB properties (redis.host, db.url, ...)
-    // are read by each backend's `open`.
-    let target = match url::parse(url)? {
-        url::Target::DbUrlProperty { family } => db_url_target(url, family, props)?,
-        target => target,
-    };
-    match target {
-        url::Target::Null => Ok(AnyBackend::Null(NullBackend)),
-        url::Target::Memory { query } => MemoryBackend::from_query(query)
-            .map(AnyBackend::Memory)
-            .map_err(|e| OpenError::Invalid {
-                url: redact_url(url.trim()),
-                message: e.to_string(),
-            }),
-        #[cfg(feature = "sqlite")]
-        url::Target::Sqlite { path } => Ok(AnyBackend::Sqlite(SqliteBackend::new(
-            path.map_or(default_sqlite_path, Path::new),
-        ))),
-        // `url::parse` reports a backend that is not compiled in, so this
-        // arm is unreachable; it only keeps the match exhaustive.
-        #[cfg(not(feature = "sqlite"))]
-        url::Target::Sqlite { .. } => {
-            let _ = default_sqlite_path;
-            Err(OpenError::NotCompiled {
-                scheme: "sqlite".to_string(),
-                feature: "sqlite",
-                accepted: accepted_forms(),
-            })
-        }
-        #[cfg(feature = "redis")]
-        url::Target::Redis { url } => {
-            RedisBackend::open(url, props).map(|b| AnyBackend::Redis(Box::new(b)))
-        }
-        #[cfg(not(feature = "redis"))]
-        url::Target::Redis { .. } => Err(OpenError::NotCompiled {
-            scheme: "redis".to_string(),
-            feature: "redis",
-            accepted: accepted_forms(),
-        }),
-        #[cfg(feature = "memcached")]
-        url::Target::Memcached { url } => {
-            MemcachedBackend::open(url, props).map(|b| AnyBackend::Memcached(Box::new(b)))
-        }
-        #[cfg(not(feature = "memcached"))]
-        url::Target::Memcached { .. } => Err(OpenError::NotCompiled {
-            scheme: "memcached".to_string(),
-            feature: "memcached",
-            accepted: accepted_forms(),
-        }),
-        #[cfg(feature = "postgres")]
-        url::Target::Postgres { url } => PostgresBackend::open(url, props)
-            .map(AnyBackend::Postgres)
-            .map_err(|e| OpenError::Invalid {
-                url: redact_url(url.trim()),
-                message: e.to_string(),
-            }),
-        #[cfg(feature = "mysql")]
-        url::Target::Mysql { url } => MysqlBackend::open(url, props)
-            .map(AnyBackend::Mysql)
-            .map_err(|e| OpenError::Invalid {
-                url: redact_url(url.trim()),
-                message: e.to_string(),
-            }),
-        #[cfg(feature = "rocksdb")]
-        url::Target::Rocksdb { path } => RocksBackend::from_url(path, props)
-            .map(AnyBackend::Rocksdb)
-            .map_err(|message| invalid(url, message)),
-        #[cfg(not(feature = "rocksdb"))]
-        url::Target::Rocksdb { .. } => Err(not_compiled("rocksdb")),
-        #[cfg(feature = "bigtable")]
-        url::Target::Bigtable {
-            project,
-            instance,
-            table,
-        } => BigtableBackend::from_url(project, instance, table, props)
-            .map(AnyBackend::Bigtable)
-            .map_err(|message| invalid(url, message)),
-        #[cfg(not(feature = "bigtable"))]
-        url::Target::Bigtable { .. } => Err(not_compiled("bigtable")),
-        // `url::parse` reports SQL backends that are not compiled in, and
-        // `db_url_target` resolves the property form.
-        #[allow(unreachable_patterns)]
-        _ => Err(OpenError::Unknown {
-            given: redact_url(url.trim()),
-            accepted: accepted_forms(),
-        }),
-    }
-}
-
-/// The backend named by YCSB's `db.url` property, for `jdbc` (YCSB's JDBC
-/// binding name) and the bare names `postgres`, `mysql`, ...
-fn db_url_target<'p>(
-    name: &str,
-    family: Option<url::SqlFamily>,
-    props: &'p Properties,
-) -> Result<url::Target<'p>, OpenError> {
-    let Some(db_url) = props.get("db.url") else {
-        return Err(OpenError::Invalid {
-            url: name.to_string(),
-            message: format!(
-                "`{name}` needs a database URL: give one instead (e.g. \
-                 postgres://user@127.0.0.1:5432/db) or set -p db.url=jdbc:postgresql://..."
-            ),
-        });
-    };
-    let target = url::parse(db_url)?;
-    let found = match target {
-        url::Target::Postgres { .. } => Some(url::SqlFamily::Postgres),
-        url::Target::Mysql { .. } => Some(url::SqlFamily::Mysql),
-        _ => None,
-    };
-    match (found, family) {
-        (Some(f), Some(want)) if f != want => Err(OpenError::Invalid {
-            url: redact_url(db_url),
-            message: format!("db.url names another database than `{name}`"),
-        }),
-        (Some(_), _) => Ok(target),
-        (None, _) => Err(OpenError::Invalid {
-            url: redact_url(db_url),
-            message: "db.url must be a PostgreSQL or MySQL URL \
-                      (jdbc:postgresql://..., postgres://..., jdbc:mysql://..., mysql://...)"
-                .to_string(),
-        }),
-    }
-}
-
-#[allow(dead_code)] // unused when no backend with options is compiled in
-fn invalid(url: &str, message: String) -> OpenError {
-    OpenError::Invalid {
-        url: redact_url(url.trim()),
-        message,
-    }
-}
-
-// `url::parse` reports a backend that is not compiled in, so the arms using
-// this are unreachable; they only keep the match exhaustive.
-#[allow(dead_code)]
-fn not_compiled(feature: &'static str) -> OpenError {
-    OpenError::NotCompiled {
-        scheme: feature.to_string(),
-        feature,
-        accepted: accepted_forms(),
     }
 }
 
@@ -276,46 +170,117 @@ pub trait AsyncVisitor {
     fn visit<B: Backend>(self, backend: &B) -> impl Future<Output = Self::Output>;
 }
 
-impl AnyBackend {
-    pub fn visit<V: Visitor>(&self, v: V) -> V::Output {
-        match self {
-            AnyBackend::Null(b) => v.visit(b),
-            AnyBackend::Memory(b) => v.visit(b),
-            #[cfg(feature = "sqlite")]
-            AnyBackend::Sqlite(b) => v.visit(b),
-            #[cfg(feature = "redis")]
-            AnyBackend::Redis(b) => v.visit(b.as_ref()),
-            #[cfg(feature = "memcached")]
-            AnyBackend::Memcached(b) => v.visit(b.as_ref()),
-            #[cfg(feature = "postgres")]
-            AnyBackend::Postgres(b) => v.visit(b),
-            #[cfg(feature = "mysql")]
-            AnyBackend::Mysql(b) => v.visit(b),
-            #[cfg(feature = "rocksdb")]
-            AnyBackend::Rocksdb(b) => v.visit(b),
-            #[cfg(feature = "bigtable")]
-            AnyBackend::Bigtable(b) => v.visit(b),
-        }
-    }
+/// Everything made from the table of backends (see the crate
+/// documentation). A line reads `Variant: Type, schemes [...], prefixes
+/// [...]`, with `in module if "feature"` after the type of a backend behind
+/// a feature, `#[boxed]` before a type much larger than the others, and
+/// `jdbc` instead of `schemes` for a database YCSB's JDBC binding reaches.
+macro_rules! backends {
+    (@feature) => { None };
+    (@feature $feature:literal) => { Some($feature) };
+    (@compiled) => { true };
+    (@compiled $feature:literal) => { cfg!(feature = $feature) };
+    (@jdbc schemes) => { false };
+    (@jdbc jdbc) => { true };
+    (@stored $ty:ident) => { $ty };
+    (@stored boxed $ty:ident) => { Box<$ty> };
+    ($(
+        $(#[doc = $doc:literal])*
+        $variant:ident: $(#[$boxed:ident])? $ty:ident $(in $module:ident if $feature:literal)?,
+        $names:ident [$($scheme:literal),+],
+        prefixes [$($prefix:literal),*];
+    )*) => {
+        $($(
+            #[cfg(feature = $feature)]
+            pub use $module::$ty;
+        )?)*
 
-    pub async fn visit_async<V: AsyncVisitor>(&self, v: V) -> V::Output {
-        match self {
-            AnyBackend::Null(b) => v.visit(b).await,
-            AnyBackend::Memory(b) => v.visit(b).await,
-            #[cfg(feature = "sqlite")]
-            AnyBackend::Sqlite(b) => v.visit(b).await,
-            #[cfg(feature = "redis")]
-            AnyBackend::Redis(b) => v.visit(b.as_ref()).await,
-            #[cfg(feature = "memcached")]
-            AnyBackend::Memcached(b) => v.visit(b.as_ref()).await,
-            #[cfg(feature = "postgres")]
-            AnyBackend::Postgres(b) => v.visit(b).await,
-            #[cfg(feature = "mysql")]
-            AnyBackend::Mysql(b) => v.visit(b).await,
-            #[cfg(feature = "rocksdb")]
-            AnyBackend::Rocksdb(b) => v.visit(b).await,
-            #[cfg(feature = "bigtable")]
-            AnyBackend::Bigtable(b) => v.visit(b).await,
+        /// Every registered backend, compiled in or not.
+        #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+        pub(crate) enum Kind {
+            $($variant,)*
         }
-    }
+
+        /// The table, in the order [`accepted_forms`] lists the forms.
+        pub(crate) static REGISTRY: &[url::Registration] = &[$(
+            url::Registration {
+                kind: Kind::$variant,
+                feature: backends!(@feature $($feature)?),
+                compiled: backends!(@compiled $($feature)?),
+                schemes: &[$($scheme),+],
+                jdbc: backends!(@jdbc $names),
+                prefixes: &[$($prefix),*],
+            },
+        )*];
+
+        /// One backend of any kind compiled into this build.
+        #[derive(Debug)]
+        pub enum AnyBackend {
+            $(
+                $(#[doc = $doc])*
+                $(#[cfg(feature = $feature)])?
+                $variant(backends!(@stored $($boxed)? $ty)),
+            )*
+        }
+
+        impl Kind {
+            /// [`Open::FORMS`] of a backend compiled in; none otherwise.
+            pub(crate) fn forms(self) -> &'static [&'static str] {
+                match self {
+                    $($(#[cfg(feature = $feature)])? Kind::$variant => <$ty as Open>::FORMS,)*
+                    #[allow(unreachable_patterns)]
+                    _ => &[],
+                }
+            }
+
+            fn open(self, url: &str, options: &OpenOptions<'_>) -> Result<AnyBackend, OpenError> {
+                match self {
+                    $($(#[cfg(feature = $feature)])? Kind::$variant => {
+                        <$ty as Open>::open(url, options).map(|b| AnyBackend::$variant(b.into()))
+                    })*
+                    // `url::resolve` names only backends compiled in.
+                    #[allow(unreachable_patterns)]
+                    _ => Err(url::unknown(url)),
+                }
+            }
+        }
+
+        impl AnyBackend {
+            pub fn visit<V: Visitor>(&self, v: V) -> V::Output {
+                match self {
+                    $($(#[cfg(feature = $feature)])? AnyBackend::$variant(b) => v.visit::<$ty>(b),)*
+                }
+            }
+
+            pub async fn visit_async<V: AsyncVisitor>(&self, v: V) -> V::Output {
+                match self {
+                    $($(#[cfg(feature = $feature)])? AnyBackend::$variant(b) => {
+                        v.visit::<$ty>(b).await
+                    })*
+                }
+            }
+        }
+    };
+}
+
+backends! {
+    /// `null:`: answers OK at once, to measure sojourn itself.
+    Null: NullBackend, schemes ["null", "basic"], prefixes [];
+    /// `memory:`: an ordered map in this process, with test hooks.
+    Memory: MemoryBackend, schemes ["memory"], prefixes ["memory."];
+    Sqlite: SqliteBackend in sqlite if "sqlite", schemes ["sqlite"], prefixes ["sqlite."];
+    // Boxed: these hold their whole configuration.
+    Redis: #[boxed] RedisBackend in redis if "redis",
+        schemes ["redis", "rediss"], prefixes ["redis."];
+    Memcached: #[boxed] MemcachedBackend in memcached if "memcached",
+        schemes ["memcached"], prefixes ["memcached."];
+    Postgres: PostgresBackend in postgres if "postgres",
+        jdbc ["postgres", "postgresql"], prefixes ["db.", "jdbc.", "postgres."];
+    Mysql: MysqlBackend in mysql if "mysql",
+        jdbc ["mysql", "mariadb"], prefixes ["db.", "jdbc.", "mysql."];
+    Rocksdb: RocksBackend in rocksdb if "rocksdb", schemes ["rocksdb"], prefixes ["rocksdb."];
+    // YCSB's Bigtable binding names the column family with a bare key.
+    Bigtable: BigtableBackend in bigtable if "bigtable",
+        schemes ["bigtable", "googlebigtable"],
+        prefixes ["bigtable.", "google.", "hbase.", "columnfamily"];
 }

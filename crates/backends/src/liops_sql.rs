@@ -15,15 +15,28 @@
 
 use std::time::Duration;
 
-use sojourn_core::workload::liops::FILLER_WIDTH;
+use sojourn_core::workload::liops::{LiopsConfig, FILLER_WIDTH};
 
-use crate::sql::Dialect;
+use crate::sql::{self, Dialect};
 
 /// A batch of thousands of rows is not one operation: its load gets at
 /// least a minute, whatever the operation timeout.
 pub(crate) const LOAD_BATCH_TIMEOUT: Duration = Duration::from_secs(60);
 
-pub(crate) fn create_table(d: Dialect, table: &str) -> String {
+/// Statements that create the tables of `cfg` if absent; with `drop`, each
+/// removed first.
+pub(crate) fn setup(d: Dialect, cfg: &LiopsConfig, drop: bool) -> Vec<String> {
+    let mut statements = Vec::new();
+    for table in cfg.tables() {
+        if drop {
+            statements.push(sql::drop_table(&table));
+        }
+        statements.push(create_table(d, &table));
+    }
+    statements
+}
+
+fn create_table(d: Dialect, table: &str) -> String {
     match d {
         Dialect::Postgres => format!(
             "CREATE TABLE IF NOT EXISTS {table} (mykey BIGINT NOT NULL, scratch BIGINT NOT NULL, \

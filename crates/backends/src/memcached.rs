@@ -38,22 +38,22 @@
 //! maintained async one) has neither `gets`/`cas` nor `replace`, and
 //! allocates a value and a key per request; this shares the Redis backend's
 //! I/O core, with its timeouts, reconnection and `-p connections=K`
-//! pipelining.
+//! pipelining. Per-operation timeout: `timeout.ms` (default 2000), else
+//! YCSB's `memcached.opTimeoutMillis`.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use sojourn_core::backend::{
-    Backend, BackendError, Connection, FieldValue, Fields, Row, Schema, Status,
-};
-use sojourn_core::properties::Properties;
+use sojourn_core::backend::guard::{Bodies, Guard, Read, Scan};
+use sojourn_core::backend::{Backend, BackendError, FieldValue, Fields, Schema, Status};
 
-use crate::url::{redact_url, OpenError};
-use crate::wire::{Framing, Handshake, Link, MuxHandle, MuxPool, WireConfig, WireError};
+use crate::pool::{PoolOptions, Sharing, DEFAULT_TIMEOUT};
+use crate::wire::{
+    self, Framing, Handshake, OpError, OpResult, Sockets, Transport, WireConfig, SETUP_TIMEOUT,
+};
+use crate::{url, Open, OpenOptions};
 
 const DEFAULT_PORT: u16 = 11211;
-const DEFAULT_TIMEOUT: Duration = Duration::from_millis(2000);
-const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
 /// memcached's limit on key length.
 const MAX_KEY: usize = 250;
 /// Attempts of a partial update's gets/cas before it reports ERROR.
@@ -244,8 +244,9 @@ pub struct MemcachedOptions {
     pub host: String,
     pub port: u16,
     pub timeout: Duration,
-    pub connections: Option<usize>,
-    pub threads: usize,
+    /// The run's connections over fewer sockets (pipelined); `None` for a
+    /// socket per connection.
+    pub sharing: Option<Sharing>,
 }
 
 impl MemcachedOptions {
@@ -254,128 +255,81 @@ impl MemcachedOptions {
             host: host.to_string(),
             port,
             timeout: DEFAULT_TIMEOUT,
-            connections: None,
-            threads: 1,
+            sharing: None,
         }
     }
 
-    /// From a `memcached://` URL (`None`: YCSB's `memcached.hosts`) and the
-    /// run's properties.
-    pub fn from_url_and_properties(
-        url: Option<&str>,
-        props: &Properties,
-    ) -> Result<MemcachedOptions, OpenError> {
-        let invalid = |message: String| OpenError::Invalid {
-            url: url.map_or_else(|| "memcached".to_string(), redact_url),
-            message,
-        };
-        let prop = |e: sojourn_core::properties::PropertyError| invalid(e.to_string());
-        let authority = match url {
-            Some(u) => {
-                let rest = u
-                    .trim()
-                    .split_once("://")
-                    .map(|(_, r)| r)
-                    .ok_or_else(|| invalid("expected memcached://host[:port]".into()))?;
-                let rest = rest.strip_suffix('/').unwrap_or(rest);
-                if rest.contains(['/', '?', '#', '@']) {
-                    return Err(invalid(
-                        "expected memcached://host[:port] with no path, options or user".into(),
-                    ));
-                }
-                rest.to_string()
-            }
-            None => {
+    /// From a `memcached://host[:port]` URL, or YCSB's binding name
+    /// `memcached` with `memcached.hosts`, and the run's properties and
+    /// connections.
+    pub fn from_url(url: &str, options: &OpenOptions<'_>) -> Result<MemcachedOptions, String> {
+        let props = options.props;
+        let authority = match url::split(url).1 {
+            None | Some("") => {
                 let hosts = props.get_str("memcached.hosts", "localhost").trim();
                 if hosts.contains(',') {
-                    return Err(invalid(format!(
+                    return Err(format!(
                         "memcached.hosts lists several servers ({hosts}); sojourn drives one \
                          memcached server per run"
-                    )));
+                    ));
                 }
-                hosts.to_string()
+                hosts
+            }
+            Some(rest) => {
+                let rest = rest.strip_prefix("//").ok_or(
+                    "expected memcached://host[:port], or `memcached` with \
+                     -p memcached.hosts=host:port",
+                )?;
+                let rest = rest.strip_suffix('/').unwrap_or(rest);
+                if rest.contains(['/', '?', '#', '@']) {
+                    return Err(
+                        "expected memcached://host[:port] with no path, options or user".into(),
+                    );
+                }
+                rest
             }
         };
-        let (host, port) =
-            crate::wire::split_host_port(&authority, DEFAULT_PORT).map_err(invalid)?;
-        let mut o = MemcachedOptions::new(&host, port);
-        let timeout_ms = match props.get("timeout.ms") {
-            Some(_) => props.get_u64("timeout.ms", 0).map_err(prop)?,
-            None => props
-                .get_u64(
-                    "memcached.opTimeoutMillis",
-                    DEFAULT_TIMEOUT.as_millis() as u64,
-                )
-                .map_err(prop)?,
-        };
-        if timeout_ms == 0 {
-            return Err(invalid("timeout.ms must be at least 1".into()));
-        }
-        o.timeout = Duration::from_millis(timeout_ms);
-        o.threads = props.get_u64("threadcount", 1).map_err(prop)?.max(1) as usize;
-        if props.contains("connections") {
-            let k = props.get_u64("connections", 0).map_err(prop)?;
-            if k == 0 {
-                return Err(invalid("connections must be at least 1".into()));
-            }
-            if (k as usize) < o.threads {
-                o.connections = Some(k as usize);
-            }
-        }
-        Ok(o)
+        let (host, port) = wire::split_host_port(authority, DEFAULT_PORT)?;
+        let pool = PoolOptions::from_properties(
+            props,
+            Some("memcached.opTimeoutMillis"),
+            options.workers,
+        )?;
+        Ok(MemcachedOptions {
+            timeout: pool.timeout,
+            sharing: pool.sharing,
+            ..MemcachedOptions::new(&host, port)
+        })
     }
 }
 
 /// A memcached server.
+#[derive(Debug)]
 pub struct MemcachedBackend {
     opts: MemcachedOptions,
-    cfg: Arc<WireConfig>,
-    pool: Option<MuxPool<Text>>,
-}
-
-impl std::fmt::Debug for MemcachedBackend {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MemcachedBackend")
-            .field("opts", &self.opts)
-            .finish_non_exhaustive()
-    }
+    sockets: Sockets<Text>,
 }
 
 impl MemcachedBackend {
     pub fn new(opts: MemcachedOptions) -> MemcachedBackend {
-        let cfg = Arc::new(WireConfig {
-            addr: crate::wire::addr(&opts.host, opts.port),
+        let cfg = WireConfig {
+            addr: wire::addr(&opts.host, opts.port),
             timeout: opts.timeout,
             connect_timeout: SETUP_TIMEOUT,
             handshake: Handshake::default(),
             tls: None,
-        });
-        let pool = opts
-            .connections
-            .map(|k| MuxPool::new(Arc::clone(&cfg), opts.threads.div_ceil(k)));
-        MemcachedBackend { opts, cfg, pool }
-    }
-
-    pub fn open(url: Option<&str>, props: &Properties) -> Result<MemcachedBackend, OpenError> {
-        MemcachedOptions::from_url_and_properties(url, props).map(MemcachedBackend::new)
+        };
+        let target = format!("memcached://{}", cfg.addr);
+        let sockets = Sockets::new(cfg, opts.sharing, target);
+        MemcachedBackend { opts, sockets }
     }
 
     fn target(&self) -> String {
-        format!(
-            "memcached://{}",
-            crate::wire::addr(&self.opts.host, self.opts.port)
-        )
+        self.sockets.target().to_string()
     }
 
     async fn setup_call(&self, command: &[u8]) -> Result<Vec<u8>, BackendError> {
-        let mut cfg = (*self.cfg).clone();
-        cfg.timeout = SETUP_TIMEOUT.max(self.opts.timeout);
-        let mut link = Link::<Text>::connect(Arc::new(cfg))
-            .await
-            .map_err(|message| BackendError::Connect {
-                target: self.target(),
-                message,
-            })?;
+        let mut link = self.sockets.setup().await?;
         link.request().extend_from_slice(command);
         link.call(1)
             .await
@@ -436,17 +390,24 @@ impl MemcachedBackend {
     }
 }
 
+impl Open for MemcachedBackend {
+    const FORMS: &'static [&'static str] = &[
+        "memcached://host[:port]",
+        "`memcached` with -p memcached.hosts=H:P",
+    ];
+
+    /// See [`MemcachedOptions::from_url`]; nothing is contacted yet.
+    fn configure(url: &str, options: &OpenOptions<'_>) -> Result<MemcachedBackend, String> {
+        MemcachedOptions::from_url(url, options).map(MemcachedBackend::new)
+    }
+}
+
 impl Backend for MemcachedBackend {
     type Conn = MemcachedConnection;
 
     fn describe(&self) -> String {
-        match self.opts.connections {
-            Some(k) => format!(
-                "{} ({} in flight over {k} connection{})",
-                self.target(),
-                self.opts.threads,
-                if k == 1 { "" } else { "s" }
-            ),
+        match self.opts.sharing {
+            Some(sharing) => format!("{} ({sharing})", self.target()),
             None => self.target(),
         }
     }
@@ -472,22 +433,12 @@ impl Backend for MemcachedBackend {
     }
 
     async fn connect(&self, schema: Arc<Schema>) -> Result<MemcachedConnection, BackendError> {
-        let connect_error = |message: String| BackendError::Connect {
-            target: self.target(),
-            message,
-        };
-        let transport = match &self.pool {
-            Some(pool) => Transport::Mux(pool.handle().await.map_err(connect_error)?),
-            None => Transport::Link(
-                Link::connect(Arc::clone(&self.cfg))
-                    .await
-                    .map_err(connect_error)?,
-            ),
-        };
+        let transport = self.sockets.transport().await?;
         Ok(MemcachedConnection {
             t: transport,
             table: schema.table.clone(),
-            field_count: schema.field_count(),
+            // The transport bounds each call itself.
+            guard: Guard::new(schema.field_count(), None),
             timeout: self.opts.timeout,
             order: Vec::new(),
             decoded: Vec::new(),
@@ -498,36 +449,6 @@ impl Backend for MemcachedBackend {
     }
 }
 
-enum Transport {
-    Link(Link<Text>),
-    Mux(MuxHandle<Text>),
-}
-
-impl Transport {
-    fn request(&mut self) -> &mut Vec<u8> {
-        match self {
-            Transport::Link(l) => l.request(),
-            Transport::Mux(m) => m.request(),
-        }
-    }
-
-    fn request_continue(&mut self) -> &mut Vec<u8> {
-        match self {
-            Transport::Link(l) => l.request_continue(),
-            Transport::Mux(m) => m.request_continue(),
-        }
-    }
-
-    async fn call(&mut self) -> Result<&[u8], WireError> {
-        match self {
-            Transport::Link(l) => l.call(1).await,
-            Transport::Mux(m) => m.call(1).await,
-        }
-    }
-}
-
-type OpResult<T> = Result<T, (Status, String)>;
-
 /// A nonzero seed that differs between connections.
 fn seed() -> u64 {
     use std::hash::{BuildHasher, Hasher};
@@ -536,22 +457,15 @@ fn seed() -> u64 {
     h.finish() | 1
 }
 
-fn wire_err(e: WireError) -> (Status, String) {
-    (Status::Error, e.to_string())
-}
-
-fn reply_err(reply: &[u8]) -> (Status, String) {
-    (
-        Status::Error,
-        String::from_utf8_lossy(first_line(reply)).into_owned(),
-    )
+fn reply_err(reply: &[u8]) -> OpError {
+    OpError::error(String::from_utf8_lossy(first_line(reply)))
 }
 
 /// A connection of [`MemcachedBackend`].
 pub struct MemcachedConnection {
-    t: Transport,
+    t: Transport<Text>,
     table: String,
-    field_count: usize,
+    guard: Guard,
     /// The operation timeout, which also bounds a partial update's retries.
     timeout: Duration,
     /// Indices into an update's values, in field order, last value winning.
@@ -580,30 +494,14 @@ impl MemcachedConnection {
         self.last_error.as_deref()
     }
 
-    fn status(&mut self, result: OpResult<Status>) -> Status {
-        result.unwrap_or_else(|(status, message)| {
-            self.last_error = Some(message);
-            status
-        })
-    }
-
-    fn valid_fields(&self, fields: Fields<'_>) -> bool {
-        match fields {
-            Fields::All => true,
-            Fields::Some(list) => list.iter().all(|&f| f < self.field_count),
-        }
-    }
-
     /// Start a command `<name> <key>` in the request buffer.
     fn start(&mut self, name: &[u8], key: &str) -> OpResult<()> {
         let req = self.t.request();
         req.extend_from_slice(name);
         req.push(b' ');
-        encode_key(req, &self.table, key).map_err(|()| {
-            (
-                Status::BadRequest,
-                format!("key longer than memcached's {MAX_KEY} bytes"),
-            )
+        encode_key(req, &self.table, key).map_err(|()| OpError {
+            status: Status::BadRequest,
+            message: format!("key longer than memcached's {MAX_KEY} bytes"),
         })
     }
 
@@ -648,19 +546,51 @@ impl MemcachedConnection {
         req.extend_from_slice(b"\r\n");
     }
 
-    async fn read_now(
+    async fn store(
         &mut self,
+        command: &[u8],
+        store: Store,
         key: &str,
-        fields: Fields<'_>,
-        out: &mut Vec<FieldValue>,
+        values: &[FieldValue],
     ) -> OpResult<Status> {
+        self.order_values(values);
+        self.start(command, key)?;
+        let order = std::mem::take(&mut self.order);
+        self.finish_store(
+            store,
+            order
+                .iter()
+                .map(|&i| (values[i].field, &values[i].value[..])),
+        );
+        self.order = order;
+        let reply = self.t.call(1).await?;
+        match first_line(reply) {
+            b"STORED" => Ok(Status::Ok),
+            b"NOT_STORED" | b"NOT_FOUND" => Ok(Status::NotFound),
+            _ => Err(reply_err(reply)),
+        }
+    }
+}
+
+impl Bodies for MemcachedConnection {
+    async fn scan_now(&mut self, _: Scan<'_>) -> OpResult<Status> {
+        // memcached has no order to scan in.
+        Ok(Status::NotImplemented)
+    }
+
+    async fn insert_now(&mut self, key: &str, values: &[FieldValue]) -> OpResult<Status> {
+        self.store(b"set", Store::Set, key, values).await
+    }
+
+    async fn read_now(&mut self, read: Read<'_>) -> OpResult<Status> {
+        let Read { key, fields, out } = read;
         self.start(b"get", key)?;
         self.t.request_continue().extend_from_slice(b"\r\n");
-        let reply = self.t.call().await.map_err(wire_err)?;
-        let Some(value) = parse_get(reply).map_err(|e| (Status::Error, e))? else {
+        let reply = self.t.call(1).await?;
+        let Some(value) = parse_get(reply).map_err(OpError::error)? else {
             return Ok(Status::NotFound);
         };
-        decode_all(value.data, &mut self.decoded).map_err(|e| (Status::Error, e))?;
+        decode_all(value.data, &mut self.decoded).map_err(OpError::error)?;
         match fields {
             Fields::All => {
                 for (field, range) in &self.decoded {
@@ -684,51 +614,28 @@ impl MemcachedConnection {
         Ok(Status::Ok)
     }
 
-    async fn store(
-        &mut self,
-        command: &[u8],
-        store: Store,
-        key: &str,
-        values: &[FieldValue],
-    ) -> OpResult<Status> {
-        self.order_values(values);
-        self.start(command, key)?;
-        let order = std::mem::take(&mut self.order);
-        self.finish_store(
-            store,
-            order
-                .iter()
-                .map(|&i| (values[i].field, &values[i].value[..])),
-        );
-        self.order = order;
-        let reply = self.t.call().await.map_err(wire_err)?;
-        match first_line(reply) {
-            b"STORED" => Ok(Status::Ok),
-            b"NOT_STORED" | b"NOT_FOUND" => Ok(Status::NotFound),
-            _ => Err(reply_err(reply)),
-        }
-    }
-
     async fn update_now(&mut self, key: &str, values: &[FieldValue]) -> OpResult<Status> {
-        if values.iter().any(|v| v.field >= self.field_count) {
-            return Ok(Status::BadRequest);
-        }
         if values.is_empty() {
             let mut none = Vec::new();
-            return self.read_now(key, Fields::Some(&[]), &mut none).await;
+            let read = Read {
+                key,
+                fields: Fields::Some(&[]),
+                out: &mut none,
+            };
+            return self.read_now(read).await;
         }
         self.order_values(values);
-        if self.order.len() == self.field_count {
+        if self.order.len() == self.guard.field_count() {
             // Every field is written: the old record does not matter.
             return self.store(b"replace", Store::Replace, key, values).await;
         }
         let started = tokio::time::Instant::now();
         for attempt in 0..CAS_ATTEMPTS {
             if started.elapsed() >= self.timeout {
-                return Err((
-                    Status::Error,
-                    format!("no compare-and-swap succeeded within {:?}", self.timeout),
-                ));
+                return Err(OpError::error(format!(
+                    "no compare-and-swap succeeded within {:?}",
+                    self.timeout
+                )));
             }
             if attempt >= 2 {
                 // Two clients updating one item can fall into lockstep
@@ -742,16 +649,16 @@ impl MemcachedConnection {
             }
             self.start(b"gets", key)?;
             self.t.request_continue().extend_from_slice(b"\r\n");
-            let reply = self.t.call().await.map_err(wire_err)?;
-            let Some(value) = parse_get(reply).map_err(|e| (Status::Error, e))? else {
+            let reply = self.t.call(1).await?;
+            let Some(value) = parse_get(reply).map_err(OpError::error)? else {
                 return Ok(Status::NotFound);
             };
             let unique = value
                 .cas
-                .ok_or((Status::Error, "gets returned no CAS value".to_string()))?;
+                .ok_or_else(|| OpError::error("gets returned no CAS value"))?;
             self.old.clear();
             self.old.extend_from_slice(value.data);
-            decode_all(&self.old, &mut self.decoded).map_err(|e| (Status::Error, e))?;
+            decode_all(&self.old, &mut self.decoded).map_err(OpError::error)?;
             // Merge: old fields not updated, and the new values, in field
             // order.
             self.start(b"cas", key)?;
@@ -770,7 +677,7 @@ impl MemcachedConnection {
             };
             self.finish_store(Store::Cas(unique), merged);
             (self.old, self.decoded, self.order) = (old, decoded, order);
-            let reply = self.t.call().await.map_err(wire_err)?;
+            let reply = self.t.call(1).await?;
             match first_line(reply) {
                 b"STORED" => return Ok(Status::Ok),
                 b"NOT_FOUND" => return Ok(Status::NotFound),
@@ -778,16 +685,15 @@ impl MemcachedConnection {
                 _ => return Err(reply_err(reply)),
             }
         }
-        Err((
-            Status::Error,
-            format!("the item kept changing during {CAS_ATTEMPTS} compare-and-swap attempts"),
-        ))
+        Err(OpError::error(format!(
+            "the item kept changing during {CAS_ATTEMPTS} compare-and-swap attempts"
+        )))
     }
 
     async fn delete_now(&mut self, key: &str) -> OpResult<Status> {
         self.start(b"delete", key)?;
         self.t.request_continue().extend_from_slice(b"\r\n");
-        let reply = self.t.call().await.map_err(wire_err)?;
+        let reply = self.t.call(1).await?;
         match first_line(reply) {
             b"DELETED" => Ok(Status::Ok),
             b"NOT_FOUND" => Ok(Status::NotFound),
@@ -839,47 +745,26 @@ impl<'a> Iterator for Merge<'a> {
     }
 }
 
-impl Connection for MemcachedConnection {
-    async fn read(&mut self, key: &str, fields: Fields<'_>, out: &mut Vec<FieldValue>) -> Status {
-        if !self.valid_fields(fields) {
-            return Status::BadRequest;
-        }
-        let before = out.len();
-        let result = self.read_now(key, fields, out).await;
-        if result.is_err() {
-            out.truncate(before);
-        }
-        self.status(result)
-    }
+wire::settled_by_the_transport!(MemcachedConnection);
 
-    async fn scan(
-        &mut self,
-        _start_key: &str,
-        _count: usize,
-        fields: Fields<'_>,
-        _out: &mut Vec<Row>,
-    ) -> Status {
-        if !self.valid_fields(fields) {
-            return Status::BadRequest;
-        }
-        Status::NotImplemented
-    }
+#[cfg(test)]
+mod tests {
+    use sojourn_core::properties::Properties;
 
-    async fn update(&mut self, key: &str, values: &[FieldValue]) -> Status {
-        let result = self.update_now(key, values).await;
-        self.status(result)
-    }
+    use super::*;
 
-    async fn insert(&mut self, key: &str, values: &[FieldValue]) -> Status {
-        if values.iter().any(|v| v.field >= self.field_count) {
-            return Status::BadRequest;
-        }
-        let result = self.store(b"set", Store::Set, key, values).await;
-        self.status(result)
-    }
-
-    async fn delete(&mut self, key: &str) -> Status {
-        let result = self.delete_now(key).await;
-        self.status(result)
+    #[test]
+    fn url_forms() {
+        let props = Properties::new();
+        let open = |url| MemcachedBackend::open(url, &OpenOptions::new(&props));
+        assert_eq!(
+            open("memcached").unwrap().describe(),
+            "memcached://localhost:11211"
+        );
+        assert_eq!(
+            open("memcached://h:1").unwrap().describe(),
+            "memcached://h:1"
+        );
+        assert!(open("memcached:h").is_err());
     }
 }

@@ -22,11 +22,13 @@
 //! (`CLIENT_FOUND_ROWS`), so an update that writes the value already there
 //! is `OK` and only a missing key is `NOT_FOUND`.
 //!
-//! Topology: `--threads N` is N connections, one request in flight each.
+//! Topology: a run of N connections is N sockets, one request in flight
+//! on each.
 //! Faults are handled as in the PostgreSQL backend: `timeout.ms` bounds
 //! every operation; a timed-out or broken connection is abandoned and
 //! re-opened by a later operation, attempts spaced by [`Backoff`].
 
+use std::convert::Infallible;
 use std::fmt::{self, Write as _};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -34,20 +36,32 @@ use std::time::Duration;
 
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts, OptsBuilder, Params, SslOpts, Value};
+use sojourn_core::backend::guard::{Bodies, Failure, Guard, Read, Scan, Settle};
 use sojourn_core::backend::{
-    ArticleRow, Backend, BackendError, Connection, FieldValue, Fields, LiopsConfig, LiopsRow, Row,
-    Schema, ServerCounters, Status, VoteVariant,
+    Backend, BackendError, Extensions, FieldValue, Row, Schema, ServerCounters, Status,
 };
-use sojourn_core::properties::Properties;
-use sojourn_core::workload::liops::FILLER_WIDTH;
-use tokio::time::{timeout_at, Instant};
+use sojourn_core::redact::redact_url;
+use sojourn_core::workload::capability::Runs;
+use sojourn_core::workload::liops::{Liops, LiopsConfig, LiopsRow, FILLER_WIDTH};
+use sojourn_core::workload::vote::{ArticleRow, Vote, VoteVariant};
 
-use crate::sql::{self, timeout_from, Backoff, Dialect, Shape, ShapeCache};
-use crate::url::redact_url;
-use crate::{liops_sql, vote_sql};
+use crate::sql::{
+    self, checked_table, sql_connection, Backoff, ByShape, Dialect, Hidden, Layout, Op, SqlOps,
+    SqlUrl, Target, UrlRules,
+};
+use crate::{liops_sql, pool, vote_sql, Open, OpenOptions};
 
-/// The least time allowed for connecting and for table setup.
-const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
+/// MySQL's and MariaDB's URLs. In a JDBC URL, Connector/J's `useSSL=true`
+/// means `ssl-mode=required`.
+const URLS: UrlRules = UrlRules {
+    schemes: &["mysql", "mariadb"],
+    database: "MySQL",
+    example: "mysql://user:pass@host:port/db or jdbc:mysql://host:port/db",
+    native: "mysql",
+    ssl_mode: &["ssl-mode", "sslmode", "ssl_mode"],
+    ssl_ca: &["ssl-ca", "sslca", "ssl_ca", "sslrootcert"],
+    jdbc_ssl: ("usessl", "required"),
+};
 
 /// MySQL's error for a table that does not exist.
 const ER_NO_SUCH_TABLE: u16 = 1146;
@@ -59,97 +73,41 @@ const ER_BAD_FIELD_ERROR: u16 = 1054;
 const STATEMENT_CACHE: usize = 64;
 
 /// A MySQL or MariaDB database.
+#[derive(Debug)]
 pub struct MysqlBackend {
     inner: Arc<Inner>,
 }
 
+#[derive(Debug)]
 struct Inner {
-    opts: Opts,
-    describe: String,
-    timeout: Duration,
+    opts: Hidden<Opts>,
+    target: Target,
 }
 
-impl fmt::Debug for MysqlBackend {
-    // Not derived: the options hold the password.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("MysqlBackend")
-            .field("url", &self.inner.describe)
-            .field("timeout", &self.inner.timeout)
-            .finish()
-    }
-}
+impl Open for MysqlBackend {
+    const FORMS: &'static [&'static str] =
+        &["mysql://user:pass@host:port/db (also mariadb://, jdbc:mysql://)"];
 
-/// Why a URL or its properties cannot configure the backend. The message
-/// never contains the password.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct ConfigError(String);
-
-fn config_error(message: impl Into<String>) -> ConfigError {
-    ConfigError(message.into())
-}
-
-impl MysqlBackend {
     /// Configure from a `mysql://`, `mariadb://`, `jdbc:mysql://` or
-    /// `jdbc:mariadb://` URL and the run's properties. Touches nothing.
-    pub fn open(url: &str, props: &Properties) -> Result<MysqlBackend, ConfigError> {
-        let url = url.trim();
-        let (jdbc, rest) = match url.strip_prefix("jdbc:") {
-            Some(rest) => (true, rest),
-            None => (false, url),
-        };
-        let Some((scheme, after)) = rest.split_once("://") else {
-            return Err(config_error(
-                "expected mysql://user:pass@host:port/db or jdbc:mysql://host:port/db",
-            ));
-        };
-        if !matches!(scheme.to_ascii_lowercase().as_str(), "mysql" | "mariadb") {
-            return Err(config_error(format!("`{scheme}://` is not a MySQL URL")));
-        }
-        let (base, query) = after.split_once('?').unwrap_or((after, ""));
-        let mut passthrough = Vec::new();
-        let (mut ssl_mode, mut ssl_ca) = (None, None);
-        let (mut user, mut password) = (None, None);
-        let mut statement_cache_set = false;
-        for (key, value) in sql::query_pairs(query) {
-            let lower = key.to_ascii_lowercase();
-            match lower.as_str() {
-                "ssl-mode" | "sslmode" | "ssl_mode" => ssl_mode = Some(value),
-                "ssl-ca" | "sslca" | "ssl_ca" | "sslrootcert" => ssl_ca = Some(value),
-                "usessl" if jdbc => {
-                    if value.eq_ignore_ascii_case("true") && ssl_mode.is_none() {
-                        ssl_mode = Some("required".to_string());
-                    }
-                }
-                "user" => user = Some(value),
-                "password" => password = Some(value),
-                _ if jdbc => {} // Connector/J's own settings
-                _ => {
-                    statement_cache_set |= lower == "stmt_cache_size";
-                    passthrough.push(format!(
-                        "{}={}",
-                        sql::percent_encode(&key),
-                        sql::percent_encode(&value)
-                    ));
-                }
-            }
-        }
-        let mut native = format!("mysql://{base}");
-        if !passthrough.is_empty() {
-            native.push('?');
-            native.push_str(&passthrough.join("&"));
-        }
+    /// `jdbc:mariadb://` URL and the run's properties. Touches nothing;
+    /// errors never show the password.
+    fn configure(url: &str, options: &OpenOptions<'_>) -> Result<MysqlBackend, String> {
+        let props = options.props;
+        let sql_url = SqlUrl::parse(url, &URLS)?;
+        let own_statement_cache = sql_url.passes("stmt_cache_size");
         let parsed =
-            Opts::from_url(&native).map_err(|e| config_error(format!("invalid MySQL URL: {e}")))?;
-        let user = user
+            Opts::from_url(&sql_url.native).map_err(|e| format!("invalid MySQL URL: {e}"))?;
+        let user = sql_url
+            .user
             .or_else(|| parsed.user().map(str::to_string))
             .or_else(|| props.get("db.user").map(str::to_string))
             .unwrap_or_else(|| "root".to_string());
-        let password = password
+        let password = sql_url
+            .password
             .or_else(|| parsed.pass().map(str::to_string))
             .or_else(|| props.get("db.passwd").map(str::to_string))
             .or_else(|| std::env::var("MYSQL_PWD").ok());
-        let timeout = timeout_from(props).map_err(config_error)?;
+        let timeout = pool::timeout(props, None)?;
         let mut builder = OptsBuilder::from_opts(parsed)
             .user(Some(user))
             .pass(password)
@@ -159,29 +117,30 @@ impl MysqlBackend {
             .prefer_socket(false)
             .tcp_nodelay(true)
             .client_found_rows(true)
-            .ssl_opts(ssl_opts(ssl_mode.as_deref(), ssl_ca)?);
-        if !statement_cache_set {
+            .ssl_opts(ssl_opts(sql_url.ssl_mode.as_deref(), sql_url.ssl_ca)?);
+        if !own_statement_cache {
             builder = builder.stmt_cache_size(STATEMENT_CACHE);
         }
         Ok(MysqlBackend {
             inner: Arc::new(Inner {
-                opts: Opts::from(builder),
-                describe: redact_url(url),
-                timeout,
+                opts: Hidden(Opts::from(builder)),
+                target: Target {
+                    describe: redact_url(url.trim()),
+                    timeout,
+                },
             }),
         })
     }
+}
 
+impl MysqlBackend {
     /// The per-operation timeout.
     pub fn timeout(&self) -> Duration {
-        self.inner.timeout
+        self.inner.target.timeout
     }
 
     fn setup_error(&self, message: impl fmt::Display) -> BackendError {
-        BackendError::Setup {
-            target: self.describe(),
-            message: message.to_string(),
-        }
+        self.inner.target.setup_error(message)
     }
 
     /// Run setup statements in order on a connection of their own.
@@ -211,32 +170,22 @@ impl MysqlBackend {
     }
 
     async fn setup_conn(&self) -> Result<Conn, BackendError> {
-        let limit = self.inner.timeout.max(SETUP_TIMEOUT);
-        match tokio::time::timeout(limit, Conn::new(self.inner.opts.clone())).await {
-            Ok(Ok(conn)) => Ok(conn),
-            Ok(Err(e)) => Err(BackendError::Connect {
-                target: self.describe(),
-                message: e.to_string(),
-            }),
-            Err(_) => Err(BackendError::Connect {
-                target: self.describe(),
-                message: format!("no answer within {limit:?}"),
-            }),
-        }
+        let connect = Conn::new(self.inner.opts.clone());
+        self.inner.target.connect(connect, |e| e.to_string()).await
     }
 }
 
 /// TLS settings for an `ssl-mode` (case and `-`/`_` do not matter).
-fn ssl_opts(mode: Option<&str>, ca: Option<String>) -> Result<Option<SslOpts>, ConfigError> {
+fn ssl_opts(mode: Option<&str>, ca: Option<String>) -> Result<Option<SslOpts>, String> {
     let mode = mode
         .unwrap_or("disabled")
         .to_ascii_lowercase()
         .replace('-', "_");
-    let with_ca = |ca: Option<String>| -> Result<SslOpts, ConfigError> {
+    let with_ca = |ca: Option<String>| -> Result<SslOpts, String> {
         let Some(path) = ca else {
-            return Err(config_error(format!(
+            return Err(format!(
                 "ssl-mode={mode} needs ssl-ca=PATH (a PEM file of the CA certificates)"
-            )));
+            ));
         };
         Ok(SslOpts::default()
             .with_root_certs(vec![PathBuf::from(path).into()])
@@ -248,9 +197,9 @@ fn ssl_opts(mode: Option<&str>, ca: Option<String>) -> Result<Option<SslOpts>, C
         "verify_ca" => with_ca(ca)?.with_danger_skip_domain_validation(true),
         "verify_identity" | "verify_full" => with_ca(ca)?,
         other => {
-            return Err(config_error(format!(
+            return Err(format!(
                 "ssl-mode={other} is not one of disabled, required, verify_ca, verify_identity"
-            )))
+            ))
         }
     };
     // mysql_async builds its rustls configuration with the process-wide
@@ -267,14 +216,6 @@ fn abandon(conn: Conn) {
         handle.spawn(async move {
             let _ = tokio::time::timeout(Duration::from_millis(100), conn.disconnect()).await;
         });
-    }
-}
-
-fn checked_table(schema: &Schema) -> Result<&str, String> {
-    if sql::valid_table_name(&schema.table) {
-        Ok(&schema.table)
-    } else {
-        Err(sql::table_name_error(&schema.table))
     }
 }
 
@@ -331,7 +272,7 @@ impl Backend for MysqlBackend {
     }
 
     fn describe(&self) -> String {
-        self.inner.describe.clone()
+        self.inner.target.describe.clone()
     }
 
     async fn prepare(&self, schema: &Schema, drop: bool) -> Result<(), BackendError> {
@@ -359,18 +300,8 @@ impl Backend for MysqlBackend {
             )
             .await
             .map_err(|e| self.setup_error(e))?;
-        let missing: Vec<String> = std::iter::once("YCSB_KEY".to_string())
-            .chain((0..schema.field_count()).map(|f| format!("FIELD{f}")))
-            .filter(|c| !columns.contains(c))
-            .collect();
         let _ = conn.disconnect().await;
-        if !missing.is_empty() {
-            return Err(self.setup_error(format!(
-                "table {table} exists without column(s) {}; empty it with the drop option to recreate it",
-                missing.join(", ")
-            )));
-        }
-        Ok(())
+        sql::missing_columns(table, &columns, schema.field_count()).map_err(|e| self.setup_error(e))
     }
 
     async fn is_empty(&self, schema: &Schema) -> Result<Option<bool>, BackendError> {
@@ -378,101 +309,29 @@ impl Backend for MysqlBackend {
         self.nothing_in(&sql::any_row(table)).await
     }
 
-    async fn prepare_vote(&self, variant: VoteVariant, drop: bool) -> Result<(), BackendError> {
-        let mut statements: Vec<String> = Vec::new();
-        if drop {
-            statements.extend(vote_sql::drop_tables().map(String::from));
-        }
-        statements.extend(vote_sql::create_tables(Dialect::Mysql, variant));
-        self.setup_batch(&statements).await
-    }
-
-    async fn vote_is_empty(&self, variant: VoteVariant) -> Result<Option<bool>, BackendError> {
-        let empty = self.nothing_in(vote_sql::ANY_ARTICLE).await?;
-        if variant == VoteVariant::Precomputed {
-            let mut conn = self.setup_conn().await?;
-            let probe: Result<Option<i64>, _> = conn.query_first(vote_sql::VOTES_COLUMN).await;
-            let _ = conn.disconnect().await;
-            match probe {
-                Ok(_) => {}
-                Err(mysql_async::Error::Server(e)) if e.code == ER_NO_SUCH_TABLE => {}
-                Err(mysql_async::Error::Server(e)) if e.code == ER_BAD_FIELD_ERROR => {
-                    return Err(self.setup_error(vote_sql::made_for_join()));
-                }
-                Err(e) => return Err(self.setup_error(e)),
-            }
-        }
-        Ok(empty)
-    }
-
-    async fn prepare_liops(&self, cfg: &LiopsConfig, drop: bool) -> Result<(), BackendError> {
-        let mut statements = Vec::new();
-        for table in cfg.tables() {
-            if drop {
-                statements.push(sql::drop_table(&table));
-            }
-            statements.push(liops_sql::create_table(Dialect::Mysql, &table));
-        }
-        self.setup_batch(&statements).await
-    }
-
-    async fn liops_is_empty(&self, cfg: &LiopsConfig) -> Result<Option<bool>, BackendError> {
-        self.nothing_in(&sql::any_row(&cfg.table(1))).await
-    }
-
-    async fn finish_liops_load(&self, cfg: &LiopsConfig) -> Result<(), BackendError> {
-        let mut conn = self.setup_conn().await?;
-        let mut statements = Vec::new();
-        for table in cfg.tables() {
-            // MySQL has no CREATE INDEX IF NOT EXISTS: look first.
-            let present: Result<Option<i64>, _> = conn
-                .exec_first(
-                    "SELECT COUNT(*) FROM information_schema.statistics \
-                     WHERE table_schema = DATABASE() AND table_name = ? AND index_name = ?",
-                    (table.as_str(), liops_sql::index_name(&table)),
-                )
-                .await;
-            match present {
-                Ok(Some(n)) if n > 0 => {}
-                Ok(_) => statements.push(liops_sql::create_index(Dialect::Mysql, &table)),
-                Err(e) => {
-                    let _ = conn.disconnect().await;
-                    return Err(self.setup_error(e));
-                }
-            }
-            statements.push(liops_sql::analyze(Dialect::Mysql, &table));
-        }
-        let _ = conn.disconnect().await;
-        self.setup_batch(&statements).await
-    }
-
     async fn connect(&self, schema: Arc<Schema>) -> Result<MysqlConnection, BackendError> {
         let table = checked_table(&schema).map_err(|e| self.setup_error(e))?;
         let conn = self.setup_conn().await?;
         Ok(MysqlConnection {
             inner: Arc::clone(&self.inner),
-            sql: Texts {
-                table: table.to_string(),
-                all_fields: (0..schema.field_count()).collect(),
-                ..Texts::default()
-            },
+            guard: self.inner.target.guard(&schema),
+            layout: Layout::new(table, schema.field_count()),
+            texts: Texts::default(),
             conn: Some(conn),
             backoff: Backoff::new(),
-            scratch: Vec::new(),
             last_error: None,
         })
+    }
+
+    fn extensions(&self) -> Extensions<Self> {
+        sql::extensions()
     }
 }
 
 /// SQL texts by operation shape, built once each.
 #[derive(Default)]
 struct Texts {
-    table: String,
-    all_fields: Vec<usize>,
-    read: ShapeCache<String>,
-    scan: ShapeCache<String>,
-    update: ShapeCache<String>,
-    insert: ShapeCache<String>,
+    shaped: ByShape<String>,
     delete: String,
     /// The vote workload's texts for one variant, built on first use.
     vote: Option<(VoteVariant, VoteTexts)>,
@@ -489,6 +348,16 @@ struct VoteTexts {
 }
 
 impl Texts {
+    /// The text of `op` over `columns`, built on first use.
+    async fn shaped(&mut self, layout: &Layout, op: Op, columns: &[usize]) -> &str {
+        let build = async |sql| Ok::<String, Infallible>(sql);
+        let Ok(sql) = self
+            .shaped
+            .get(layout, Dialect::Mysql, op, columns, build)
+            .await;
+        sql
+    }
+
     fn vote(&mut self, variant: VoteVariant) -> &VoteTexts {
         if !matches!(&self.vote, Some((v, _)) if *v == variant) {
             let d = Dialect::Mysql;
@@ -516,17 +385,6 @@ impl Texts {
         let (_, select, update) = self.liops.as_ref().expect("built above");
         (select, update)
     }
-}
-
-fn text<'c>(
-    cache: &'c mut ShapeCache<String>,
-    shape: Shape<'_>,
-    build: impl FnOnce() -> String,
-) -> &'c str {
-    if cache.get(shape).is_none() {
-        return cache.insert(shape, build());
-    }
-    cache.get(shape).map_or("", String::as_str)
 }
 
 /// A value as bytes; `None` for NULL (a field never written).
@@ -559,10 +417,11 @@ fn key_param(key: &str) -> Value {
 /// A connection of [`MysqlBackend`], re-established when lost.
 pub struct MysqlConnection {
     inner: Arc<Inner>,
-    sql: Texts,
+    guard: Guard,
+    layout: Layout,
+    texts: Texts,
     conn: Option<Conn>,
     backoff: Backoff,
-    scratch: Vec<usize>,
     last_error: Option<String>,
 }
 
@@ -575,127 +434,80 @@ impl MysqlConnection {
         self.last_error.as_deref()
     }
 
-    /// The connection, opened if there is none, no sooner than the backoff
-    /// allows.
-    async fn conn<'c>(
-        conn: &'c mut Option<Conn>,
-        backoff: &mut Backoff,
-        inner: &Inner,
-    ) -> Result<&'c mut Conn, mysql_async::Error> {
-        if conn.is_none() {
-            backoff.wait_turn().await;
-            let fresh = Conn::new(inner.opts.clone()).await?;
-            backoff.succeeded();
-            return Ok(conn.insert(fresh));
-        }
-        Ok(conn.as_mut().expect("present: checked above"))
-    }
-
-    fn deadline(&self) -> Instant {
-        Instant::now() + self.inner.timeout
-    }
-
-    fn settle(&mut self, outcome: Result<MyResult, tokio::time::error::Elapsed>) -> Status {
-        match outcome {
-            Ok(Ok(status)) => status,
-            Ok(Err(e)) => {
-                if !matches!(e, mysql_async::Error::Server(_)) || e.is_fatal() {
-                    if let Some(conn) = self.conn.take() {
-                        abandon(conn);
-                    }
-                }
-                self.last_error = Some(e.to_string());
-                Status::Error
-            }
-            Err(_) => {
-                self.last_error = Some(format!(
-                    "timed out after {} ms",
-                    self.inner.timeout.as_millis()
-                ));
-                if let Some(conn) = self.conn.take() {
-                    abandon(conn);
-                }
-                Status::Error
-            }
-        }
-    }
-
-    fn field_count(&self) -> usize {
-        self.sql.all_fields.len()
-    }
-
-    fn valid_fields(&self, fields: Fields<'_>) -> bool {
-        match fields {
-            Fields::All => true,
-            Fields::Some(list) => list.iter().all(|&f| f < self.field_count()),
-        }
-    }
-
-    fn valid_values(&self, values: &[FieldValue]) -> bool {
-        values.iter().all(|v| v.field < self.field_count())
-    }
-
-    async fn read_now(
+    /// The connection (opened if there is none, no sooner than the
+    /// backoff allows), the SQL texts, and what they are built from.
+    async fn session(
         &mut self,
-        key: &str,
-        fields: Fields<'_>,
-        out: &mut Vec<FieldValue>,
-    ) -> MyResult {
+    ) -> Result<(&mut Conn, &mut Texts, &mut Layout), mysql_async::Error> {
         let MysqlConnection {
             inner,
-            sql: texts,
+            layout,
+            texts,
             conn,
             backoff,
             ..
         } = self;
-        let conn = Self::conn(conn, backoff, inner).await?;
-        let columns: &[usize] = match fields {
-            Fields::All => &texts.all_fields,
-            Fields::Some(list) => list,
+        if conn.is_none() {
+            backoff.wait_turn().await;
+            let fresh = Conn::new(inner.opts.clone()).await?;
+            backoff.succeeded();
+            *conn = Some(fresh);
+        }
+        let conn = conn.as_mut().expect("opened above");
+        Ok((conn, texts, layout))
+    }
+}
+
+impl Settle for MysqlConnection {
+    type Error = mysql_async::Error;
+
+    fn guard(&self) -> Guard {
+        self.guard
+    }
+
+    /// Records why, and gives up a connection whose state is unknown: it
+    /// timed out, broke, or the server says it cannot go on.
+    fn settle(&mut self, failure: Failure<mysql_async::Error>) -> Status {
+        let (message, lost) = match failure {
+            Failure::Failed(e) => {
+                let lost = !matches!(e, mysql_async::Error::Server(_)) || e.is_fatal();
+                (e.to_string(), lost)
+            }
+            Failure::TimedOut(limit) => (format!("timed out after {} ms", limit.as_millis()), true),
         };
-        let shape = Shape::of(columns, texts.all_fields.len());
-        let table = &texts.table;
-        let sql = text(&mut texts.read, shape, || {
-            sql::read(Dialect::Mysql, table, columns)
-        });
+        if lost {
+            if let Some(conn) = self.conn.take() {
+                abandon(conn);
+            }
+        }
+        self.last_error = Some(message);
+        Status::Error
+    }
+}
+
+impl Bodies for MysqlConnection {
+    async fn read_now(&mut self, read: Read<'_>) -> MyResult {
+        let (conn, texts, layout) = self.session().await?;
+        let columns = layout.columns(read.fields);
+        let sql = texts.shaped(layout, Op::Read, columns).await;
         let row: Option<mysql_async::Row> = conn
-            .exec_first(sql, Params::Positional(vec![key_param(key)]))
+            .exec_first(sql, Params::Positional(vec![key_param(read.key)]))
             .await?;
         Ok(match row {
             None => Status::NotFound,
             Some(mut row) => {
-                push_fields(&mut row, 0, columns, out);
+                push_fields(&mut row, 0, columns, read.out);
                 Status::Ok
             }
         })
     }
 
-    async fn scan_now(
-        &mut self,
-        start_key: &str,
-        count: usize,
-        fields: Fields<'_>,
-        out: &mut Vec<Row>,
-    ) -> MyResult {
-        let MysqlConnection {
-            inner,
-            sql: texts,
-            conn,
-            backoff,
-            ..
-        } = self;
-        let conn = Self::conn(conn, backoff, inner).await?;
-        let columns: &[usize] = match fields {
-            Fields::All => &texts.all_fields,
-            Fields::Some(list) => list,
-        };
-        let shape = Shape::of(columns, texts.all_fields.len());
-        let table = &texts.table;
-        let sql = text(&mut texts.scan, shape, || {
-            sql::scan(Dialect::Mysql, table, columns)
-        });
-        let limit = u64::try_from(count).unwrap_or(u64::MAX);
-        let params = Params::Positional(vec![key_param(start_key), Value::UInt(limit)]);
+    async fn scan_now(&mut self, scan: Scan<'_>) -> MyResult {
+        let (conn, texts, layout) = self.session().await?;
+        let columns = layout.columns(scan.fields);
+        let sql = texts.shaped(layout, Op::Scan, columns).await;
+        let limit = u64::try_from(scan.count).unwrap_or(u64::MAX);
+        let params = Params::Positional(vec![key_param(scan.start_key), Value::UInt(limit)]);
         let mut result = conn.exec_iter(sql, params).await?;
         while let Some(mut row) = result.next().await? {
             let key = match row.take::<Value, _>(0).and_then(value_bytes) {
@@ -704,71 +516,34 @@ impl MysqlConnection {
             };
             let mut fields = Vec::with_capacity(columns.len());
             push_fields(&mut row, 1, columns, &mut fields);
-            out.push(Row { key, fields });
+            scan.out.push(Row { key, fields });
         }
         Ok(Status::Ok)
     }
 
     async fn update_now(&mut self, key: &str, values: &[FieldValue]) -> MyResult {
-        let MysqlConnection {
-            inner,
-            sql: texts,
-            conn,
-            backoff,
-            scratch,
-            ..
-        } = self;
-        let conn = Self::conn(conn, backoff, inner).await?;
-        let table = &texts.table;
+        let (conn, texts, layout) = self.session().await?;
         if values.is_empty() {
             // Nothing to set: the answer is only whether the record exists.
-            let sql = text(&mut texts.read, Shape::List(&[]), || {
-                sql::read(Dialect::Mysql, table, &[])
-            });
+            let sql = texts.shaped(layout, Op::Read, &[]).await;
             let found: Option<mysql_async::Row> = conn
                 .exec_first(sql, Params::Positional(vec![key_param(key)]))
                 .await?;
-            return Ok(if found.is_some() {
-                Status::Ok
-            } else {
-                Status::NotFound
-            });
+            return Ok(Status::found(found.is_some()));
         }
-        scratch.clear();
-        scratch.extend(values.iter().map(|v| v.field));
-        let shape = Shape::of(scratch, texts.all_fields.len());
-        let sql = text(&mut texts.update, shape, || {
-            sql::update(Dialect::Mysql, table, scratch)
-        });
+        layout.write(values);
+        let sql = texts.shaped(layout, Op::Update, layout.written()).await;
         let mut params: Vec<Value> = Vec::with_capacity(values.len() + 1);
         params.extend(values.iter().map(|v| Value::Bytes(sql::encode(&v.value))));
         params.push(key_param(key));
         conn.exec_drop(sql, Params::Positional(params)).await?;
-        Ok(if conn.affected_rows() == 0 {
-            Status::NotFound
-        } else {
-            Status::Ok
-        })
+        Ok(Status::found(conn.affected_rows() > 0))
     }
 
     async fn insert_now(&mut self, key: &str, values: &[FieldValue]) -> MyResult {
-        let MysqlConnection {
-            inner,
-            sql: texts,
-            conn,
-            backoff,
-            scratch,
-            ..
-        } = self;
-        let conn = Self::conn(conn, backoff, inner).await?;
-        scratch.clear();
-        scratch.extend(values.iter().map(|v| v.field));
-        let field_count = texts.all_fields.len();
-        let shape = Shape::of(scratch, field_count);
-        let table = &texts.table;
-        let sql = text(&mut texts.insert, shape, || {
-            sql::insert(Dialect::Mysql, table, scratch, field_count)
-        });
+        let (conn, texts, layout) = self.session().await?;
+        layout.write(values);
+        let sql = texts.shaped(layout, Op::Insert, layout.written()).await;
         let mut params: Vec<Value> = Vec::with_capacity(values.len() + 1);
         params.push(key_param(key));
         params.extend(values.iter().map(|v| Value::Bytes(sql::encode(&v.value))));
@@ -776,14 +551,24 @@ impl MysqlConnection {
         Ok(Status::Ok)
     }
 
+    async fn delete_now(&mut self, key: &str) -> MyResult {
+        let (conn, texts, layout) = self.session().await?;
+        if texts.delete.is_empty() {
+            texts.delete = sql::delete(Dialect::Mysql, layout.table());
+        }
+        let params = Params::Positional(vec![key_param(key)]);
+        conn.exec_drop(texts.delete.as_str(), params).await?;
+        Ok(Status::found(conn.affected_rows() > 0))
+    }
+}
+
+impl SqlOps for MysqlConnection {
+    fn load_timeout(&self) -> Duration {
+        self.inner.target.timeout.max(liops_sql::LOAD_BATCH_TIMEOUT)
+    }
+
     async fn liops_load_now(&mut self, table: &str, rows: &[LiopsRow]) -> MyResult {
-        let MysqlConnection {
-            inner,
-            conn,
-            backoff,
-            ..
-        } = self;
-        let conn = Self::conn(conn, backoff, inner).await?;
+        let (conn, _, _) = self.session().await?;
         // Multi-row inserts with literal numbers: the filler is made by the
         // server, so a statement of 1,000 rows stays near 40 KB, far below
         // max_allowed_packet.
@@ -815,14 +600,7 @@ impl MysqlConnection {
         range: (u64, u64),
         rows: &mut u64,
     ) -> MyResult {
-        let MysqlConnection {
-            inner,
-            sql: texts,
-            conn,
-            backoff,
-            ..
-        } = self;
-        let conn = Self::conn(conn, backoff, inner).await?;
+        let (conn, texts, _) = self.session().await?;
         let (select, change) = texts.liops(table);
         *rows = if update {
             conn.exec_drop(change, range).await?;
@@ -835,28 +613,14 @@ impl MysqlConnection {
     }
 
     async fn insert_article_now(&mut self, variant: VoteVariant, id: u64, title: &str) -> MyResult {
-        let MysqlConnection {
-            inner,
-            sql: texts,
-            conn,
-            backoff,
-            ..
-        } = self;
-        let conn = Self::conn(conn, backoff, inner).await?;
+        let (conn, texts, _) = self.session().await?;
         let sql = texts.vote(variant).insert_article.as_str();
         conn.exec_drop(sql, (id, title)).await?;
         Ok(Status::Ok)
     }
 
     async fn vote_now(&mut self, variant: VoteVariant, article: u64, user: u64) -> MyResult {
-        let MysqlConnection {
-            inner,
-            sql: texts,
-            conn,
-            backoff,
-            ..
-        } = self;
-        let conn = Self::conn(conn, backoff, inner).await?;
+        let (conn, texts, _) = self.session().await?;
         let texts = texts.vote(variant);
         match variant {
             VoteVariant::Join => {
@@ -889,14 +653,7 @@ impl MysqlConnection {
         id: u64,
         out: &mut ArticleRow,
     ) -> MyResult {
-        let MysqlConnection {
-            inner,
-            sql: texts,
-            conn,
-            backoff,
-            ..
-        } = self;
-        let conn = Self::conn(conn, backoff, inner).await?;
+        let (conn, texts, _) = self.session().await?;
         let sql = texts.vote(variant).read.as_str();
         let row: Option<(u64, String, u64)> = conn.exec_first(sql, (id,)).await?;
         let Some((got, title, votes)) = row else {
@@ -907,138 +664,84 @@ impl MysqlConnection {
         out.votes = votes;
         Ok(Status::Ok)
     }
+}
 
-    async fn delete_now(&mut self, key: &str) -> MyResult {
-        let MysqlConnection {
-            inner,
-            sql: texts,
-            conn,
-            backoff,
-            ..
-        } = self;
-        let conn = Self::conn(conn, backoff, inner).await?;
-        if texts.delete.is_empty() {
-            texts.delete = sql::delete(Dialect::Mysql, &texts.table);
+sql_connection!(MysqlConnection);
+
+impl Runs<Vote> for MysqlBackend {
+    async fn prepare_tables(&self, variant: &VoteVariant, drop: bool) -> Result<(), BackendError> {
+        let variant = *variant;
+        self.setup_batch(&vote_sql::setup(Dialect::Mysql, variant, drop))
+            .await
+    }
+    async fn tables_empty(&self, variant: &VoteVariant) -> Result<Option<bool>, BackendError> {
+        let variant = *variant;
+        let empty = self.nothing_in(vote_sql::ANY_ARTICLE).await?;
+        if variant == VoteVariant::Precomputed {
+            let mut conn = self.setup_conn().await?;
+            let probe: Result<Option<i64>, _> = conn.query_first(vote_sql::VOTES_COLUMN).await;
+            let _ = conn.disconnect().await;
+            match probe {
+                Ok(_) => {}
+                Err(mysql_async::Error::Server(e)) if e.code == ER_NO_SUCH_TABLE => {}
+                Err(mysql_async::Error::Server(e)) if e.code == ER_BAD_FIELD_ERROR => {
+                    return Err(self.setup_error(vote_sql::made_for_join()));
+                }
+                Err(e) => return Err(self.setup_error(e)),
+            }
         }
-        conn.exec_drop(
-            texts.delete.as_str(),
-            Params::Positional(vec![key_param(key)]),
-        )
-        .await?;
-        Ok(if conn.affected_rows() == 0 {
-            Status::NotFound
-        } else {
-            Status::Ok
-        })
+        Ok(empty)
     }
 }
 
-impl Connection for MysqlConnection {
-    async fn read(&mut self, key: &str, fields: Fields<'_>, out: &mut Vec<FieldValue>) -> Status {
-        if !self.valid_fields(fields) {
-            return Status::BadRequest;
+impl Runs<Liops> for MysqlBackend {
+    async fn prepare_tables(&self, cfg: &LiopsConfig, drop: bool) -> Result<(), BackendError> {
+        self.setup_batch(&liops_sql::setup(Dialect::Mysql, cfg, drop))
+            .await
+    }
+    async fn tables_empty(&self, cfg: &LiopsConfig) -> Result<Option<bool>, BackendError> {
+        self.nothing_in(&sql::any_row(&cfg.table(1))).await
+    }
+    async fn finish_load(&self, cfg: &LiopsConfig) -> Result<(), BackendError> {
+        let mut conn = self.setup_conn().await?;
+        let mut statements = Vec::new();
+        for table in cfg.tables() {
+            // MySQL has no CREATE INDEX IF NOT EXISTS: look first.
+            let present: Result<Option<i64>, _> = conn
+                .exec_first(
+                    "SELECT COUNT(*) FROM information_schema.statistics \
+                     WHERE table_schema = DATABASE() AND table_name = ? AND index_name = ?",
+                    (table.as_str(), liops_sql::index_name(&table)),
+                )
+                .await;
+            match present {
+                Ok(Some(n)) if n > 0 => {}
+                Ok(_) => statements.push(liops_sql::create_index(Dialect::Mysql, &table)),
+                Err(e) => {
+                    let _ = conn.disconnect().await;
+                    return Err(self.setup_error(e));
+                }
+            }
+            statements.push(liops_sql::analyze(Dialect::Mysql, &table));
         }
-        let before = out.len();
-        let deadline = self.deadline();
-        let outcome = timeout_at(deadline, self.read_now(key, fields, out)).await;
-        let status = self.settle(outcome);
-        if status == Status::Error {
-            out.truncate(before);
-        }
-        status
-    }
-
-    async fn scan(
-        &mut self,
-        start_key: &str,
-        count: usize,
-        fields: Fields<'_>,
-        out: &mut Vec<Row>,
-    ) -> Status {
-        if !self.valid_fields(fields) {
-            return Status::BadRequest;
-        }
-        let before = out.len();
-        let deadline = self.deadline();
-        let outcome = timeout_at(deadline, self.scan_now(start_key, count, fields, out)).await;
-        let status = self.settle(outcome);
-        if status == Status::Error {
-            out.truncate(before);
-        }
-        status
-    }
-
-    async fn update(&mut self, key: &str, values: &[FieldValue]) -> Status {
-        if !self.valid_values(values) {
-            return Status::BadRequest;
-        }
-        let deadline = self.deadline();
-        let outcome = timeout_at(deadline, self.update_now(key, values)).await;
-        self.settle(outcome)
-    }
-
-    async fn insert(&mut self, key: &str, values: &[FieldValue]) -> Status {
-        if !self.valid_values(values) {
-            return Status::BadRequest;
-        }
-        let deadline = self.deadline();
-        let outcome = timeout_at(deadline, self.insert_now(key, values)).await;
-        self.settle(outcome)
-    }
-
-    async fn delete(&mut self, key: &str) -> Status {
-        let deadline = self.deadline();
-        let outcome = timeout_at(deadline, self.delete_now(key)).await;
-        self.settle(outcome)
-    }
-
-    async fn liops_load(&mut self, table: &str, rows: &[LiopsRow]) -> Status {
-        let deadline = Instant::now() + self.inner.timeout.max(liops_sql::LOAD_BATCH_TIMEOUT);
-        let outcome = timeout_at(deadline, self.liops_load_now(table, rows)).await;
-        self.settle(outcome)
-    }
-
-    async fn liops_select(&mut self, table: &str, lo: u64, hi: u64, rows: &mut u64) -> Status {
-        let deadline = self.deadline();
-        let outcome = timeout_at(deadline, self.liops_now(table, false, (lo, hi), rows)).await;
-        self.settle(outcome)
-    }
-
-    async fn liops_update(&mut self, table: &str, lo: u64, hi: u64, rows: &mut u64) -> Status {
-        let deadline = self.deadline();
-        let outcome = timeout_at(deadline, self.liops_now(table, true, (lo, hi), rows)).await;
-        self.settle(outcome)
-    }
-
-    async fn insert_article(&mut self, variant: VoteVariant, id: u64, title: &str) -> Status {
-        let deadline = self.deadline();
-        let outcome = timeout_at(deadline, self.insert_article_now(variant, id, title)).await;
-        self.settle(outcome)
-    }
-
-    async fn vote(&mut self, variant: VoteVariant, article: u64, user: u64) -> Status {
-        let deadline = self.deadline();
-        let outcome = timeout_at(deadline, self.vote_now(variant, article, user)).await;
-        self.settle(outcome)
-    }
-
-    async fn article(&mut self, variant: VoteVariant, id: u64, out: &mut ArticleRow) -> Status {
-        let deadline = self.deadline();
-        let outcome = timeout_at(deadline, self.article_now(variant, id, out)).await;
-        self.settle(outcome)
+        let _ = conn.disconnect().await;
+        self.setup_batch(&statements).await
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use sojourn_core::properties::Properties;
 
-    fn open(url: &str, props: &[(&str, &str)]) -> Result<MysqlBackend, ConfigError> {
+    use super::*;
+    use crate::OpenError;
+
+    fn open(url: &str, props: &[(&str, &str)]) -> Result<MysqlBackend, OpenError> {
         let mut p = Properties::new();
         for (k, v) in props {
             p.set(k, v, sojourn_core::properties::Origin::CommandLine);
         }
-        MysqlBackend::open(url, &p)
+        MysqlBackend::open(url, &OpenOptions::new(&p))
     }
 
     #[test]

@@ -20,9 +20,10 @@
 //! statement per operation shape on first use (read all / read field i /
 //! update field i / ... ) and keeps it for the connection's life.
 //!
-//! Topology: `--threads N` is N connections (PostgreSQL serves one query
-//! at a time per connection), one request in flight on each. With `-p
-//! connections=K` (K < N), the N sojourn connections share K sockets,
+//! Topology: a run of N connections (`--threads N`) is N sockets
+//! (PostgreSQL serves one query at a time per connection), one request in
+//! flight on each. With `-p connections=K` (K < N), the N sojourn
+//! connections share K sockets,
 //! assigned round robin, and their requests are pipelined on each socket
 //! (tokio-postgres sends a request as soon as it is made and matches the
 //! answers in order): N operations in flight over K connections, which
@@ -41,32 +42,42 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use futures_util::{SinkExt, TryStreamExt};
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::CryptoProvider;
+use rustls::client::danger::ServerCertVerifier;
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{CertificateError, DigitallySignedStruct, SignatureScheme};
+use rustls::pki_types::CertificateDer;
+use sojourn_core::backend::guard::{Bodies, Failure, Guard, Read, Scan, Settle};
 use sojourn_core::backend::{
-    ArticleRow, Backend, BackendError, Connection, FieldValue, Fields, LiopsConfig, LiopsRow, Row,
-    Schema, ServerCounters, Status, VoteVariant,
+    Backend, BackendError, Extensions, FieldValue, Row, Schema, ServerCounters, Status,
 };
-use sojourn_core::properties::Properties;
+use sojourn_core::redact::redact_url;
+use sojourn_core::workload::capability::Runs;
+use sojourn_core::workload::liops::{Liops, LiopsConfig, LiopsRow};
+use sojourn_core::workload::vote::{ArticleRow, Vote, VoteVariant};
 use tokio::task::AbortHandle;
-use tokio::time::{timeout_at, Instant};
 use tokio_postgres::config::SslMode;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
 use tokio_postgres::{Client, Config, NoTls, Statement};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-pub use crate::sql::DEFAULT_TIMEOUT;
-use crate::sql::{self, timeout_from, Backoff, Dialect, Shape, ShapeCache};
-use crate::url::redact_url;
-use crate::{liops_sql, vote_sql};
+use crate::pool::PoolOptions;
+use crate::sql::{
+    self, checked_table, sql_connection, Backoff, ByShape, Dialect, Layout, Op, SqlOps, SqlUrl,
+    Target, UrlRules, SETUP_TIMEOUT,
+};
+use crate::{liops_sql, tls, vote_sql, Open, OpenOptions};
 
-/// The least time allowed for connecting and for table setup, which run
-/// outside the measured phase and may meet a server busy with other work.
-const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
+/// PostgreSQL's URLs. In a JDBC URL, pgjdbc's `ssl=true` means
+/// `sslmode=require`.
+const URLS: UrlRules = UrlRules {
+    schemes: &["postgres", "postgresql"],
+    database: "PostgreSQL",
+    example: "postgres://user:pass@host:port/db or jdbc:postgresql://host:port/db",
+    native: "postgresql",
+    ssl_mode: &["sslmode"],
+    ssl_ca: &["sslrootcert"],
+    jdbc_ssl: ("ssl", "require"),
+};
 
 /// A PostgreSQL database.
 pub struct PostgresBackend {
@@ -78,95 +89,46 @@ pub struct PostgresBackend {
 struct Inner {
     config: Config,
     tls: Option<MakeRustlsConnect>,
-    describe: String,
-    timeout: Duration,
+    target: Target,
 }
 
 impl fmt::Debug for PostgresBackend {
-    // Not derived: the configuration holds the password.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PostgresBackend")
-            .field("url", &self.inner.describe)
-            .field("timeout", &self.inner.timeout)
+        f.debug_tuple("PostgresBackend")
+            .field(&self.inner.target)
             .finish()
     }
 }
 
-/// Why a URL or its properties cannot configure the backend. The message
-/// never contains the password.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct ConfigError(String);
+impl Open for PostgresBackend {
+    const FORMS: &'static [&'static str] =
+        &["postgres://user:pass@host:port/db (also postgresql://, jdbc:postgresql://)"];
 
-fn config_error(message: impl Into<String>) -> ConfigError {
-    ConfigError(message.into())
-}
-
-impl PostgresBackend {
     /// Configure from a `postgres://`, `postgresql://` or
-    /// `jdbc:postgresql://` URL and the run's properties. Touches nothing.
-    pub fn open(url: &str, props: &Properties) -> Result<PostgresBackend, ConfigError> {
-        let url = url.trim();
-        let (jdbc, rest) = match url.strip_prefix("jdbc:") {
-            Some(rest) => (true, rest),
-            None => (false, url),
-        };
-        let Some((scheme, after)) = rest.split_once("://") else {
-            return Err(config_error(
-                "expected postgres://user:pass@host:port/db or jdbc:postgresql://host:port/db",
-            ));
-        };
-        if !matches!(
-            scheme.to_ascii_lowercase().as_str(),
-            "postgres" | "postgresql"
-        ) {
-            return Err(config_error(format!(
-                "`{scheme}://` is not a PostgreSQL URL"
-            )));
-        }
-        let (base, query) = after.split_once('?').unwrap_or((after, ""));
-        let mut passthrough = Vec::new();
-        let mut ssl = SslSettings::default();
-        let (mut user, mut password) = (None, None);
-        for (key, value) in sql::query_pairs(query) {
-            match key.as_str() {
-                "sslmode" => ssl.mode = Some(value),
-                "sslrootcert" => ssl.root_cert = Some(value),
-                "ssl" if jdbc => {
-                    if value.eq_ignore_ascii_case("true") && ssl.mode.is_none() {
-                        ssl.mode = Some("require".to_string());
-                    }
-                }
-                "user" => user = Some(value),
-                "password" => password = Some(value),
-                _ if jdbc => {} // pgjdbc's own settings
-                _ => passthrough.push(format!(
-                    "{}={}",
-                    sql::percent_encode(&key),
-                    sql::percent_encode(&value)
-                )),
-            }
-        }
-        let mut native = format!("postgresql://{base}");
-        if !passthrough.is_empty() {
-            native.push('?');
-            native.push_str(&passthrough.join("&"));
-        }
+    /// `jdbc:postgresql://` URL and the run's properties and connections.
+    /// Touches nothing; errors never show the password.
+    fn configure(url: &str, options: &OpenOptions<'_>) -> Result<PostgresBackend, String> {
+        let props = options.props;
+        let sql_url = SqlUrl::parse(url, &URLS)?;
         // tokio-postgres's own parse errors do not echo values.
-        let mut config: Config = native
+        let mut config: Config = sql_url
+            .native
             .parse()
-            .map_err(|e| config_error(format!("invalid PostgreSQL URL: {e}")))?;
+            .map_err(|e| format!("invalid PostgreSQL URL: {e}"))?;
         if config.get_hosts().is_empty() {
             config.host("localhost");
         }
-        if let Some(u) = user.or_else(|| props.get("db.user").map(str::to_string)) {
+        if let Some(u) = sql_url
+            .user
+            .or_else(|| props.get("db.user").map(str::to_string))
+        {
             config.user(u);
         }
         if config.get_user().is_none() {
             let u = std::env::var("PGUSER").unwrap_or_else(|_| "postgres".to_string());
             config.user(u);
         }
-        if let Some(p) = password {
+        if let Some(p) = sql_url.password {
             config.password(p);
         }
         if config.get_password().is_none() {
@@ -178,80 +140,54 @@ impl PostgresBackend {
                 config.password(p);
             }
         }
-        let timeout = timeout_from(props).map_err(config_error)?;
+        let pool = PoolOptions::from_properties(props, None, options.workers)?;
+        let ssl = SslSettings {
+            mode: sql_url.ssl_mode,
+            root_cert: sql_url.ssl_ca,
+        };
         let tls = ssl.connector(&mut config)?;
-        let mut describe = redact_url(url);
-        let mut pool = None;
-        if let Some((threads, k)) = multiplexing(props)? {
-            describe.push_str(&format!(
-                " ({threads} in flight over {k} connection{})",
-                if k == 1 { "" } else { "s" }
-            ));
-            pool = Some(Arc::new(Pool {
-                slots: (0..k).map(|_| Default::default()).collect(),
-                next: AtomicUsize::new(0),
-            }));
+        let mut describe = redact_url(url.trim());
+        if let Some(sharing) = pool.sharing {
+            describe.push_str(&format!(" ({sharing})"));
         }
         Ok(PostgresBackend {
             inner: Arc::new(Inner {
                 config,
                 tls,
-                describe,
-                timeout,
+                target: Target {
+                    describe,
+                    timeout: pool.timeout,
+                },
             }),
-            pool,
+            pool: pool.sharing.map(|sharing| {
+                Arc::new(Pool {
+                    slots: (0..sharing.sockets).map(|_| Default::default()).collect(),
+                    next: AtomicUsize::new(0),
+                })
+            }),
         })
     }
+}
 
+impl PostgresBackend {
     /// The per-operation timeout.
     pub fn timeout(&self) -> Duration {
-        self.inner.timeout
+        self.inner.target.timeout
     }
 
     fn setup_error(&self, message: impl fmt::Display) -> BackendError {
-        BackendError::Setup {
-            target: self.describe(),
-            message: message.to_string(),
-        }
+        self.inner.target.setup_error(message)
     }
 
     /// A connection for table setup, bounded in time.
     async fn setup_client(&self) -> Result<Live, BackendError> {
-        let limit = self.inner.timeout.max(SETUP_TIMEOUT);
-        match tokio::time::timeout(limit, open_client(&self.inner)).await {
-            Ok(Ok(live)) => Ok(live),
-            Ok(Err(e)) => Err(BackendError::Connect {
-                target: self.describe(),
-                message: error_text(&e),
-            }),
-            Err(_) => Err(BackendError::Connect {
-                target: self.describe(),
-                message: format!("no answer within {limit:?}"),
-            }),
-        }
+        let target = &self.inner.target;
+        target
+            .connect(open_client(&self.inner), |e| error_text(&e))
+            .await
     }
 }
 
-/// `-p connections=K` with `-threads N`, K < N: N operations in flight
-/// over K sockets, as `(N, K)`. As many sockets as threads (or more) is the
-/// plain topology.
-fn multiplexing(props: &Properties) -> Result<Option<(u64, u64)>, ConfigError> {
-    if !props.contains("connections") {
-        return Ok(None);
-    }
-    let k = props
-        .get_u64("connections", 0)
-        .map_err(|e| config_error(e.to_string()))?;
-    if k == 0 {
-        return Err(config_error("connections must be at least 1"));
-    }
-    let threads = props
-        .get_u64("threadcount", 1)
-        .map_err(|e| config_error(e.to_string()))?;
-    Ok((k < threads).then_some((threads, k)))
-}
-
-#[derive(Default)]
 struct SslSettings {
     mode: Option<String>,
     root_cert: Option<String>,
@@ -260,9 +196,9 @@ struct SslSettings {
 impl SslSettings {
     /// The TLS connector for the mode (None: no TLS), setting the mode on
     /// `config` too.
-    fn connector(self, config: &mut Config) -> Result<Option<MakeRustlsConnect>, ConfigError> {
+    fn connector(self, config: &mut Config) -> Result<Option<MakeRustlsConnect>, String> {
         let mode = self.mode.as_deref().unwrap_or("disable");
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let provider = tls::provider();
         let verifier: Arc<dyn ServerCertVerifier> = match mode {
             "disable" | "allow" => {
                 config.ssl_mode(SslMode::Disable);
@@ -274,147 +210,47 @@ impl SslSettings {
                 } else {
                     SslMode::Require
                 });
-                Arc::new(AcceptAnyCertificate(Arc::clone(&provider)))
+                tls::accept_any_certificate(&provider)
             }
             "verify-ca" | "verify-full" => {
                 config.ssl_mode(SslMode::Require);
                 let Some(path) = &self.root_cert else {
-                    return Err(config_error(format!(
+                    return Err(format!(
                         "sslmode={mode} needs sslrootcert=PATH (a PEM file of the CA certificates)"
-                    )));
+                    ));
                 };
                 let mut roots = rustls::RootCertStore::empty();
                 let certs = CertificateDer::pem_file_iter(path)
                     .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-                    .map_err(|e| config_error(format!("cannot read sslrootcert {path}: {e}")))?;
+                    .map_err(|e| format!("cannot read sslrootcert {path}: {e}"))?;
                 for cert in certs {
-                    roots.add(cert).map_err(|e| {
-                        config_error(format!("bad certificate in sslrootcert {path}: {e}"))
-                    })?;
+                    roots
+                        .add(cert)
+                        .map_err(|e| format!("bad certificate in sslrootcert {path}: {e}"))?;
                 }
-                let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(
+                let chain = rustls::client::WebPkiServerVerifier::builder_with_provider(
                     Arc::new(roots),
                     Arc::clone(&provider),
                 )
                 .build()
-                .map_err(|e| config_error(format!("sslrootcert {path}: {e}")))?;
+                .map_err(|e| format!("sslrootcert {path}: {e}"))?;
                 if mode == "verify-ca" {
-                    Arc::new(IgnoreHostName(webpki))
+                    tls::ignore_host_name(&provider, chain)
                 } else {
-                    webpki
+                    chain
                 }
             }
             other => {
-                return Err(config_error(format!(
+                return Err(format!(
                     "sslmode={other} is not one of disable, allow, prefer, require, verify-ca, verify-full"
-                )))
+                ))
             }
         };
-        let tls = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map_err(|e| config_error(format!("TLS setup: {e}")))?
+        let tls = tls::builder(&provider)?
             .dangerous()
             .with_custom_certificate_verifier(verifier)
             .with_no_client_auth();
         Ok(Some(MakeRustlsConnect::new(tls)))
-    }
-}
-
-/// `sslmode=require`: encryption without authentication of the server, as
-/// libpq does it. The handshake signatures are still checked.
-#[derive(Debug)]
-struct AcceptAnyCertificate(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for AcceptAnyCertificate {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
-}
-
-/// `sslmode=verify-ca`: the chain must lead to a trusted root, whatever
-/// host name the certificate names.
-#[derive(Debug)]
-struct IgnoreHostName(Arc<rustls::client::WebPkiServerVerifier>);
-
-impl ServerCertVerifier for IgnoreHostName {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        server_name: &ServerName<'_>,
-        ocsp_response: &[u8],
-        now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-        {
-            Err(rustls::Error::InvalidCertificate(
-                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) => Ok(ServerCertVerified::assertion()),
-            other => other,
-        }
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
     }
 }
 
@@ -778,9 +614,8 @@ impl PostgresBackend {
             schema.field_count(),
         ))
         .await?;
-        // A table left with fewer fields would turn every write into an
-        // ERROR status; say so once, here, instead. Unquoted names fold to
-        // lower case, hence the lookup by the lower-case name.
+        // Unquoted names fold to lower case, hence the lookup by the
+        // lower-case name.
         let rows = client
             .query(
                 "SELECT upper(column_name::text) FROM information_schema.columns \
@@ -790,17 +625,7 @@ impl PostgresBackend {
             .await
             .map_err(|e| self.setup_error(error_text(&e)))?;
         let columns: Vec<String> = rows.iter().filter_map(|r| r.try_get(0).ok()).collect();
-        let missing: Vec<String> = std::iter::once("YCSB_KEY".to_string())
-            .chain((0..schema.field_count()).map(|f| format!("FIELD{f}")))
-            .filter(|c| !columns.contains(c))
-            .collect();
-        if !missing.is_empty() {
-            return Err(self.setup_error(format!(
-                "table {table} exists without column(s) {}; empty it with the drop option to recreate it",
-                missing.join(", ")
-            )));
-        }
-        Ok(())
+        sql::missing_columns(table, &columns, schema.field_count()).map_err(|e| self.setup_error(e))
     }
 
     /// Whether the server runs on this machine, so its processes' CPU time
@@ -835,7 +660,7 @@ impl Backend for PostgresBackend {
     }
 
     fn describe(&self) -> String {
-        self.inner.describe.clone()
+        self.inner.target.describe.clone()
     }
 
     async fn prepare(&self, schema: &Schema, drop: bool) -> Result<(), BackendError> {
@@ -852,61 +677,6 @@ impl Backend for PostgresBackend {
         let empty = self.nothing_in(&live, &sql::any_row(table)).await;
         live.publish_stats(SETUP_TIMEOUT).await;
         empty
-    }
-
-    async fn prepare_vote(&self, variant: VoteVariant, drop: bool) -> Result<(), BackendError> {
-        let mut statements: Vec<String> = Vec::new();
-        if drop {
-            statements.extend(vote_sql::drop_tables().map(String::from));
-        }
-        statements.extend(vote_sql::create_tables(Dialect::Postgres, variant));
-        self.setup_batch(&statements).await
-    }
-
-    async fn vote_is_empty(&self, variant: VoteVariant) -> Result<Option<bool>, BackendError> {
-        let live = self.setup_client().await?;
-        let mut empty = self.nothing_in(&live, vote_sql::ANY_ARTICLE).await;
-        if empty.is_ok() && variant == VoteVariant::Precomputed {
-            // Tables there (or none at all): can they serve this variant?
-            match live.client.execute(vote_sql::VOTES_COLUMN, &[]).await {
-                Err(e) if e.code() == Some(&SqlState::UNDEFINED_COLUMN) => {
-                    empty = Err(self.setup_error(vote_sql::made_for_join()));
-                }
-                Err(e) if e.code() != Some(&SqlState::UNDEFINED_TABLE) => {
-                    empty = Err(self.setup_error(error_text(&e)));
-                }
-                _ => {}
-            }
-        }
-        live.publish_stats(SETUP_TIMEOUT).await;
-        empty
-    }
-
-    async fn prepare_liops(&self, cfg: &LiopsConfig, drop: bool) -> Result<(), BackendError> {
-        let mut statements = Vec::new();
-        for table in cfg.tables() {
-            if drop {
-                statements.push(sql::drop_table(&table));
-            }
-            statements.push(liops_sql::create_table(Dialect::Postgres, &table));
-        }
-        self.setup_batch(&statements).await
-    }
-
-    async fn liops_is_empty(&self, cfg: &LiopsConfig) -> Result<Option<bool>, BackendError> {
-        let live = self.setup_client().await?;
-        let empty = self.nothing_in(&live, &sql::any_row(&cfg.table(1))).await;
-        live.publish_stats(SETUP_TIMEOUT).await;
-        empty
-    }
-
-    async fn finish_liops_load(&self, cfg: &LiopsConfig) -> Result<(), BackendError> {
-        let mut statements = Vec::new();
-        for table in cfg.tables() {
-            statements.push(liops_sql::create_index(Dialect::Postgres, &table));
-            statements.push(liops_sql::analyze(Dialect::Postgres, &table));
-        }
-        self.setup_batch(&statements).await
     }
 
     async fn connect(&self, schema: Arc<Schema>) -> Result<PostgresConnection, BackendError> {
@@ -926,56 +696,33 @@ impl Backend for PostgresBackend {
                 };
                 // Connected now, so that an unreachable server is an error
                 // before the run rather than N errors in it.
-                let limit = self.inner.timeout.max(SETUP_TIMEOUT);
-                let opened = tokio::time::timeout(
-                    limit,
-                    link.ready(&mut Statements::default(), &self.inner),
-                )
-                .await;
-                match opened {
-                    Ok(Ok(_)) => {}
-                    Ok(Err(e)) => {
-                        return Err(BackendError::Connect {
-                            target: self.describe(),
-                            message: error_text(&e),
-                        })
-                    }
-                    Err(_) => {
-                        return Err(BackendError::Connect {
-                            target: self.describe(),
-                            message: format!("no answer within {limit:?}"),
-                        })
-                    }
-                }
+                let mut statements = Statements::default();
+                let opened = link.ready(&mut statements, &self.inner);
+                self.inner
+                    .target
+                    .connect(opened, |e| error_text(&e))
+                    .await?;
                 link
             }
         };
         Ok(PostgresConnection {
             inner: Arc::clone(&self.inner),
-            table: table.to_string(),
-            all_fields: (0..schema.field_count()).collect(),
+            guard: self.inner.target.guard(&schema),
+            layout: Layout::new(table, schema.field_count()),
             link,
             statements: Statements::default(),
-            scratch: Vec::new(),
             last_error: None,
         })
     }
-}
 
-fn checked_table(schema: &Schema) -> Result<&str, String> {
-    if sql::valid_table_name(&schema.table) {
-        Ok(&schema.table)
-    } else {
-        Err(sql::table_name_error(&schema.table))
+    fn extensions(&self) -> Extensions<Self> {
+        sql::extensions()
     }
 }
 
 #[derive(Default)]
 struct Statements {
-    read: ShapeCache<Statement>,
-    scan: ShapeCache<Statement>,
-    update: ShapeCache<Statement>,
-    insert: ShapeCache<Statement>,
+    shaped: ByShape<Statement>,
     delete: Option<Statement>,
     /// The vote workload's statements, by [`VoteStatement`].
     vote: [Option<(VoteVariant, Statement)>; 3],
@@ -1020,18 +767,21 @@ async fn vote_statement<'s>(
     Ok(&slot.as_ref().expect("prepared above").1)
 }
 
-/// The statement for `shape` from `cache`, prepared on first use.
-async fn statement<'c>(
-    client: &Client,
-    cache: &'c mut ShapeCache<Statement>,
-    shape: Shape<'_>,
-    sql: impl FnOnce() -> String,
-) -> Result<&'c Statement, tokio_postgres::Error> {
-    if cache.get(shape).is_none() {
-        let prepared = client.prepare(&sql()).await?;
-        return Ok(cache.insert(shape, prepared));
+impl Statements {
+    /// The statement of `op` over `columns`, prepared on `client` on first
+    /// use.
+    async fn shaped(
+        &mut self,
+        client: &Client,
+        layout: &Layout,
+        op: Op,
+        columns: &[usize],
+    ) -> Result<&Statement, tokio_postgres::Error> {
+        let prepare = async |sql: String| client.prepare(&sql).await;
+        self.shaped
+            .get(layout, Dialect::Postgres, op, columns, prepare)
+            .await
     }
-    Ok(cache.get(shape).expect("present: checked above"))
 }
 
 /// A parameter: the key, or a field value stored as [`crate::sql`] says
@@ -1106,13 +856,11 @@ fn push_fields(
 /// A connection of [`PostgresBackend`], re-established when lost.
 pub struct PostgresConnection {
     inner: Arc<Inner>,
-    table: String,
-    all_fields: Vec<usize>,
+    guard: Guard,
+    layout: Layout,
     link: Link,
     /// Statements prepared on the link's current client.
     statements: Statements,
-    /// Field indices of the current write, reused across calls.
-    scratch: Vec<usize>,
     last_error: Option<String>,
 }
 
@@ -1125,16 +873,48 @@ impl PostgresConnection {
         self.last_error.as_deref()
     }
 
-    fn deadline(&self) -> Instant {
-        Instant::now() + self.inner.timeout
+    /// The client (reopened if need be, no sooner than the backoff
+    /// allows), its statements, and what their SQL is built from.
+    async fn session(
+        &mut self,
+    ) -> Result<(&Client, &mut Statements, &mut Layout), tokio_postgres::Error> {
+        let PostgresConnection {
+            inner,
+            layout,
+            link,
+            statements,
+            ..
+        } = self;
+        let client = link.ready(statements, inner).await?;
+        Ok((client, statements, layout))
     }
 
-    /// The status for an operation's outcome; after a failure, the
-    /// connection is given up when its state is unknown.
-    fn settle(&mut self, outcome: Result<PgResult, tokio::time::error::Elapsed>) -> Status {
-        match outcome {
-            Ok(Ok(status)) => status,
-            Ok(Err(e)) => {
+    async fn run_vote(
+        &mut self,
+        which: VoteStatement,
+        variant: VoteVariant,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> PgResult {
+        let (client, statements, _) = self.session().await?;
+        let stmt = vote_statement(client, statements, which, variant).await?;
+        let changed = client.execute(stmt, params).await?;
+        // A precomputed vote for a missing article updates no count.
+        Ok(Status::found(changed > 0))
+    }
+}
+
+impl Settle for PostgresConnection {
+    type Error = tokio_postgres::Error;
+
+    fn guard(&self) -> Guard {
+        self.guard
+    }
+
+    /// Records why, and repairs what the failure may have broken: a
+    /// connection whose state is unknown is given up.
+    fn settle(&mut self, failure: Failure<tokio_postgres::Error>) -> Status {
+        match failure {
+            Failure::Failed(e) => {
                 self.last_error = Some(error_text(&e));
                 if e.as_db_error().is_none() {
                     // Not an answer from the server: the connection broke.
@@ -1144,95 +924,37 @@ impl PostgresConnection {
                     // prepared statements.
                     self.statements = Statements::default();
                 }
-                Status::Error
             }
-            Err(_) => {
-                self.last_error = Some(format!(
-                    "timed out after {} ms",
-                    self.inner.timeout.as_millis()
-                ));
+            Failure::TimedOut(limit) => {
+                self.last_error = Some(format!("timed out after {} ms", limit.as_millis()));
                 self.link.abandon();
-                Status::Error
             }
         }
+        Status::Error
     }
+}
 
-    fn field_count(&self) -> usize {
-        self.all_fields.len()
-    }
-
-    fn valid_fields(&self, fields: Fields<'_>) -> bool {
-        match fields {
-            Fields::All => true,
-            Fields::Some(list) => list.iter().all(|&f| f < self.field_count()),
-        }
-    }
-
-    fn valid_values(&self, values: &[FieldValue]) -> bool {
-        values.iter().all(|v| v.field < self.field_count())
-    }
-
-    async fn read_now(
-        &mut self,
-        key: &str,
-        fields: Fields<'_>,
-        out: &mut Vec<FieldValue>,
-    ) -> PgResult {
-        let PostgresConnection {
-            inner,
-            table,
-            all_fields,
-            link,
-            statements,
-            ..
-        } = self;
-        let client = link.ready(statements, inner).await?;
-        let columns: &[usize] = match fields {
-            Fields::All => all_fields,
-            Fields::Some(list) => list,
-        };
-        let shape = Shape::of(columns, all_fields.len());
-        let stmt = statement(client, &mut statements.read, shape, || {
-            sql::read(Dialect::Postgres, table, columns)
-        })
-        .await?;
-        match client.query_opt(stmt, &[&Param::Key(key)]).await? {
+impl Bodies for PostgresConnection {
+    async fn read_now(&mut self, read: Read<'_>) -> PgResult {
+        let (client, statements, layout) = self.session().await?;
+        let columns = layout.columns(read.fields);
+        let stmt = statements.shaped(client, layout, Op::Read, columns).await?;
+        match client.query_opt(stmt, &[&Param::Key(read.key)]).await? {
             None => Ok(Status::NotFound),
             Some(row) => {
-                push_fields(&row, 0, columns, out)?;
+                push_fields(&row, 0, columns, read.out)?;
                 Ok(Status::Ok)
             }
         }
     }
 
-    async fn scan_now(
-        &mut self,
-        start_key: &str,
-        count: usize,
-        fields: Fields<'_>,
-        out: &mut Vec<Row>,
-    ) -> PgResult {
-        let PostgresConnection {
-            inner,
-            table,
-            all_fields,
-            link,
-            statements,
-            ..
-        } = self;
-        let client = link.ready(statements, inner).await?;
-        let columns: &[usize] = match fields {
-            Fields::All => all_fields,
-            Fields::Some(list) => list,
-        };
-        let shape = Shape::of(columns, all_fields.len());
-        let stmt = statement(client, &mut statements.scan, shape, || {
-            sql::scan(Dialect::Postgres, table, columns)
-        })
-        .await?;
-        let limit = i64::try_from(count).unwrap_or(i64::MAX);
+    async fn scan_now(&mut self, scan: Scan<'_>) -> PgResult {
+        let (client, statements, layout) = self.session().await?;
+        let columns = layout.columns(scan.fields);
+        let stmt = statements.shaped(client, layout, Op::Scan, columns).await?;
+        let limit = i64::try_from(scan.count).unwrap_or(i64::MAX);
         let rows = client
-            .query_raw(stmt, [Param::Key(start_key), Param::Limit(limit)])
+            .query_raw(stmt, [Param::Key(scan.start_key), Param::Limit(limit)])
             .await?;
         let mut rows = std::pin::pin!(rows);
         while let Some(row) = rows.try_next().await? {
@@ -1242,74 +964,37 @@ impl PostgresConnection {
             };
             let mut fields = Vec::with_capacity(columns.len());
             push_fields(&row, 1, columns, &mut fields)?;
-            out.push(Row { key, fields });
+            scan.out.push(Row { key, fields });
         }
         Ok(Status::Ok)
     }
 
     async fn update_now(&mut self, key: &str, values: &[FieldValue]) -> PgResult {
-        let PostgresConnection {
-            inner,
-            table,
-            all_fields,
-            link,
-            statements,
-            scratch,
-            ..
-        } = self;
-        let client = link.ready(statements, inner).await?;
-        scratch.clear();
-        scratch.extend(values.iter().map(|v| v.field));
+        let (client, statements, layout) = self.session().await?;
         if values.is_empty() {
             // Nothing to set: the answer is only whether the record exists.
-            let stmt = statement(client, &mut statements.read, Shape::List(&[]), || {
-                sql::read(Dialect::Postgres, table, &[])
-            })
-            .await?;
+            let stmt = statements.shaped(client, layout, Op::Read, &[]).await?;
             let found = client.query_opt(stmt, &[&Param::Key(key)]).await?;
-            return Ok(if found.is_some() {
-                Status::Ok
-            } else {
-                Status::NotFound
-            });
+            return Ok(Status::found(found.is_some()));
         }
-        let shape = Shape::of(scratch, all_fields.len());
-        let stmt = statement(client, &mut statements.update, shape, || {
-            sql::update(Dialect::Postgres, table, scratch)
-        })
-        .await?;
-        let n = values.len();
-        let params = (0..n + 1).map(|i| match values.get(i) {
+        layout.write(values);
+        let stmt = statements
+            .shaped(client, layout, Op::Update, layout.written())
+            .await?;
+        let params = (0..values.len() + 1).map(|i| match values.get(i) {
             Some(v) => Param::Value(&v.value),
             None => Param::Key(key),
         });
         let changed = client.execute_raw(stmt, params).await?;
-        Ok(if changed == 0 {
-            Status::NotFound
-        } else {
-            Status::Ok
-        })
+        Ok(Status::found(changed > 0))
     }
 
     async fn insert_now(&mut self, key: &str, values: &[FieldValue]) -> PgResult {
-        let PostgresConnection {
-            inner,
-            table,
-            all_fields,
-            link,
-            statements,
-            scratch,
-            ..
-        } = self;
-        let client = link.ready(statements, inner).await?;
-        scratch.clear();
-        scratch.extend(values.iter().map(|v| v.field));
-        let field_count = all_fields.len();
-        let shape = Shape::of(scratch, field_count);
-        let stmt = statement(client, &mut statements.insert, shape, || {
-            sql::insert(Dialect::Postgres, table, scratch, field_count)
-        })
-        .await?;
+        let (client, statements, layout) = self.session().await?;
+        layout.write(values);
+        let stmt = statements
+            .shaped(client, layout, Op::Insert, layout.written())
+            .await?;
         let params = (0..values.len() + 1).map(|i| match i.checked_sub(1) {
             None => Param::Key(key),
             Some(v) => Param::Value(&values[v].value),
@@ -1318,42 +1003,53 @@ impl PostgresConnection {
         Ok(Status::Ok)
     }
 
-    async fn vote_now(
-        &mut self,
-        which: VoteStatement,
-        variant: VoteVariant,
-        params: &[&(dyn ToSql + Sync)],
-    ) -> PgResult {
-        let PostgresConnection {
-            inner,
-            link,
-            statements,
-            ..
-        } = self;
-        let client = link.ready(statements, inner).await?;
-        let stmt = vote_statement(client, statements, which, variant).await?;
-        let changed = client.execute(stmt, params).await?;
-        // A precomputed vote for a missing article updates no count.
-        Ok(if changed == 0 {
-            Status::NotFound
-        } else {
-            Status::Ok
-        })
+    async fn delete_now(&mut self, key: &str) -> PgResult {
+        let (client, statements, layout) = self.session().await?;
+        if statements.delete.is_none() {
+            let sql = sql::delete(Dialect::Postgres, layout.table());
+            statements.delete = Some(client.prepare(&sql).await?);
+        }
+        let Some(stmt) = &statements.delete else {
+            return Ok(Status::Error);
+        };
+        let changed = client.execute(stmt, &[&Param::Key(key)]).await?;
+        Ok(Status::found(changed > 0))
+    }
+
+    async fn publish_stats_now(&mut self) {
+        // Within the operation timeout; a broken link is not reopened for
+        // this.
+        if let Some(live) = self.link.current() {
+            live.publish_stats(self.inner.target.timeout).await;
+        }
+    }
+}
+
+impl SqlOps for PostgresConnection {
+    fn load_timeout(&self) -> Duration {
+        self.inner.target.timeout.max(liops_sql::LOAD_BATCH_TIMEOUT)
+    }
+
+    async fn insert_article_now(&mut self, variant: VoteVariant, id: u64, title: &str) -> PgResult {
+        let id = id as i64;
+        self.run_vote(VoteStatement::InsertArticle, variant, &[&id, &title])
+            .await
+    }
+
+    async fn vote_now(&mut self, variant: VoteVariant, article: u64, user: u64) -> PgResult {
+        let (article, user) = (article as i64, user as i64);
+        self.run_vote(VoteStatement::Vote, variant, &[&article, &user])
+            .await
     }
 
     async fn article_now(
         &mut self,
         variant: VoteVariant,
-        id: i64,
+        id: u64,
         out: &mut ArticleRow,
     ) -> PgResult {
-        let PostgresConnection {
-            inner,
-            link,
-            statements,
-            ..
-        } = self;
-        let client = link.ready(statements, inner).await?;
+        let id = id as i64;
+        let (client, statements, _) = self.session().await?;
         let stmt = vote_statement(client, statements, VoteStatement::Read, variant).await?;
         let Some(row) = client.query_opt(stmt, &[&id]).await? else {
             return Ok(Status::NotFound);
@@ -1368,13 +1064,7 @@ impl PostgresConnection {
     }
 
     async fn liops_load_now(&mut self, table: &str, rows: &[LiopsRow]) -> PgResult {
-        let PostgresConnection {
-            inner,
-            link,
-            statements,
-            ..
-        } = self;
-        let client = link.ready(statements, inner).await?;
+        let (client, _, _) = self.session().await?;
         // Text COPY; `filler` is char(1024), which the server pads.
         let mut data = String::with_capacity(rows.len() * 32);
         for r in rows {
@@ -1402,13 +1092,7 @@ impl PostgresConnection {
         (lo, hi): (u64, u64),
         rows: &mut u64,
     ) -> PgResult {
-        let PostgresConnection {
-            inner,
-            link,
-            statements,
-            ..
-        } = self;
-        let client = link.ready(statements, inner).await?;
+        let (client, statements, _) = self.session().await?;
         if !matches!(&statements.liops, Some((t, _, _)) if t == table) {
             let d = Dialect::Postgres;
             let select = client.prepare(&liops_sql::select(d, table)).await?;
@@ -1426,159 +1110,86 @@ impl PostgresConnection {
         };
         Ok(Status::Ok)
     }
+}
 
-    async fn delete_now(&mut self, key: &str) -> PgResult {
-        let PostgresConnection {
-            inner,
-            table,
-            link,
-            statements,
-            ..
-        } = self;
-        let client = link.ready(statements, inner).await?;
-        if statements.delete.is_none() {
-            let sql = sql::delete(Dialect::Postgres, table);
-            statements.delete = Some(client.prepare(&sql).await?);
+sql_connection!(PostgresConnection);
+
+impl Runs<Vote> for PostgresBackend {
+    async fn prepare_tables(&self, variant: &VoteVariant, drop: bool) -> Result<(), BackendError> {
+        let variant = *variant;
+        self.setup_batch(&vote_sql::setup(Dialect::Postgres, variant, drop))
+            .await
+    }
+    async fn tables_empty(&self, variant: &VoteVariant) -> Result<Option<bool>, BackendError> {
+        let variant = *variant;
+        let live = self.setup_client().await?;
+        let mut empty = self.nothing_in(&live, vote_sql::ANY_ARTICLE).await;
+        if empty.is_ok() && variant == VoteVariant::Precomputed {
+            // Tables there (or none at all): can they serve this variant?
+            match live.client.execute(vote_sql::VOTES_COLUMN, &[]).await {
+                Err(e) if e.code() == Some(&SqlState::UNDEFINED_COLUMN) => {
+                    empty = Err(self.setup_error(vote_sql::made_for_join()));
+                }
+                Err(e) if e.code() != Some(&SqlState::UNDEFINED_TABLE) => {
+                    empty = Err(self.setup_error(error_text(&e)));
+                }
+                _ => {}
+            }
         }
-        let Some(stmt) = &statements.delete else {
-            return Ok(Status::Error);
-        };
-        let changed = client.execute(stmt, &[&Param::Key(key)]).await?;
-        Ok(if changed == 0 {
-            Status::NotFound
-        } else {
-            Status::Ok
-        })
+        live.publish_stats(SETUP_TIMEOUT).await;
+        empty
     }
 }
 
-impl Connection for PostgresConnection {
-    async fn read(&mut self, key: &str, fields: Fields<'_>, out: &mut Vec<FieldValue>) -> Status {
-        if !self.valid_fields(fields) {
-            return Status::BadRequest;
+impl Runs<Liops> for PostgresBackend {
+    async fn prepare_tables(&self, cfg: &LiopsConfig, drop: bool) -> Result<(), BackendError> {
+        self.setup_batch(&liops_sql::setup(Dialect::Postgres, cfg, drop))
+            .await
+    }
+    async fn tables_empty(&self, cfg: &LiopsConfig) -> Result<Option<bool>, BackendError> {
+        let live = self.setup_client().await?;
+        let empty = self.nothing_in(&live, &sql::any_row(&cfg.table(1))).await;
+        live.publish_stats(SETUP_TIMEOUT).await;
+        empty
+    }
+    async fn finish_load(&self, cfg: &LiopsConfig) -> Result<(), BackendError> {
+        let mut statements = Vec::new();
+        for table in cfg.tables() {
+            statements.push(liops_sql::create_index(Dialect::Postgres, &table));
+            statements.push(liops_sql::analyze(Dialect::Postgres, &table));
         }
-        let before = out.len();
-        let deadline = self.deadline();
-        let outcome = timeout_at(deadline, self.read_now(key, fields, out)).await;
-        let status = self.settle(outcome);
-        if status == Status::Error {
-            out.truncate(before);
-        }
-        status
-    }
-
-    async fn scan(
-        &mut self,
-        start_key: &str,
-        count: usize,
-        fields: Fields<'_>,
-        out: &mut Vec<Row>,
-    ) -> Status {
-        if !self.valid_fields(fields) {
-            return Status::BadRequest;
-        }
-        let before = out.len();
-        let deadline = self.deadline();
-        let outcome = timeout_at(deadline, self.scan_now(start_key, count, fields, out)).await;
-        let status = self.settle(outcome);
-        if status == Status::Error {
-            out.truncate(before);
-        }
-        status
-    }
-
-    async fn update(&mut self, key: &str, values: &[FieldValue]) -> Status {
-        if !self.valid_values(values) {
-            return Status::BadRequest;
-        }
-        let deadline = self.deadline();
-        let outcome = timeout_at(deadline, self.update_now(key, values)).await;
-        self.settle(outcome)
-    }
-
-    async fn insert(&mut self, key: &str, values: &[FieldValue]) -> Status {
-        if !self.valid_values(values) {
-            return Status::BadRequest;
-        }
-        let deadline = self.deadline();
-        let outcome = timeout_at(deadline, self.insert_now(key, values)).await;
-        self.settle(outcome)
-    }
-
-    async fn delete(&mut self, key: &str) -> Status {
-        let deadline = self.deadline();
-        let outcome = timeout_at(deadline, self.delete_now(key)).await;
-        self.settle(outcome)
-    }
-
-    async fn liops_load(&mut self, table: &str, rows: &[LiopsRow]) -> Status {
-        let deadline = Instant::now() + self.inner.timeout.max(liops_sql::LOAD_BATCH_TIMEOUT);
-        let outcome = timeout_at(deadline, self.liops_load_now(table, rows)).await;
-        self.settle(outcome)
-    }
-
-    async fn liops_select(&mut self, table: &str, lo: u64, hi: u64, rows: &mut u64) -> Status {
-        let deadline = self.deadline();
-        let outcome = timeout_at(deadline, self.liops_now(table, false, (lo, hi), rows)).await;
-        self.settle(outcome)
-    }
-
-    async fn liops_update(&mut self, table: &str, lo: u64, hi: u64, rows: &mut u64) -> Status {
-        let deadline = self.deadline();
-        let outcome = timeout_at(deadline, self.liops_now(table, true, (lo, hi), rows)).await;
-        self.settle(outcome)
-    }
-
-    async fn publish_stats(&mut self) {
-        // Within the operation timeout; a broken link is not reopened for
-        // this.
-        if let Some(live) = self.link.current() {
-            let limit = self.deadline().saturating_duration_since(Instant::now());
-            live.publish_stats(limit).await;
-        }
-    }
-
-    async fn insert_article(&mut self, variant: VoteVariant, id: u64, title: &str) -> Status {
-        let deadline = self.deadline();
-        let id = id as i64;
-        let params: [&(dyn ToSql + Sync); 2] = [&id, &title];
-        let outcome = timeout_at(
-            deadline,
-            self.vote_now(VoteStatement::InsertArticle, variant, &params),
-        )
-        .await;
-        self.settle(outcome)
-    }
-
-    async fn vote(&mut self, variant: VoteVariant, article: u64, user: u64) -> Status {
-        let deadline = self.deadline();
-        let (article, user) = (article as i64, user as i64);
-        let params: [&(dyn ToSql + Sync); 2] = [&article, &user];
-        let outcome = timeout_at(
-            deadline,
-            self.vote_now(VoteStatement::Vote, variant, &params),
-        )
-        .await;
-        self.settle(outcome)
-    }
-
-    async fn article(&mut self, variant: VoteVariant, id: u64, out: &mut ArticleRow) -> Status {
-        let deadline = self.deadline();
-        let outcome = timeout_at(deadline, self.article_now(variant, id as i64, out)).await;
-        self.settle(outcome)
+        self.setup_batch(&statements).await
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use sojourn_core::properties::Properties;
 
-    fn open(url: &str, props: &[(&str, &str)]) -> Result<PostgresBackend, ConfigError> {
+    use super::*;
+    use crate::OpenError;
+
+    /// The backend of `url` and `props`, for a run of `workers` connections.
+    fn open_for(
+        url: &str,
+        props: &[(&str, &str)],
+        workers: usize,
+    ) -> Result<PostgresBackend, OpenError> {
         let mut p = Properties::new();
         for (k, v) in props {
             p.set(k, v, sojourn_core::properties::Origin::CommandLine);
         }
-        PostgresBackend::open(url, &p)
+        PostgresBackend::open(
+            url,
+            &OpenOptions {
+                workers,
+                ..OpenOptions::new(&p)
+            },
+        )
+    }
+
+    fn open(url: &str, props: &[(&str, &str)]) -> Result<PostgresBackend, OpenError> {
+        open_for(url, props, 1)
     }
 
     #[test]
@@ -1591,7 +1202,7 @@ mod tests {
         assert!(b.inner.tls.is_none());
         assert!(!b.describe().contains("secret"));
         assert!(!format!("{b:?}").contains("secret"));
-        assert_eq!(b.timeout(), DEFAULT_TIMEOUT);
+        assert_eq!(b.timeout(), crate::pool::DEFAULT_TIMEOUT);
 
         let b = open(
             "jdbc:postgresql://h:5432/ycsb?reWriteBatchedInserts=true&ssl=true",
@@ -1625,21 +1236,13 @@ mod tests {
         assert!(open("postgres://h/db", &[("timeout.ms", "0")]).is_err());
         assert!(open("mysql://h/db", &[]).is_err());
 
-        let b = open(
-            "postgres://h/db",
-            &[("connections", "2"), ("threadcount", "16")],
-        )
-        .unwrap();
+        let b = open_for("postgres://h/db", &[("connections", "2")], 16).unwrap();
         assert_eq!(
             b.describe(),
             "postgres://h/db (16 in flight over 2 connections)"
         );
         assert_eq!(b.pool.as_ref().map(|p| p.slots.len()), Some(2));
-        let b = open(
-            "postgres://h/db",
-            &[("connections", "4"), ("threadcount", "4")],
-        )
-        .unwrap();
+        let b = open_for("postgres://h/db", &[("connections", "4")], 4).unwrap();
         assert!(b.pool.is_none());
         assert!(open("postgres://h/db", &[("connections", "0")]).is_err());
         let err = open("postgres://u:hunter2@h/db?nosuchoption=1", &[]).unwrap_err();

@@ -17,13 +17,23 @@
 //!   field, so it requires `fieldcount=1` (refused otherwise, rather than
 //!   silently dropping fields). Scans are `NOT_IMPLEMENTED`.
 //!
-//! Where sojourn differs from YCSB's binding, it is to keep statuses honest
-//! (NOT_FOUND distinct from ERROR) and records whole: an update of an absent
-//! record is NOT_FOUND instead of creating it (hash mode: one `EVALSHA` of
-//! a two-line script; string mode: `SET ... XX`); an insert replaces an
-//! existing record as a whole (`DEL`, `HSET`, `ZADD` in one script), which
-//! also makes a retried load idempotent; a read of an absent key is
-//! NOT_FOUND rather than ERROR.
+//! By default every operation costs the server what YCSB's binding costs
+//! it, so results compare with YCSB's: an update is one `HSET` (which, as
+//! YCSB's `HMSET`, creates a missing record), an insert is `HSET` and
+//! `ZADD` sent together in one round trip, a read one `HGETALL` or `HMGET`;
+//! in string mode `SET` and `GET`. Statuses stay honest where that costs
+//! the server nothing: a read of an absent key is NOT_FOUND rather than
+//! ERROR (`HGETALL` answers empty). A delete is `DEL` and `ZREM` in one
+//! round trip: YCSB sends `ZREM` only when `DEL` removed nothing, which
+//! leaves deleted keys in the scan index (no core workload deletes).
+//!
+//! `redis.checked=true` trades YCSB's server work for records kept whole:
+//! an update of an absent record is NOT_FOUND instead of creating it (hash
+//! mode: one `EVALSHA` of a script running `EXISTS` and `HSET`; string
+//! mode: `SET ... XX`), and an insert replaces an existing record as a
+//! whole (`DEL`, `HSET`, `ZADD` in one script), which makes a retried load
+//! idempotent. Each script call costs the server the commands it runs
+//! besides the `EVALSHA` (about twice the work of an update).
 //!
 //! `prepare` with drop runs `FLUSHDB`: it empties the whole database number
 //! (`/db` in the URL, default 0), not only sojourn's keys, because YCSB's
@@ -44,9 +54,9 @@
 //!
 //! Topology: by default each sojourn connection is one TCP connection with
 //! one request in flight, as YCSB does. With `-p connections=K` (K smaller
-//! than `-threads N`), the N connections share K sockets and their requests
-//! are pipelined: N operations in flight over K connections, which
-//! `describe` records. Both are the hand-written client of [`crate::wire`]
+//! than the N connections of the run), the N connections share K sockets
+//! and their requests are pipelined: N operations in flight over K
+//! connections, which `describe` records. Both are the hand-written client of [`crate::wire`]
 //! rather than the `redis` crate, for the CPU per operation it saves (see
 //! that module).
 //!
@@ -60,16 +70,20 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use sojourn_core::backend::guard::{self, Bodies, Guard, Read, Scan};
 use sojourn_core::backend::{
-    ArticleRow, Backend, BackendError, Connection, FieldValue, Fields, Row, Schema, ServerCounters,
-    Status, VoteVariant,
+    Backend, BackendError, Extensions, FieldValue, Fields, Row, Schema, ServerCounters, Status,
 };
-use sojourn_core::properties::Properties;
+use sojourn_core::properties::PropertyError;
+use sojourn_core::workload::capability::Runs;
+use sojourn_core::workload::vote::{ArticleRow, Vote, VoteConnection, VoteSupport, VoteVariant};
 
-use crate::url::{redact_url, OpenError};
+use crate::pool::{PoolOptions, Sharing, DEFAULT_TIMEOUT};
 use crate::wire::{
-    addr, split_host_port, Handshake, Link, MuxHandle, MuxPool, WireConfig, WireError,
+    self, addr, split_host_port, Handshake, OpError, OpResult, Sockets, Transport, WireConfig,
+    SETUP_TIMEOUT,
 };
+use crate::{url, Open, OpenOptions};
 use resp::{Item, Reader, Resp};
 
 /// The vote workload's article `id`: a hash with fields `title` and
@@ -86,10 +100,6 @@ fn article_key(id: u64, out: &mut Vec<u8>) {
 pub const INDEX_KEY: &str = "_indices";
 
 const DEFAULT_PORT: u16 = 6379;
-const DEFAULT_TIMEOUT: Duration = Duration::from_millis(2000);
-/// Setup connections (prepare, is_empty, connect) may wait longer than an
-/// operation: a server that is still starting is not an operation error.
-const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Update of existing hash fields; 0 when the record does not exist.
 pub const UPDATE_SCRIPT: &str = "if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end\n\
@@ -123,13 +133,13 @@ pub struct RedisOptions {
     pub user: Option<String>,
     pub password: Option<String>,
     pub mode: RedisMode,
+    /// `redis.checked`: updates of absent records NOT_FOUND and inserts
+    /// replacing whole records, at more server work than YCSB's.
+    pub checked: bool,
     pub timeout: Duration,
-    /// Sockets shared by all sojourn connections (pipelined); `None` for one
+    /// The run's connections over fewer sockets (pipelined); `None` for a
     /// socket per connection.
-    pub connections: Option<usize>,
-    /// Sojourn connections the run will open (`threadcount`), for sharing
-    /// them over `connections` sockets.
-    pub threads: usize,
+    pub sharing: Option<Sharing>,
     /// TLS (`rediss://` or `redis.tls=true`); `None` for plain TCP.
     pub tls: Option<TlsOptions>,
 }
@@ -158,8 +168,7 @@ impl std::fmt::Debug for RedisOptions {
             .field("password", &self.password.as_ref().map(|_| "***"))
             .field("mode", &self.mode)
             .field("timeout", &self.timeout)
-            .field("connections", &self.connections)
-            .field("threads", &self.threads)
+            .field("sharing", &self.sharing)
             .field("tls", &self.tls)
             .finish()
     }
@@ -175,27 +184,21 @@ impl RedisOptions {
             user: None,
             password: None,
             mode: RedisMode::Hash,
+            checked: false,
             timeout: DEFAULT_TIMEOUT,
-            connections: None,
-            threads: 1,
+            sharing: None,
             tls: None,
         }
     }
 
-    /// From a `redis://` URL (`None`: the YCSB properties `redis.host`,
-    /// `redis.port`, `redis.password`) and the run's properties.
-    pub fn from_url_and_properties(
-        url: Option<&str>,
-        props: &Properties,
-    ) -> Result<RedisOptions, OpenError> {
-        let invalid = |message: String| OpenError::Invalid {
-            url: url.map_or_else(|| "redis".to_string(), redact_url),
-            message,
-        };
-        let prop = |e: sojourn_core::properties::PropertyError| invalid(e.to_string());
-        let mut o = match url {
-            Some(url) => parse_url(url).map_err(invalid)?,
-            None => {
+    /// From a `redis://` or `rediss://` URL, or YCSB's binding name `redis`
+    /// with the properties `redis.host`, `redis.port` and `redis.db`, and the
+    /// run's properties and connections.
+    pub fn from_url(url: &str, options: &OpenOptions<'_>) -> Result<RedisOptions, String> {
+        let props = options.props;
+        let prop = |e: PropertyError| e.to_string();
+        let mut o = match url::split(url) {
+            (scheme, None | Some("")) if scheme.eq_ignore_ascii_case("redis") => {
                 let host = props.get_str("redis.host", "localhost").trim().to_string();
                 let port = props
                     .get_u64("redis.port", u64::from(DEFAULT_PORT))
@@ -203,12 +206,19 @@ impl RedisOptions {
                 let port = u16::try_from(port)
                     .ok()
                     .filter(|&p| p > 0)
-                    .ok_or_else(|| invalid(format!("redis.port {port} is not a TCP port")))?;
+                    .ok_or_else(|| format!("redis.port {port} is not a TCP port"))?;
                 let mut o = RedisOptions::new(&host, port);
                 let db = props.get_u64("redis.db", 0).map_err(prop)?;
-                o.db = u32::try_from(db)
-                    .map_err(|_| invalid(format!("redis.db {db} is too large")))?;
+                o.db = u32::try_from(db).map_err(|_| format!("redis.db {db} is too large"))?;
                 o
+            }
+            (_, Some(rest)) if rest.starts_with("//") => parse_url(url)?,
+            _ => {
+                return Err(
+                    "expected redis://[user][:password@]host[:port][/db], or `redis` \
+                     with -p redis.host=... -p redis.port=..."
+                        .to_string(),
+                )
             }
         };
         if o.password.is_none() {
@@ -229,25 +239,25 @@ impl RedisOptions {
                 tls.key = path("redis.tls.key");
                 tls.insecure = props.get_bool("redis.tls.insecure", false).map_err(prop)?;
                 if tls.cert.is_some() != tls.key.is_some() {
-                    return Err(invalid(
+                    return Err(
                         "redis.tls.cert and redis.tls.key go together (a client certificate and its key)"
                             .into(),
-                    ));
+                    );
                 }
             }
             None => {
                 if let Some((key, _)) = props.iter().find(|(k, _)| k.starts_with("redis.tls.")) {
-                    return Err(invalid(format!(
+                    return Err(format!(
                         "{key} is set but TLS is not on; use rediss:// or -p redis.tls=true"
-                    )));
+                    ));
                 }
             }
         }
         if props.get_bool("redis.cluster", false).map_err(prop)? {
-            return Err(invalid(
+            return Err(
                 "redis.cluster=true (Redis Cluster) is not supported; point sojourn at one node"
                     .into(),
-            ));
+            );
         }
         o.mode = match props
             .get_choice("redis.mode", "hash", &["hash", "string"])
@@ -256,27 +266,10 @@ impl RedisOptions {
             "string" => RedisMode::String,
             _ => RedisMode::Hash,
         };
-        let timeout_ms = match props.get("timeout.ms") {
-            Some(_) => props.get_u64("timeout.ms", 0).map_err(prop)?,
-            None => props
-                .get_u64("redis.timeout", DEFAULT_TIMEOUT.as_millis() as u64)
-                .map_err(prop)?,
-        };
-        if timeout_ms == 0 {
-            return Err(invalid("timeout.ms must be at least 1".into()));
-        }
-        o.timeout = Duration::from_millis(timeout_ms);
-        o.threads = props.get_u64("threadcount", 1).map_err(prop)?.max(1) as usize;
-        if props.contains("connections") {
-            let k = props.get_u64("connections", 0).map_err(prop)?;
-            if k == 0 {
-                return Err(invalid("connections must be at least 1".into()));
-            }
-            // As many sockets as connections is the plain topology.
-            if (k as usize) < o.threads {
-                o.connections = Some(k as usize);
-            }
-        }
+        o.checked = props.get_bool("redis.checked", false).map_err(prop)?;
+        let pool = PoolOptions::from_properties(props, Some("redis.timeout"), options.workers)?;
+        o.timeout = pool.timeout;
+        o.sharing = pool.sharing;
         Ok(o)
     }
 }
@@ -360,18 +353,10 @@ pub fn java_hash(key: &str) -> i32 {
 }
 
 /// A Redis database.
+#[derive(Debug)]
 pub struct RedisBackend {
     opts: RedisOptions,
-    cfg: Arc<WireConfig>,
-    pool: Option<MuxPool<Resp>>,
-}
-
-impl std::fmt::Debug for RedisBackend {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RedisBackend")
-            .field("opts", &self.opts)
-            .finish_non_exhaustive()
-    }
+    sockets: Sockets<Resp>,
 }
 
 fn reply_error(reply: &[u8]) -> Result<(), String> {
@@ -410,7 +395,7 @@ impl RedisBackend {
         resp::encode(&mut hs.request, &[b"PING"]);
         hs.replies += 1;
         hs.strict = hs.replies;
-        if opts.mode == RedisMode::Hash {
+        if opts.mode == RedisMode::Hash && opts.checked {
             // Best effort: a server that refuses scripts still serves reads;
             // its updates and inserts then fail visibly, one by one.
             for script in [UPDATE_SCRIPT, INSERT_SCRIPT] {
@@ -422,27 +407,15 @@ impl RedisBackend {
             Some(t) => Some(tls::config(&opts.host, t).map_err(BackendError::Config)?),
             None => None,
         };
-        let cfg = Arc::new(WireConfig {
+        let cfg = WireConfig {
             addr: addr(&opts.host, opts.port),
             timeout: opts.timeout,
             connect_timeout: SETUP_TIMEOUT,
             handshake: hs,
             tls,
-        });
-        let pool = opts
-            .connections
-            .map(|k| MuxPool::new(Arc::clone(&cfg), opts.threads.div_ceil(k)));
-        Ok(RedisBackend { opts, cfg, pool })
-    }
-
-    /// Open from a URL (or `None` for YCSB's properties) and the run's
-    /// properties; nothing is contacted yet.
-    pub fn open(url: Option<&str>, props: &Properties) -> Result<RedisBackend, OpenError> {
-        let opts = RedisOptions::from_url_and_properties(url, props)?;
-        RedisBackend::new(opts).map_err(|e| OpenError::Invalid {
-            url: url.map_or_else(|| "redis".to_string(), redact_url),
-            message: e.to_string(),
-        })
+        };
+        let sockets = Sockets::new(cfg, opts.sharing, target(&opts));
+        Ok(RedisBackend { opts, sockets })
     }
 
     pub fn options(&self) -> &RedisOptions {
@@ -450,21 +423,7 @@ impl RedisBackend {
     }
 
     fn target(&self) -> String {
-        let mut s = String::from(if self.opts.tls.is_some() {
-            "rediss://"
-        } else {
-            "redis://"
-        });
-        if let Some(user) = &self.opts.user {
-            s.push_str(user);
-            s.push('@');
-        }
-        s.push_str(&addr(&self.opts.host, self.opts.port));
-        if self.opts.db != 0 {
-            s.push('/');
-            s.push_str(&self.opts.db.to_string());
-        }
-        s
+        self.sockets.target().to_string()
     }
 
     fn check_schema(&self, schema: &Schema) -> Result<(), BackendError> {
@@ -479,20 +438,13 @@ impl RedisBackend {
     }
 
     /// A connection for setup commands, on the current runtime.
-    async fn setup_link(&self) -> Result<Link<Resp>, BackendError> {
-        let mut cfg = (*self.cfg).clone();
-        cfg.timeout = SETUP_TIMEOUT.max(self.opts.timeout);
-        Link::connect(Arc::new(cfg))
-            .await
-            .map_err(|message| BackendError::Connect {
-                target: self.target(),
-                message,
-            })
+    async fn setup_link(&self) -> Result<Transport<Resp>, BackendError> {
+        self.sockets.setup().await
     }
 
     async fn setup_call(
         &self,
-        link: &mut Link<Resp>,
+        link: &mut Transport<Resp>,
         args: &[&[u8]],
     ) -> Result<Option<i64>, BackendError> {
         let fail = |message: String| BackendError::Setup {
@@ -507,6 +459,38 @@ impl RedisBackend {
             _ => Ok(None),
         }
     }
+}
+
+impl Open for RedisBackend {
+    const FORMS: &'static [&'static str] = &[
+        "redis://[user][:password@]host[:port][/db]",
+        "`redis` with -p redis.host=H -p redis.port=P",
+    ];
+
+    /// See [`RedisOptions::from_url`]; nothing is contacted yet.
+    fn configure(url: &str, options: &OpenOptions<'_>) -> Result<RedisBackend, String> {
+        let opts = RedisOptions::from_url(url, options)?;
+        RedisBackend::new(opts).map_err(|e| e.to_string())
+    }
+}
+
+/// The server's URL, without a password.
+fn target(opts: &RedisOptions) -> String {
+    let mut s = String::from(if opts.tls.is_some() {
+        "rediss://"
+    } else {
+        "redis://"
+    });
+    if let Some(user) = &opts.user {
+        s.push_str(user);
+        s.push('@');
+    }
+    s.push_str(&addr(&opts.host, opts.port));
+    if opts.db != 0 {
+        s.push('/');
+        s.push_str(&opts.db.to_string());
+    }
+    s
 }
 
 /// The `INFO` fields sampled as server counters: whole-server CPU seconds
@@ -612,12 +596,11 @@ impl Backend for RedisBackend {
         if self.opts.mode == RedisMode::String {
             notes.push("redis.mode=string".to_string());
         }
-        if let Some(k) = self.opts.connections {
-            notes.push(format!(
-                "{} in flight over {k} connection{}",
-                self.opts.threads,
-                if k == 1 { "" } else { "s" }
-            ));
+        if self.opts.checked {
+            notes.push("redis.checked=true".to_string());
+        }
+        if let Some(sharing) = self.opts.sharing {
+            notes.push(sharing.to_string());
         }
         if notes.is_empty() {
             self.target()
@@ -646,58 +629,14 @@ impl Backend for RedisBackend {
         Ok(Some(n == Some(0)))
     }
 
-    async fn prepare_vote(&self, _variant: VoteVariant, drop: bool) -> Result<(), BackendError> {
-        let mut link = self.setup_link().await?;
-        let command: &[u8] = if drop { b"FLUSHDB" } else { b"PING" };
-        self.setup_call(&mut link, &[command]).await?;
-        Ok(())
-    }
-
-    async fn vote_is_empty(&self, _variant: VoteVariant) -> Result<Option<bool>, BackendError> {
-        let mut link = self.setup_link().await?;
-        let mut key = Vec::new();
-        article_key(1, &mut key);
-        let n = self.setup_call(&mut link, &[b"EXISTS", &key]).await?;
-        Ok(Some(n == Some(0)))
-    }
-
     async fn connect(&self, schema: Arc<Schema>) -> Result<RedisConnection, BackendError> {
         self.check_schema(&schema)?;
-        let connect_error = |message: String| BackendError::Connect {
-            target: self.target(),
-            message,
-        };
-        let transport = match &self.pool {
-            Some(pool) => Transport::Mux(pool.handle().await.map_err(connect_error)?),
-            None => Transport::Link(
-                Link::connect(Arc::clone(&self.cfg))
-                    .await
-                    .map_err(connect_error)?,
-            ),
-        };
-        Ok(RedisConnection::new(transport, self.opts.mode, &schema))
-    }
-}
-
-/// One socket of our own, or a share of a pipelined one.
-enum Transport {
-    Link(Link<Resp>),
-    Mux(MuxHandle<Resp>),
-}
-
-impl Transport {
-    fn request(&mut self) -> &mut Vec<u8> {
-        match self {
-            Transport::Link(l) => l.request(),
-            Transport::Mux(m) => m.request(),
-        }
+        let transport = self.sockets.transport().await?;
+        Ok(RedisConnection::new(transport, &self.opts, &schema))
     }
 
-    async fn call(&mut self, replies: usize) -> Result<&[u8], WireError> {
-        match self {
-            Transport::Link(l) => l.call(replies).await,
-            Transport::Mux(m) => m.call(replies).await,
-        }
+    fn extensions(&self) -> Extensions<Self> {
+        Extensions::new().with(VoteSupport::<Self>::new())
     }
 }
 
@@ -733,19 +672,12 @@ impl FieldNames {
     }
 }
 
-/// An operation's failure: its status, and for ERROR what happened.
-type OpResult<T> = Result<T, (Status, String)>;
-
-fn wire_err(e: WireError) -> (Status, String) {
-    (Status::Error, e.to_string())
+fn proto_err(e: String) -> OpError {
+    OpError::error(format!("unexpected reply: {e}"))
 }
 
-fn proto_err(e: String) -> (Status, String) {
-    (Status::Error, format!("unexpected reply: {e}"))
-}
-
-fn server_err(e: &[u8]) -> (Status, String) {
-    (Status::Error, String::from_utf8_lossy(e).into_owned())
+fn server_err(e: &[u8]) -> OpError {
+    OpError::error(String::from_utf8_lossy(e))
 }
 
 /// An integer reply, or the server's error.
@@ -759,8 +691,10 @@ fn int_reply(r: &mut Reader<'_>) -> OpResult<i64> {
 
 /// A connection of [`RedisBackend`].
 pub struct RedisConnection {
-    t: Transport,
+    t: Transport<Resp>,
+    guard: Guard,
     mode: RedisMode,
+    checked: bool,
     fields: FieldNames,
     /// Keys of the scan in progress.
     keys: Vec<String>,
@@ -770,10 +704,13 @@ pub struct RedisConnection {
 }
 
 impl RedisConnection {
-    fn new(t: Transport, mode: RedisMode, schema: &Schema) -> RedisConnection {
+    fn new(t: Transport<Resp>, opts: &RedisOptions, schema: &Schema) -> RedisConnection {
         RedisConnection {
             t,
-            mode,
+            // The transport bounds each call itself.
+            guard: Guard::new(schema.field_count(), None),
+            mode: opts.mode,
+            checked: opts.checked,
             fields: FieldNames::new(schema),
             keys: Vec::new(),
             article: Vec::new(),
@@ -787,27 +724,21 @@ impl RedisConnection {
         self.last_error.as_deref()
     }
 
-    fn status(&mut self, result: OpResult<Status>) -> Status {
-        result.unwrap_or_else(|(status, message)| {
-            self.last_error = Some(message);
-            status
-        })
-    }
-
-    fn valid_fields(&self, fields: Fields<'_>) -> bool {
-        match fields {
-            Fields::All => true,
-            Fields::Some(list) => list.iter().all(|&f| f < self.fields.names.len()),
+    /// `HSET key field value ...` into the request.
+    fn hset(&mut self, key: &str, values: &[FieldValue]) {
+        let req = self.t.request();
+        resp::command(req, 2 + 2 * values.len());
+        resp::arg(req, b"HSET");
+        resp::arg(req, key.as_bytes());
+        for v in values {
+            resp::arg(req, &self.fields.names[v.field]);
+            resp::arg(req, &v.value);
         }
-    }
-
-    fn valid_values(&self, values: &[FieldValue]) -> bool {
-        values.iter().all(|v| v.field < self.fields.names.len())
     }
 
     async fn exists(&mut self, key: &str) -> OpResult<Status> {
         resp::encode(self.t.request(), &[b"EXISTS", key.as_bytes()]);
-        let reply = self.t.call(1).await.map_err(wire_err)?;
+        let reply = self.t.call(1).await?;
         Ok(match int_reply(&mut Reader::new(reply))? {
             0 => Status::NotFound,
             _ => Status::Ok,
@@ -823,7 +754,7 @@ impl RedisConnection {
         let list = match fields {
             Fields::All => {
                 resp::encode(self.t.request(), &[b"HGETALL", key.as_bytes()]);
-                let reply = self.t.call(1).await.map_err(wire_err)?;
+                let reply = self.t.call(1).await?;
                 let mut r = Reader::new(reply);
                 return parse_hgetall(&mut r, &self.fields, out);
             }
@@ -837,7 +768,7 @@ impl RedisConnection {
         for &f in list {
             resp::arg(req, &self.fields.names[f]);
         }
-        let reply = self.t.call(1).await.map_err(wire_err)?;
+        let reply = self.t.call(1).await?;
         let found = parse_hmget(&mut Reader::new(reply), list, out)?;
         if found > 0 {
             return Ok(Status::Ok);
@@ -854,7 +785,7 @@ impl RedisConnection {
         out: &mut Vec<FieldValue>,
     ) -> OpResult<Status> {
         resp::encode(self.t.request(), &[b"GET", key.as_bytes()]);
-        let reply = self.t.call(1).await.map_err(wire_err)?;
+        let reply = self.t.call(1).await?;
         match Reader::new(reply).next().map_err(proto_err)? {
             Item::Bulk(None) => Ok(Status::NotFound),
             Item::Bulk(Some(value)) => {
@@ -875,92 +806,11 @@ impl RedisConnection {
         }
     }
 
-    async fn update_now(&mut self, key: &str, values: &[FieldValue]) -> OpResult<Status> {
-        if !self.valid_values(values) {
-            return Ok(Status::BadRequest);
-        }
-        if values.is_empty() {
-            return self.exists(key).await;
-        }
-        match self.mode {
-            RedisMode::Hash => {
-                let names = &self.fields.names;
-                let encode_args = |req: &mut Vec<u8>| {
-                    resp::arg(req, b"1");
-                    resp::arg(req, key.as_bytes());
-                    for v in values {
-                        resp::arg(req, &names[v.field]);
-                        resp::arg(req, &v.value);
-                    }
-                };
-                let argc = 2 + 2 * values.len();
-                let n = eval_on(&mut self.t, UPDATE_SHA, UPDATE_SCRIPT, encode_args, argc).await?;
-                Ok(if n == 0 { Status::NotFound } else { Status::Ok })
-            }
-            RedisMode::String => {
-                // The last value for field 0 wins, as it would in a hash.
-                let value = &values[values.len() - 1].value;
-                let req = self.t.request();
-                resp::encode(req, &[b"SET", key.as_bytes(), value, b"XX"]);
-                let reply = self.t.call(1).await.map_err(wire_err)?;
-                match Reader::new(reply).next().map_err(proto_err)? {
-                    Item::Simple(_) => Ok(Status::Ok),
-                    Item::Bulk(None) => Ok(Status::NotFound),
-                    Item::Error(e) => Err(server_err(e)),
-                    other => Err(proto_err(format!("expected OK, got {other:?}"))),
-                }
-            }
-        }
-    }
-
-    async fn insert_now(&mut self, key: &str, values: &[FieldValue]) -> OpResult<Status> {
-        if !self.valid_values(values) {
-            return Ok(Status::BadRequest);
-        }
-        if values.is_empty() {
-            // A hash with no fields does not exist in Redis, and a string
-            // record is its one field.
-            return Err((
-                Status::BadRequest,
-                "a record with no fields cannot be stored".into(),
-            ));
-        }
-        match self.mode {
-            RedisMode::Hash => {
-                let names = &self.fields.names;
-                let score = java_hash(key);
-                let encode_args = |req: &mut Vec<u8>| {
-                    resp::arg(req, b"2");
-                    resp::arg(req, key.as_bytes());
-                    resp::arg(req, INDEX_KEY.as_bytes());
-                    resp::arg_int(req, i64::from(score));
-                    for v in values {
-                        resp::arg(req, &names[v.field]);
-                        resp::arg(req, &v.value);
-                    }
-                };
-                let argc = 4 + 2 * values.len();
-                eval_on(&mut self.t, INSERT_SHA, INSERT_SCRIPT, encode_args, argc).await?;
-                Ok(Status::Ok)
-            }
-            RedisMode::String => {
-                let value = &values[values.len() - 1].value;
-                resp::encode(self.t.request(), &[b"SET", key.as_bytes(), value]);
-                let reply = self.t.call(1).await.map_err(wire_err)?;
-                match Reader::new(reply).next().map_err(proto_err)? {
-                    Item::Simple(_) => Ok(Status::Ok),
-                    Item::Error(e) => Err(server_err(e)),
-                    other => Err(proto_err(format!("expected OK, got {other:?}"))),
-                }
-            }
-        }
-    }
-
     async fn insert_article_now(&mut self, id: u64, title: &str) -> OpResult<Status> {
         article_key(id, &mut self.article);
         let req = self.t.request();
         resp::encode(req, &[b"HSET", &self.article, b"title", title.as_bytes()]);
-        let reply = self.t.call(1).await.map_err(wire_err)?;
+        let reply = self.t.call(1).await?;
         int_reply(&mut Reader::new(reply))?;
         Ok(Status::Ok)
     }
@@ -969,7 +819,7 @@ impl RedisConnection {
         article_key(article, &mut self.article);
         let req = self.t.request();
         resp::encode(req, &[b"HINCRBY", &self.article, b"votes", b"1"]);
-        let reply = self.t.call(1).await.map_err(wire_err)?;
+        let reply = self.t.call(1).await?;
         int_reply(&mut Reader::new(reply))?;
         Ok(Status::Ok)
     }
@@ -978,7 +828,7 @@ impl RedisConnection {
         article_key(id, &mut self.article);
         let req = self.t.request();
         resp::encode(req, &[b"HMGET", &self.article, b"title", b"votes"]);
-        let reply = self.t.call(1).await.map_err(wire_err)?;
+        let reply = self.t.call(1).await?;
         let mut r = Reader::new(reply);
         match r.next().map_err(proto_err)? {
             Item::Array(Some(2)) => {}
@@ -1003,45 +853,26 @@ impl RedisConnection {
         out.id = id;
         Ok(Status::Ok)
     }
+}
 
-    async fn delete_now(&mut self, key: &str) -> OpResult<Status> {
-        let req = self.t.request();
-        resp::encode(req, &[b"DEL", key.as_bytes()]);
-        let replies = match self.mode {
-            RedisMode::Hash => {
-                resp::encode(req, &[b"ZREM", INDEX_KEY.as_bytes(), key.as_bytes()]);
-                2
-            }
-            RedisMode::String => 1,
-        };
-        let reply = self.t.call(replies).await.map_err(wire_err)?;
-        let mut r = Reader::new(reply);
-        let deleted = int_reply(&mut r)?;
-        if replies == 2 {
-            int_reply(&mut r)?;
+impl Bodies for RedisConnection {
+    async fn read_now(&mut self, read: Read<'_>) -> OpResult<Status> {
+        let Read { key, fields, out } = read;
+        match self.mode {
+            RedisMode::Hash => self.read_hash(key, fields, out).await,
+            RedisMode::String => self.read_string(key, fields, out).await,
         }
-        Ok(if deleted == 0 {
-            Status::NotFound
-        } else {
-            Status::Ok
-        })
     }
 
-    async fn scan_now(
-        &mut self,
-        start_key: &str,
-        count: usize,
-        fields: Fields<'_>,
-        out: &mut Vec<Row>,
-    ) -> OpResult<Status> {
+    async fn scan_now(&mut self, scan: Scan<'_>) -> OpResult<Status> {
         if self.mode == RedisMode::String {
             return Ok(Status::NotImplemented);
         }
-        if count == 0 {
+        if scan.count == 0 {
             return Ok(Status::Ok);
         }
-        let score = java_hash(start_key);
-        let limit = i64::try_from(count).unwrap_or(i64::MAX);
+        let score = java_hash(scan.start_key);
+        let limit = i64::try_from(scan.count).unwrap_or(i64::MAX);
         let req = self.t.request();
         resp::command(req, 7);
         resp::arg(req, b"ZRANGEBYSCORE");
@@ -1051,7 +882,7 @@ impl RedisConnection {
         resp::arg(req, b"LIMIT");
         resp::arg(req, b"0");
         resp::arg_int(req, limit);
-        let reply = self.t.call(1).await.map_err(wire_err)?;
+        let reply = self.t.call(1).await?;
         let mut r = Reader::new(reply);
         let n = match r.next().map_err(proto_err)? {
             Item::Array(n) => n.unwrap_or(0),
@@ -1065,10 +896,10 @@ impl RedisConnection {
                 other => return Err(proto_err(format!("expected a key, got {other:?}"))),
             }
         }
-        let list = match fields {
+        let list = match scan.fields {
             Fields::Some([]) => {
                 // Nothing to fetch: the index says which keys exist.
-                out.extend(self.keys.drain(..).map(|key| Row {
+                scan.out.extend(self.keys.drain(..).map(|key| Row {
                     key,
                     fields: Vec::new(),
                 }));
@@ -1096,9 +927,9 @@ impl RedisConnection {
                 }
             }
         }
-        let reply = self.t.call(self.keys.len()).await.map_err(wire_err)?;
+        let reply = self.t.call(self.keys.len()).await?;
         let mut r = Reader::new(reply);
-        let before = out.len();
+        let before = scan.out.len();
         for key in self.keys.drain(..) {
             let mut row = Row {
                 key,
@@ -1114,11 +945,135 @@ impl RedisConnection {
                 }
             };
             if present {
-                out.push(row);
+                scan.out.push(row);
             }
         }
-        debug_assert!(out.len() >= before);
+        debug_assert!(scan.out.len() >= before);
         Ok(Status::Ok)
+    }
+
+    async fn update_now(&mut self, key: &str, values: &[FieldValue]) -> OpResult<Status> {
+        if values.is_empty() {
+            return self.exists(key).await;
+        }
+        match self.mode {
+            RedisMode::Hash if !self.checked => {
+                self.hset(key, values);
+                let reply = self.t.call(1).await?;
+                int_reply(&mut Reader::new(reply))?;
+                Ok(Status::Ok)
+            }
+            RedisMode::Hash => {
+                let names = &self.fields.names;
+                let encode_args = |req: &mut Vec<u8>| {
+                    resp::arg(req, b"1");
+                    resp::arg(req, key.as_bytes());
+                    for v in values {
+                        resp::arg(req, &names[v.field]);
+                        resp::arg(req, &v.value);
+                    }
+                };
+                let argc = 2 + 2 * values.len();
+                let n = eval_on(&mut self.t, UPDATE_SHA, UPDATE_SCRIPT, encode_args, argc).await?;
+                Ok(if n == 0 { Status::NotFound } else { Status::Ok })
+            }
+            RedisMode::String => {
+                // The last value for field 0 wins, as it would in a hash.
+                let value = &values[values.len() - 1].value;
+                let req = self.t.request();
+                if self.checked {
+                    resp::encode(req, &[b"SET", key.as_bytes(), value, b"XX"]);
+                } else {
+                    resp::encode(req, &[b"SET", key.as_bytes(), value]);
+                }
+                let reply = self.t.call(1).await?;
+                match Reader::new(reply).next().map_err(proto_err)? {
+                    Item::Simple(_) => Ok(Status::Ok),
+                    Item::Bulk(None) => Ok(Status::NotFound),
+                    Item::Error(e) => Err(server_err(e)),
+                    other => Err(proto_err(format!("expected OK, got {other:?}"))),
+                }
+            }
+        }
+    }
+
+    async fn insert_now(&mut self, key: &str, values: &[FieldValue]) -> OpResult<Status> {
+        if values.is_empty() {
+            // A hash with no fields does not exist in Redis, and a string
+            // record is its one field.
+            return Err(OpError {
+                status: Status::BadRequest,
+                message: "a record with no fields cannot be stored".into(),
+            });
+        }
+        match self.mode {
+            RedisMode::Hash if !self.checked => {
+                // YCSB's two commands in one round trip.
+                self.hset(key, values);
+                let score = java_hash(key);
+                let req = self.t.request_continue();
+                resp::command(req, 4);
+                resp::arg(req, b"ZADD");
+                resp::arg(req, INDEX_KEY.as_bytes());
+                resp::arg_int(req, i64::from(score));
+                resp::arg(req, key.as_bytes());
+                let reply = self.t.call(2).await?;
+                let mut r = Reader::new(reply);
+                int_reply(&mut r)?;
+                int_reply(&mut r)?;
+                Ok(Status::Ok)
+            }
+            RedisMode::Hash => {
+                let names = &self.fields.names;
+                let score = java_hash(key);
+                let encode_args = |req: &mut Vec<u8>| {
+                    resp::arg(req, b"2");
+                    resp::arg(req, key.as_bytes());
+                    resp::arg(req, INDEX_KEY.as_bytes());
+                    resp::arg_int(req, i64::from(score));
+                    for v in values {
+                        resp::arg(req, &names[v.field]);
+                        resp::arg(req, &v.value);
+                    }
+                };
+                let argc = 4 + 2 * values.len();
+                eval_on(&mut self.t, INSERT_SHA, INSERT_SCRIPT, encode_args, argc).await?;
+                Ok(Status::Ok)
+            }
+            RedisMode::String => {
+                let value = &values[values.len() - 1].value;
+                resp::encode(self.t.request(), &[b"SET", key.as_bytes(), value]);
+                let reply = self.t.call(1).await?;
+                match Reader::new(reply).next().map_err(proto_err)? {
+                    Item::Simple(_) => Ok(Status::Ok),
+                    Item::Error(e) => Err(server_err(e)),
+                    other => Err(proto_err(format!("expected OK, got {other:?}"))),
+                }
+            }
+        }
+    }
+
+    async fn delete_now(&mut self, key: &str) -> OpResult<Status> {
+        let req = self.t.request();
+        resp::encode(req, &[b"DEL", key.as_bytes()]);
+        let replies = match self.mode {
+            RedisMode::Hash => {
+                resp::encode(req, &[b"ZREM", INDEX_KEY.as_bytes(), key.as_bytes()]);
+                2
+            }
+            RedisMode::String => 1,
+        };
+        let reply = self.t.call(replies).await?;
+        let mut r = Reader::new(reply);
+        let deleted = int_reply(&mut r)?;
+        if replies == 2 {
+            int_reply(&mut r)?;
+        }
+        Ok(if deleted == 0 {
+            Status::NotFound
+        } else {
+            Status::Ok
+        })
     }
 }
 
@@ -1126,7 +1081,7 @@ impl RedisConnection {
 /// server has lost it (restarted, or `SCRIPT FLUSH`). `encode_args` writes
 /// the `argc` arguments after the script (numkeys, keys, argv).
 async fn eval_on(
-    t: &mut Transport,
+    t: &mut Transport<Resp>,
     sha: &str,
     script: &str,
     encode_args: impl Fn(&mut Vec<u8>),
@@ -1143,7 +1098,7 @@ async fn eval_on(
             resp::arg(req, script.as_bytes());
         }
         encode_args(req);
-        let reply = t.call(1).await.map_err(wire_err)?;
+        let reply = t.call(1).await?;
         match Reader::new(reply).next().map_err(proto_err)? {
             Item::Int(n) => return Ok(n),
             Item::Error(e) if attempt == 0 && e.starts_with(b"NOSCRIPT") => continue,
@@ -1151,10 +1106,7 @@ async fn eval_on(
             other => return Err(proto_err(format!("expected an integer, got {other:?}"))),
         }
     }
-    Err((
-        Status::Error,
-        "the server does not accept the script".into(),
-    ))
+    Err(OpError::error("the server does not accept the script"))
 }
 
 /// `HGETALL`'s reply into `out`, in field order; NOT_FOUND when empty.
@@ -1225,73 +1177,40 @@ fn parse_hmget(r: &mut Reader<'_>, list: &[usize], out: &mut Vec<FieldValue>) ->
     Ok(found)
 }
 
-impl Connection for RedisConnection {
-    async fn read(&mut self, key: &str, fields: Fields<'_>, out: &mut Vec<FieldValue>) -> Status {
-        if !self.valid_fields(fields) {
-            return Status::BadRequest;
-        }
-        let before = out.len();
-        let result = match self.mode {
-            RedisMode::Hash => self.read_hash(key, fields, out).await,
-            RedisMode::String => self.read_string(key, fields, out).await,
-        };
-        if result.is_err() {
-            out.truncate(before);
-        }
-        self.status(result)
-    }
+wire::settled_by_the_transport!(RedisConnection);
 
-    async fn scan(
-        &mut self,
-        start_key: &str,
-        count: usize,
-        fields: Fields<'_>,
-        out: &mut Vec<Row>,
-    ) -> Status {
-        if !self.valid_fields(fields) {
-            return Status::BadRequest;
-        }
-        let before = out.len();
-        let result = self.scan_now(start_key, count, fields, out).await;
-        if result.is_err() {
-            out.truncate(before);
-        }
-        self.status(result)
+impl Runs<Vote> for RedisBackend {
+    async fn prepare_tables(&self, _variant: &VoteVariant, drop: bool) -> Result<(), BackendError> {
+        let mut link = self.setup_link().await?;
+        let command: &[u8] = if drop { b"FLUSHDB" } else { b"PING" };
+        self.setup_call(&mut link, &[command]).await?;
+        Ok(())
     }
-
-    async fn update(&mut self, key: &str, values: &[FieldValue]) -> Status {
-        let result = self.update_now(key, values).await;
-        self.status(result)
+    async fn tables_empty(&self, _variant: &VoteVariant) -> Result<Option<bool>, BackendError> {
+        let mut link = self.setup_link().await?;
+        let mut key = Vec::new();
+        article_key(1, &mut key);
+        let n = self.setup_call(&mut link, &[b"EXISTS", &key]).await?;
+        Ok(Some(n == Some(0)))
     }
+}
 
-    async fn insert(&mut self, key: &str, values: &[FieldValue]) -> Status {
-        let result = self.insert_now(key, values).await;
-        self.status(result)
-    }
-
-    async fn delete(&mut self, key: &str) -> Status {
-        let result = self.delete_now(key).await;
-        self.status(result)
-    }
-
+impl VoteConnection for RedisConnection {
     async fn insert_article(&mut self, _variant: VoteVariant, id: u64, title: &str) -> Status {
-        let result = self.insert_article_now(id, title).await;
-        self.status(result)
+        guard::call(self, async |c| c.insert_article_now(id, title).await).await
     }
-
     async fn vote(&mut self, _variant: VoteVariant, article: u64, _user: u64) -> Status {
-        let result = self.vote_now(article).await;
-        self.status(result)
+        guard::call(self, async |c| c.vote_now(article).await).await
     }
-
     async fn article(&mut self, _variant: VoteVariant, id: u64, out: &mut ArticleRow) -> Status {
-        let result = self.article_now(id, out).await;
-        self.status(result)
+        guard::call(self, async |c| c.article_now(id, out).await).await
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use sojourn_core::properties::Properties;
+
     use super::*;
 
     #[test]
@@ -1346,47 +1265,69 @@ mod tests {
         p
     }
 
+    /// Options of `url` with `pairs`, for a run of `workers` connections.
+    fn options(url: &str, pairs: &[&str], workers: usize) -> Result<RedisOptions, String> {
+        let props = props(pairs);
+        RedisOptions::from_url(
+            url,
+            &OpenOptions {
+                workers,
+                ..OpenOptions::new(&props)
+            },
+        )
+    }
+
+    #[test]
+    fn url_forms() {
+        for url in ["redis", "Redis:", "redis://h:1/2"] {
+            assert!(options(url, &[], 1).is_ok(), "{url}");
+        }
+        for url in ["rediss", "redis:host"] {
+            assert!(options(url, &[], 1).is_err(), "{url}");
+        }
+    }
+
     #[test]
     fn ycsb_properties() {
-        let o = RedisOptions::from_url_and_properties(
-            None,
-            &props(&[
+        let o = options(
+            "redis",
+            &[
                 "redis.host=127.0.0.1",
                 "redis.port=7001",
                 "redis.password=pw",
-            ]),
+            ],
+            1,
         )
         .unwrap();
         assert_eq!((o.host.as_str(), o.port), ("127.0.0.1", 7001));
         assert_eq!(o.password.as_deref(), Some("pw"));
         assert_eq!(o.mode, RedisMode::Hash);
         assert_eq!(o.timeout, DEFAULT_TIMEOUT);
-        let o = RedisOptions::from_url_and_properties(
-            Some("redis://h:1/2"),
-            &props(&["redis.mode=STRING", "redis.timeout=300"]),
+        let o = options(
+            "redis://h:1/2",
+            &["redis.mode=STRING", "redis.timeout=300"],
+            1,
         )
         .unwrap();
         assert_eq!(o.mode, RedisMode::String);
         assert_eq!(o.timeout, Duration::from_millis(300));
-        let o = RedisOptions::from_url_and_properties(
-            None,
-            &props(&[
-                "timeout.ms=50",
-                "redis.timeout=300",
-                "threadcount=16",
-                "connections=2",
-            ]),
+        let o = options(
+            "redis",
+            &["timeout.ms=50", "redis.timeout=300", "connections=2"],
+            16,
         )
         .unwrap();
         assert_eq!(o.timeout, Duration::from_millis(50));
-        assert_eq!((o.threads, o.connections), (16, Some(2)));
-        // As many sockets as threads is the plain topology.
-        let o = RedisOptions::from_url_and_properties(
-            None,
-            &props(&["threadcount=4", "connections=4"]),
-        )
-        .unwrap();
-        assert_eq!(o.connections, None);
+        assert_eq!(
+            o.sharing,
+            Some(Sharing {
+                workers: 16,
+                sockets: 2
+            })
+        );
+        // As many sockets as connections is the plain topology.
+        let o = options("redis", &["connections=4"], 4).unwrap();
+        assert_eq!(o.sharing, None);
         for bad in [
             &["redis.mode=list"][..],
             &["redis.port=70000"],
@@ -1394,18 +1335,19 @@ mod tests {
             &["timeout.ms=0"],
             &["redis.cluster=true"],
         ] {
-            assert!(
-                RedisOptions::from_url_and_properties(None, &props(bad)).is_err(),
-                "{bad:?}"
-            );
+            assert!(options("redis", bad, 1).is_err(), "{bad:?}");
         }
     }
 
     #[test]
     fn describe_hides_the_password() {
+        let props = props(&["connections=2"]);
         let b = RedisBackend::open(
-            Some("redis://bob:hunter2@127.0.0.1:7000/2"),
-            &props(&["threadcount=16", "connections=2"]),
+            "redis://bob:hunter2@127.0.0.1:7000/2",
+            &OpenOptions {
+                workers: 16,
+                ..OpenOptions::new(&props)
+            },
         )
         .unwrap();
         let d = b.describe();

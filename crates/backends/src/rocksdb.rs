@@ -34,11 +34,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use ::rocksdb::{Options, ReadOptions, WriteOptions, DB};
-use sojourn_core::backend::{
-    Backend, BackendError, Connection, FieldValue, Fields, Row, Schema, Status,
-};
-use sojourn_core::properties::Properties;
+use ::rocksdb::{ColumnFamily, DBPinnableSlice, Options, ReadOptions, WriteOptions, DB};
+use sojourn_core::backend::guard::{Bodies, Failure, Guard, Read, Scan, Settle};
+use sojourn_core::backend::{Backend, BackendError, FieldValue, Fields, Row, Schema, Status};
+
+use crate::{url, Open, OpenOptions};
 
 /// Locks striping the key space for writes. Enough that 16 to 64
 /// connections rarely share one, few enough to cost nothing.
@@ -100,26 +100,6 @@ impl RocksBackend {
             path: path.into(),
             shared: Mutex::new(None),
         }
-    }
-
-    /// The backend `rocksdb:PATH` names, or `rocksdb` with YCSB's
-    /// `-p rocksdb.dir=PATH` (the URL's path wins when both are given).
-    pub fn from_url(path: Option<&str>, props: &Properties) -> Result<RocksBackend, String> {
-        if props.contains("rocksdb.optionsfile") {
-            return Err(
-                "rocksdb.optionsfile (YCSB's RocksDB options file) is not supported; \
-                        sojourn opens RocksDB with YCSB's default tuning"
-                    .to_string(),
-            );
-        }
-        let path = path
-            .or_else(|| props.get("rocksdb.dir").map(str::trim))
-            .filter(|p| !p.is_empty())
-            .ok_or_else(|| {
-                "RocksDB needs a directory: write rocksdb:PATH or pass -p rocksdb.dir=PATH"
-                    .to_string()
-            })?;
-        Ok(RocksBackend::new(path))
     }
 
     pub fn path(&self) -> &Path {
@@ -239,6 +219,31 @@ impl RocksBackend {
     }
 }
 
+impl Open for RocksBackend {
+    const FORMS: &'static [&'static str] =
+        &["rocksdb:PATH (or `rocksdb` with -p rocksdb.dir=PATH)"];
+
+    /// `rocksdb:PATH`, or `rocksdb` with YCSB's `-p rocksdb.dir=PATH` (the
+    /// URL's path wins when both are given).
+    fn configure(url: &str, options: &OpenOptions<'_>) -> Result<RocksBackend, String> {
+        let props = options.props;
+        if props.contains("rocksdb.optionsfile") {
+            return Err(
+                "rocksdb.optionsfile (YCSB's RocksDB options file) is not supported; \
+                 sojourn opens RocksDB with YCSB's default tuning"
+                    .to_string(),
+            );
+        }
+        let path = url::split(url)
+            .1
+            .filter(|p| !p.is_empty())
+            .or_else(|| props.get("rocksdb.dir").map(str::trim))
+            .filter(|p| !p.is_empty())
+            .ok_or("RocksDB needs a directory: write rocksdb:PATH or pass -p rocksdb.dir=PATH")?;
+        Ok(RocksBackend::new(path))
+    }
+}
+
 impl Backend for RocksBackend {
     type Conn = RocksConnection;
 
@@ -340,7 +345,7 @@ fn take_chunk(buf: &[u8]) -> Result<(&[u8], &[u8]), ()> {
 
 fn put_chunk(out: &mut Vec<u8>, bytes: &[u8]) {
     // Lengths of 4 GiB or more are refused before encoding
-    // (`valid_values`); field names are short.
+    // (`lengths_ok`); field names are short.
     out.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
     out.extend_from_slice(bytes);
 }
@@ -372,6 +377,7 @@ pub fn decode(mut buf: &[u8]) -> Option<Vec<Entry<'_>>> {
 /// hand-off to a blocking pool would cost more than the call.
 pub struct RocksConnection {
     shared: Arc<Shared>,
+    guard: Guard,
     schema: Arc<Schema>,
     read_opts: ReadOptions,
     write_opts: WriteOptions,
@@ -462,28 +468,75 @@ impl Scratch {
     }
 }
 
-fn fail(last_error: &mut Option<String>, message: impl ToString) -> Status {
-    *last_error = Some(message.to_string());
-    Status::Error
-}
-
-fn malformed(last_error: &mut Option<String>, key: &[u8]) -> Status {
-    fail(
-        last_error,
-        format!(
-            "record {} is not in YCSB's RocksDB format",
-            String::from_utf8_lossy(key)
-        ),
+fn malformed(key: &[u8]) -> String {
+    format!(
+        "record {} is not in YCSB's RocksDB format",
+        String::from_utf8_lossy(key)
     )
 }
 
 const NO_FAMILY: &str = "the table's column family is missing";
+
+/// The workload's table as one operation uses it: its column family, read
+/// and written with the connection's options, errors as their messages.
+struct Table<'a> {
+    shared: &'a Shared,
+    cf: &'a ColumnFamily,
+    read_opts: &'a ReadOptions,
+    write_opts: &'a WriteOptions,
+}
+
+impl Table<'_> {
+    fn get(&self, key: &str) -> Result<Option<DBPinnableSlice<'_>>, String> {
+        let db = &self.shared.db;
+        db.get_pinned_cf_opt(self.cf, key, self.read_opts)
+            .map_err(::rocksdb::Error::into_string)
+    }
+
+    fn put(&self, key: &str, record: &[u8]) -> Result<(), String> {
+        let db = &self.shared.db;
+        db.put_cf_opt(self.cf, key, record, self.write_opts)
+            .map_err(::rocksdb::Error::into_string)
+    }
+
+    fn delete(&self, key: &str) -> Result<(), String> {
+        let db = &self.shared.db;
+        db.delete_cf_opt(self.cf, key, self.write_opts)
+            .map_err(::rocksdb::Error::into_string)
+    }
+
+    /// The write lock of `key`'s stripe.
+    fn lock(&self, key: &str) -> MutexGuard<'_, ()> {
+        self.shared.lock(key.as_bytes())
+    }
+}
+
+/// A failed RocksDB call, as its message.
+type RocksResult = Result<Status, String>;
+
+impl Settle for RocksConnection {
+    type Error = String;
+
+    fn guard(&self) -> Guard {
+        self.guard
+    }
+
+    fn settle(&mut self, failure: Failure<String>) -> Status {
+        self.last_error = Some(match failure {
+            Failure::Failed(message) => message,
+            // No timeout is set: a RocksDB call cannot be abandoned.
+            Failure::TimedOut(limit) => format!("timed out after {} ms", limit.as_millis()),
+        });
+        Status::Error
+    }
+}
 
 impl RocksConnection {
     fn new(shared: Arc<Shared>, schema: Arc<Schema>) -> RocksConnection {
         let n = schema.field_count();
         RocksConnection {
             shared,
+            guard: Guard::new(n, None),
             schema,
             read_opts: ReadOptions::default(),
             write_opts: WriteOptions::default(),
@@ -502,75 +555,53 @@ impl RocksConnection {
         self.last_error.as_deref()
     }
 
-    fn valid_fields(&self, fields: Fields<'_>) -> bool {
-        match fields {
-            Fields::All => true,
-            Fields::Some(list) => list.iter().all(|&f| f < self.schema.field_count()),
-        }
-    }
-
-    fn valid_values(&self, values: &[FieldValue]) -> bool {
-        values.iter().all(|v| v.field < self.schema.field_count())
-            && !values.iter().any(|v| u32::try_from(v.value.len()).is_err())
-    }
-
-    fn read_now(&mut self, key: &str, fields: Fields<'_>, out: &mut Vec<FieldValue>) -> Status {
-        if !self.valid_fields(fields) {
-            return Status::BadRequest;
-        }
+    /// The table, the schema and the buffers, for one operation.
+    fn table(&mut self) -> Result<(Table<'_>, &Schema, &mut Scratch), String> {
         let RocksConnection {
             shared,
             schema,
             read_opts,
+            write_opts,
             scratch,
-            last_error,
             ..
         } = self;
-        let Some(cf) = shared.db.cf_handle(&schema.table) else {
-            return fail(last_error, NO_FAMILY);
+        let shared: &Shared = shared;
+        let cf = shared
+            .db
+            .cf_handle(&schema.table)
+            .ok_or_else(|| NO_FAMILY.to_string())?;
+        let table = Table {
+            shared,
+            cf,
+            read_opts,
+            write_opts,
         };
-        match shared.db.get_pinned_cf_opt(cf, key, read_opts) {
-            Ok(None) => Status::NotFound,
-            Ok(Some(record)) => {
-                let before = out.len();
-                if scratch.push_fields(schema, &record, fields, out) {
-                    Status::Ok
-                } else {
-                    out.truncate(before);
-                    malformed(last_error, key.as_bytes())
-                }
-            }
-            Err(e) => fail(last_error, e),
+        Ok((table, schema, scratch))
+    }
+}
+
+impl Bodies for RocksConnection {
+    async fn read_now(&mut self, read: Read<'_>) -> RocksResult {
+        let (table, schema, scratch) = self.table()?;
+        let Some(record) = table.get(read.key)? else {
+            return Ok(Status::NotFound);
+        };
+        if !scratch.push_fields(schema, &record, read.fields, read.out) {
+            return Err(malformed(read.key.as_bytes()));
         }
+        Ok(Status::Ok)
     }
 
-    fn scan_now(
-        &mut self,
-        start_key: &str,
-        count: usize,
-        fields: Fields<'_>,
-        out: &mut Vec<Row>,
-    ) -> Status {
-        if !self.valid_fields(fields) {
-            return Status::BadRequest;
+    async fn scan_now(&mut self, scan: Scan<'_>) -> RocksResult {
+        let (table, schema, scratch) = self.table()?;
+        if scan.count == 0 {
+            return Ok(Status::Ok);
         }
-        let RocksConnection {
-            shared,
-            schema,
-            scratch,
-            last_error,
-            ..
-        } = self;
-        let Some(cf) = shared.db.cf_handle(&schema.table) else {
-            return fail(last_error, NO_FAMILY);
-        };
-        if count == 0 {
-            return Status::Ok;
-        }
-        let before = out.len();
-        let mut it = shared.db.raw_iterator_cf_opt(cf, ReadOptions::default());
-        it.seek(start_key.as_bytes());
-        while out.len() - before < count {
+        let before = scan.out.len();
+        let db = &table.shared.db;
+        let mut it = db.raw_iterator_cf_opt(table.cf, ReadOptions::default());
+        it.seek(scan.start_key.as_bytes());
+        while scan.out.len() - before < scan.count {
             let (Some(key), Some(record)) = (it.key(), it.value()) else {
                 break;
             };
@@ -578,82 +609,34 @@ impl RocksConnection {
                 key: String::from_utf8_lossy(key).into_owned(),
                 fields: Vec::with_capacity(schema.field_count()),
             };
-            if !scratch.push_fields(schema, record, fields, &mut row.fields) {
-                out.truncate(before);
-                return malformed(last_error, key);
+            if !scratch.push_fields(schema, record, scan.fields, &mut row.fields) {
+                return Err(malformed(key));
             }
-            out.push(row);
+            scan.out.push(row);
             it.next();
         }
-        match it.status() {
-            Ok(()) => Status::Ok,
-            Err(e) => {
-                out.truncate(before);
-                fail(last_error, e)
-            }
-        }
+        it.status().map_err(::rocksdb::Error::into_string)?;
+        Ok(Status::Ok)
     }
 
-    fn insert_now(&mut self, key: &str, values: &[FieldValue]) -> Status {
-        if !self.valid_values(values) {
-            return Status::BadRequest;
+    async fn update_now(&mut self, key: &str, values: &[FieldValue]) -> RocksResult {
+        if !lengths_ok(values) {
+            return Ok(Status::BadRequest);
         }
-        let RocksConnection {
-            shared,
-            schema,
-            write_opts,
-            scratch,
-            last_error,
-            ..
-        } = self;
-        let Some(cf) = shared.db.cf_handle(&schema.table) else {
-            return fail(last_error, NO_FAMILY);
-        };
-        scratch.buf.clear();
-        let names = &schema.field_names;
-        encode(
-            values
-                .iter()
-                .map(|v| (names[v.field].as_bytes(), v.value.as_slice())),
-            &mut scratch.buf,
-        );
-        let _guard = shared.lock(key.as_bytes());
-        match shared.db.put_cf_opt(cf, key, &scratch.buf, write_opts) {
-            Ok(()) => Status::Ok,
-            Err(e) => fail(last_error, e),
-        }
-    }
-
-    fn update_now(&mut self, key: &str, values: &[FieldValue]) -> Status {
-        if !self.valid_values(values) {
-            return Status::BadRequest;
-        }
-        let RocksConnection {
-            shared,
-            schema,
-            read_opts,
-            write_opts,
-            scratch,
-            last_error,
-        } = self;
-        let Some(cf) = shared.db.cf_handle(&schema.table) else {
-            return fail(last_error, NO_FAMILY);
-        };
-        let _guard = shared.lock(key.as_bytes());
-        let record = match shared.db.get_pinned_cf_opt(cf, key, read_opts) {
-            Ok(Some(record)) => record,
-            Ok(None) => return Status::NotFound,
-            Err(e) => return fail(last_error, e),
+        let (table, schema, scratch) = self.table()?;
+        let _guard = table.lock(key);
+        let Some(record) = table.get(key)? else {
+            return Ok(Status::NotFound);
         };
         if values.is_empty() {
-            return Status::Ok;
+            return Ok(Status::Ok);
         }
         // The new record: every known field (its new value, else the old
         // one) in index order, then the fields the workload does not know,
         // as they were.
         let mut unknown = Vec::new();
         if !scratch.index_record(schema, &record, |entry| unknown.push(entry)) {
-            return malformed(last_error, key.as_bytes());
+            return Err(malformed(key.as_bytes()));
         }
         scratch.updates.iter_mut().for_each(|u| *u = None);
         for (i, v) in values.iter().enumerate() {
@@ -669,68 +652,64 @@ impl RocksConnection {
             encode([(name.as_bytes(), value)], &mut scratch.buf);
         }
         encode(unknown, &mut scratch.buf);
-        match shared.db.put_cf_opt(cf, key, &scratch.buf, write_opts) {
-            Ok(()) => Status::Ok,
-            Err(e) => fail(last_error, e),
-        }
+        table.put(key, &scratch.buf)?;
+        Ok(Status::Ok)
     }
 
-    fn delete_now(&mut self, key: &str) -> Status {
-        let RocksConnection {
-            shared,
-            schema,
-            read_opts,
-            write_opts,
-            last_error,
-            ..
-        } = self;
-        let Some(cf) = shared.db.cf_handle(&schema.table) else {
-            return fail(last_error, NO_FAMILY);
-        };
-        let _guard = shared.lock(key.as_bytes());
-        match shared.db.get_pinned_cf_opt(cf, key, read_opts) {
-            Ok(Some(_)) => {}
-            Ok(None) => return Status::NotFound,
-            Err(e) => return fail(last_error, e),
+    async fn insert_now(&mut self, key: &str, values: &[FieldValue]) -> RocksResult {
+        if !lengths_ok(values) {
+            return Ok(Status::BadRequest);
         }
-        match shared.db.delete_cf_opt(cf, key, write_opts) {
-            Ok(()) => Status::Ok,
-            Err(e) => fail(last_error, e),
+        let (table, schema, scratch) = self.table()?;
+        scratch.buf.clear();
+        let names = &schema.field_names;
+        let fields = values
+            .iter()
+            .map(|v| (names[v.field].as_bytes(), &v.value[..]));
+        encode(fields, &mut scratch.buf);
+        let _guard = table.lock(key);
+        table.put(key, &scratch.buf)?;
+        Ok(Status::Ok)
+    }
+
+    async fn delete_now(&mut self, key: &str) -> RocksResult {
+        let (table, _, _) = self.table()?;
+        let _guard = table.lock(key);
+        if table.get(key)?.is_none() {
+            return Ok(Status::NotFound);
         }
+        table.delete(key)?;
+        Ok(Status::Ok)
     }
 }
 
-impl Connection for RocksConnection {
-    async fn read(&mut self, key: &str, fields: Fields<'_>, out: &mut Vec<FieldValue>) -> Status {
-        self.read_now(key, fields, out)
-    }
-
-    async fn scan(
-        &mut self,
-        start_key: &str,
-        count: usize,
-        fields: Fields<'_>,
-        out: &mut Vec<Row>,
-    ) -> Status {
-        self.scan_now(start_key, count, fields, out)
-    }
-
-    async fn update(&mut self, key: &str, values: &[FieldValue]) -> Status {
-        self.update_now(key, values)
-    }
-
-    async fn insert(&mut self, key: &str, values: &[FieldValue]) -> Status {
-        self.insert_now(key, values)
-    }
-
-    async fn delete(&mut self, key: &str) -> Status {
-        self.delete_now(key)
-    }
+/// Whether every value fits the format's 32-bit length: the guard checks
+/// the fields, this backend's format the sizes.
+fn lengths_ok(values: &[FieldValue]) -> bool {
+    values.iter().all(|v| u32::try_from(v.value.len()).is_ok())
 }
 
 #[cfg(test)]
 mod tests {
+    use sojourn_core::properties::Properties;
+
     use super::*;
+
+    #[test]
+    fn url_forms() {
+        let none = Properties::new();
+        let mut dir = Properties::new();
+        dir.set_arg("rocksdb.dir=/from/props").unwrap();
+        let path = |url, props| {
+            RocksBackend::configure(url, &OpenOptions::new(props)).map(|b| b.path().to_owned())
+        };
+        assert_eq!(path("rocksdb:/tmp/db", &dir), Ok("/tmp/db".into()));
+        for url in ["RocksDB", "rocksdb:"] {
+            assert_eq!(path(url, &dir), Ok("/from/props".into()), "{url}");
+            let e = path(url, &none).unwrap_err();
+            assert!(e.contains("rocksdb.dir"), "{e}");
+        }
+    }
 
     #[test]
     fn record_format_is_ycsbs() {

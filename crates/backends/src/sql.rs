@@ -1,6 +1,8 @@
 //! What the client-server SQL backends (PostgreSQL, MySQL/MariaDB) share:
 //! YCSB's JDBC table layout, the SQL text of each operation shape, how any
-//! bytes are kept in a `TEXT` column, and the reconnection backoff.
+//! bytes are kept in a `TEXT` column, the reconnection backoff, and the
+//! vote and LIOPS operations of a connection around their bodies
+//! ([`SqlOps`], [`sql_connection!`]).
 //!
 //! Layout (YCSB's JDBC binding): `usertable(YCSB_KEY VARCHAR(255) PRIMARY
 //! KEY, FIELD0 TEXT, ..., FIELDn TEXT)`. Identifiers are written unquoted, as
@@ -24,23 +26,213 @@
 //! 0x01 but is not valid hex (written by another tool) is returned as it is.
 
 use std::fmt::Write as _;
+use std::future::Future;
 use std::time::Duration;
 
-/// Per-operation timeout when `timeout.ms` is not given.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(2000);
+pub(crate) use sojourn_core::backend::guard::call;
+use sojourn_core::backend::guard::{Bodies, Guard};
+use sojourn_core::backend::Extensions;
+use sojourn_core::backend::{BackendError, FieldValue, Fields, Schema, Status};
+use sojourn_core::workload::capability::Runs;
+use sojourn_core::workload::liops::{Liops, LiopsRow, LiopsSupport};
+use sojourn_core::workload::vote::{ArticleRow, Vote, VoteSupport, VoteVariant};
 
-/// `timeout.ms`: a positive number of milliseconds.
-pub(crate) fn timeout_from(
-    props: &sojourn_core::properties::Properties,
-) -> Result<Duration, String> {
-    match props.get("timeout.ms") {
-        None => Ok(DEFAULT_TIMEOUT),
-        Some(v) => match v.trim().parse::<u64>() {
-            Ok(ms) if ms > 0 => Ok(Duration::from_millis(ms)),
-            _ => Err(format!(
-                "timeout.ms must be a positive number of milliseconds, not `{v}`"
-            )),
-        },
+/// The bodies of a connection's vote and LIOPS operations (YCSB's five are
+/// its [`Bodies`]), each without the guard, which [`sql_connection!`] puts
+/// around them.
+pub(crate) trait SqlOps: Bodies {
+    /// The limit of one batch of a LIOPS load: longer than an operation's.
+    fn load_timeout(&self) -> Duration;
+
+    fn insert_article_now(
+        &mut self,
+        variant: VoteVariant,
+        id: u64,
+        title: &str,
+    ) -> impl Future<Output = Result<Status, Self::Error>> + Send;
+
+    fn vote_now(
+        &mut self,
+        variant: VoteVariant,
+        article: u64,
+        user: u64,
+    ) -> impl Future<Output = Result<Status, Self::Error>> + Send;
+
+    fn article_now(
+        &mut self,
+        variant: VoteVariant,
+        id: u64,
+        out: &mut ArticleRow,
+    ) -> impl Future<Output = Result<Status, Self::Error>> + Send;
+
+    fn liops_load_now(
+        &mut self,
+        table: &str,
+        rows: &[LiopsRow],
+    ) -> impl Future<Output = Result<Status, Self::Error>> + Send;
+
+    /// LIOPS' select (or with `update`, its update) over `mykey` in
+    /// `range`, setting `rows` to the rows it touched.
+    fn liops_now(
+        &mut self,
+        table: &str,
+        update: bool,
+        range: (u64, u64),
+        rows: &mut u64,
+    ) -> impl Future<Output = Result<Status, Self::Error>> + Send;
+}
+
+/// The vote and LIOPS operations of a connection type that implements
+/// [`SqlOps`]: each body under the guard, a LIOPS load within its own
+/// limit. (A macro because both traits belong to `sojourn-core`.) The
+/// invoking module imports `SqlOps`, `Status`, `VoteVariant`, `ArticleRow`
+/// and `LiopsRow`.
+macro_rules! sql_connection {
+    ($conn:ty) => {
+        impl sojourn_core::workload::vote::VoteConnection for $conn {
+            async fn insert_article(&mut self, v: VoteVariant, id: u64, title: &str) -> Status {
+                $crate::sql::call(self, async |c| c.insert_article_now(v, id, title).await).await
+            }
+
+            async fn vote(&mut self, v: VoteVariant, article: u64, user: u64) -> Status {
+                $crate::sql::call(self, async |c| c.vote_now(v, article, user).await).await
+            }
+
+            async fn article(&mut self, v: VoteVariant, id: u64, out: &mut ArticleRow) -> Status {
+                $crate::sql::call(self, async |c| c.article_now(v, id, out).await).await
+            }
+        }
+
+        impl sojourn_core::workload::liops::LiopsConnection for $conn {
+            async fn liops_load(&mut self, table: &str, rows: &[LiopsRow]) -> Status {
+                let limit = self.load_timeout();
+                let load = async |c: &mut Self| c.liops_load_now(table, rows).await;
+                sojourn_core::backend::guard::call_within(self, limit, load).await
+            }
+
+            async fn liops_select(&mut self, table: &str, lo: u64, hi: u64, n: &mut u64) -> Status {
+                $crate::sql::call(self, async |c| c.liops_now(table, false, (lo, hi), n).await)
+                    .await
+            }
+
+            async fn liops_update(&mut self, table: &str, lo: u64, hi: u64, n: &mut u64) -> Status {
+                let range = (lo, hi);
+                $crate::sql::call(self, async |c| c.liops_now(table, true, range, n).await).await
+            }
+        }
+    };
+}
+pub(crate) use sql_connection;
+
+/// What the SQL backends offer beyond YCSB's operations: the vote and
+/// LIOPS workloads.
+pub(crate) fn extensions<B>() -> Extensions<B>
+where
+    B: Runs<Vote> + Runs<Liops>,
+    B::Conn: sojourn_core::workload::vote::VoteConnection
+        + sojourn_core::workload::liops::LiopsConnection,
+{
+    Extensions::new()
+        .with(VoteSupport::<B>::new())
+        .with(LiopsSupport::<B>::new())
+}
+
+/// The workload's table name, if it can be written into SQL unquoted (see
+/// [`valid_table_name`]).
+pub(crate) fn checked_table(schema: &Schema) -> Result<&str, String> {
+    if valid_table_name(&schema.table) {
+        Ok(&schema.table)
+    } else {
+        Err(table_name_error(&schema.table))
+    }
+}
+
+/// Why a table found after `CREATE TABLE IF NOT EXISTS` cannot serve a
+/// workload of `field_count` fields: upper-case `columns` lacks some. A
+/// table left with fewer fields would turn every write into an ERROR
+/// status; this says so once, at setup, instead.
+pub(crate) fn missing_columns(
+    table: &str,
+    columns: &[String],
+    field_count: usize,
+) -> Result<(), String> {
+    let missing: Vec<String> = std::iter::once("YCSB_KEY".to_string())
+        .chain((0..field_count).map(|f| format!("FIELD{f}")))
+        .filter(|c| !columns.contains(c))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "table {table} exists without column(s) {}; empty it with the drop option to recreate it",
+        missing.join(", ")
+    ))
+}
+
+/// The least time allowed for connecting and for table setup, which run
+/// outside the measured phase and may meet a server busy with other work.
+pub(crate) const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A driver's settings, which hold the password: `Debug` shows none of
+/// them.
+#[cfg(feature = "mysql")]
+pub(crate) struct Hidden<T>(pub(crate) T);
+
+#[cfg(feature = "mysql")]
+impl<T> std::fmt::Debug for Hidden<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("(hidden)")
+    }
+}
+
+#[cfg(feature = "mysql")]
+impl<T> std::ops::Deref for Hidden<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+/// What a SQL backend shows of itself and how long its operations may
+/// take: all of it that `Debug` shows, since the rest of a backend's
+/// configuration holds the password.
+#[derive(Debug)]
+pub(crate) struct Target {
+    /// The URL, redacted, and the topology.
+    pub(crate) describe: String,
+    pub(crate) timeout: Duration,
+}
+
+impl Target {
+    /// The guard of a connection for `schema`'s table.
+    pub(crate) fn guard(&self, schema: &Schema) -> Guard {
+        Guard::new(schema.field_count(), Some(self.timeout))
+    }
+
+    pub(crate) fn setup_error(&self, message: impl std::fmt::Display) -> BackendError {
+        BackendError::Setup {
+            target: self.describe.clone(),
+            message: message.to_string(),
+        }
+    }
+
+    /// `connect` for setup, bounded in time; why it failed is `text`.
+    pub(crate) async fn connect<T, E>(
+        &self,
+        connect: impl Future<Output = Result<T, E>>,
+        text: impl FnOnce(E) -> String,
+    ) -> Result<T, BackendError> {
+        let limit = self.timeout.max(SETUP_TIMEOUT);
+        let message = match tokio::time::timeout(limit, connect).await {
+            Ok(Ok(connected)) => return Ok(connected),
+            Ok(Err(e)) => text(e),
+            Err(_) => format!("no answer within {limit:?}"),
+        };
+        Err(BackendError::Connect {
+            target: self.describe.clone(),
+            message,
+        })
     }
 }
 
@@ -92,7 +284,7 @@ pub(crate) fn valid_table_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-pub(crate) fn table_name_error(name: &str) -> String {
+fn table_name_error(name: &str) -> String {
     format!(
         "table name `{name}` is not a plain SQL identifier (letters, digits and `_`, \
          starting with a letter or `_`, at most 63 characters)"
@@ -218,8 +410,97 @@ pub(crate) fn delete(dialect: Dialect, table: &str) -> String {
     sql
 }
 
+/// How one database's URLs are read: its schemes, and the query keys
+/// sojourn reads itself rather than pass to the driver (in any case).
+pub(crate) struct UrlRules {
+    pub(crate) schemes: &'static [&'static str],
+    /// The database's name and an example URL, for messages.
+    pub(crate) database: &'static str,
+    pub(crate) example: &'static str,
+    /// The scheme the driver's own parser reads.
+    pub(crate) native: &'static str,
+    /// Keys of the TLS mode, and of the CA certificates' file.
+    pub(crate) ssl_mode: &'static [&'static str],
+    pub(crate) ssl_ca: &'static [&'static str],
+    /// The JDBC driver's switch for TLS, and the mode it means.
+    pub(crate) jdbc_ssl: (&'static str, &'static str),
+}
+
+/// A SQL URL, `[jdbc:]SCHEME://BASE[?QUERY]`, read by its database's rules.
+pub(crate) struct SqlUrl {
+    /// What the driver parses: the native scheme, the base, and the query
+    /// pairs sojourn does not read; a JDBC URL's are the JDBC driver's
+    /// settings, and dropped.
+    pub(crate) native: String,
+    passed: Vec<String>,
+    pub(crate) user: Option<String>,
+    pub(crate) password: Option<String>,
+    pub(crate) ssl_mode: Option<String>,
+    pub(crate) ssl_ca: Option<String>,
+}
+
+impl SqlUrl {
+    pub(crate) fn parse(url: &str, rules: &UrlRules) -> Result<SqlUrl, String> {
+        let url = url.trim();
+        let (jdbc, rest) = match url.strip_prefix("jdbc:") {
+            Some(rest) => (true, rest),
+            None => (false, url),
+        };
+        let Some((scheme, after)) = rest.split_once("://") else {
+            return Err(format!("expected {}", rules.example));
+        };
+        if !rules
+            .schemes
+            .contains(&scheme.to_ascii_lowercase().as_str())
+        {
+            return Err(format!("`{scheme}://` is not a {} URL", rules.database));
+        }
+        let (base, query) = after.split_once('?').unwrap_or((after, ""));
+        let mut parsed = SqlUrl {
+            native: format!("{}://{base}", rules.native),
+            passed: Vec::new(),
+            user: None,
+            password: None,
+            ssl_mode: None,
+            ssl_ca: None,
+        };
+        for (key, value) in query_pairs(query) {
+            let lower = key.to_ascii_lowercase();
+            match lower.as_str() {
+                k if rules.ssl_mode.contains(&k) => parsed.ssl_mode = Some(value),
+                k if rules.ssl_ca.contains(&k) => parsed.ssl_ca = Some(value),
+                k if jdbc && k == rules.jdbc_ssl.0 => {
+                    if value.eq_ignore_ascii_case("true") && parsed.ssl_mode.is_none() {
+                        parsed.ssl_mode = Some(rules.jdbc_ssl.1.to_string());
+                    }
+                }
+                "user" => parsed.user = Some(value),
+                "password" => parsed.password = Some(value),
+                _ if jdbc => {}
+                _ => {
+                    let sep = if parsed.passed.is_empty() { '?' } else { '&' };
+                    let _ = write!(
+                        parsed.native,
+                        "{sep}{}={}",
+                        percent_encode(&key),
+                        percent_encode(&value)
+                    );
+                    parsed.passed.push(lower);
+                }
+            }
+        }
+        Ok(parsed)
+    }
+
+    /// Whether the driver gets a setting of `key` (lower case).
+    #[cfg(feature = "mysql")]
+    pub(crate) fn passes(&self, key: &str) -> bool {
+        self.passed.iter().any(|k| k == key)
+    }
+}
+
 /// The `key=value` pairs of a URL query, percent-decoded (`+` stays `+`).
-pub(crate) fn query_pairs(query: &str) -> Vec<(String, String)> {
+fn query_pairs(query: &str) -> Vec<(String, String)> {
     query
         .split('&')
         .filter(|pair| !pair.is_empty())
@@ -231,7 +512,7 @@ pub(crate) fn query_pairs(query: &str) -> Vec<(String, String)> {
 }
 
 /// `%XX` escapes decoded; anything malformed is kept as written.
-pub(crate) fn percent_decode(s: &str) -> String {
+fn percent_decode(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -252,7 +533,7 @@ pub(crate) fn percent_decode(s: &str) -> String {
 }
 
 /// Every byte but unreserved ones (RFC 3986) as `%XX`.
-pub(crate) fn percent_encode(s: &str) -> String {
+fn percent_encode(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for &b in s.as_bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
@@ -325,14 +606,14 @@ pub(crate) fn decode_owned(stored: Vec<u8>) -> Vec<u8> {
 /// Field indices as written: `fields` itself, or where it is exactly
 /// `0..field_count` in order, the "all fields" shape.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Shape<'a> {
+enum Shape<'a> {
     All,
     One(usize),
     List(&'a [usize]),
 }
 
 impl<'a> Shape<'a> {
-    pub(crate) fn of(fields: &'a [usize], field_count: usize) -> Shape<'a> {
+    fn of(fields: &'a [usize], field_count: usize) -> Shape<'a> {
         match fields {
             [one] if field_count != 1 => Shape::One(*one),
             _ if fields.len() == field_count && fields.iter().enumerate().all(|(i, &f)| i == f) => {
@@ -343,14 +624,106 @@ impl<'a> Shape<'a> {
     }
 }
 
+/// The operations whose SQL depends on the fields they touch.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Op {
+    Read,
+    Scan,
+    Update,
+    Insert,
+}
+
+/// What a connection's SQL is built from: the workload's table and its
+/// fields, and the fields of the write at hand.
+pub(crate) struct Layout {
+    table: String,
+    all_fields: Vec<usize>,
+    written: Vec<usize>,
+}
+
+impl Layout {
+    pub(crate) fn new(table: &str, field_count: usize) -> Layout {
+        Layout {
+            table: table.to_string(),
+            all_fields: (0..field_count).collect(),
+            written: Vec::new(),
+        }
+    }
+
+    pub(crate) fn table(&self) -> &str {
+        &self.table
+    }
+
+    /// The fields a read or scan returns, in order.
+    pub(crate) fn columns<'a>(&'a self, fields: Fields<'a>) -> &'a [usize] {
+        match fields {
+            Fields::All => &self.all_fields,
+            Fields::Some(list) => list,
+        }
+    }
+
+    /// Note the fields `values` write, for [`Layout::written`].
+    pub(crate) fn write(&mut self, values: &[FieldValue]) {
+        self.written.clear();
+        self.written.extend(values.iter().map(|v| v.field));
+    }
+
+    /// The fields of the last [`Layout::write`], in order.
+    pub(crate) fn written(&self) -> &[usize] {
+        &self.written
+    }
+
+    /// The SQL of `op` over `columns`, in `dialect`.
+    fn sql(&self, dialect: Dialect, op: Op, columns: &[usize]) -> String {
+        let table = &self.table;
+        match op {
+            Op::Read => read(dialect, table, columns),
+            Op::Scan => scan(dialect, table, columns),
+            Op::Update => update(dialect, table, columns),
+            Op::Insert => insert(dialect, table, columns, self.all_fields.len()),
+        }
+    }
+}
+
+/// Something kept per operation and shape: a prepared statement, the text
+/// of one.
+pub(crate) struct ByShape<T>([ShapeCache<T>; 4]);
+
+impl<T> Default for ByShape<T> {
+    fn default() -> Self {
+        ByShape(Default::default())
+    }
+}
+
+impl<T> ByShape<T> {
+    /// The entry of `op` over `columns` of `layout`, made on first use from
+    /// its SQL text in `dialect` by `make`.
+    pub(crate) async fn get<E, F: Future<Output = Result<T, E>>>(
+        &mut self,
+        layout: &Layout,
+        dialect: Dialect,
+        op: Op,
+        columns: &[usize],
+        make: impl FnOnce(String) -> F,
+    ) -> Result<&T, E> {
+        let cache = &mut self.0[op as usize];
+        let shape = Shape::of(columns, layout.all_fields.len());
+        if cache.get(shape).is_none() {
+            let made = make(layout.sql(dialect, op, columns)).await?;
+            return Ok(cache.insert(shape, made));
+        }
+        Ok(cache.get(shape).expect("present: checked above"))
+    }
+}
+
 /// Shapes beyond which a cache of statements by field list is emptied: a
 /// workload picking arbitrary field subsets would otherwise prepare
 /// statements without bound on the server.
-pub(crate) const LIST_CACHE_LIMIT: usize = 64;
+const LIST_CACHE_LIMIT: usize = 64;
 
 /// Statements (or anything else) kept per operation shape, with the common
 /// shapes (all fields, one field) found without hashing.
-pub(crate) struct ShapeCache<T> {
+struct ShapeCache<T> {
     all: Option<T>,
     one: Vec<Option<T>>,
     list: std::collections::HashMap<Box<[usize]>, T>,
@@ -367,7 +740,7 @@ impl<T> Default for ShapeCache<T> {
 }
 
 impl<T> ShapeCache<T> {
-    pub(crate) fn get(&self, shape: Shape<'_>) -> Option<&T> {
+    fn get(&self, shape: Shape<'_>) -> Option<&T> {
         match shape {
             Shape::All => self.all.as_ref(),
             Shape::One(f) => self.one.get(f).and_then(Option::as_ref),
@@ -375,7 +748,7 @@ impl<T> ShapeCache<T> {
         }
     }
 
-    pub(crate) fn insert(&mut self, shape: Shape<'_>, value: T) -> &T {
+    fn insert(&mut self, shape: Shape<'_>, value: T) -> &T {
         match shape {
             Shape::All => self.all.insert(value),
             Shape::One(f) => {

@@ -18,6 +18,7 @@
 //! `synchronous=NORMAL` (durable across application crashes, as fast as
 //! SQLite gets without giving that up) and a busy timeout, so that
 //! concurrent writers queue for SQLite's single write lock instead of failing.
+//! `timeout.ms` does not apply: a statement cannot be abandoned midway.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -27,9 +28,10 @@ use std::time::Duration;
 
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{OpenFlags, OptionalExtension, ToSql};
-use sojourn_core::backend::{
-    Backend, BackendError, Connection, FieldValue, Fields, Row, Schema, Status,
-};
+use sojourn_core::backend::guard::{Bodies, Failure, Guard, Read, Scan, Settle};
+use sojourn_core::backend::{Backend, BackendError, FieldValue, Fields, Row, Schema, Status};
+
+use crate::{url, Open, OpenOptions};
 
 /// How long a statement waits for another connection's write lock before
 /// it fails with `SQLITE_BUSY` (reported as `ERROR`).
@@ -70,6 +72,22 @@ impl SqliteBackend {
             target: self.describe(),
             message: message.to_string(),
         }
+    }
+}
+
+impl Open for SqliteBackend {
+    const FORMS: &'static [&'static str] = &[
+        "sqlite:PATH",
+        "sqlite: or `sqlite` (the default database file)",
+    ];
+
+    /// `sqlite:PATH` (relative or absolute), or `sqlite:` and `sqlite` for
+    /// [`OpenOptions::default_sqlite`].
+    fn configure(url: &str, options: &OpenOptions<'_>) -> Result<SqliteBackend, String> {
+        let path = url::split(url).1.filter(|p| !p.is_empty());
+        Ok(SqliteBackend::new(
+            path.map_or(options.default_sqlite, Path::new),
+        ))
     }
 }
 
@@ -222,10 +240,21 @@ struct SqlTexts {
     scan_all: String,
     delete: String,
     exists: String,
-    read: HashMap<Box<[usize]>, String>,
-    scan: HashMap<Box<[usize]>, String>,
-    update: HashMap<Box<[usize]>, String>,
-    insert: HashMap<Box<[usize]>, String>,
+    /// Texts of the other shapes, by [`Op`].
+    shaped: [HashMap<Box<[usize]>, String>; 4],
+    /// The text of a shape beyond [`SHAPE_CACHE_LIMIT`].
+    overflow: String,
+    /// Field indices of the current write, reused across calls.
+    written: Vec<usize>,
+}
+
+/// The operations whose SQL depends on the fields they touch.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Op {
+    Read,
+    Scan,
+    Update,
+    Insert,
 }
 
 impl SqlTexts {
@@ -239,12 +268,59 @@ impl SqlTexts {
             exists: format!("SELECT 1 FROM {table} WHERE YCSB_KEY = ?1"),
             all_fields,
             table,
-            read: HashMap::new(),
-            scan: HashMap::new(),
-            update: HashMap::new(),
-            insert: HashMap::new(),
+            shaped: Default::default(),
+            overflow: String::new(),
+            written: Vec::new(),
         }
     }
+
+    /// The text of a read or scan (`op`) of `fields`, and the fields it
+    /// returns, in order.
+    fn reading<'a>(&'a mut self, op: Op, fields: Fields<'a>) -> (&'a str, &'a [usize]) {
+        match fields {
+            Fields::All if op == Op::Read => (&self.read_all, &self.all_fields),
+            Fields::All => (&self.scan_all, &self.all_fields),
+            Fields::Some(list) => {
+                let cache = &mut self.shaped[op as usize];
+                (
+                    shaped(cache, &mut self.overflow, &self.table, op, list),
+                    list,
+                )
+            }
+        }
+    }
+
+    /// The text of an update or insert (`op`) of `values`.
+    fn writing(&mut self, op: Op, values: &[FieldValue]) -> &str {
+        self.written.clear();
+        self.written.extend(values.iter().map(|v| v.field));
+        let cache = &mut self.shaped[op as usize];
+        shaped(cache, &mut self.overflow, &self.table, op, &self.written)
+    }
+}
+
+/// The text of `op` over `fields` from `cache`, built on first use.
+fn shaped<'a>(
+    cache: &'a mut HashMap<Box<[usize]>, String>,
+    overflow: &'a mut String,
+    table: &str,
+    op: Op,
+    fields: &[usize],
+) -> &'a str {
+    if !cache.contains_key(fields) {
+        let text = match op {
+            Op::Read => read_sql(table, fields),
+            Op::Scan => scan_sql(table, fields),
+            Op::Update => update_sql(table, fields),
+            Op::Insert => insert_sql(table, fields),
+        };
+        if cache.len() >= SHAPE_CACHE_LIMIT {
+            *overflow = text;
+            return overflow;
+        }
+        cache.insert(fields.into(), text);
+    }
+    &cache[fields]
 }
 
 fn read_sql(table: &str, fields: &[usize]) -> String {
@@ -289,23 +365,6 @@ fn insert_sql(table: &str, fields: &[usize]) -> String {
     }
     sql.push(')');
     sql
-}
-
-/// The SQL text for `fields` from `cache`, building it on first use.
-fn shape<'a>(
-    cache: &'a mut HashMap<Box<[usize]>, String>,
-    overflow: &'a mut String,
-    fields: &[usize],
-    build: impl FnOnce(&[usize]) -> String,
-) -> &'a str {
-    if !cache.contains_key(fields) {
-        if cache.len() >= SHAPE_CACHE_LIMIT {
-            *overflow = build(fields);
-            return overflow;
-        }
-        cache.insert(fields.into(), build(fields));
-    }
-    &cache[fields]
 }
 
 /// Bytes bound as TEXT when they are UTF-8, else as BLOB.
@@ -356,12 +415,25 @@ fn push_fields(
 pub struct SqliteConnection {
     conn: rusqlite::Connection,
     sql: SqlTexts,
-    field_count: usize,
-    /// Field indices of the current write, reused across calls.
-    scratch: Vec<usize>,
-    /// SQL text of a shape beyond [`SHAPE_CACHE_LIMIT`].
-    overflow: String,
+    guard: Guard,
     last_error: Option<String>,
+}
+
+impl Settle for SqliteConnection {
+    type Error = rusqlite::Error;
+
+    fn guard(&self) -> Guard {
+        self.guard
+    }
+
+    fn settle(&mut self, failure: Failure<rusqlite::Error>) -> Status {
+        self.last_error = Some(match failure {
+            Failure::Failed(e) => e.to_string(),
+            // No timeout is set: a statement cannot be abandoned.
+            Failure::TimedOut(limit) => format!("timed out after {} ms", limit.as_millis()),
+        });
+        Status::Error
+    }
 }
 
 impl SqliteConnection {
@@ -369,9 +441,7 @@ impl SqliteConnection {
         SqliteConnection {
             conn,
             sql: SqlTexts::new(schema),
-            field_count: schema.field_count(),
-            scratch: Vec::new(),
-            overflow: String::new(),
+            guard: Guard::new(schema.field_count(), None),
             last_error: None,
         }
     }
@@ -381,170 +451,59 @@ impl SqliteConnection {
     pub fn last_error(&self) -> Option<&str> {
         self.last_error.as_deref()
     }
+}
 
-    fn status(&mut self, result: rusqlite::Result<Status>) -> Status {
-        result.unwrap_or_else(|e| {
-            self.last_error = Some(e.to_string());
-            Status::Error
-        })
-    }
-
-    fn valid_fields(&self, fields: Fields<'_>) -> bool {
-        match fields {
-            Fields::All => true,
-            Fields::Some(list) => list.iter().all(|&f| f < self.field_count),
-        }
-    }
-
-    fn valid_values(&self, values: &[FieldValue]) -> bool {
-        values.iter().all(|v| v.field < self.field_count)
-    }
-
-    fn read_now(&mut self, key: &str, fields: Fields<'_>, out: &mut Vec<FieldValue>) -> Status {
-        if !self.valid_fields(fields) {
-            return Status::BadRequest;
-        }
-        let SqliteConnection {
-            conn,
-            sql,
-            overflow,
-            ..
-        } = self;
-        let (text, columns): (&str, &[usize]) = match fields {
-            Fields::All => (&sql.read_all, &sql.all_fields),
-            Fields::Some(list) => (
-                shape(&mut sql.read, overflow, list, |f| read_sql(&sql.table, f)),
-                list,
-            ),
-        };
-        let before = out.len();
-        let result = (|| -> rusqlite::Result<Status> {
-            let mut stmt = conn.prepare_cached(text)?;
-            let mut rows = stmt.query([key])?;
-            match rows.next()? {
-                Some(row) => {
-                    push_fields(row, 0, columns, out)?;
-                    Ok(Status::Ok)
-                }
-                None => Ok(Status::NotFound),
+impl Bodies for SqliteConnection {
+    async fn read_now(&mut self, read: Read<'_>) -> rusqlite::Result<Status> {
+        let (text, columns) = self.sql.reading(Op::Read, read.fields);
+        let mut stmt = self.conn.prepare_cached(text)?;
+        let mut rows = stmt.query([read.key])?;
+        match rows.next()? {
+            Some(row) => {
+                push_fields(row, 0, columns, read.out)?;
+                Ok(Status::Ok)
             }
-        })();
-        if result.is_err() {
-            out.truncate(before);
+            None => Ok(Status::NotFound),
         }
-        self.status(result)
     }
 
-    fn scan_now(
-        &mut self,
-        start_key: &str,
-        count: usize,
-        fields: Fields<'_>,
-        out: &mut Vec<Row>,
-    ) -> Status {
-        if !self.valid_fields(fields) {
-            return Status::BadRequest;
+    async fn scan_now(&mut self, scan: Scan<'_>) -> rusqlite::Result<Status> {
+        let (text, columns) = self.sql.reading(Op::Scan, scan.fields);
+        let limit = i64::try_from(scan.count).unwrap_or(i64::MAX);
+        let mut stmt = self.conn.prepare_cached(text)?;
+        let mut rows = stmt.query(rusqlite::params![scan.start_key, limit])?;
+        while let Some(row) = rows.next()? {
+            let mut fields = Vec::with_capacity(columns.len());
+            push_fields(row, 1, columns, &mut fields)?;
+            scan.out.push(Row {
+                key: row.get(0)?,
+                fields,
+            });
         }
-        let SqliteConnection {
-            conn,
-            sql,
-            overflow,
-            ..
-        } = self;
-        let (text, columns): (&str, &[usize]) = match fields {
-            Fields::All => (&sql.scan_all, &sql.all_fields),
-            Fields::Some(list) => (
-                shape(&mut sql.scan, overflow, list, |f| scan_sql(&sql.table, f)),
-                list,
-            ),
-        };
-        let limit = i64::try_from(count).unwrap_or(i64::MAX);
-        let before = out.len();
-        let result = (|| -> rusqlite::Result<Status> {
-            let mut stmt = conn.prepare_cached(text)?;
-            let mut rows = stmt.query(rusqlite::params![start_key, limit])?;
-            while let Some(row) = rows.next()? {
-                let mut fields = Vec::with_capacity(columns.len());
-                push_fields(row, 1, columns, &mut fields)?;
-                out.push(Row {
-                    key: row.get(0)?,
-                    fields,
-                });
-            }
-            Ok(Status::Ok)
-        })();
-        if result.is_err() {
-            out.truncate(before);
-        }
-        self.status(result)
+        Ok(Status::Ok)
     }
 
-    fn update_now(&mut self, key: &str, values: &[FieldValue]) -> Status {
-        if !self.valid_values(values) {
-            return Status::BadRequest;
-        }
-        let SqliteConnection {
-            conn,
-            sql,
-            scratch,
-            overflow,
-            ..
-        } = self;
-        let result = if values.is_empty() {
+    async fn update_now(&mut self, key: &str, values: &[FieldValue]) -> rusqlite::Result<Status> {
+        if values.is_empty() {
             // Nothing to set: the answer is only whether the record exists.
-            conn.prepare_cached(&sql.exists)
-                .and_then(|mut stmt| stmt.exists([key]))
-                .map(|found| if found { Status::Ok } else { Status::NotFound })
-        } else {
-            scratch.clear();
-            scratch.extend(values.iter().map(|v| v.field));
-            let text = shape(&mut sql.update, overflow, scratch, |f| {
-                update_sql(&sql.table, f)
-            });
-            execute_write(conn, text, key, values).map(|changed| {
-                if changed == 0 {
-                    Status::NotFound
-                } else {
-                    Status::Ok
-                }
-            })
-        };
-        self.status(result)
-    }
-
-    fn insert_now(&mut self, key: &str, values: &[FieldValue]) -> Status {
-        if !self.valid_values(values) {
-            return Status::BadRequest;
+            let found = self.conn.prepare_cached(&self.sql.exists)?.exists([key])?;
+            return Ok(Status::found(found));
         }
-        let SqliteConnection {
-            conn,
-            sql,
-            scratch,
-            overflow,
-            ..
-        } = self;
-        scratch.clear();
-        scratch.extend(values.iter().map(|v| v.field));
-        let text = shape(&mut sql.insert, overflow, scratch, |f| {
-            insert_sql(&sql.table, f)
-        });
-        let result = execute_write(conn, text, key, values).map(|_| Status::Ok);
-        self.status(result)
+        let text = self.sql.writing(Op::Update, values);
+        Ok(Status::found(
+            execute_write(&self.conn, text, key, values)? > 0,
+        ))
     }
 
-    fn delete_now(&mut self, key: &str) -> Status {
-        let result = self
-            .conn
-            .prepare_cached(&self.sql.delete)
-            .and_then(|mut stmt| stmt.execute([key]))
-            .map(|changed| {
-                if changed == 0 {
-                    Status::NotFound
-                } else {
-                    Status::Ok
-                }
-            });
-        self.status(result)
+    async fn insert_now(&mut self, key: &str, values: &[FieldValue]) -> rusqlite::Result<Status> {
+        let text = self.sql.writing(Op::Insert, values);
+        execute_write(&self.conn, text, key, values)?;
+        Ok(Status::Ok)
+    }
+
+    async fn delete_now(&mut self, key: &str) -> rusqlite::Result<Status> {
+        let changed = self.conn.prepare_cached(&self.sql.delete)?.execute([key])?;
+        Ok(Status::found(changed > 0))
     }
 }
 
@@ -561,34 +520,6 @@ fn execute_write(
         stmt.raw_bind_parameter(i + 2, Bytes(&v.value))?;
     }
     stmt.raw_execute()
-}
-
-impl Connection for SqliteConnection {
-    async fn read(&mut self, key: &str, fields: Fields<'_>, out: &mut Vec<FieldValue>) -> Status {
-        self.read_now(key, fields, out)
-    }
-
-    async fn scan(
-        &mut self,
-        start_key: &str,
-        count: usize,
-        fields: Fields<'_>,
-        out: &mut Vec<Row>,
-    ) -> Status {
-        self.scan_now(start_key, count, fields, out)
-    }
-
-    async fn update(&mut self, key: &str, values: &[FieldValue]) -> Status {
-        self.update_now(key, values)
-    }
-
-    async fn insert(&mut self, key: &str, values: &[FieldValue]) -> Status {
-        self.insert_now(key, values)
-    }
-
-    async fn delete(&mut self, key: &str) -> Status {
-        self.delete_now(key)
-    }
 }
 
 #[cfg(test)]

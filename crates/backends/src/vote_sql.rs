@@ -13,7 +13,7 @@
 //!
 //! `user` is a reserved word in PostgreSQL, hence quoted in both dialects.
 
-use sojourn_core::backend::VoteVariant;
+use sojourn_core::workload::vote::VoteVariant;
 
 use crate::sql::Dialect;
 
@@ -24,13 +24,20 @@ fn user(d: Dialect) -> &'static str {
     }
 }
 
-/// Statements that remove both tables, `Vote` first.
-pub(crate) fn drop_tables() -> [&'static str; 2] {
-    ["DROP TABLE IF EXISTS Vote", "DROP TABLE IF EXISTS Article"]
+/// Statements that prepare the tables for `variant`: with `drop`, both
+/// removed first (`Vote` first).
+pub(crate) fn setup(d: Dialect, variant: VoteVariant, drop: bool) -> Vec<String> {
+    let mut statements = Vec::new();
+    if drop {
+        statements.push("DROP TABLE IF EXISTS Vote".to_string());
+        statements.push("DROP TABLE IF EXISTS Article".to_string());
+    }
+    statements.extend(create_tables(d, variant));
+    statements
 }
 
 /// Statements that create the tables (and `Vote`'s index) if absent.
-pub(crate) fn create_tables(d: Dialect, variant: VoteVariant) -> Vec<String> {
+fn create_tables(d: Dialect, variant: VoteVariant) -> Vec<String> {
     let votes = match variant {
         VoteVariant::Join => "",
         VoteVariant::Precomputed => ", votes BIGINT NOT NULL DEFAULT 0",

@@ -3,8 +3,10 @@
 //! connection is a byte pipe with a framing rule for replies.
 //!
 //! It owns connecting (with a protocol handshake such as `AUTH`), the
-//! per-operation deadline, what happens to a reply that comes after its
-//! deadline, reconnecting with backoff, and the two topologies:
+//! per-operation deadline (so the operation guard of these backends sets no
+//! timeout of its own), what happens to a reply that comes after its
+//! deadline, reconnecting with backoff, how a failed operation is settled,
+//! and the two topologies:
 //!
 //! - [`Link`]: one connection per sojourn connection, one request (or one
 //!   pipelined batch) in flight. This is YCSB's topology and the default.
@@ -33,9 +35,17 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{ready, Context, Poll, Waker};
 use std::time::Duration;
 
+use sojourn_core::backend::guard::Failure;
+use sojourn_core::backend::{BackendError, Status};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::time::{sleep_until, Instant, Sleep};
+
+use crate::pool::Sharing;
+
+/// Setup connections (prepare, is_empty, connect) may wait longer than an
+/// operation: a server that is still starting is not an operation error.
+pub(crate) const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// TLS for a connection: the rustls connector and the name the server's
 /// certificate must carry. Only the Redis backend offers TLS; without it
@@ -442,8 +452,6 @@ async fn open_inner<F: Framing>(cfg: &WireConfig) -> Result<Stream, String> {
 pub(crate) struct Link<F> {
     cfg: Arc<WireConfig>,
     stream: Option<Stream>,
-    /// The request being built by the caller; sent by [`Link::call`].
-    out: Vec<u8>,
     rbuf: ReadBuffer,
     /// Bytes of the previous call's replies, consumed by the next call.
     returned: usize,
@@ -461,7 +469,6 @@ impl<F: Framing> Link<F> {
         Ok(Link {
             cfg,
             stream: Some(stream),
-            out: Vec::with_capacity(512),
             rbuf: ReadBuffer::new(),
             returned: 0,
             stale: 0,
@@ -471,18 +478,6 @@ impl<F: Framing> Link<F> {
         })
     }
 
-    /// The buffer to encode the next request into, empty.
-    pub(crate) fn request(&mut self) -> &mut Vec<u8> {
-        self.out.clear();
-        &mut self.out
-    }
-
-    /// The request being built, to append to.
-    #[cfg_attr(not(feature = "memcached"), allow(dead_code))]
-    pub(crate) fn request_continue(&mut self) -> &mut Vec<u8> {
-        &mut self.out
-    }
-
     fn close(&mut self) {
         self.stream = None;
         self.rbuf.clear();
@@ -490,9 +485,9 @@ impl<F: Framing> Link<F> {
         self.stale = 0;
     }
 
-    /// Send the request built with [`Link::request`] and wait for `replies`
-    /// replies; returns them, back to back, valid until the next call.
-    pub(crate) async fn call(&mut self, replies: usize) -> Result<&[u8], WireError> {
+    /// Send `request` and wait for `replies` replies; returns them, back to
+    /// back, valid until the next call.
+    async fn call(&mut self, request: &[u8], replies: usize) -> Result<&[u8], WireError> {
         let deadline = Instant::now() + self.cfg.timeout;
         self.rbuf.consume(std::mem::take(&mut self.returned));
         if self.stream.is_none() {
@@ -501,14 +496,8 @@ impl<F: Framing> Link<F> {
         let Some(stream) = self.stream.as_mut() else {
             return Err(WireError::Lost("not connected".into()));
         };
-        if let Err((written, e)) = write_all(
-            stream,
-            &self.out,
-            &mut self.timer,
-            deadline,
-            self.cfg.timeout,
-        )
-        .await
+        if let Err((written, e)) =
+            write_all(stream, request, &mut self.timer, deadline, self.cfg.timeout).await
         {
             // A request cut short leaves the stream out of step; one not
             // started at all owes nothing.
@@ -628,6 +617,168 @@ impl<F: Framing> Link<F> {
                 self.backoff.failed();
                 Err(WireError::Connect(e))
             }
+        }
+    }
+}
+
+/// An operation's failure: its status (`ERROR`, or `BAD_REQUEST` for a
+/// request the protocol cannot carry), and what happened.
+#[derive(Debug)]
+pub struct OpError {
+    pub status: Status,
+    pub message: String,
+}
+
+impl OpError {
+    pub(crate) fn error(message: impl Into<String>) -> OpError {
+        OpError {
+            status: Status::Error,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<WireError> for OpError {
+    fn from(e: WireError) -> OpError {
+        OpError::error(e.to_string())
+    }
+}
+
+pub(crate) type OpResult<T> = Result<T, OpError>;
+
+/// The status of a failed operation, its message kept for `last_error`.
+/// The transports bound their calls themselves, and reconnect by
+/// themselves, so there is nothing else to repair.
+pub(crate) fn settle(last_error: &mut Option<String>, failure: Failure<OpError>) -> Status {
+    let (status, message) = match failure {
+        Failure::Failed(e) => (e.status, e.message),
+        Failure::TimedOut(limit) => (Status::Error, WireError::Timeout(limit).to_string()),
+    };
+    *last_error = Some(message);
+    status
+}
+
+/// A connection's way to the server, and the request it is building.
+pub(crate) struct Transport<F> {
+    out: Vec<u8>,
+    socket: Socket<F>,
+}
+
+/// [`Settle`](sojourn_core::backend::guard::Settle) for a connection with
+/// `guard` and `last_error` fields, its failures settled by [`settle`].
+macro_rules! settled_by_the_transport {
+    ($conn:ty) => {
+        impl sojourn_core::backend::guard::Settle for $conn {
+            type Error = $crate::wire::OpError;
+
+            fn guard(&self) -> sojourn_core::backend::guard::Guard {
+                self.guard
+            }
+
+            fn settle(
+                &mut self,
+                failure: sojourn_core::backend::guard::Failure<$crate::wire::OpError>,
+            ) -> sojourn_core::backend::Status {
+                $crate::wire::settle(&mut self.last_error, failure)
+            }
+        }
+    };
+}
+pub(crate) use settled_by_the_transport;
+
+/// One socket of a connection's own, or a share of a pipelined one.
+enum Socket<F> {
+    Own(Link<F>),
+    Shared(MuxHandle<F>),
+}
+
+impl<F: Framing> Transport<F> {
+    fn new(socket: Socket<F>) -> Transport<F> {
+        Transport {
+            out: Vec::with_capacity(512),
+            socket,
+        }
+    }
+
+    /// The buffer to encode the next request into, empty.
+    pub(crate) fn request(&mut self) -> &mut Vec<u8> {
+        self.out.clear();
+        &mut self.out
+    }
+
+    /// The request being built, to append to.
+    #[cfg_attr(not(any(feature = "memcached", feature = "redis")), allow(dead_code))]
+    pub(crate) fn request_continue(&mut self) -> &mut Vec<u8> {
+        &mut self.out
+    }
+
+    /// Send the request and wait for its `replies` replies, back to back,
+    /// valid until the next call.
+    pub(crate) async fn call(&mut self, replies: usize) -> Result<&[u8], WireError> {
+        match &mut self.socket {
+            Socket::Own(l) => l.call(&self.out, replies).await,
+            Socket::Shared(m) => m.call(&self.out, replies).await,
+        }
+    }
+}
+
+/// Where a backend's connections go: the configuration, the sockets its
+/// connections share with `connections=K`, and the server as errors name
+/// it.
+pub(crate) struct Sockets<F> {
+    cfg: Arc<WireConfig>,
+    pool: Option<MuxPool<F>>,
+    target: String,
+}
+
+impl<F> std::fmt::Debug for Sockets<F> {
+    // Not derived: the handshake holds the password.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sockets")
+            .field("target", &self.target)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<F: Framing> Sockets<F> {
+    /// Sockets to `target` (its URL without a password) by `cfg`.
+    pub(crate) fn new(cfg: WireConfig, sharing: Option<Sharing>, target: String) -> Sockets<F> {
+        let cfg = Arc::new(cfg);
+        let pool = sharing.map(|s| MuxPool::new(Arc::clone(&cfg), s.per_socket()));
+        Sockets { cfg, pool, target }
+    }
+
+    /// The server, as errors name it.
+    pub(crate) fn target(&self) -> &str {
+        &self.target
+    }
+
+    /// A connection's transport, connected now: a failure here is a setup
+    /// error rather than an operation's status.
+    pub(crate) async fn transport(&self) -> Result<Transport<F>, BackendError> {
+        let socket = match &self.pool {
+            Some(pool) => pool.handle().await.map(Socket::Shared),
+            None => Link::connect(Arc::clone(&self.cfg)).await.map(Socket::Own),
+        };
+        socket
+            .map(Transport::new)
+            .map_err(|m| self.connect_error(m))
+    }
+
+    /// A connection of its own for setup commands, whose calls may take
+    /// [`SETUP_TIMEOUT`] (or the operation timeout, if longer).
+    pub(crate) async fn setup(&self) -> Result<Transport<F>, BackendError> {
+        let mut cfg = (*self.cfg).clone();
+        cfg.timeout = SETUP_TIMEOUT.max(cfg.timeout);
+        let link = Link::connect(Arc::new(cfg)).await;
+        link.map(|l| Transport::new(Socket::Own(l)))
+            .map_err(|m| self.connect_error(m))
+    }
+
+    fn connect_error(&self, message: String) -> BackendError {
+        BackendError::Connect {
+            target: self.target.clone(),
+            message,
         }
     }
 }
@@ -776,7 +927,6 @@ impl<F: Framing> MuxPool<F> {
             mux,
             cfg: Arc::clone(&self.cfg),
             slot,
-            out: Vec::with_capacity(512),
             reply: Vec::new(),
             timer: Box::pin(tokio::time::sleep(Duration::ZERO)),
             _framing: PhantomData,
@@ -789,7 +939,6 @@ pub(crate) struct MuxHandle<F> {
     mux: Arc<Mux>,
     cfg: Arc<WireConfig>,
     slot: usize,
-    out: Vec<u8>,
     reply: Vec<u8>,
     timer: Pin<Box<Sleep>>,
     _framing: PhantomData<F>,
@@ -810,24 +959,13 @@ impl<F> Drop for MuxHandle<F> {
 }
 
 impl<F: Framing> MuxHandle<F> {
-    pub(crate) fn request(&mut self) -> &mut Vec<u8> {
-        self.out.clear();
-        &mut self.out
-    }
-
-    #[cfg_attr(not(feature = "memcached"), allow(dead_code))]
-    pub(crate) fn request_continue(&mut self) -> &mut Vec<u8> {
-        &mut self.out
-    }
-
-    /// Submit the request and wait for its `replies` replies.
-    pub(crate) async fn call(&mut self, replies: usize) -> Result<&[u8], WireError> {
+    /// Submit `out` and wait for its `replies` replies.
+    async fn call(&mut self, out: &[u8], replies: usize) -> Result<&[u8], WireError> {
         let deadline = Instant::now() + self.cfg.timeout;
         let mut submitted = false;
-        let (mux, slot, out, reply, timer) = (
-            &self.mux,
+        let (mux, slot, reply, timer) = (
+            self.mux.as_ref(),
             self.slot,
-            &self.out,
             &mut self.reply,
             &mut self.timer,
         );

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use sojourn_core::properties::Properties;
 
-use sojourn_backends::{open, AnyBackend, MemoryBackend};
+use sojourn_backends::{open, AnyBackend, MemoryBackend, OpenOptions};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memory_conforms() {
@@ -16,7 +16,14 @@ async fn memory_conforms() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memory_conforms_through_open() {
-    let backend = open("memory:", &Properties::new(), Path::new("unused.db")).expect("open");
+    let backend = open(
+        "memory:",
+        &OpenOptions {
+            default_sqlite: Path::new("unused.db"),
+            ..sojourn_backends::OpenOptions::new(&Properties::new())
+        },
+    )
+    .expect("open");
     assert!(matches!(backend, AnyBackend::Memory(_)));
     backend.visit_async(util::Conform).await;
 }
@@ -46,7 +53,14 @@ mod sqlite {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("bench.db");
         let url = format!("sqlite:{}", path.display());
-        let backend = open(&url, &Properties::new(), Path::new("unused.db")).expect("open");
+        let backend = open(
+            &url,
+            &sojourn_backends::OpenOptions {
+                default_sqlite: Path::new("unused.db"),
+                ..sojourn_backends::OpenOptions::new(&Properties::new())
+            },
+        )
+        .expect("open");
         assert!(matches!(backend, AnyBackend::Sqlite(_)));
         assert_eq!(backend.describe(), url);
         backend.visit_async(util::Conform).await;

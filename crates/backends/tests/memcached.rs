@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sojourn_backends::memcached::MemcachedBackend;
+use sojourn_backends::{Open, OpenOptions};
 use sojourn_core::backend::{Backend, Connection, Fields, Status};
 use sojourn_core::properties::Properties;
 use sojourn_testkit::memcached_server::MemcachedServer;
@@ -20,8 +21,22 @@ fn props(pairs: &[&str]) -> Properties {
     p
 }
 
+/// The backend of `url` (or `memcached` for YCSB's properties), for a run
+/// of `workers` connections.
+fn open(url: &str, pairs: &[&str], workers: usize) -> MemcachedBackend {
+    let props = props(pairs);
+    MemcachedBackend::open(
+        url,
+        &OpenOptions {
+            workers,
+            ..OpenOptions::new(&props)
+        },
+    )
+    .expect("open")
+}
+
 fn backend(server: &MemcachedServer, pairs: &[&str]) -> MemcachedBackend {
-    MemcachedBackend::open(Some(&server.url()), &props(pairs)).expect("open")
+    open(&server.url(), pairs, 1)
 }
 
 #[tokio::test]
@@ -37,7 +52,7 @@ async fn conformance_multiplexed() {
     let Some(server) = MemcachedServer::start() else {
         return;
     };
-    let b = backend(&server, &["threadcount=8", "connections=2"]);
+    let b = open(&server.url(), &["connections=2"], 8);
     assert!(b.describe().ends_with("(8 in flight over 2 connections)"));
     conformance_with(&b, ScanOrder::NotImplemented).await;
 }
@@ -47,11 +62,11 @@ async fn ycsb_property_and_partial_updates() {
     let Some(server) = MemcachedServer::start() else {
         return;
     };
-    let b = MemcachedBackend::open(
-        None,
-        &props(&[&format!("memcached.hosts=127.0.0.1:{}", server.port())]),
-    )
-    .unwrap();
+    let b = open(
+        "memcached",
+        &[&format!("memcached.hosts=127.0.0.1:{}", server.port())],
+        1,
+    );
     assert_eq!(b.describe(), server.url());
     let schema = schema();
     b.prepare(&schema, true).await.unwrap();

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use sojourn_backends::{open, AnyBackend, MysqlBackend};
+use sojourn_backends::{open, AnyBackend, MysqlBackend, Open, OpenOptions};
 use sojourn_core::backend::{Backend, BackendError, Connection, Fields, Schema, Status};
 use sojourn_core::properties::{Origin, Properties};
 use sojourn_testkit::mariadb_server::{Mariadb, DATABASE, PASSWORD, USER};
@@ -23,7 +23,7 @@ fn props(pairs: &[(&str, &str)]) -> Properties {
 }
 
 fn backend(url: &str, pairs: &[(&str, &str)]) -> MysqlBackend {
-    MysqlBackend::open(url, &props(pairs)).expect("open")
+    MysqlBackend::open(url, &OpenOptions::new(&props(pairs))).expect("open")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -35,7 +35,14 @@ async fn conforms_through_jdbc_properties() {
         ("db.user", USER),
         ("db.passwd", PASSWORD),
     ]);
-    let any = open("jdbc", &p, Path::new("unused")).expect("open");
+    let any = open(
+        "jdbc",
+        &OpenOptions {
+            default_sqlite: Path::new("unused"),
+            ..OpenOptions::new(&p)
+        },
+    )
+    .expect("open");
     assert!(matches!(any, AnyBackend::Mysql(_)));
     assert_eq!(any.describe(), jdbc);
     any.visit_async(util::Conform).await;
@@ -137,7 +144,16 @@ async fn tls_modes() {
     let other = tempfile::tempdir().expect("tempdir");
     let other_ca = sojourn_testkit::postgres_server::tls_files(other.path()).ca;
     let url = format!("{base}?ssl-mode=VERIFY_CA&ssl-ca={}", other_ca.display());
-    assert!(backend(&url, &[]).connect(util::schema()).await.is_err());
+    let err = backend(&url, &[])
+        .connect(util::schema())
+        .await
+        .err()
+        .expect("a CA that did not sign the certificate refused");
+    assert!(matches!(err, BackendError::Connect { .. }), "{err}");
+    assert!(
+        err.to_string().contains("invalid peer certificate"),
+        "{err}"
+    );
 }
 
 async fn read_until_ok<C: Connection>(conn: &mut C, key: &str) -> usize {

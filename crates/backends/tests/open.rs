@@ -4,16 +4,29 @@ use std::path::Path;
 
 use sojourn_core::properties::Properties;
 
-use sojourn_backends::{open, redact_url, AnyBackend, OpenError};
+use sojourn_backends::{open, redact_url, AnyBackend, OpenError, OpenOptions};
 
 const DEFAULT: &str = "/var/lib/sojourn/default.db";
 
 fn open_ok(url: &str) -> AnyBackend {
-    open(url, &Properties::new(), Path::new(DEFAULT)).unwrap_or_else(|e| panic!("{url}: {e}"))
+    open(
+        url,
+        &OpenOptions {
+            default_sqlite: Path::new(DEFAULT),
+            ..OpenOptions::new(&Properties::new())
+        },
+    )
+    .unwrap_or_else(|e| panic!("{url}: {e}"))
 }
 
 fn open_err(url: &str) -> OpenError {
-    match open(url, &Properties::new(), Path::new(DEFAULT)) {
+    match open(
+        url,
+        &OpenOptions {
+            default_sqlite: Path::new(DEFAULT),
+            ..OpenOptions::new(&Properties::new())
+        },
+    ) {
         Ok(b) => panic!("{url} opened as {}", b.describe()),
         Err(e) => e,
     }
@@ -124,10 +137,24 @@ fn sql_urls_open_without_contacting_anything() {
         sojourn_core::properties::Origin::CommandLine,
     );
     for name in ["jdbc", "postgres", "postgresql"] {
-        let b = open(name, &props, Path::new(DEFAULT)).expect(name);
+        let b = open(
+            name,
+            &OpenOptions {
+                default_sqlite: Path::new(DEFAULT),
+                ..OpenOptions::new(&props)
+            },
+        )
+        .expect(name);
         assert_eq!(b.describe(), "jdbc:postgresql://db:5432/ycsb");
     }
-    let err = open("mysql", &props, Path::new(DEFAULT)).unwrap_err();
+    let err = open(
+        "mysql",
+        &OpenOptions {
+            default_sqlite: Path::new(DEFAULT),
+            ..OpenOptions::new(&props)
+        },
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("another database"), "{err}");
     let err = open_err("jdbc");
     assert!(err.to_string().contains("db.url"), "{err}");

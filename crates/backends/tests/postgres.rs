@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use sojourn_backends::{open, AnyBackend, PostgresBackend};
+use sojourn_backends::{open, AnyBackend, Open, OpenOptions, PostgresBackend};
 use sojourn_core::backend::{Backend, BackendError, Connection, Fields, Schema, Status};
 use sojourn_core::properties::{Origin, Properties};
 use sojourn_testkit::postgres_server::{Postgres, PASSWORD, USER};
@@ -22,8 +22,21 @@ fn props(pairs: &[(&str, &str)]) -> Properties {
     p
 }
 
+/// The backend of `url` and `pairs`, for a run of `workers` connections.
+fn backend_for(url: &str, pairs: &[(&str, &str)], workers: usize) -> PostgresBackend {
+    let props = props(pairs);
+    PostgresBackend::open(
+        url,
+        &OpenOptions {
+            workers,
+            ..OpenOptions::new(&props)
+        },
+    )
+    .expect("open")
+}
+
 fn backend(url: &str, pairs: &[(&str, &str)]) -> PostgresBackend {
-    PostgresBackend::open(url, &props(pairs)).expect("open")
+    backend_for(url, pairs, 1)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -35,7 +48,14 @@ async fn conforms_through_jdbc_properties() {
         ("db.user", USER),
         ("db.passwd", PASSWORD),
     ]);
-    let any = open("jdbc", &p, Path::new("unused")).expect("open");
+    let any = open(
+        "jdbc",
+        &OpenOptions {
+            default_sqlite: Path::new("unused"),
+            ..OpenOptions::new(&p)
+        },
+    )
+    .expect("open");
     assert!(matches!(any, AnyBackend::Postgres(_)));
     assert_eq!(any.describe(), jdbc);
     any.visit_async(util::Conform).await;
@@ -87,7 +107,15 @@ async fn table_follows_ycsb_jdbc_layout_and_is_shared_with_plain_sql() {
     let absent = Schema::ycsb("nosuchtable", "field", 1);
     assert_eq!(b.is_empty(&absent).await.expect("is_empty"), Some(true));
     let bad = Schema::ycsb("user table", "field", 1);
-    assert!(b.prepare(&bad, false).await.is_err());
+    let err = b
+        .prepare(&bad, false)
+        .await
+        .expect_err("a name with a space");
+    assert!(
+        err.to_string()
+            .contains("table name `user table` is not a plain SQL identifier"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -161,7 +189,16 @@ async fn tls_modes() {
         "{base}?sslmode=verify-ca&sslrootcert={}",
         other_ca.display()
     );
-    assert!(backend(&url, &[]).connect(util::schema()).await.is_err());
+    let err = backend(&url, &[])
+        .connect(util::schema())
+        .await
+        .err()
+        .expect("a CA that did not sign the certificate refused");
+    assert!(matches!(err, BackendError::Connect { .. }), "{err}");
+    assert!(
+        err.to_string().contains("invalid peer certificate"),
+        "{err}"
+    );
 }
 
 /// Reads until one succeeds, each bounded by the operation timeout; how
@@ -241,11 +278,11 @@ async fn a_restarted_server_is_reconnected_to_and_keeps_its_data() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn multiplexed_topology_conforms_and_shares_sockets() {
     let Some(pg) = Postgres::start() else { return };
-    let mux = [("connections", "2"), ("threadcount", "8")];
-    util::conformance(&backend(&pg.url(), &mux)).await;
+    let mux = [("connections", "2")];
+    util::conformance(&backend_for(&pg.url(), &mux, 8)).await;
 
     let url = format!("{}?application_name=mux", pg.url());
-    let b = backend(&url, &mux);
+    let b = backend_for(&url, &mux, 8);
     assert!(b.describe().ends_with("(8 in flight over 2 connections)"));
     let schema = util::schema();
     let mut conns = Vec::new();
@@ -277,14 +314,7 @@ async fn multiplexed_topology_conforms_and_shares_sockets() {
 
     // A stall fails what is in flight on a shared socket; every user then
     // recovers on a new one.
-    let b = backend(
-        &url,
-        &[
-            ("connections", "2"),
-            ("threadcount", "4"),
-            ("timeout.ms", "300"),
-        ],
-    );
+    let b = backend_for(&url, &[("connections", "2"), ("timeout.ms", "300")], 4);
     let mut conns = Vec::new();
     for _ in 0..4 {
         conns.push(b.connect(Arc::clone(&schema)).await.expect("connect"));

@@ -10,10 +10,11 @@ use std::time::{Duration, Instant};
 use sojourn_backends::redis::{
     java_hash, RedisBackend, INSERT_SCRIPT, INSERT_SHA, UPDATE_SCRIPT, UPDATE_SHA,
 };
+use sojourn_backends::{Open, OpenError, OpenOptions};
 use sojourn_core::backend::{Backend, BackendError, Connection, Fields, Schema, Status};
 use sojourn_core::properties::Properties;
 use sojourn_testkit::redis_server::RedisServer;
-use sojourn_testkit::{conformance_with, fv, read, record, scan, schema, ScanOrder};
+use sojourn_testkit::{conformance_as, fv, read, record, scan, schema, ScanOrder, Writes};
 
 fn props(pairs: &[&str]) -> Properties {
     let mut p = Properties::new();
@@ -23,8 +24,20 @@ fn props(pairs: &[&str]) -> Properties {
     p
 }
 
-fn backend(server: &RedisServer, pairs: &[&str]) -> RedisBackend {
-    RedisBackend::open(Some(&server.url()), &props(pairs)).expect("open")
+/// The backend of `url` (or `redis` for YCSB's properties), for a run of
+/// `workers` connections.
+fn open(url: &str, props: &Properties, workers: usize) -> Result<RedisBackend, OpenError> {
+    RedisBackend::open(
+        url,
+        &OpenOptions {
+            workers,
+            ..OpenOptions::new(props)
+        },
+    )
+}
+
+fn backend(server: &RedisServer, pairs: &[&str], workers: usize) -> RedisBackend {
+    open(&server.url(), &props(pairs), workers).expect("open")
 }
 
 fn score(key: &str) -> f64 {
@@ -36,7 +49,16 @@ async fn conformance_hash_layout() {
     let Some(server) = RedisServer::start(None) else {
         return;
     };
-    conformance_with(&backend(&server, &[]), ScanOrder::Score(score)).await;
+    // YCSB's writes by default; records kept whole with redis.checked.
+    conformance_as(
+        &backend(&server, &[], 1),
+        ScanOrder::Score(score),
+        Writes::Upsert,
+    )
+    .await;
+    let checked = backend(&server, &["redis.checked=true"], 1);
+    assert!(checked.describe().ends_with("(redis.checked=true)"));
+    conformance_as(&checked, ScanOrder::Score(score), Writes::Checked).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -44,9 +66,9 @@ async fn conformance_multiplexed_multi_thread() {
     let Some(server) = RedisServer::start(None) else {
         return;
     };
-    let b = backend(&server, &["threadcount=8", "connections=2"]);
+    let b = backend(&server, &["connections=2"], 8);
     assert!(b.describe().ends_with("(8 in flight over 2 connections)"));
-    conformance_with(&b, ScanOrder::Score(score)).await;
+    conformance_as(&b, ScanOrder::Score(score), Writes::Upsert).await;
 }
 
 #[tokio::test]
@@ -54,8 +76,8 @@ async fn conformance_multiplexed_current_thread() {
     let Some(server) = RedisServer::start(Some("s3cret pass")) else {
         return;
     };
-    let b = backend(&server, &["threadcount=8", "connections=3"]);
-    conformance_with(&b, ScanOrder::Score(score)).await;
+    let b = backend(&server, &["connections=3"], 8);
+    conformance_as(&b, ScanOrder::Score(score), Writes::Upsert).await;
 }
 
 #[tokio::test]
@@ -63,7 +85,7 @@ async fn multiplexed_connections_share_sockets() {
     let Some(server) = RedisServer::start(None) else {
         return;
     };
-    let b = backend(&server, &["threadcount=16", "connections=2"]);
+    let b = backend(&server, &["connections=2"], 16);
     let schema = schema();
     b.prepare(&schema, true).await.unwrap();
     let mut conns = Vec::new();
@@ -109,7 +131,7 @@ async fn hash_layout_is_ycsbs() {
     let Some(server) = RedisServer::start(None) else {
         return;
     };
-    let b = backend(&server, &[]);
+    let b = backend(&server, &[], 1);
     let schema = schema();
     b.prepare(&schema, true).await.unwrap();
     let mut c = b.connect(Arc::clone(&schema)).await.unwrap();
@@ -137,7 +159,16 @@ async fn hash_layout_is_ycsbs() {
     let (status, rows) = scan(&mut c, "user1", 1, Fields::All).await;
     assert_eq!(status, Status::Ok);
     assert_eq!(rows[0].key, "user1");
-    // The scripts' digests are what the server computes.
+    // An update of a missing record creates it, as YCSB's HMSET does.
+    assert_eq!(c.update("fresh", &[fv(2, b"z")]).await, Status::Ok);
+    assert_eq!(server.command(&["HGET", "fresh", "field2"]), "z");
+    assert_eq!(c.delete("fresh").await, Status::Ok);
+    // redis.checked runs scripts, whose digests are what the server
+    // computes.
+    let checked = backend(&server, &["redis.checked=true"], 1);
+    let mut c = checked.connect(Arc::clone(&schema)).await.unwrap();
+    assert_eq!(c.update("fresh", &[fv(2, b"z")]).await, Status::NotFound);
+    assert_eq!(server.command(&["EXISTS", "fresh"]), ":0");
     assert_eq!(
         server.command(&["SCRIPT", "LOAD", UPDATE_SCRIPT]),
         UPDATE_SHA
@@ -160,7 +191,7 @@ async fn string_layout() {
     let Some(server) = RedisServer::start(None) else {
         return;
     };
-    let b = backend(&server, &["redis.mode=string"]);
+    let b = backend(&server, &["redis.mode=string"], 1);
     assert!(b.describe().contains("redis.mode=string"));
     // One value per key: more fields are refused, not dropped.
     match b.prepare(&schema(), true).await {
@@ -176,7 +207,14 @@ async fn string_layout() {
         read(&mut c, "k", Fields::All).await,
         (Status::NotFound, vec![])
     );
-    assert_eq!(c.update("k", &[fv(0, b"x")]).await, Status::NotFound);
+    // SET creates a missing record, as the string-mode YCSB builds do;
+    // redis.checked updates only records that exist (SET ... XX).
+    assert_eq!(c.update("k", &[fv(0, b"x")]).await, Status::Ok);
+    assert_eq!(server.command(&["GET", "k"]), "x");
+    assert_eq!(c.delete("k").await, Status::Ok);
+    let checked = backend(&server, &["redis.mode=string", "redis.checked=true"], 1);
+    let mut cc = checked.connect(Arc::clone(&one)).await.unwrap();
+    assert_eq!(cc.update("k", &[fv(0, b"x")]).await, Status::NotFound);
     assert_eq!(c.update("k", &[]).await, Status::NotFound);
     assert_eq!(c.delete("k").await, Status::NotFound);
     assert_eq!(server.command(&["EXISTS", "k"]), ":0");
@@ -221,29 +259,31 @@ async fn authentication() {
     // Password in the URL (percent-encoded), or as YCSB's property.
     let port = server.port();
     let url = format!("redis://:p%40ss%3Aword@127.0.0.1:{port}/2");
-    let b = RedisBackend::open(Some(&url), &props(&[])).unwrap();
+    let b = open(&url, &props(&[]), 1).unwrap();
     assert_eq!(b.describe(), format!("redis://127.0.0.1:{port}/2"));
     b.prepare(&schema, true).await.unwrap();
     let mut c = b.connect(Arc::clone(&schema)).await.unwrap();
     assert_eq!(c.insert("a", &record("a")).await, Status::Ok);
     // Database 2, not 0.
     assert_eq!(server.command(&["DBSIZE"]), ":0");
-    let b = RedisBackend::open(
-        None,
+    let b = open(
+        "redis",
         &props(&[
             "redis.host=127.0.0.1",
             &format!("redis.port={port}"),
             "redis.password=p@ss:word",
         ]),
+        1,
     )
     .unwrap();
     let mut c = b.connect(Arc::clone(&schema)).await.unwrap();
     assert_eq!(c.insert("b", &record("b")).await, Status::Ok);
     assert_eq!(server.command(&["DBSIZE"]), ":2");
     // A wrong password fails at connect, without showing any password.
-    let b = RedisBackend::open(
-        Some(&format!("redis://:wrong-pw@127.0.0.1:{port}")),
+    let b = open(
+        &format!("redis://:wrong-pw@127.0.0.1:{port}"),
         &props(&[]),
+        1,
     )
     .unwrap();
     let e = b.connect(Arc::clone(&schema)).await.err().expect("refused");
@@ -260,7 +300,7 @@ async fn authentication() {
     let e = b.is_empty(&schema).await.expect_err("refused").to_string();
     assert!(!e.contains("wrong-pw"), "{e}");
     // No password for a server that wants one: refused at connect too.
-    let b = RedisBackend::open(Some(&format!("redis://127.0.0.1:{port}")), &props(&[])).unwrap();
+    let b = open(&format!("redis://127.0.0.1:{port}"), &props(&[]), 1).unwrap();
     let Err(e) = b.connect(Arc::clone(&schema)).await else {
         panic!("connected without a password");
     };
@@ -271,13 +311,13 @@ async fn authentication() {
 /// after the timeout, not before and not much later, and once it resumes
 /// the same connections work again (late replies are discarded, not taken
 /// for the answers to later requests).
-async fn stall_and_recover(pairs: &[&str]) {
+async fn stall_and_recover(pairs: &[&str], workers: usize) {
     let Some(server) = RedisServer::start(None) else {
         return;
     };
     let mut all = vec!["timeout.ms=300"];
     all.extend_from_slice(pairs);
-    let b = backend(&server, &all);
+    let b = backend(&server, &all, workers);
     let schema = schema();
     b.prepare(&schema, true).await.unwrap();
     let mut c = b.connect(Arc::clone(&schema)).await.unwrap();
@@ -318,23 +358,23 @@ async fn stall_and_recover(pairs: &[&str]) {
 
 #[tokio::test]
 async fn stall_dedicated() {
-    stall_and_recover(&[]).await;
+    stall_and_recover(&[], 1).await;
 }
 
 #[tokio::test]
 async fn stall_multiplexed() {
-    stall_and_recover(&["threadcount=4", "connections=1"]).await;
+    stall_and_recover(&["connections=1"], 4).await;
 }
 
 /// The server killed and restarted on the same port: operations fail with
 /// ERROR (never a panic or a hang), then reconnect by themselves.
-async fn kill_and_restart(pairs: &[&str]) {
+async fn kill_and_restart(pairs: &[&str], workers: usize) {
     let Some(mut server) = RedisServer::start(Some("pw")) else {
         return;
     };
     let mut all = vec!["timeout.ms=500"];
     all.extend_from_slice(pairs);
-    let b = backend(&server, &all);
+    let b = backend(&server, &all, workers);
     let schema = schema();
     b.prepare(&schema, true).await.unwrap();
     let mut c = b.connect(Arc::clone(&schema)).await.unwrap();
@@ -365,18 +405,23 @@ async fn kill_and_restart(pairs: &[&str]) {
 
 #[tokio::test]
 async fn restart_dedicated() {
-    kill_and_restart(&[]).await;
+    kill_and_restart(&[], 1).await;
 }
 
 #[tokio::test]
 async fn restart_multiplexed() {
-    kill_and_restart(&["threadcount=4", "connections=2"]).await;
+    kill_and_restart(&["connections=2"], 4).await;
 }
 
 #[tokio::test]
 async fn unreachable_server_is_a_connect_error() {
-    let port = sojourn_testkit::servers::free_port();
-    let b = RedisBackend::open(Some(&format!("redis://127.0.0.1:{port}")), &props(&[])).unwrap();
+    let closed = sojourn_testkit::servers::closed_port();
+    let b = open(
+        &format!("redis://127.0.0.1:{}", closed.port()),
+        &props(&[]),
+        1,
+    )
+    .unwrap();
     assert!(matches!(
         b.connect(schema()).await,
         Err(BackendError::Connect { .. })
@@ -403,20 +448,16 @@ async fn tls_with_client_certificates() {
     };
     let url = server.url();
     assert!(url.starts_with("rediss://"));
-    let b = RedisBackend::open(Some(&url), &tls_props(&server, &[])).unwrap();
+    let b = open(&url, &tls_props(&server, &[]), 1).unwrap();
     assert_eq!(b.describe(), url);
-    conformance_with(&b, ScanOrder::Score(score)).await;
+    conformance_as(&b, ScanOrder::Score(score), Writes::Upsert).await;
     // Pipelined over TLS too.
-    let b = RedisBackend::open(
-        Some(&url),
-        &tls_props(&server, &["threadcount=4", "connections=1"]),
-    )
-    .unwrap();
-    conformance_with(&b, ScanOrder::Score(score)).await;
+    let b = open(&url, &tls_props(&server, &["connections=1"]), 4).unwrap();
+    conformance_as(&b, ScanOrder::Score(score), Writes::Upsert).await;
     // The property form.
     let port = server.port();
-    let b = RedisBackend::open(
-        None,
+    let b = open(
+        "redis",
         &tls_props(
             &server,
             &[
@@ -425,6 +466,7 @@ async fn tls_with_client_certificates() {
                 "redis.tls=true",
             ],
         ),
+        1,
     )
     .unwrap();
     let mut c = b.connect(schema()).await.unwrap();
@@ -446,7 +488,7 @@ async fn tls_refusals() {
         let url = url.clone();
         async move {
             let pairs: Vec<&str> = pairs.iter().map(String::as_str).collect();
-            let b = RedisBackend::open(Some(&url), &props(&pairs)).unwrap();
+            let b = open(&url, &props(&pairs), 1).unwrap();
             match b.connect(schema()).await {
                 Ok(_) => panic!("connected with {pairs:?}"),
                 Err(e) => e.to_string(),
@@ -467,26 +509,28 @@ async fn tls_refusals() {
     );
     // Encryption without verification still needs the client certificate,
     // and works with it.
-    let b = RedisBackend::open(
-        Some(&url),
+    let b = open(
+        &url,
         &props(&[
             "redis.tls.insecure=true",
             &format!("redis.tls.cert={}", files.client_cert.display()),
             &format!("redis.tls.key={}", files.client_key.display()),
         ]),
+        1,
     )
     .unwrap();
     let mut c = b.connect(schema()).await.unwrap();
     assert_eq!(read(&mut c, "nope", Fields::All).await.0, Status::NotFound);
     // TLS settings without TLS are a mistake, and so is a missing key.
-    assert!(RedisBackend::open(
-        Some(&url.replace("rediss", "redis")),
-        &props(&["redis.tls.insecure=true"])
+    assert!(open(
+        &url.replace("rediss", "redis"),
+        &props(&["redis.tls.insecure=true"]),
+        1
     )
     .is_err());
     let cert = format!("redis.tls.cert={}", files.client_cert.display());
-    assert!(RedisBackend::open(Some(&url), &props(&[&cert])).is_err());
-    let e = RedisBackend::open(Some(&url), &props(&["redis.tls.ca=/nonexistent.pem"]))
+    assert!(open(&url, &props(&[&cert]), 1).is_err());
+    let e = open(&url, &props(&["redis.tls.ca=/nonexistent.pem"]), 1)
         .unwrap_err()
         .to_string();
     assert!(e.contains("/nonexistent.pem"), "{e}");

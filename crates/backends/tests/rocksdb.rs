@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use sojourn_backends::rocksdb::{decode, encode};
-use sojourn_backends::{open, AnyBackend, RocksBackend};
+use sojourn_backends::{open, AnyBackend, OpenOptions, RocksBackend};
 use sojourn_core::backend::{Backend, BackendError, Connection, Fields, Schema, Status};
 use sojourn_core::properties::Properties;
 use sojourn_testkit as util;
@@ -32,7 +32,14 @@ async fn opens_by_url_and_by_ycsb_property() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("db");
     let url = format!("rocksdb:{}", path.display());
-    let backend = open(&url, &Properties::new(), Path::new("unused.db")).expect("open");
+    let backend = open(
+        &url,
+        &OpenOptions {
+            default_sqlite: Path::new("unused.db"),
+            ..OpenOptions::new(&Properties::new())
+        },
+    )
+    .expect("open");
     assert!(matches!(backend, AnyBackend::Rocksdb(_)));
     assert_eq!(backend.describe(), url);
     backend.visit_async(util::Conform).await;
@@ -41,10 +48,24 @@ async fn opens_by_url_and_by_ycsb_property() {
     props
         .set_arg(&format!("rocksdb.dir={}", path.display()))
         .unwrap();
-    let backend = open("rocksdb", &props, Path::new("unused.db")).expect("open");
+    let backend = open(
+        "rocksdb",
+        &OpenOptions {
+            default_sqlite: Path::new("unused.db"),
+            ..OpenOptions::new(&props)
+        },
+    )
+    .expect("open");
     assert_eq!(backend.describe(), url);
 
-    let err = open("rocksdb", &Properties::new(), Path::new("unused.db")).unwrap_err();
+    let err = open(
+        "rocksdb",
+        &OpenOptions {
+            default_sqlite: Path::new("unused.db"),
+            ..OpenOptions::new(&Properties::new())
+        },
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("rocksdb.dir"), "{err}");
 }
 

@@ -8,20 +8,24 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use sojourn_backends::{open, MysqlBackend, PostgresBackend, RedisBackend};
-use sojourn_core::backend::{ArticleRow, Backend, Connection, Schema, Status, VoteVariant};
+use sojourn_backends::{open, MysqlBackend, Open, OpenOptions, PostgresBackend, RedisBackend};
+use sojourn_core::backend::{Schema, Status};
 use sojourn_core::properties::Properties;
-use sojourn_core::workload::vote::article_title;
+use sojourn_core::workload::capability::Runs;
+use sojourn_core::workload::vote::{
+    article_title, ArticleRow, Vote, VoteConfig, VoteConnection, VoteVariant,
+};
+use sojourn_core::workload::Workload;
 use sojourn_testkit::mariadb_server::Mariadb;
 use sojourn_testkit::postgres_server::Postgres;
 use sojourn_testkit::redis_server::RedisServer;
 
 /// Load 5 articles, vote 3 times on article 2, once on 4, and check every
 /// article reads back with its title and exactly its votes.
-async fn votes_read_back<B: Backend>(b: &B, variant: VoteVariant) {
-    b.prepare_vote(variant, true).await.expect("prepare");
+async fn votes_read_back<B: Runs<Vote, Conn: VoteConnection>>(b: &B, variant: VoteVariant) {
+    b.prepare_tables(&variant, true).await.expect("prepare");
     assert_eq!(
-        b.vote_is_empty(variant).await.expect("is_empty"),
+        b.tables_empty(&variant).await.expect("is_empty"),
         Some(true)
     );
     let mut conn = b
@@ -38,7 +42,7 @@ async fn votes_read_back<B: Backend>(b: &B, variant: VoteVariant) {
         );
     }
     assert_eq!(
-        b.vote_is_empty(variant).await.expect("is_empty"),
+        b.tables_empty(&variant).await.expect("is_empty"),
         Some(false)
     );
     let votes = [(2, 3u64), (4, 1)];
@@ -68,18 +72,18 @@ async fn votes_read_back<B: Backend>(b: &B, variant: VoteVariant) {
 /// No tables read as empty for either variant. Tables created for join
 /// refuse the precomputed variant, saying what to do; tables created for
 /// precomputed serve both.
-async fn layouts_checked<B: Backend>(b: &B) {
+async fn layouts_checked<B: Runs<Vote>>(b: &B) {
     use VoteVariant::{Join, Precomputed};
     for variant in [Join, Precomputed] {
         assert_eq!(
-            b.vote_is_empty(variant).await.expect("no tables"),
+            b.tables_empty(&variant).await.expect("no tables"),
             Some(true)
         );
     }
-    b.prepare_vote(Join, true).await.expect("prepare");
-    assert_eq!(b.vote_is_empty(Join).await.expect("join"), Some(true));
+    b.prepare_tables(&Join, true).await.expect("prepare");
+    assert_eq!(b.tables_empty(&Join).await.expect("join"), Some(true));
     let msg = b
-        .vote_is_empty(Precomputed)
+        .tables_empty(&Precomputed)
         .await
         .expect_err("precomputed over join tables")
         .to_string();
@@ -87,16 +91,16 @@ async fn layouts_checked<B: Backend>(b: &B) {
         msg.contains("vote.variant=join") && msg.contains("--drop"),
         "{msg}"
     );
-    b.prepare_vote(Precomputed, true).await.expect("prepare");
+    b.prepare_tables(&Precomputed, true).await.expect("prepare");
     for variant in [Join, Precomputed] {
-        assert_eq!(b.vote_is_empty(variant).await.expect("tables"), Some(true));
+        assert_eq!(b.tables_empty(&variant).await.expect("tables"), Some(true));
     }
 }
 
 #[tokio::test]
 async fn postgres_join_and_precomputed() {
     let Some(pg) = Postgres::start() else { return };
-    let b = PostgresBackend::open(&pg.url(), &Properties::new()).expect("open");
+    let b = PostgresBackend::open(&pg.url(), &OpenOptions::new(&Properties::new())).expect("open");
     layouts_checked(&b).await;
     votes_read_back(&b, VoteVariant::Join).await;
     votes_read_back(&b, VoteVariant::Precomputed).await;
@@ -115,7 +119,7 @@ async fn postgres_join_and_precomputed() {
 #[tokio::test]
 async fn mariadb_join_and_precomputed() {
     let Some(db) = Mariadb::start() else { return };
-    let b = MysqlBackend::open(&db.url(), &Properties::new()).expect("open");
+    let b = MysqlBackend::open(&db.url(), &OpenOptions::new(&Properties::new())).expect("open");
     layouts_checked(&b).await;
     votes_read_back(&b, VoteVariant::Join).await;
     votes_read_back(&b, VoteVariant::Precomputed).await;
@@ -135,19 +139,30 @@ async fn redis_counter() {
     let Some(server) = RedisServer::start(None) else {
         return;
     };
-    let b = RedisBackend::open(Some(&server.url()), &Properties::new()).expect("open");
+    let b = RedisBackend::open(&server.url(), &OpenOptions::new(&Properties::new())).expect("open");
     votes_read_back(&b, VoteVariant::Join).await;
     assert_eq!(server.command(&["HGET", "article:2", "votes"]).trim(), "3");
 }
 
 #[tokio::test]
 async fn other_backends_refuse_by_name() {
-    let any = open("memory:", &Properties::new(), Path::new("unused")).expect("open");
+    let any = open(
+        "memory:",
+        &OpenOptions {
+            default_sqlite: Path::new("unused"),
+            ..OpenOptions::new(&Properties::new())
+        },
+    )
+    .expect("open");
     let sojourn_backends::AnyBackend::Memory(b) = any else {
         panic!("memory: opens the memory backend")
     };
-    let e = b
-        .vote_is_empty(VoteVariant::Join)
+    // As every command asks: through the workload, which finds the
+    // backend's vote support or says why there is none.
+    let vote = Workload::Vote(VoteConfig::from_properties(&Properties::new()).unwrap());
+    let schema = Schema::ycsb("usertable", "field", 1);
+    let e = vote
+        .is_empty(&b, &schema)
         .await
         .expect_err("memory: has no vote workload");
     let msg = e.to_string();
@@ -155,9 +170,6 @@ async fn other_backends_refuse_by_name() {
         msg.contains("memory") && msg.contains("PostgreSQL") && msg.contains("Redis"),
         "{msg}"
     );
-    let e = b
-        .prepare_vote(VoteVariant::Join, false)
-        .await
-        .expect_err("refused");
+    let e = vote.prepare(&b, &schema, false).await.expect_err("refused");
     assert_eq!(e.to_string(), msg);
 }

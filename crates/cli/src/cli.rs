@@ -389,6 +389,18 @@ pub enum ResultsCommand {
     Export(ExportArgs),
     /// Read-only SQL over the store's tables and views.
     Query(QueryArgs),
+    /// Store runs kept in spool files (when the store could not take them
+    /// in time) or in another SQLite store file.
+    Import(ImportArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// Spool files (RUN_ID.sqlite, as the warning named them) or other
+    /// SQLite results stores; a run already in the store is replaced. A
+    /// spool file is removed once its runs are stored.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -439,6 +451,9 @@ pub enum ExportFormat {
     Csv,
     /// The CSV's rows as a JSON array.
     Json,
+    /// The JSON report of each run, as `--json` wrote it after the run
+    /// (docs/json.md): an object, or an array of them.
+    Report,
     /// An HdrHistogram interval log (one tag per operation and latency kind).
     Hdrlog,
 }

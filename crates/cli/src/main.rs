@@ -3,8 +3,8 @@
 
 mod cli;
 mod commands;
+mod options;
 mod progress;
-mod redact;
 mod workloads;
 
 use std::process::ExitCode;

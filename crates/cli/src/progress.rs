@@ -1,9 +1,11 @@
 //! What the user sees while a run goes on: YCSB status lines on stderr with
-//! `-s`, otherwise a live progress bar when stderr is a terminal, otherwise
-//! nothing. Called once per time-series interval, off the hot path.
+//! `-s` (or the workload's own line, as the key-value workload prints
+//! yb-sample-apps'), otherwise a live progress bar when stderr is a
+//! terminal, otherwise nothing. Called once per time-series interval, off
+//! the hot path.
 
 use std::io::{IsTerminal, Write};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -11,59 +13,47 @@ use sojourn_core::executor::{Observer, Progress};
 use sojourn_core::output::ycsb::status_line;
 use sojourn_core::plan::MeasurementInterval;
 use sojourn_core::recorder::Stats;
-use sojourn_core::workload::keyvalue::ProgressLine;
-use sojourn_core::workload::KeyValueShared;
-use std::sync::Mutex;
+use sojourn_core::workload::Narrator;
+use sojourn_session::{PhaseView, Show, Watch};
 
-/// A workload's own status line (the key-value workload prints
-/// yb-sample-apps' `Read: ... | Write: ...`), given the period since the
-/// last line.
-pub type StatusLine<'a> = dyn Fn(&Progress<'_>) -> String + Sync + 'a;
+/// How the terminal shows phases: status lines (`-s`), a progress bar
+/// unless `--no-progress`, and the session's notes on stderr.
+pub struct Terminal {
+    pub status: bool,
+    pub progress: bool,
+}
 
-/// yb-sample-apps' status line for a key-value phase (docs/keyvalue.md),
-/// with the keys its writers have confirmed so far.
-pub fn keyvalue_line(shared: Arc<KeyValueShared>) -> impl Fn(&Progress<'_>) -> String + Sync {
-    let progress = Mutex::new(ProgressLine::default());
-    move |p| {
-        progress
-            .lock()
-            .map(|mut l| l.line(p, shared.written()))
-            .unwrap_or_default()
+impl Show for Terminal {
+    fn watch<'v>(&'v self, phase: &PhaseView) -> Box<dyn Watch + 'v> {
+        Box::new(Display::new(self.status, !self.progress, phase))
     }
 }
 
-pub enum Display<'a> {
+pub enum Display {
     Status {
         every: Duration,
         mi: MeasurementInterval,
         window: Mutex<(Stats, Duration)>,
-        line: Option<&'a StatusLine<'a>>,
+        line: Option<Arc<dyn Narrator>>,
     },
     Bar(ProgressBar),
     Nothing,
 }
 
-impl<'a> Display<'a> {
-    pub fn new(
-        status: bool,
-        no_progress: bool,
-        every: Duration,
-        mi: MeasurementInterval,
-        total: Option<u64>,
-        label: &str,
-    ) -> Display<'a> {
+impl Display {
+    pub fn new(status: bool, no_progress: bool, phase: &PhaseView) -> Display {
         if status {
             return Display::Status {
-                every,
-                mi,
+                every: phase.status_interval,
+                mi: phase.measurement_interval,
                 window: Mutex::new((Stats::default(), Duration::ZERO)),
-                line: None,
+                line: phase.narrator.clone(),
             };
         }
         if no_progress || !std::io::stderr().is_terminal() {
             return Display::Nothing;
         }
-        let bar = match total {
+        let bar = match phase.expected_ops {
             Some(n) => ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr()),
             None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
         };
@@ -72,26 +62,20 @@ impl<'a> Display<'a> {
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar());
         bar.set_style(style);
-        bar.set_prefix(label.to_string());
+        bar.set_prefix(phase.phase.name());
         Display::Bar(bar)
     }
+}
 
-    /// Print status lines with `line` instead of YCSB's.
-    pub fn with_line(mut self, line: Option<&'a StatusLine<'a>>) -> Display<'a> {
-        if let Display::Status { line: l, .. } = &mut self {
-            *l = line;
-        }
-        self
-    }
-
-    pub fn finish(&self) {
+impl Watch for Display {
+    fn finish(&self) {
         if let Display::Bar(b) = self {
             b.finish_and_clear();
         }
     }
 }
 
-impl Observer for Display<'_> {
+impl Observer for Display {
     fn interval(&self, p: &Progress<'_>) {
         match self {
             Display::Nothing => {}
@@ -128,10 +112,10 @@ impl Observer for Display<'_> {
                     expected_ops: p.expected_ops,
                     max_execution_time: p.max_execution_time,
                 };
-                let line = match line {
-                    Some(f) => f(&period),
-                    None => status_line(&period, *mi, SystemTime::now()),
-                };
+                let line = line
+                    .as_ref()
+                    .and_then(|n| n.status_line(&period))
+                    .unwrap_or_else(|| status_line(&period, *mi, SystemTime::now()));
                 let _ = writeln!(std::io::stderr(), "{line}");
                 w.0.reset();
                 w.1 = p.elapsed;

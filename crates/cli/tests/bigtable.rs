@@ -26,7 +26,7 @@ fn run_ok(emulator: &BigtableEmulator, data: &std::path::Path, args: &[&str]) ->
         .arg(data)
         .arg("--no-progress");
     with_emulator(&mut cmd, emulator);
-    parse_summary(&ok(&cmd.output().expect("running sojourn")))
+    parse_summary(&ok(&cmd.run_to_end()))
 }
 
 fn load_and_run(emulator: &BigtableEmulator, db: &[&str], workload: &str) -> Summary {
@@ -165,7 +165,7 @@ fn faulty_run_args() -> Vec<&'static str> {
 }
 
 fn finish(child: Child, rest: JoinHandle<String>) -> (Summary, String) {
-    let out = child.wait_with_output().unwrap();
+    let out = util::finish(child);
     let stderr = rest.join().unwrap();
     assert!(
         out.status.success(),

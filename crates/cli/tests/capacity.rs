@@ -89,3 +89,126 @@ fn bad_slos_and_settings_are_refused() {
         assert!(text(&out.stderr).contains(expect), "{}", text(&out.stderr));
     }
 }
+
+/// A short search on `memory:` (capacity 2,000 ops/s) with `extra` flags;
+/// returns the command's output.
+fn short_search(data: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "capacity",
+        "memory:?max_ops_per_sec=2000",
+        "-P",
+        "workloadc",
+        "-p",
+        "recordcount=200",
+        "-p",
+        "db.passwd=s3cretPW",
+        "--load",
+        "--slo",
+        "read.p99<200ms",
+        "--start",
+        "800",
+        "--step",
+        "0.3",
+        "--settle",
+        "0.1",
+        "--precision",
+        "0.4",
+        "-threads",
+        "4",
+        "--seed",
+        "1",
+    ];
+    args.extend_from_slice(extra);
+    sojourn(data, &args)
+}
+
+/// `sojourn results query` over the store at `results`, as CSV rows.
+fn query(results: &std::path::Path, sql: &str) -> Vec<String> {
+    let out = bin()
+        .args(["results", "--results", results.to_str().unwrap()])
+        .args(["query", "--format", "csv", sql])
+        .run_to_end();
+    ok(&out).lines().skip(1).map(str::to_string).collect()
+}
+
+#[test]
+fn steps_are_recorded_in_the_store_results_names_with_a_redacted_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mine.sqlite");
+    let out = short_search(dir.path(), &["--results", file.to_str().unwrap()]);
+    ok(&out);
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains(&file.display().to_string()), "{stderr}");
+    // Every step went to --results, none to the default store.
+    assert!(!dir.path().join("results.sqlite").exists());
+    let steps = query(
+        &file,
+        "SELECT COUNT(*) FROM runs r JOIN run_labels l ON l.run_id = r.id \
+         WHERE l.key = 'capacity_step'",
+    );
+    let n: usize = steps[0].parse().unwrap();
+    assert!(n >= 2, "{n} steps stored\n{stderr}");
+    let verdicts = query(
+        &file,
+        "SELECT COUNT(*) FROM run_labels WHERE key = 'capacity_sustained'",
+    );
+    assert_eq!(verdicts[0].parse::<usize>().unwrap(), n);
+    // The command line is stored as `run` stores it: the secret property
+    // masked by the one redaction rule, nothing of it left anywhere.
+    let lines = query(&file, "SELECT DISTINCT command_line FROM runs");
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains("db.passwd=***"), "{lines:?}");
+    let everything = query(
+        &file,
+        "SELECT command_line || backend FROM runs UNION ALL SELECT value FROM run_properties \
+         UNION ALL SELECT value FROM run_labels",
+    );
+    assert!(
+        everything.iter().all(|v| !v.contains("s3cretPW")),
+        "{everything:?}"
+    );
+    let run_file = dir.path().join("run.sqlite");
+    ok(&sojourn(
+        dir.path(),
+        &[
+            "bench",
+            "memory:",
+            "-P",
+            "workloadc",
+            "-p",
+            "recordcount=10",
+            "-p",
+            "operationcount=10",
+            "-p",
+            "db.passwd=s3cretPW",
+            "--results",
+            run_file.to_str().unwrap(),
+        ],
+    ));
+    let run_line = query(&run_file, "SELECT DISTINCT command_line FROM runs");
+    let masked = |l: &str| {
+        l.split(' ')
+            .filter(|a| a.contains("db.passwd"))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(masked(&lines[0]), masked(&run_line[0]));
+}
+
+#[test]
+fn no_store_records_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = short_search(dir.path(), &["--no-store"]);
+    let stdout = ok(&out);
+    assert!(stdout.contains("capacity:"), "{stdout}");
+    let stderr = text(&out.stderr);
+    assert!(!stderr.contains("recorded"), "{stderr}");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(
+        !left.iter().any(|f| f.to_string_lossy().contains("results")),
+        "{left:?}"
+    );
+}

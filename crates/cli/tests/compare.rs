@@ -39,8 +39,7 @@ fn compare_json(results: &str, a: &RunId, b: &RunId) -> serde_json::Value {
     let out = bin()
         .args(["compare", "--results", results, "--format", "json"])
         .args([a.as_str(), b.as_str()])
-        .output()
-        .unwrap();
+        .run_to_end();
     serde_json::from_str(&ok(&out)).expect("JSON")
 }
 
@@ -93,8 +92,7 @@ fn a_real_twenty_percent_throughput_drop_is_flagged() {
     let out = bin()
         .args(["compare", "--results", results, "--color", "always"])
         .args([fast.as_str(), slow.as_str()])
-        .output()
-        .unwrap();
+        .run_to_end();
     let coloured = ok(&out);
     assert!(coloured.contains("* worse"), "{coloured}");
     assert!(coloured.contains("\x1b[1;31m"), "worse is red");
@@ -105,8 +103,7 @@ fn a_real_twenty_percent_throughput_drop_is_flagged() {
             .args(&args)
             .args([fast.as_str(), slow.as_str()])
             .env("NO_COLOR", "1")
-            .output()
-            .unwrap();
+            .run_to_end();
         let plain = ok(&out);
         assert!(plain.contains("* worse"));
         assert!(!plain.contains('\x1b'), "no colour: {args:?}");
@@ -157,8 +154,7 @@ fn runs_from_one_distribution_are_not_flagged() {
             ids[0].as_str(),
             ids[1].as_str(),
         ])
-        .output()
-        .unwrap();
+        .run_to_end();
     let t = ok(&out);
     assert!(!t.contains("* better") && !t.contains("* worse"), "{t}");
     assert!(t.contains("Welch") && t.contains("95% CIs overlap"), "{t}");

@@ -163,8 +163,7 @@ fn suite(dir: &Path, suite: &Path, args: &[&str]) -> std::process::Output {
         .arg(dir.join("data"))
         .arg("--no-progress")
         .args(args)
-        .output()
-        .unwrap()
+        .run_to_end()
 }
 
 /// The three stages of suites/yb-keyvalue against a real Redis, scaled

@@ -3,7 +3,10 @@
 //! index, selects touch WORK_UNIT + 1 rows and the server's own counters
 //! agree, UPDATE_PCT is held, the LIOPS lines and JSON figures follow the
 //! summary, runs are stored and reported, the shipped suite runs, and a
-//! backend without the workload says which ones have it.
+//! backend without the workload says which ones have it. A PGIO user's
+//! own `pgio.conf` (shell assignments, its CONNECT_STRING the database)
+//! loads and runs as it is, and PGIO's report figures come with the run,
+//! its JSON report and its stored copy.
 #![cfg(all(feature = "postgres", feature = "mysql"))]
 
 mod util;
@@ -366,8 +369,7 @@ fn shipped_suite_runs_against_postgres() {
             "--flag",
             "sojourn_parameters=NUM_SCHEMAS=1,NUM_THREADS=1,WORK_UNIT=1000,UPDATE_PCT=0,SCALE=4000",
         ])
-        .output()
-        .unwrap();
+        .run_to_end();
     let stdout = ok(&out);
     assert!(
         stdout.contains("All tests have passed"),
@@ -460,4 +462,410 @@ fn backends_without_the_workload_say_which_have_it() {
         ],
     );
     assert!(err.contains("workload=liops"), "{err}");
+}
+
+/// PGIO's `runit.sh` columns from the `# pgio:` lines of `stdout`, by name.
+fn pgio_columns(stdout: &str) -> std::collections::BTreeMap<String, f64> {
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("# pgio: "))
+        .filter(|l| l.contains(" | "))
+        .collect();
+    assert_eq!(rows.len(), 2, "PGIO's header and row in\n{stdout}");
+    rows[0]
+        .split(" | ")
+        .zip(rows[1].split(" | "))
+        .map(|(name, value)| (name.trim().to_string(), value.trim().parse().unwrap()))
+        .collect()
+}
+
+/// The test server's URL as sojourn shows it, the password hidden.
+fn redacted(pg: &Postgres) -> String {
+    format!(
+        "postgres://{}:***@127.0.0.1:{}/{}",
+        pg::USER,
+        pg.port(),
+        pg::DATABASE
+    )
+}
+
+/// The `# pgio:` lines of `stdout`.
+fn pgio_lines(stdout: &str) -> Vec<&str> {
+    stdout
+        .lines()
+        .filter(|l| l.starts_with("# pgio: "))
+        .collect()
+}
+
+/// The write-up's `pgio.conf`, as its `echo` writes it: one line of shell
+/// assignments, with CONNECT_STRING pointed at `url`.
+fn writeup_pgio_conf(url: &str) -> String {
+    format!(
+        "UPDATE_PCT=0 RUN_TIME=1000 NUM_SCHEMAS=1 NUM_THREADS=1 WORK_UNIT=1000 \
+         UPDATE_WORK_UNIT=8 SCALE=1000000 DBNAME=yugabyte CONNECT_STRING='{url}' \
+         CREATE_BASE_TABLE=TRUE\n"
+    )
+}
+
+/// Every line of stdout is YCSB's (`[`) or a comment (`#`): what
+/// PerfKitBenchmarker's parser reads stays parseable.
+fn assert_pkb_parseable(stdout: &str) {
+    for line in stdout.lines().filter(|l| !l.trim().is_empty()) {
+        assert!(
+            line.starts_with('[') || line.starts_with('#'),
+            "{line:?} in\n{stdout}"
+        );
+    }
+}
+
+#[test]
+fn postgres_writeup_pgio_conf_loads_and_runs_as_written() {
+    let Some(pg) = Postgres::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let conf = data.join("pgio.conf");
+    std::fs::write(&conf, writeup_pgio_conf(&pg.url())).unwrap();
+    let conf = conf.to_string_lossy().into_owned();
+    let results = data.join("results.sqlite");
+    let results = results.to_string_lossy().into_owned();
+    // No --db and no workload=liops: the file says both. SCALE is the one
+    // change, on the command line: the write-up's 1,000,000 rows are 8 GB.
+    let phase = |mode: &str, extra: &[&str]| {
+        let mut args = vec![
+            mode,
+            "-P",
+            &conf,
+            "-p",
+            "SCALE=3000",
+            "--seed",
+            "5",
+            "--results",
+            &results,
+        ];
+        args.extend(extra);
+        let out = sojourn(data, &args);
+        let stdout = ok(&out);
+        let stderr = text(&out.stderr);
+        assert!(
+            !stdout.contains(pg::PASSWORD) && !stderr.contains(pg::PASSWORD),
+            "password in output:\n{stdout}\n{stderr}"
+        );
+        (stdout, stderr)
+    };
+    let (_, stderr) = phase("load", &["-p", "dropdata=true"]);
+    assert!(
+        stderr.contains(&format!(
+            "note: database: {} from CONNECT_STRING ({conf}:1)",
+            redacted(&pg)
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("unknown property"), "{stderr}");
+    assert_eq!(pg.psql("SELECT count(*) FROM pgio1").trim(), "3000");
+
+    // RUN_TIME=1000 is the time limit; 300 statements end it first.
+    let json_path = data.join("run.json");
+    let json_arg = json_path.to_string_lossy().into_owned();
+    let (stdout, _) = phase("run", &["-p", "operationcount=300", "--json", &json_arg]);
+    assert_pkb_parseable(&stdout);
+    let s = parse_summary(&stdout);
+    let pgio = pgio_columns(&stdout);
+    assert_eq!(
+        pgio["sql_selects"],
+        get(&s, "SCAN", "Return=OK"),
+        "{stdout}"
+    );
+    assert_eq!(pgio["sql_selects"], 300.0);
+    assert_eq!(pgio["loop_iterations"], 300.0);
+    assert_eq!(pgio["sql_updates"], 0.0);
+    // PGIO counts WORK_UNIT blocks a select, one fewer than the rows its
+    // BETWEEN reads, which sojourn's rows touched count.
+    assert_eq!(pgio["select_blk_touch_cnt"], 300.0 * 1000.0);
+    assert_eq!(
+        figure(&stdout, "# rows touched:"),
+        pgio["select_blk_touch_cnt"] + pgio["sql_selects"]
+    );
+    assert_eq!(pgio["update_blk_touch_cnt"], 0.0);
+    let max_us = get(&s, "SCAN", "MaxLatency(us)");
+    assert!(
+        (pgio["sql_select_max_tm"] * 1e6 - max_us).abs() <= 1.0,
+        "{} s against {max_us} us",
+        pgio["sql_select_max_tm"]
+    );
+    assert_eq!(pgio["sql_update_max_tm"], 0.0);
+    // The server read exactly those rows through the index.
+    let json = json_at(&json_path);
+    assert_index_fetches(server_delta(&json, "table_idx_tup_fetch"), 300 * 1001, 1);
+    // PGIO's summary line: the database connected to, its counters.
+    let line = pgio_lines(&stdout)[2];
+    assert!(
+        line.starts_with("# pgio: DBNAME:  postgres. 1 schemas, 1 threads(each). Run time: "),
+        "{line}"
+    );
+    let j = &json["liops"]["pgio"];
+    let hits = json["liops"]["server_per_sec"]["blks_hit"]
+        .as_f64()
+        .unwrap();
+    assert_eq!(j["CACHE_HITS_per_sec"], hits.floor() as u64);
+    assert!(
+        line.contains(&format!("CACHE_HITS/s >{}<", hits.floor())),
+        "{line}"
+    );
+    for (name, value) in &pgio {
+        assert_eq!(j[name].as_f64(), Some(*value), "{name} in {j:#}");
+    }
+
+    // The stored run gives the same PGIO figures: `results show` prints
+    // the same lines, the JSON report exported from the store the same
+    // object, and no password was kept.
+    let shown = ok(&bin()
+        .args(["results", "--results", &results, "show", "last"])
+        .output()
+        .unwrap());
+    assert_eq!(pgio_lines(&shown), pgio_lines(&stdout), "{shown}");
+    let exported = ok(&bin()
+        .args(["results", "--results", &results, "export", "last"])
+        .args(["--format", "report"])
+        .output()
+        .unwrap());
+    let stored: serde_json::Value = serde_json::from_str(&exported).unwrap();
+    assert_eq!(stored["liops"]["pgio"], json["liops"]["pgio"]);
+    assert_eq!(stored["liops"], json["liops"]);
+    let store = Store::open(&results).unwrap();
+    let runs = store.list(&Filter::default()).unwrap();
+    assert_eq!(runs.len(), 2);
+    for r in &runs {
+        assert_eq!(r.meta.workloads, ["pgio.conf"]);
+        assert_eq!(r.meta.properties["workload"], "liops");
+        let kept = &r.meta.properties["CONNECT_STRING"];
+        assert!(
+            !kept.contains(pg::PASSWORD) && kept.contains("***"),
+            "{kept}"
+        );
+    }
+}
+
+#[test]
+fn postgres_multi_line_pgio_file_keyword_string_and_db_wins() {
+    let Some(pg) = Postgres::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    // Not named pgio.conf: its shell syntax tells it. A keyword string
+    // with no dbname, which DBNAME fills in.
+    let file = data.join("yb-settings");
+    std::fs::write(
+        &file,
+        format!(
+            "# PGIO settings for the lab cluster\n\
+             export UPDATE_PCT=20   # a fifth of the statements update\n\
+             NUM_SCHEMAS=2; NUM_THREADS=2\n\
+             WORK_UNIT=\"{WORK_UNIT}\" UPDATE_WORK_UNIT='{UPDATE_WORK_UNIT}'\n\
+             SCALE={SCALE}\n\
+             DBNAME=\"{db}\"\n\
+             CONNECT_STRING=\"host=127.0.0.1 port={port} user=sojourn \
+             password='{password}'\"\n\
+             RUN_TIME=60\n\
+             export CONNECT_STRING DBNAME\n",
+            db = pg::DATABASE,
+            port = pg.port(),
+            password = pg::PASSWORD,
+        ),
+    )
+    .unwrap();
+    let file = file.to_string_lossy().into_owned();
+    let results = data.join("results.sqlite");
+    let results = results.to_string_lossy().into_owned();
+    let json_path = data.join("bench.json");
+    let json_arg = json_path.to_string_lossy().into_owned();
+    let out = sojourn(
+        data,
+        &[
+            "bench",
+            "-P",
+            &file,
+            "-p",
+            "dropdata=true",
+            "-p",
+            "operationcount=400",
+            "-p",
+            "liops.batch=700",
+            "--seed",
+            "3",
+            "--results",
+            &results,
+            "--json",
+            &json_arg,
+        ],
+    );
+    let stdout = ok(&out);
+    let stderr = text(&out.stderr);
+    assert!(
+        !stdout.contains(pg::PASSWORD) && !stderr.contains(pg::PASSWORD),
+        "password in output:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "note: database: postgres://sojourn:***@127.0.0.1:{}/{} from CONNECT_STRING \
+             ({file}:7), its database name from DBNAME ({file}:6)",
+            pg.port(),
+            pg::DATABASE
+        )),
+        "{stderr}"
+    );
+    assert_pkb_parseable(&stdout);
+    let s = parse_summary(&stdout);
+    let pgio = pgio_columns(&stdout);
+    let (selects, updates) = (get(&s, "SCAN", "Return=OK"), get(&s, "UPDATE", "Return=OK"));
+    assert_eq!(
+        (pgio["sql_selects"], pgio["sql_updates"]),
+        (selects, updates)
+    );
+    assert_eq!(pgio["loop_iterations"], 400.0);
+    assert!((70.0..=90.0).contains(&updates), "{updates}\n{stdout}");
+    assert_eq!(pgio["select_blk_touch_cnt"], selects * WORK_UNIT as f64);
+    assert_eq!(
+        pgio["update_blk_touch_cnt"],
+        updates * UPDATE_WORK_UNIT as f64
+    );
+    // The server changed the rows the updates' blocks and ranges say.
+    let json = json_at(&json_path);
+    assert_eq!(
+        server_delta(&json, "table_tup_updated"),
+        pgio["update_blk_touch_cnt"] + pgio["sql_updates"]
+    );
+    assert!(pgio_lines(&stdout)[2].contains("2 schemas, 2 threads(each)"));
+    // The keyword string is stored without its password.
+    let store = Store::open(&results).unwrap();
+    for r in store.list(&Filter::default()).unwrap() {
+        assert_eq!(r.meta.properties["workload"], "liops");
+        let kept = &r.meta.properties["CONNECT_STRING"];
+        assert!(
+            !kept.contains(pg::PASSWORD) && kept.contains("password=***"),
+            "{kept}"
+        );
+    }
+
+    // --db wins over a CONNECT_STRING, and the note says so: this one
+    // points at a port nothing listens on.
+    let elsewhere = data.join("pgio.conf");
+    std::fs::write(
+        &elsewhere,
+        format!(
+            "SCALE={SCALE} NUM_SCHEMAS=2 NUM_THREADS=1 WORK_UNIT={WORK_UNIT}\n\
+             CONNECT_STRING='postgres://nobody:{}@127.0.0.1:1/none'\n",
+            pg::PASSWORD
+        ),
+    )
+    .unwrap();
+    let elsewhere = elsewhere.to_string_lossy().into_owned();
+    let out = sojourn(
+        data,
+        &[
+            "run",
+            "-P",
+            &elsewhere,
+            "--db",
+            &pg.url(),
+            "-p",
+            "operationcount=20",
+            "--no-store",
+        ],
+    );
+    let stdout = ok(&out);
+    let stderr = text(&out.stderr);
+    assert!(!stderr.contains(pg::PASSWORD), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "note: database: {} from --db, which wins over CONNECT_STRING ({elsewhere}:2)",
+            redacted(&pg)
+        )),
+        "{stderr}"
+    );
+    assert_eq!(pgio_columns(&stdout)["sql_selects"], 20.0, "{stdout}");
+}
+
+#[test]
+fn pgio_files_that_cannot_be_used_say_where_and_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let write = |name: &str, body: &str| {
+        let path = data.join(name);
+        std::fs::write(&path, body).unwrap();
+        path.to_string_lossy().into_owned()
+    };
+    let refuse = |file: &str, mode: &str| {
+        refused(data, &[mode, "--db", "memory:", "-P", file, "--no-store"])
+    };
+    // The write-up's file, with a mistake in one of its assignments: the
+    // range named is UPDATE_PCT's own.
+    let conf = write(
+        "pgio.conf",
+        "UPDATE_PCT=abc RUN_TIME=1000 NUM_SCHEMAS=1 SCALE=1000000\n",
+    );
+    let e = refuse(&conf, "run");
+    assert!(
+        e.contains(&format!(
+            "{conf}:1: UPDATE_PCT = 'abc' is not a whole number; accepted: a whole number \
+             from 0 to 100"
+        )),
+        "{e}"
+    );
+    let conf = write("pgio.conf", "RUN_TIME=1\nUPDATE_PCT=150 SCALE=1000000\n");
+    let e = refuse(&conf, "run");
+    assert!(
+        e.contains(&format!(
+            "{conf}:2: UPDATE_PCT = '150' is above 100; accepted: a whole number from 0 to 100"
+        )),
+        "{e}"
+    );
+    // YCSB's and PGIO's keys in one file.
+    let mixed = write(
+        "mixed.properties",
+        "UPDATE_PCT=0\nSCALE=1000\nrecordcount=1000\nreadproportion=0.5\n",
+    );
+    let e = refuse(&mixed, "load");
+    assert!(
+        e.contains(&format!(
+            "{mixed}:3: recordcount = '1000': is a setting of YCSB's core workload"
+        )) && e.contains(&format!("UPDATE_PCT ({mixed}:1)"))
+            && e.contains("workload=liops"),
+        "{e}"
+    );
+    // An unclosed quote names its line and key, and keeps the password.
+    let conf = write(
+        "pgio.conf",
+        "UPDATE_PCT=0\nCONNECT_STRING='postgres://u:hunter2@h/db SCALE=1000\n",
+    );
+    let e = refuse(&conf, "run");
+    assert!(
+        e.contains(&format!(
+            "{conf}:2: CONNECT_STRING: the ' quote opened on line 2 is never closed"
+        )),
+        "{e}"
+    );
+    assert!(!e.contains("hunter2"), "{e}");
+    // psql's own arguments are not a connect string sojourn reads.
+    let conf = write("pgio.conf", "SCALE=1000 CONNECT_STRING=pg10\n");
+    let e = refused(data, &["run", "-P", &conf, "--no-store"]);
+    assert!(
+        e.contains(&format!("{conf}:1: CONNECT_STRING = 'pg10'"))
+            && e.contains("libpq keyword string"),
+        "{e}"
+    );
+    // CREATE_BASE_TABLE=FALSE asks for a seed table sojourn does not keep.
+    let conf = write("pgio.conf", "SCALE=1000 CREATE_BASE_TABLE=FALSE\n");
+    let e = refuse(&conf, "load");
+    assert!(
+        e.contains(&format!(
+            "{conf}:1: CREATE_BASE_TABLE = 'FALSE': asks PGIO's setup to reuse"
+        )) && e.contains("Set it to TRUE"),
+        "{e}"
+    );
+    // A command, not an assignment.
+    let conf = write("pgio.conf", "SCALE=1000\necho hi\n");
+    let e = refuse(&conf, "run");
+    assert!(
+        e.contains(&format!("{conf}:2: 'echo' is not an assignment")),
+        "{e}"
+    );
 }

@@ -119,7 +119,7 @@ fn server_stopped_longer_than_the_timeout() {
     server.server.pause();
     std::thread::sleep(Duration::from_millis(1000));
     server.server.resume();
-    let out = child.wait_with_output().unwrap();
+    let out = finish(child);
     let stderr = rest.join().unwrap();
     assert!(out.status.success(), "{stderr}");
     let s = parse_summary(&text(&out.stdout));
@@ -147,7 +147,7 @@ fn server_killed_and_restarted() {
     // The outage: the length of the injected fault, not a synchronisation.
     std::thread::sleep(Duration::from_millis(600));
     server.restart();
-    let out = child.wait_with_output().unwrap();
+    let out = finish(child);
     let stderr = rest.join().unwrap();
     assert!(out.status.success(), "{stderr}");
     let s = parse_summary(&text(&out.stdout));

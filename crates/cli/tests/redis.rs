@@ -149,8 +149,7 @@ fn passwords_stay_out_of_every_output() {
         .arg(dir.path())
         .arg("--no-progress")
         .env("REDIS_PASSWORD", secret)
-        .output()
-        .unwrap();
+        .run_to_end();
     let stdout = ok(&out);
     assert_eq!(get(&parse_summary(&stdout), "INSERT", "Return=OK"), 1000.0);
     assert!(!text(&out.stderr).contains(secret));
@@ -306,7 +305,7 @@ fn server_pause_longer_than_the_timeout() {
     let (child, rest) = start_run(&server, dir.path(), 5000);
     // YCSB 0.17 exits with status 0 and no summary here.
     assert_eq!(server.command(&["CLIENT", "PAUSE", "2000"]), "+OK");
-    let out = child.wait_with_output().unwrap();
+    let out = finish(child);
     let stderr = rest.join().unwrap();
     assert!(out.status.success(), "{stderr}");
     let s = parse_summary(&text(&out.stdout));
@@ -338,7 +337,7 @@ fn server_killed_and_restarted() {
     // The outage: the length of the injected fault, not a synchronisation.
     std::thread::sleep(Duration::from_millis(800));
     server.restart();
-    let out = child.wait_with_output().unwrap();
+    let out = finish(child);
     let stderr = rest.join().unwrap();
     assert!(out.status.success(), "{stderr}");
     let s = parse_summary(&text(&out.stdout));
@@ -399,5 +398,62 @@ fn tls_end_to_end() {
         get(&s, "READ", "Return=OK") + get(&s, "UPDATE", "Return=OK"),
         1000.0,
         "{s:#?}"
+    );
+}
+
+/// Every command the server has run so far, from `INFO commandstats`.
+fn commandstats(server: &RedisServer) -> std::collections::BTreeMap<String, u64> {
+    server
+        .command(&["INFO", "commandstats"])
+        .lines()
+        .filter_map(|l| {
+            let (name, rest) = l.strip_prefix("cmdstat_")?.split_once(':')?;
+            let calls = rest
+                .strip_prefix("calls=")?
+                .split(',')
+                .next()?
+                .parse()
+                .ok()?;
+            Some((name.to_string(), calls))
+        })
+        .collect()
+}
+
+#[test]
+fn workload_a_costs_the_server_what_ycsb_costs_it() {
+    let Some(server) = RedisServer::start(None) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.url();
+    let shape = ["-p", "recordcount=2000", "-p", "fieldcount=1"];
+    let mut load = vec!["load", "--db", &url, "-P", "workloada", "-threads", "4"];
+    load.extend(shape);
+    ok(&sojourn(dir.path(), &load));
+    let before = commandstats(&server);
+    let mut run = vec!["run", "--db", &url, "-P", "workloada", "-threads", "4"];
+    run.extend(shape);
+    run.extend(["-p", "operationcount=20000", "--seed", "3"]);
+    ok(&sojourn(dir.path(), &run));
+    let after = commandstats(&server);
+    let delta: std::collections::BTreeMap<&str, u64> = after
+        .iter()
+        .map(|(k, &v)| (k.as_str(), v - before.get(k).copied().unwrap_or(0)))
+        .filter(|&(_, d)| d > 0)
+        .collect();
+    assert!(
+        !delta
+            .keys()
+            .any(|k| k.starts_with("eval") || k.starts_with("script")),
+        "{delta:?}"
+    );
+    // Reads and updates, one command each; the run's own connections add
+    // a handshake each (PING, INFO for the server's counters, ...).
+    let per_op = delta.values().sum::<u64>() as f64 / 20_000.0;
+    assert!(per_op <= 1.05, "{per_op} commands per operation: {delta:?}");
+    assert!(
+        delta.get("hgetall").copied().unwrap_or(0) + delta.get("hset").copied().unwrap_or(0)
+            >= 20_000,
+        "{delta:?}"
     );
 }

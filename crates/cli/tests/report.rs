@@ -80,8 +80,7 @@ fn tables_carry_the_stored_numbers() {
     let out = bin()
         .args(["report", "--results", results, "--format", "csv"])
         .args([id1.as_str(), id2.as_str()])
-        .output()
-        .unwrap();
+        .run_to_end();
     let text = ok(&out);
     let (perf, cost) = text.split_once("\n\n").expect("two tables");
     let perf = csv_rows(perf);
@@ -167,8 +166,7 @@ fn tables_carry_the_stored_numbers() {
             "0.5",
         ])
         .arg(id1.as_str())
-        .output()
-        .unwrap();
+        .run_to_end();
     let cost = csv_rows(&ok(&out));
     assert_eq!(cost.len(), 2);
     assert!(close(
@@ -193,8 +191,7 @@ fn tables_carry_the_stored_numbers() {
             "--label",
             "experiment=latency_test",
         ])
-        .output()
-        .unwrap();
+        .run_to_end();
     let perf = csv_rows(&ok(&out));
     assert_eq!(perf.len(), 2, "only the labelled run");
     let r = store.load(id1.as_str()).unwrap();
@@ -214,8 +211,7 @@ fn tables_carry_the_stored_numbers() {
             "md",
             id1.as_str(),
         ])
-        .output()
-        .unwrap();
+        .run_to_end();
     let md = ok(&out);
     assert!(md.contains("## Performance") && md.contains("## Resource and cost"));
     assert!(
@@ -242,8 +238,7 @@ fn naming_nothing_or_an_unknown_run_says_what_to_do() {
     let results = path.to_str().unwrap();
     let out = bin()
         .args(["report", "--results", results, "--format", "md"])
-        .output()
-        .unwrap();
+        .run_to_end();
     assert!(!out.status.success());
     assert!(
         text(&out.stderr).contains("--label"),
@@ -259,8 +254,7 @@ fn naming_nothing_or_an_unknown_run_says_what_to_do() {
             "md",
             "nosuchrun",
         ])
-        .output()
-        .unwrap();
+        .run_to_end();
     assert!(!out.status.success());
     assert!(
         text(&out.stderr).contains("sojourn results list"),
@@ -271,8 +265,7 @@ fn naming_nothing_or_an_unknown_run_says_what_to_do() {
         .args(["report", "--results"])
         .arg(dir.path().join("absent.sqlite"))
         .args(["--format", "md", "last"])
-        .output()
-        .unwrap();
+        .run_to_end();
     assert!(!out.status.success());
     assert!(
         text(&out.stderr).contains("no such file"),
@@ -281,9 +274,10 @@ fn naming_nothing_or_an_unknown_run_says_what_to_do() {
     );
 }
 
-/// The headless browser, or `None` (skip) outside CI.
+/// The headless browser, or `None` when the run leaves Chromium out.
 fn chromium() -> Option<std::path::PathBuf> {
-    sojourn_testkit::servers::find_binary("chromium", &[])
+    use sojourn_testkit::needs::{find_binary, Need};
+    find_binary(Need::Chromium, "chromium", &[])
 }
 
 fn headless(chromium: &Path, profile: &Path) -> Command {
@@ -364,8 +358,7 @@ fn a_capacity_session_reports_as_html_that_renders_in_chromium() {
             "performance",
         ])
         .arg(&session)
-        .output()
-        .unwrap();
+        .run_to_end();
     let rows = csv_rows(&ok(&out));
     assert_eq!(rows.len(), steps + 1);
 
@@ -373,8 +366,7 @@ fn a_capacity_session_reports_as_html_that_renders_in_chromium() {
     let out = bin()
         .args(["report", "--data-dir", data, &session, "-o"])
         .arg(&html_path)
-        .output()
-        .unwrap();
+        .run_to_end();
     ok(&out);
     let html = std::fs::read_to_string(&html_path).unwrap();
     let plots = html.matches("<svg class=\"plot\"").count();

@@ -1,19 +1,25 @@
 //! The results store through the real binary: every phase is recorded,
 //! `results show` prints exactly the summary the run printed, a run killed
 //! with SIGKILL keeps every completed interval and shows as failed, client
-//! processes writing at once lose nothing and merge, PKB samples and
-//! HdrHistogram logs come out right, secrets never reach the store, and
-//! `results query` reads only.
+//! processes writing at once lose nothing and merge, processes opening a
+//! new store at once on a loaded machine store every run, a run the store
+//! cannot take (from the start, or from halfway on PostgreSQL) is spooled
+//! and imported whole, a run kept nowhere fails the command, PKB samples,
+//! HdrHistogram logs and the JSON report come out right, secrets never
+//! reach the store, and `results query` reads only.
 
 mod util;
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use regex::Regex;
-use sojourn_store::{RunStatus, Store};
+use sojourn_store::{Filter, RunStatus, Store};
 use util::*;
 
 /// serde_json parses floats fast rather than correctly rounded (without
@@ -34,8 +40,7 @@ fn results(data: &Path, args: &[&str]) -> std::process::Output {
         .args(args)
         .arg("--data-dir")
         .arg(data)
-        .output()
-        .expect("running sojourn results")
+        .run_to_end()
 }
 
 #[test]
@@ -295,6 +300,7 @@ fn client_processes_write_at_once_and_merge() {
     let mut reads = 0.0;
     for o in &outputs {
         let s = parse_summary(&ok(o));
+        assert_all_stored(&text(&o.stderr));
         reads += get_or_zero(&s, "READ", "Operations");
     }
     let store = Store::open(store_path(dir.path()).to_str().unwrap()).unwrap();
@@ -317,6 +323,345 @@ fn client_processes_write_at_once_and_merge() {
     assert_eq!(
         get(&merged, "READ", "Operations") + get(&merged, "UPDATE", "Operations"),
         60_000.0
+    );
+}
+
+/// Load on every core and a writer syncing to disk, started by the test
+/// itself and stopped when dropped: the busy machine on which client
+/// processes starting at once once lost runs.
+struct Load {
+    stop: Arc<AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Load {
+    fn start(dir: &Path) -> Load {
+        let stop = Arc::new(AtomicBool::new(false));
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let mut threads = Vec::new();
+        for _ in 0..cores {
+            let stop = stop.clone();
+            threads.push(std::thread::spawn(move || {
+                let mut x = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                }
+            }));
+        }
+        let stop_writer = stop.clone();
+        let file = dir.join("load");
+        threads.push(std::thread::spawn(move || {
+            let chunk = vec![0x5au8; 4 << 20];
+            while !stop_writer.load(Ordering::Relaxed) {
+                let mut f = std::fs::File::create(&file).unwrap();
+                f.write_all(&chunk).unwrap();
+                f.sync_all().unwrap();
+            }
+            let _ = std::fs::remove_file(&file);
+        }));
+        Load { stop, threads }
+    }
+}
+
+impl Drop for Load {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Client processes of one run, all started at once on a data directory
+/// with no store yet, on a loaded machine: every time, every run is
+/// stored, and none says otherwise.
+#[test]
+fn processes_opening_a_new_store_at_once_store_every_run() {
+    const PROCESSES: usize = 6;
+    const ROUNDS: usize = 10;
+    let scratch = tempfile::tempdir().unwrap();
+    let _load = Load::start(scratch.path());
+    for round in 0..ROUNDS {
+        let dir = tempfile::tempdir().unwrap();
+        // Each process waits in a shell for a line on stdin, then becomes
+        // sojourn: the lines go out together, so the processes start at
+        // one instant rather than one spawn after another.
+        let mut children: Vec<_> = (0..PROCESSES)
+            .map(|i| {
+                Command::new("sh")
+                    .args(["-c", "read go && exec \"$0\" \"$@\""])
+                    .arg(env!("CARGO_BIN_EXE_sojourn"))
+                    .args([
+                        "run",
+                        "null:",
+                        "-P",
+                        "workloada",
+                        "-p",
+                        "operationcount=500",
+                        "--run-uri",
+                        "feedf00d",
+                        "--client-index",
+                        &i.to_string(),
+                        "--client-count",
+                        &PROCESSES.to_string(),
+                        "--no-progress",
+                        "--data-dir",
+                    ])
+                    .arg(dir.path())
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for c in &mut children {
+            c.stdin.take().unwrap().write_all(b"go\n").unwrap();
+        }
+        for c in children {
+            let o = c.wait_with_output().unwrap();
+            ok(&o);
+            assert_all_stored(&text(&o.stderr));
+        }
+        let store = Store::open(store_path(dir.path()).to_str().unwrap()).unwrap();
+        let runs = store
+            .list(&Filter {
+                run_uri: Some("feedf00d".into()),
+                ..Filter::default()
+            })
+            .unwrap();
+        assert_eq!(runs.len(), PROCESSES, "round {round}");
+        for r in &runs {
+            assert_eq!(r.status, RunStatus::Completed, "round {round}");
+            assert_eq!(r.totals.as_ref().unwrap().operations, 500);
+        }
+    }
+}
+
+/// The spool file a run's stderr names: the file in "`sojourn results
+/// import FILE` does".
+fn spool_file(stderr: &str) -> PathBuf {
+    let at = stderr
+        .find("`sojourn results import ")
+        .unwrap_or_else(|| panic!("no spool file named:\n{stderr}"));
+    let rest = &stderr[at + "`sojourn results import ".len()..];
+    PathBuf::from(&rest[..rest.find('`').unwrap()])
+}
+
+#[test]
+fn a_run_the_store_cannot_take_is_spooled_then_imported() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_path(dir.path());
+    // What is at the default store's place is not a store.
+    std::fs::write(
+        &store,
+        "not a results store, nor any SQLite file at all, just text",
+    )
+    .unwrap();
+    let args = [
+        "run",
+        "null:",
+        "-P",
+        "workloada",
+        "-p",
+        "operationcount=1000",
+    ];
+    let o = sojourn(dir.path(), &args);
+    let printed = ok(&o);
+    let stderr = text(&o.stderr);
+    assert!(stderr.contains("file is not a database"), "{stderr}");
+    let spooled = spool_file(&stderr);
+    assert!(spooled.starts_with(dir.path().join("results.sqlite.spool")));
+    assert!(spooled.is_file(), "{}", spooled.display());
+    assert!(!stderr.contains("not recorded"), "{stderr}");
+
+    // By hand, into another store: the run the command printed.
+    let other = dir.path().join("other.sqlite");
+    let o = bin()
+        .args(["results", "import"])
+        .arg(&spooled)
+        .arg("--results")
+        .arg(&other)
+        .arg("--data-dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let id = ok(&o).trim().to_string();
+    assert!(
+        text(&o.stderr).contains("imported 1 run from"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!spooled.exists(), "an imported spool file is removed");
+    let shown = bin()
+        .args(["results", "show", &id, "--results"])
+        .arg(&other)
+        .output()
+        .unwrap();
+    assert_eq!(ok(&shown), printed);
+
+    // By the next command that opens the store, once it can be opened.
+    let o = sojourn(dir.path(), &args);
+    let second = ok(&o);
+    let spooled = spool_file(&text(&o.stderr));
+    std::fs::remove_file(&store).unwrap();
+    let o = sojourn(dir.path(), &args);
+    let third = ok(&o);
+    let stderr = text(&o.stderr);
+    assert!(stderr.contains("imported 1 spooled run from"), "{stderr}");
+    assert!(!spooled.exists());
+    let runs = Store::open(store.to_str().unwrap())
+        .unwrap()
+        .list(&Default::default())
+        .unwrap();
+    assert_eq!(runs.len(), 2);
+    for (r, printed) in runs.iter().zip([&second, &third]) {
+        assert_eq!(r.status, RunStatus::Completed);
+        assert_eq!(
+            &ok(&results(dir.path(), &["show", r.meta.id.as_str()])),
+            printed
+        );
+    }
+}
+
+#[test]
+fn a_run_kept_nowhere_fails_the_command_after_its_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        store_path(dir.path()),
+        "not a results store, nor any SQLite file at all",
+    )
+    .unwrap();
+    // Files where the spool folders would be.
+    std::fs::write(dir.path().join("results.sqlite.spool"), "a file").unwrap();
+    std::fs::write(dir.path().join("spool"), "a file").unwrap();
+    let o = sojourn(
+        dir.path(),
+        &[
+            "run",
+            "null:",
+            "-P",
+            "workloada",
+            "-p",
+            "operationcount=1000",
+        ],
+    );
+    let stderr = text(&o.stderr);
+    assert!(!o.status.success(), "{stderr}");
+    assert!(stderr.contains("could not be stored anywhere"), "{stderr}");
+    // What was measured was shown first.
+    let s = parse_summary(&text(&o.stdout));
+    assert_eq!(
+        get_or_zero(&s, "READ", "Operations") + get_or_zero(&s, "UPDATE", "Operations"),
+        1000.0
+    );
+}
+
+/// A PostgreSQL store that dies halfway through a run: the rest of the
+/// run goes to a spool file in the data directory, and once the server is
+/// back, the next command puts the run back together in the store.
+#[cfg(feature = "store-postgres")]
+#[test]
+fn a_run_whose_postgres_store_dies_halfway_is_imported_whole() {
+    let Some(mut pg) = sojourn_testkit::postgres_server::Postgres::start() else {
+        return;
+    };
+    let url = pg.url();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = bin()
+        .args([
+            "run",
+            "null:",
+            "-P",
+            "workloada",
+            "-p",
+            "operationcount=0",
+            "-p",
+            "maxexecutiontime=120",
+            "-target",
+            "500",
+            "-p",
+            "timeseries.interval=0.1",
+            "-s",
+            "-p",
+            "status.interval=0.2",
+            "--no-progress",
+            "--results",
+            &url,
+            "--data-dir",
+        ])
+        .arg(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let rest = wait_until_running(&mut child, None);
+
+    // Wait (bounded) until the store has a few intervals of the run.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let in_store = loop {
+        assert!(Instant::now() < deadline, "no intervals stored within 60 s");
+        if let Ok(run) = Store::open_read_only(&url).and_then(|s| s.load("last")) {
+            if run.intervals.len() >= 3 {
+                break run.intervals.len();
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    pg.kill();
+    // The next interval finds the store gone: the run goes on into a
+    // spool file (bounded wait for it to appear).
+    let spool = dir.path().join("spool");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !std::fs::read_dir(&spool).is_ok_and(|d| {
+        d.flatten().any(|f| {
+            std::fs::read_dir(f.path()).is_ok_and(|mut files| {
+                files
+                    .any(|x| x.is_ok_and(|x| x.file_name().to_string_lossy().ends_with(".partial")))
+            })
+        })
+    }) {
+        assert!(Instant::now() < deadline, "no spool file within 60 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: Ctrl+C to our own child.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let stderr = rest.join().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let spooled = spool_file(&stderr);
+    assert!(spooled.starts_with(&spool), "{}", spooled.display());
+    let printed = parse_summary(&text(&out.stdout));
+
+    pg.restart();
+    let o = bin()
+        .args(["results", "list", "--results", &url, "--data-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    ok(&o);
+    assert!(
+        text(&o.stderr).contains("imported 1 spooled run"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!spooled.exists());
+    let run = Store::open(&url).unwrap().load("last").unwrap();
+    assert_eq!(run.summary.status, RunStatus::Interrupted);
+    assert!(
+        run.intervals.len() > in_store,
+        "{} intervals",
+        run.intervals.len()
+    );
+    // Every interval, the store's and the spool's, in order and once.
+    for w in run.intervals.windows(2) {
+        assert!(w[1].start > w[0].start);
+    }
+    let ops: u64 = run.intervals.iter().map(|i| i.ops_done).sum();
+    assert_eq!(ops, run.summary.totals.as_ref().unwrap().operations_all);
+    assert_eq!(
+        run.summary.totals.as_ref().unwrap().operations as f64,
+        get_or_zero(&printed, "READ", "Operations") + get_or_zero(&printed, "UPDATE", "Operations")
     );
 }
 
@@ -421,7 +766,7 @@ fn pkb_export_reads_through_the_walkthrough_regexes() {
         "n1-highcpu-16"
     );
     assert_eq!(
-        sojourn_store::export::pkb::unescape(&extract(r"\|odd:([^|]+)\|").unwrap()),
+        sojourn_core::output::pkb::unescape(&extract(r"\|odd:([^|]+)\|").unwrap()),
         "x|y,z:w"
     );
     // The numbers are those `results show` prints (and the run printed).
@@ -457,6 +802,57 @@ fn pkb_export_reads_through_the_walkthrough_regexes() {
         value("intended-read p99 latency"),
         ms("Intended-READ", "99thPercentileLatency(us)"),
     );
+}
+
+#[test]
+fn report_export_is_the_json_report_the_run_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let written = dir.path().join("run.json");
+    ok(&sojourn(
+        dir.path(),
+        &[
+            "run",
+            "null:",
+            "-P",
+            "workloada",
+            "-p",
+            "operationcount=2000",
+            "--json",
+            &written.to_string_lossy(),
+        ],
+    ));
+    let exported = ok(&results(
+        dir.path(),
+        &["export", "last", "--format", "report"],
+    ));
+    let mut exported: serde_json::Value = serde_json::from_str(&exported).unwrap();
+    let mut written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&written).unwrap()).unwrap();
+    assert!(
+        exported["ops"]["read"]["count"].as_u64() > Some(0),
+        "{exported:#}"
+    );
+    // Floats that went through the store's text may be a unit in the last
+    // place off; everything else is the same report.
+    for path in [
+        "/achieved_ops_per_sec",
+        "/client_cpu/us_per_op",
+        "/client_cpu/utilisation",
+    ] {
+        let take = |v: &mut serde_json::Value| {
+            let slot = v.pointer_mut(path).unwrap();
+            std::mem::take(slot).as_f64().unwrap()
+        };
+        assert_close(take(&mut exported), take(&mut written));
+    }
+    assert_eq!(exported, written);
+    // Several runs: an array of reports.
+    let both = ok(&results(
+        dir.path(),
+        &["export", "last", "last", "--format", "report"],
+    ));
+    let both: serde_json::Value = serde_json::from_str(&both).unwrap();
+    assert_eq!(both.as_array().map(Vec::len), Some(2));
 }
 
 #[test]

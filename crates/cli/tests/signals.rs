@@ -64,7 +64,7 @@ fn client_stall_shows_in_response_time_not_service_time() {
     signal(child.id(), libc::SIGSTOP);
     std::thread::sleep(stall);
     signal(child.id(), libc::SIGCONT);
-    let out = child.wait_with_output().unwrap();
+    let out = finish(child);
     let stderr = rest.join().unwrap();
     assert!(out.status.success(), "{stderr}");
     let s = parse_summary(&text(&out.stdout));
@@ -110,7 +110,7 @@ fn interrupt_keeps_and_prints_partial_results() {
         None,
     );
     signal(child.id(), libc::SIGINT);
-    let out = child.wait_with_output().unwrap();
+    let out = finish(child);
     let stderr = rest.join().unwrap();
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     let s = parse_summary(&text(&out.stdout));

@@ -12,7 +12,7 @@ use std::process::{Output, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
 use sojourn_core::op::OpKind;
-use sojourn_store::export::pkb::{samples, PkbOptions};
+use sojourn_core::output::pkb::{samples, PkbOptions};
 use sojourn_store::{Filter, RunStatus, RunSummary, Store};
 use util::*;
 
@@ -95,7 +95,7 @@ impl Scratch {
     }
 
     fn run(&self, args: &[&str]) -> Output {
-        self.command(args).output().expect("running sojourn suite")
+        self.command(args).run_to_end()
     }
 
     fn store(&self) -> Store {
@@ -627,6 +627,8 @@ fn client_processes_load_disjoint_keys_and_merge_exactly() {
     );
     let o = s.run(&[]);
     assert_final(&o, true);
+    // The clients' stderr comes through the suite's.
+    assert_all_stored(&text(&o.stderr));
 
     // Loads: each client its own share of the keys, none failed, every
     // row there once.
@@ -765,6 +767,7 @@ fn client_processes_sample_the_server_and_the_merge_counts_every_read() {
     assert_eq!(merged.server.unwrap().deltas["calls_hgetall"], 800.0);
     let stderr = text(&o.stderr);
     assert!(stderr.contains("run: server: "), "{stderr}");
+    assert_all_stored(&stderr);
 }
 
 #[test]

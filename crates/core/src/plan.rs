@@ -9,13 +9,13 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::backend::Schema;
-use crate::executor::RunConfig;
+use crate::executor::{Group, RunConfig};
 use crate::properties::{Origin, Properties, PropertyError, UnknownKey, CORE_PROPERTIES};
 use crate::schedule::Arrival;
 use crate::workload::keyvalue::{is_keyvalue, KeyValueConfig, KEYVALUE_PROPERTIES};
 use crate::workload::liops::{is_liops, LiopsConfig, LIOPS_PROPERTIES};
-use crate::workload::vote::{is_vote, VOTE_PROPERTIES};
-use crate::workload::{CoreConfig, Phase, VoteConfig};
+use crate::workload::vote::{is_vote, VoteConfig, VOTE_PROPERTIES};
+use crate::workload::{CoreConfig, Phase, Workload};
 
 /// Properties sojourn adds to YCSB's.
 pub const SOJOURN_PROPERTIES: &[&str] = &[
@@ -43,19 +43,39 @@ pub enum MeasurementInterval {
     Both,
 }
 
+impl MeasurementInterval {
+    /// As the store and the JSON report write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            MeasurementInterval::Op => "op",
+            MeasurementInterval::Intended => "intended",
+            MeasurementInterval::Both => "both",
+        }
+    }
+
+    /// What [`MeasurementInterval::name`] wrote (`op` for anything else).
+    pub fn parse(s: &str) -> MeasurementInterval {
+        match s {
+            "intended" => MeasurementInterval::Intended,
+            "both" => MeasurementInterval::Both,
+            _ => MeasurementInterval::Op,
+        }
+    }
+}
+
 /// A validated plan for one phase.
 #[derive(Clone, Debug)]
 pub struct Plan {
     pub phase: Phase,
-    pub workload: CoreConfig,
-    /// `Some` when `workload=vote` selected Noria's vote workload; the
-    /// core settings above then only name the defaults nothing reads.
-    pub vote: Option<VoteConfig>,
-    /// `Some` when `workload=keyvalue` selected yb-sample-apps' key-value
-    /// workload, which runs reader and writer pools of its own.
-    pub keyvalue: Option<KeyValueConfig>,
-    /// `Some` when `workload=liops` selected the PGIO/SLOB method.
-    pub liops: Option<LiopsConfig>,
+    /// The workload the `workload` property selected, with its settings.
+    pub workload: Workload,
+    /// The table the workload's connections are opened on: the key-value
+    /// workload's one-field records, LIOPS's tables, or YCSB's (which is
+    /// also what the vote workload's connections are opened with; its own
+    /// tables are set up apart).
+    pub schema: Schema,
+    /// How the phase is driven: its connections, their offered rate and
+    /// operation count (the groups), timing and seed.
     pub run: RunConfig,
     pub measurement_interval: MeasurementInterval,
     pub percentiles: Vec<f64>,
@@ -74,22 +94,6 @@ fn seconds(p: &Properties, key: &str, default: f64) -> Result<Duration, Property
 }
 
 impl Plan {
-    /// The table the plan's workload reads and writes: the key-value
-    /// workload's one-field records, LIOPS's tables, or YCSB's (which is
-    /// also what the vote workload's connections are opened with; its own
-    /// tables are set up apart).
-    pub fn schema(&self) -> Schema {
-        match (&self.keyvalue, &self.liops) {
-            (Some(kv), _) => kv.schema(),
-            (_, Some(l)) => l.schema(),
-            _ => Schema::ycsb(
-                &self.workload.table,
-                &self.workload.field_prefix,
-                self.workload.field_count,
-            ),
-        }
-    }
-
     /// `known_prefixes` are the property prefixes backends accept
     /// (`redis.`, `db.`, ...), so their properties are not reported unknown.
     pub fn from_properties(
@@ -112,23 +116,23 @@ impl Plan {
         } else {
             None
         };
-        let workload = if vote.is_none() && keyvalue.is_none() && liops.is_none() {
+        let core = if vote.is_none() && keyvalue.is_none() && liops.is_none() {
             CoreConfig::from_properties(p)?
         } else {
             // The core settings still type-check (operationcount and the
             // like are shared), without asking for a recordcount the other
             // workloads do not use.
-            let mut core = p.clone();
-            core.remove("workload");
+            let mut shared = p.clone();
+            shared.remove("workload");
             let records = vote
                 .as_ref()
                 .map(|v| v.articles)
                 .or(keyvalue.as_ref().map(|kv| kv.num_unique_keys))
                 .or(liops.as_ref().map(|l| l.scale));
-            if let (Some(n), false) = (records, core.contains("recordcount")) {
-                core.set("recordcount", &n.to_string(), Origin::Default);
+            if let (Some(n), false) = (records, shared.contains("recordcount")) {
+                shared.set("recordcount", &n.to_string(), Origin::Default);
             }
-            CoreConfig::from_properties(&core)?
+            CoreConfig::from_properties(&shared)?
         };
         let threads = match (&keyvalue, &liops) {
             // The reader and writer pools decide the connections.
@@ -136,7 +140,7 @@ impl Plan {
             // PGIO's sessions, NUM_THREADS per table, in both phases (so
             // `bench` keeps one pool of connections).
             (_, Some(l)) => l.run_sessions() as u64,
-            _ => p.get_u64("threadcount", 1)?,
+            _ => p.get_u64_in("threadcount", 1, 1..=100_000)?,
         };
         if threads == 0 || threads > 100_000 {
             return Err(p.invalid("threadcount", "must be between 1 and 100000"));
@@ -170,6 +174,17 @@ impl Plan {
             "uniform" => Arrival::Uniform,
             _ => Arrival::Poisson,
         };
+        if let Some(l) = liops.as_ref().filter(|l| !l.create_base_table) {
+            if phase == Phase::Load {
+                return Err(p.invalid(
+                    "CREATE_BASE_TABLE",
+                    format!(
+                        "asks PGIO's setup to reuse its seed table (pgio_base), which sojourn                          does not keep: each load writes {} table(s) itself. Set it to TRUE or                          leave it out to load; to use tables already loaded, run without                          loading (`sojourn run`)",
+                        l.schemas
+                    ),
+                ));
+            }
+        }
         let run_time = liops
             .as_ref()
             .and_then(|l| l.run_time)
@@ -179,8 +194,8 @@ impl Plan {
         let operation_count = match phase {
             Phase::Load if vote.is_some() => vote.as_ref().map(|v| v.articles),
             Phase::Load if liops.is_some() => liops.as_ref().map(|l| l.load_batches()),
-            Phase::Load => Some(workload.insert_count),
-            Phase::Run => (workload.operation_count > 0).then_some(workload.operation_count),
+            Phase::Load => Some(core.insert_count),
+            Phase::Run => (core.operation_count > 0).then_some(core.operation_count),
         };
         if let Some(kv) = &keyvalue {
             kv.check_ends(phase, max_execution_time.is_some(), p)?;
@@ -225,13 +240,28 @@ impl Plan {
             known.extend_from_slice(LIOPS_PROPERTIES);
         }
         let unknown = p.unknown_keys(&known, known_prefixes);
+        let groups = match &keyvalue {
+            // The reader and writer pools, each at its own rate; a load
+            // skips the keys it finds already written.
+            Some(kv) => kv.groups(phase, 0),
+            None => vec![Group::all(threads as usize, target, operation_count)],
+        };
+        let schema = match (&keyvalue, &liops) {
+            (Some(kv), _) => kv.schema(),
+            (_, Some(l)) => l.schema(),
+            _ => Schema::ycsb(&core.table, &core.field_prefix, core.field_count),
+        };
+        let workload = match (vote, keyvalue, liops) {
+            (Some(v), _, _) => Workload::Vote(v),
+            (_, Some(kv), _) => Workload::KeyValue(kv),
+            (_, _, Some(l)) => Workload::Liops(l),
+            _ => Workload::Core(core),
+        };
         Ok(Plan {
             phase,
             run: RunConfig {
-                threads: threads as usize,
-                target,
+                groups,
                 arrival,
-                operation_count,
                 max_execution_time,
                 warmup: seconds(p, "warmup", 0.0)?,
                 seed,
@@ -240,9 +270,7 @@ impl Plan {
                 runtime_threads: p.get_u64("runtime.threads", 0)?.min(1024) as usize,
             },
             workload,
-            vote,
-            keyvalue,
-            liops,
+            schema,
             measurement_interval,
             percentiles,
             status_interval,

@@ -15,12 +15,21 @@
 //! `true` is `false`; `Integer.parseInt` fails with a bare stack trace), we
 //! are stricter and say so; where files in the wild depend on the Java
 //! format, we follow it (the `parse` submodule owns the file format).
+//!
+//! A `-P` file may also be PGIO's `pgio.conf`, shell assignments that PGIO
+//! sources (the `shell` submodule reads them). Which format a file is, is
+//! told by its name (`pgio.conf`) or its content ([`FileFormat::of`]);
+//! either way it gives the same entries, each with its line.
 
 mod parse;
+mod shell;
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::ops::{Bound, RangeBounds};
 use std::path::{Path, PathBuf};
+
+use crate::redact;
 
 /// Every property name YCSB's client, core workload and measurements read,
 /// plus sojourn's own. Used to warn about names that are none of these.
@@ -215,6 +224,37 @@ const ACCEPT_F64: &str = "a finite decimal number, e.g. 0.95, 100 or 1e6";
 const ACCEPT_BOOL: &str = "true or false (any case)";
 const ACCEPT_F64_LIST: &str = "a comma-separated list of finite numbers, e.g. 95,99,99.9";
 
+/// How a `-P` file is written.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FileFormat {
+    /// Java's `.properties`, as YCSB reads workload files.
+    Java,
+    /// Shell assignments, as PGIO sources its `pgio.conf`.
+    Shell,
+}
+
+impl FileFormat {
+    /// The format of `text` read from `path`: shell when the file is named
+    /// `pgio.conf` (or `...pgio.conf`), when a line starts with `export
+    /// NAME` or holds several `NAME=` words, or when the whole text reads
+    /// as shell assignments and uses quotes, `;` or an expansion, which
+    /// Java would keep as part of the values; Java otherwise, so every
+    /// YCSB workload file reads as it always has.
+    pub fn of(text: &str, path: &Path) -> FileFormat {
+        let named = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.ends_with("pgio.conf"));
+        if named || shell::unmistakably_shell(text) {
+            return FileFormat::Shell;
+        }
+        match shell::parse(text, path) {
+            Ok(file) if file.shell_syntax => FileFormat::Shell,
+            _ => FileFormat::Java,
+        }
+    }
+}
+
 /// Below this normalized Damerau-Levenshtein similarity a known name is
 /// more likely a different word than a typo, and suggesting it would mislead.
 /// 0.7 keeps one or two slips in a ten-letter name and rejects names that
@@ -234,11 +274,28 @@ impl Properties {
         Self::default()
     }
 
-    /// Merges a `-P` file. The file is read as UTF-8, or, if it is not valid
-    /// UTF-8, as ISO-8859-1 (Latin-1): that is the encoding Java's
-    /// `Properties.load` assumes, so files written for YCSB with accented
-    /// characters still read as their authors meant.
+    /// Merges a `-P` file ([`Properties::read_file`], then
+    /// [`Properties::merge`]).
     pub fn load_file(&mut self, path: &Path) -> Result<(), PropertyError> {
+        let file = Properties::read_file(path)?;
+        self.merge(file);
+        Ok(())
+    }
+
+    /// Merges `text` as if read from `path` ([`Properties::read_str`], then
+    /// [`Properties::merge`]). Nothing is merged if the text has a syntax
+    /// error.
+    pub fn load_str(&mut self, text: &str, path: &Path) -> Result<(), PropertyError> {
+        let file = Properties::read_str(text, path)?;
+        self.merge(file);
+        Ok(())
+    }
+
+    /// One `-P` file's own properties, not yet merged. The file is read as
+    /// UTF-8, or, if it is not valid UTF-8, as ISO-8859-1 (Latin-1): that
+    /// is the encoding Java's `Properties.load` assumes, so files written
+    /// for YCSB with accented characters still read as their authors meant.
+    pub fn read_file(path: &Path) -> Result<Properties, PropertyError> {
         let bytes = std::fs::read(path).map_err(|source| PropertyError::Read {
             path: path.to_path_buf(),
             source,
@@ -247,37 +304,43 @@ impl Properties {
             Ok(text) => text,
             Err(err) => err.into_bytes().iter().map(|&b| char::from(b)).collect(),
         };
-        self.load_str(&text, path)
+        Properties::read_str(&text, path)
     }
 
-    /// Merges properties-format `text` as if read from `path` (which is only
-    /// used in origins and errors). Later entries win over earlier ones,
-    /// within the text and over earlier files; values set by `-p` or a flag
-    /// are kept, because YCSB applies the command line after all files
-    /// whatever order the arguments came in. Nothing is merged if the text
-    /// has a syntax error.
-    pub fn load_str(&mut self, text: &str, path: &Path) -> Result<(), PropertyError> {
-        for parsed in parse::parse(text, path)? {
+    /// The properties of `text` as if read from `path` (which names the
+    /// entries' origins and tells a `pgio.conf`, see [`FileFormat::of`]).
+    /// A later entry for a key wins over an earlier one.
+    pub fn read_str(text: &str, path: &Path) -> Result<Properties, PropertyError> {
+        let parsed = match FileFormat::of(text, path) {
+            FileFormat::Java => parse::parse(text, path)?,
+            FileFormat::Shell => shell::parse(text, path)?.entries,
+        };
+        let mut file = Properties::new();
+        for p in parsed {
+            let origin = Origin::File {
+                path: path.to_path_buf(),
+                line: p.line,
+            };
+            file.set(&p.key, &p.value, origin);
+        }
+        Ok(file)
+    }
+
+    /// Merges a file's properties ([`Properties::read_file`]): its entries
+    /// win over earlier files', while values set by `-p` or a flag are
+    /// kept, because YCSB applies the command line after all files
+    /// whatever order the arguments came in.
+    pub fn merge(&mut self, file: Properties) {
+        for (key, entry) in file.entries {
             if self
                 .entries
-                .get(&parsed.key)
-                .is_some_and(|entry| entry.origin.is_command_line())
+                .get(&key)
+                .is_some_and(|e| e.origin.is_command_line())
             {
                 continue;
             }
-            let origin = Origin::File {
-                path: path.to_path_buf(),
-                line: parsed.line,
-            };
-            self.entries.insert(
-                parsed.key,
-                Entry {
-                    value: parsed.value,
-                    origin,
-                },
-            );
+            self.entries.insert(key, entry);
         }
-        Ok(())
     }
 
     /// Sets a value unconditionally.
@@ -345,6 +408,41 @@ impl Properties {
     /// around it and `_` between digits are allowed.
     pub fn get_u64(&self, key: &str, default: u64) -> Result<u64, PropertyError> {
         self.typed(key, default, ACCEPT_U64, parse_u64)
+    }
+
+    /// A whole number in `range`, for a key whose values have one: both a
+    /// value out of it and one that is not a whole number are refused
+    /// naming that range (`UPDATE_PCT` says "0 to 100", not the range of
+    /// every number).
+    pub fn get_u64_in(
+        &self,
+        key: &str,
+        default: u64,
+        range: impl RangeBounds<u64>,
+    ) -> Result<u64, PropertyError> {
+        let lo = match range.start_bound() {
+            Bound::Included(&n) => n,
+            Bound::Excluded(&n) => n.saturating_add(1),
+            Bound::Unbounded => 0,
+        };
+        let hi = match range.end_bound() {
+            Bound::Included(&n) => n,
+            Bound::Excluded(&n) => n.saturating_sub(1),
+            Bound::Unbounded => u64::MAX,
+        };
+        let accepted = if hi == u64::MAX {
+            format!("a whole number of at least {lo}")
+        } else {
+            format!("a whole number from {lo} to {hi}")
+        };
+        self.typed(key, default, &accepted, |raw| match parse_u64(raw) {
+            Ok(n) if n < lo => Err(format!("is below {lo}")),
+            Ok(n) if n > hi => Err(format!("is above {hi}")),
+            Ok(n) => Ok(n),
+            Err(problem) if problem == NEGATIVE && lo > 0 => Err(format!("is below {lo}")),
+            Err(problem) if problem == TOO_LARGE => Err(format!("is above {hi}")),
+            Err(problem) => Err(problem),
+        })
     }
 
     pub fn get_i64(&self, key: &str, default: i64) -> Result<i64, PropertyError> {
@@ -461,7 +559,7 @@ impl Properties {
         PropertyError::Rejected {
             origin: Box::new(entry.map_or(Origin::Default, |entry| entry.origin.clone())),
             key: key.to_string(),
-            value: entry.map(|entry| entry.value.clone()),
+            value: entry.map(|entry| redact::property_value(key, &entry.value)),
             message: message.into(),
         }
     }
@@ -470,7 +568,11 @@ impl Properties {
     /// mention several properties.
     pub fn describe(&self, key: &str) -> String {
         match self.entries.get(key) {
-            Some(entry) => format!("{key} = '{}' ({})", entry.value, entry.origin),
+            Some(entry) => format!(
+                "{key} = '{}' ({})",
+                redact::property_value(key, &entry.value),
+                entry.origin
+            ),
             None => format!("{key} (not set)"),
         }
     }
@@ -499,7 +601,8 @@ fn invalid_value(key: &str, entry: &Entry, mut problem: String, accepted: String
     PropertyError::Invalid {
         origin: Box::new(entry.origin.clone()),
         key: key.to_string(),
-        value: entry.value.clone(),
+        // What an error shows is printed and may be logged: no secret.
+        value: redact::property_value(key, &entry.value),
         problem,
         accepted,
     }
@@ -562,12 +665,15 @@ fn split_integer(raw: &str) -> Result<(bool, String), String> {
     Ok((negative, digits.to_string()))
 }
 
+const NEGATIVE: &str = "must not be negative";
+const TOO_LARGE: &str = "is too large";
+
 fn parse_u64(raw: &str) -> Result<u64, String> {
     let (negative, digits) = split_integer(raw)?;
     if negative && digits.bytes().any(|b| b != b'0') {
-        return Err("must not be negative".into());
+        return Err(NEGATIVE.into());
     }
-    digits.parse().map_err(|_| "is too large".into())
+    digits.parse().map_err(|_| TOO_LARGE.into())
 }
 
 fn parse_i64(raw: &str) -> Result<i64, String> {

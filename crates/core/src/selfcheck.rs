@@ -12,6 +12,38 @@
 
 use serde::Serialize;
 
+/// Below this share of the target, the database did not keep up.
+pub const BELOW_TARGET: f64 = 0.95;
+/// Sends later than this at p99 (with connections free) mean the client
+/// could not keep its schedule.
+pub const LATE_SEND_MS: f64 = 1.0;
+
+/// Whether the load a run offered was the load intended (open loop).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SelfCheck {
+    /// Completed over offered operations; below 0.95 the database fell behind.
+    pub served_fraction: f64,
+    pub scheduling_lag_p99_us: f64,
+    /// Poisson dispersion test of the send times (Poisson arrivals only).
+    pub arrivals: Option<ArrivalCheck>,
+    pub passed: bool,
+}
+
+impl SelfCheck {
+    /// The check from its figures: it passes when the database kept up,
+    /// the client sent on time and the sends looked Poisson.
+    pub fn new(served_fraction: f64, lag_p99_us: f64, arrivals: Option<ArrivalCheck>) -> SelfCheck {
+        SelfCheck {
+            passed: served_fraction >= BELOW_TARGET
+                && lag_p99_us <= LATE_SEND_MS * 1e3
+                && arrivals.as_ref().is_none_or(|a| a.passed),
+            served_fraction,
+            scheduling_lag_p99_us: lag_p99_us,
+            arrivals,
+        }
+    }
+}
+
 /// Send counts in fixed time bins from the run's start.
 #[derive(Clone, Debug)]
 pub struct StartBins {

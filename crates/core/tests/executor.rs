@@ -12,7 +12,7 @@ use sojourn_core::backend::memory::{MemoryBackend, MemoryOptions};
 use sojourn_core::backend::null::NullBackend;
 use sojourn_core::backend::{Backend, Connection, FieldValue, Fields, Schema, Status};
 use sojourn_core::executor::{
-    self, BackendConnector, Meter, Quiet, RunConfig, RunOutcome, Step, StopHandle,
+    self, BackendConnector, Group, Meter, Quiet, RunConfig, RunOutcome, Step, StopHandle,
 };
 use sojourn_core::op::OpKind;
 use sojourn_core::schedule::Arrival;
@@ -65,10 +65,8 @@ fn run_on<B: Backend>(b: &B, threads: usize, cfg: RunConfig) -> RunOutcome {
 
 fn open_loop(rate: f64, ops: u64, arrival: Arrival, threads: usize) -> RunConfig {
     RunConfig {
-        threads,
-        target: Some(rate),
+        groups: vec![Group::all(threads, Some(rate), Some(ops))],
         arrival,
-        operation_count: Some(ops),
         seed: 11,
         ..RunConfig::default()
     }
@@ -124,8 +122,7 @@ fn poisson_arrivals_are_served_as_offered() {
 fn closed_loop_runs_exactly_the_operation_count_across_workers() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let cfg = RunConfig {
-        threads: 16,
-        operation_count: Some(100_003),
+        groups: vec![Group::all(16, None, Some(100_003))],
         ..RunConfig::default()
     };
     let o = run_on(&NullBackend::new(), 16, cfg);
@@ -141,9 +138,7 @@ fn closed_loop_runs_exactly_the_operation_count_across_workers() {
 fn max_execution_time_stops_an_unbounded_run() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let cfg = RunConfig {
-        threads: 2,
-        target: Some(2_000.0),
-        operation_count: None,
+        groups: vec![Group::all(2, Some(2_000.0), None)],
         max_execution_time: Some(Duration::from_millis(500)),
         ..RunConfig::default()
     };
@@ -217,9 +212,7 @@ fn stop_handle_interrupts_and_keeps_results() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let stop = StopHandle::new();
     let cfg = RunConfig {
-        threads: 2,
-        target: Some(1000.0),
-        operation_count: None,
+        groups: vec![Group::all(2, Some(1000.0), None)],
         max_execution_time: Some(Duration::from_secs(30)),
         interval: Duration::from_millis(50),
         ..RunConfig::default()
@@ -260,7 +253,7 @@ fn connection_errors_are_reported_before_anything_runs() {
         }
     }
     let cfg = RunConfig {
-        threads: 3,
+        groups: vec![Group::all(3, None, Some(1000))],
         ..RunConfig::default()
     };
     let err = executor::run(
@@ -279,8 +272,7 @@ fn work_is_spread_over_runtime_threads() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     for runtime_threads in [1, 3] {
         let cfg = RunConfig {
-            threads: 6,
-            operation_count: Some(50_000),
+            groups: vec![Group::all(6, None, Some(50_000))],
             runtime_threads,
             ..RunConfig::default()
         };
@@ -314,8 +306,7 @@ fn a_pool_keeps_its_connections_across_runs() {
         opened: Default::default(),
     };
     let cfg = RunConfig {
-        threads: 5,
-        operation_count: Some(10_000),
+        groups: vec![Group::all(5, None, Some(10_000))],
         ..RunConfig::default()
     };
     let totals = executor::with_pool(&c, 5, 0, |pool| {
@@ -349,9 +340,7 @@ fn operations_stuck_past_the_drain_timeout_are_abandoned_and_reconnected() {
         opened: Default::default(),
     };
     let stalled = RunConfig {
-        threads: 2,
-        target: Some(1000.0),
-        operation_count: None,
+        groups: vec![Group::all(2, Some(1000.0), None)],
         max_execution_time: Some(Duration::from_millis(300)),
         drain_timeout: Duration::from_millis(200),
         ..RunConfig::default()
@@ -361,8 +350,7 @@ fn operations_stuck_past_the_drain_timeout_are_abandoned_and_reconnected() {
             .run(steps(2), &stalled, &StopHandle::new(), &Quiet)
             .unwrap();
         let after = RunConfig {
-            threads: 2,
-            operation_count: Some(50),
+            groups: vec![Group::all(2, None, Some(50))],
             ..RunConfig::default()
         };
         (
@@ -411,9 +399,7 @@ fn self_check_flags_an_overloaded_run_and_passes_a_normal_one() {
     })
     .unwrap();
     let cfg = RunConfig {
-        threads: 4,
-        target: Some(2_000.0),
-        operation_count: None,
+        groups: vec![Group::all(4, Some(2_000.0), None)],
         max_execution_time: Some(Duration::from_secs(2)),
         drain_timeout: Duration::from_millis(100),
         seed: 3,
@@ -473,13 +459,13 @@ fn groups_keep_their_own_rate_and_count() {
     let mut steps: Vec<OneKind> = (0..3).map(|_| OneKind(OpKind::Read)).collect();
     steps.extend((0..2).map(|_| OneKind(OpKind::Update)));
     let cfg = RunConfig {
-        threads: 5,
+        groups: groups.to_vec(),
         arrival: Arrival::Uniform,
         seed: 5,
         ..RunConfig::default()
     };
     let o = executor::with_pool(&connector(&b), 5, 0, |pool| {
-        pool.run_groups(steps, &groups, &cfg, &StopHandle::new(), &Quiet)
+        pool.run(steps, &cfg, &StopHandle::new(), &Quiet)
     })
     .unwrap()
     .unwrap();
@@ -533,12 +519,12 @@ fn a_closed_loop_group_runs_beside_an_open_one() {
     ];
     let steps = vec![OneKind(OpKind::Read), OneKind(OpKind::Update)];
     let cfg = RunConfig {
-        threads: 2,
+        groups: groups.to_vec(),
         arrival: Arrival::Uniform,
         ..RunConfig::default()
     };
     let o = executor::with_pool(&connector(&b), 2, 0, |pool| {
-        pool.run_groups(steps, &groups, &cfg, &StopHandle::new(), &Quiet)
+        pool.run(steps, &cfg, &StopHandle::new(), &Quiet)
     })
     .unwrap()
     .unwrap();

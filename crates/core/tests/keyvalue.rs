@@ -1,5 +1,5 @@
 //! The key-value workload end to end on the `memory:` backend, its steps
-//! built by [`Worker::for_phase`] as every command builds them: a load that
+//! built by `Workload::ready` as every command builds them: a load that
 //! writes every key, a run whose reads all verify, `latest` reads that
 //! concentrate on the newest keys, reader and writer pools held to their
 //! own rates, and a `target` refused.
@@ -7,12 +7,14 @@
 use std::sync::{Arc, Mutex};
 
 use sojourn_core::backend::memory::MemoryBackend;
-use sojourn_core::backend::{Backend, Connection, FieldValue, Fields, Row, Schema, Status};
-use sojourn_core::executor::{self, Connector, Quiet, RunOutcome, StopHandle};
+use sojourn_core::backend::{
+    Backend, BackendError, Connection, FieldValue, Fields, Row, Schema, Status,
+};
+use sojourn_core::executor::{self, BackendConnector, Quiet, RunOutcome, StopHandle};
 use sojourn_core::op::OpKind;
 use sojourn_core::plan::Plan;
 use sojourn_core::properties::{Origin, Properties};
-use sojourn_core::workload::{Phase, PhaseSteps, Worker};
+use sojourn_core::workload::Phase;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -42,17 +44,26 @@ impl<C: Connection> Connection for Spy<C> {
     }
 }
 
-struct SpyConnector<'a> {
-    backend: &'a MemoryBackend,
-    schema: Arc<Schema>,
+/// `memory:` (a clone shares the data) with every connection spied on.
+struct SpyBackend {
+    backend: MemoryBackend,
     reads: Arc<Mutex<Vec<u64>>>,
 }
 
-impl Connector for SpyConnector<'_> {
+impl Backend for SpyBackend {
     type Conn = Spy<<MemoryBackend as Backend>::Conn>;
-    async fn connect(&self) -> Result<Self::Conn, sojourn_core::backend::BackendError> {
+    fn describe(&self) -> String {
+        self.backend.describe()
+    }
+    async fn prepare(&self, schema: &Schema, drop: bool) -> Result<(), BackendError> {
+        self.backend.prepare(schema, drop).await
+    }
+    async fn is_empty(&self, schema: &Schema) -> Result<Option<bool>, BackendError> {
+        self.backend.is_empty(schema).await
+    }
+    async fn connect(&self, schema: Arc<Schema>) -> Result<Self::Conn, BackendError> {
         Ok(Spy {
-            inner: self.backend.connect(self.schema.clone()).await?,
+            inner: self.backend.connect(schema).await?,
             reads: self.reads.clone(),
         })
     }
@@ -76,39 +87,42 @@ fn plan(phase: Phase, pairs: &[(&str, &str)]) -> Plan {
 }
 
 /// Run one phase of the workload as the command line does (its steps and
-/// groups from [`Worker::for_phase`], which finds the keys already
-/// written); returns the outcome, the keys read and the keys written at
-/// the end.
+/// groups from `Workload::ready`, which finds the keys already written);
+/// returns the outcome, the keys read and the keys written at the end (as
+/// the phase's closing `maxWrittenKey` line says).
 fn phase(backend: &MemoryBackend, plan: Plan) -> (RunOutcome, Vec<u64>, u64) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let schema = Arc::new(plan.schema());
+    let schema = Arc::new(plan.schema.clone());
     rt.block_on(backend.prepare(&schema, false)).unwrap();
     let reads = Arc::new(Mutex::new(Vec::new()));
-    let connector = SpyConnector {
-        backend,
-        schema,
+    let spy = SpyBackend {
+        backend: backend.clone(),
         reads: reads.clone(),
     };
-    let PhaseSteps {
-        steps,
-        groups,
-        keyvalue,
-    } = rt.block_on(Worker::for_phase(&plan, &connector)).unwrap();
+    let connector = BackendConnector {
+        backend: &spy,
+        schema,
+    };
+    let ready = rt
+        .block_on(plan.workload.ready(plan.phase, &plan.run, &spy, &connector))
+        .unwrap();
+    let narrator = ready.narrator().expect("the keyvalue workload narrates");
     reads.lock().unwrap().clear();
-    let outcome = executor::with_pool(&connector, steps.len(), 0, |pool| {
-        pool.run_groups(steps, &groups, &plan.run, &StopHandle::new(), &Quiet)
+    let workers = ready.config().workers();
+    let outcome = executor::with_pool(&connector, workers, 0, |pool| {
+        ready.run(pool, &StopHandle::new(), &Quiet)
     })
     .unwrap()
     .unwrap();
     let keys = std::mem::take(&mut *reads.lock().unwrap());
-    (
-        outcome,
-        keys,
-        keyvalue.expect("the keyvalue workload").written(),
-    )
+    let last: i64 = narrator
+        .after(plan.phase)
+        .and_then(|l| l.rsplit(' ').next().map(|n| n.parse().unwrap()))
+        .expect("a maxWrittenKey line");
+    (outcome, keys, (last + 1) as u64)
 }
 
 fn count(o: &RunOutcome, kind: OpKind, status: Status) -> u64 {
@@ -151,7 +165,7 @@ fn a_corrupted_value_is_unexpected_state() {
     let keys = [("num_unique_keys", "1"), ("value_size", "32")];
     phase(&b, plan(Phase::Load, &keys));
     // Overwrite key 0 with a value that is not its own.
-    let schema = plan(Phase::Load, &keys).schema();
+    let schema = plan(Phase::Load, &keys).schema;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

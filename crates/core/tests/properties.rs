@@ -1,12 +1,14 @@
-//! Properties: the Java file format, precedence between files and the
-//! command line, origins, typed getters and their error messages, and
-//! unknown-key warnings.
+//! Properties: the Java file format, PGIO's shell-format `pgio.conf` and
+//! how a file is told to be one, precedence between files and the command
+//! line, origins, typed getters and their error messages (a key's own
+//! range among them), and unknown-key warnings.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use sojourn_core::properties::{
-    Origin, Properties, PropertyError, UnknownKey, CORE_PROPERTIES, CORE_PROPERTY_PREFIXES,
+    FileFormat, Origin, Properties, PropertyError, UnknownKey, CORE_PROPERTIES,
+    CORE_PROPERTY_PREFIXES,
 };
 
 /// A scratch directory removed on drop; unique per test so tests can run in
@@ -870,32 +872,219 @@ fn core_properties_cover_the_reference_and_sojourn() {
 
 #[test]
 fn the_six_core_workload_files_have_no_unknown_keys() {
-    let workloada = "\
-# Yahoo! Cloud System Benchmark
-# Workload A: Update heavy workload
-#   Application example: Session store recording recent actions
-#
-#   Read/update ratio: 50/50
-recordcount=1000
-operationcount=1000
-workload=site.ycsb.workloads.CoreWorkload
+    // The shipped files, with YCSB's mixes (read, update, scan, insert,
+    // read-modify-write) and request distributions.
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads");
+    let keys = [
+        "readproportion",
+        "updateproportion",
+        "scanproportion",
+        "insertproportion",
+        "readmodifywriteproportion",
+    ];
+    for (name, mix, distribution) in [
+        ("workloada", [0.5, 0.5, 0.0, 0.0, 0.0], "zipfian"),
+        ("workloadb", [0.95, 0.05, 0.0, 0.0, 0.0], "zipfian"),
+        ("workloadc", [1.0, 0.0, 0.0, 0.0, 0.0], "zipfian"),
+        ("workloadd", [0.95, 0.0, 0.0, 0.05, 0.0], "latest"),
+        ("workloade", [0.0, 0.0, 0.95, 0.05, 0.0], "zipfian"),
+        ("workloadf", [0.5, 0.0, 0.0, 0.0, 0.5], "zipfian"),
+    ] {
+        let mut props = Properties::new();
+        props.load_file(&shipped.join(name)).unwrap();
+        let unknown = props.unknown_keys(CORE_PROPERTIES, &[]);
+        assert!(unknown.is_empty(), "{name}: {unknown:?}");
+        assert_eq!(
+            props.get("workload"),
+            Some("site.ycsb.workloads.CoreWorkload"),
+            "{name}"
+        );
+        for (key, want) in keys.into_iter().zip(mix) {
+            // YCSB's default for every proportion the files leave out
+            // (only read-modify-write) is 0.
+            assert_eq!(props.get_f64(key, 0.0).unwrap(), want, "{name}: {key}");
+        }
+        assert_eq!(
+            props
+                .get_choice(
+                    "requestdistribution",
+                    "uniform",
+                    &["uniform", "zipfian", "latest"]
+                )
+                .unwrap(),
+            distribution,
+            "{name}"
+        );
+        assert_eq!(props.get_u64("recordcount", 0).unwrap(), 1000, "{name}");
+    }
+    let mut e = Properties::new();
+    e.load_file(&shipped.join("workloade")).unwrap();
+    assert_eq!(e.get_u64("maxscanlength", 0).unwrap(), 100);
+    assert_eq!(e.get("scanlengthdistribution"), Some("uniform"));
+}
 
-readallfields=true
+// ---- ranged getters ---------------------------------------------------------
 
-readproportion=0.5
-updateproportion=0.5
-scanproportion=0
-insertproportion=0
-
-requestdistribution=zipfian
-";
-    let props = load(workloada);
-    assert!(props.unknown_keys(CORE_PROPERTIES, &[]).is_empty());
-    assert_eq!(props.get_f64("readproportion", 0.95).unwrap(), 0.5);
-    assert_eq!(
+#[test]
+fn ranged_getters_name_the_keys_own_range() {
+    let p = |v: &str| {
+        let mut props = Properties::new();
+        props.set("UPDATE_PCT", v, file_origin(1));
         props
-            .get_choice("requestdistribution", "uniform", &["uniform", "zipfian"])
+    };
+    assert_eq!(p("55").get_u64_in("UPDATE_PCT", 0, 0..=100).unwrap(), 55);
+    assert_eq!(
+        Properties::new()
+            .get_u64_in("UPDATE_PCT", 7, 0..=100)
             .unwrap(),
-        "zipfian"
+        7
+    );
+    for (value, problem) in [
+        ("abc", "is not a whole number"),
+        ("101", "is above 100"),
+        ("-1", "must not be negative"),
+        ("99999999999999999999", "is above 100"),
+        ("0 RUN_TIME=1000", "is not a whole number"),
+    ] {
+        let msg = p(value)
+            .get_u64_in("UPDATE_PCT", 0, 0..=100)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            msg,
+            format!(
+                "workloads/w:1: UPDATE_PCT = '{value}' {problem}; accepted: a whole number \
+                 from 0 to 100"
+            )
+        );
+        assert!(!msg.contains("18446744073709551615"), "{msg}");
+    }
+    let msg = p("0")
+        .get_u64_in("UPDATE_PCT", 1, 1..)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.ends_with("'0' is below 1; accepted: a whole number of at least 1"),
+        "{msg}"
+    );
+    let msg = p("-3")
+        .get_u64_in("UPDATE_PCT", 1, 1..=9)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains("is below 1; accepted: a whole number from 1 to 9"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn errors_show_no_secret_values() {
+    let mut props = Properties::new();
+    props.set("db.passwd", "hunter2", file_origin(1));
+    props.set("CONNECT_STRING", "host=h password=hunter2", file_origin(2));
+    let msg = props.get_u64("db.passwd", 0).unwrap_err().to_string();
+    assert!(
+        msg.contains("db.passwd = '***'") && !msg.contains("hunter2"),
+        "{msg}"
+    );
+    let msg = props.invalid("CONNECT_STRING", "is wrong").to_string();
+    assert!(
+        !msg.contains("hunter2") && msg.contains("password=***"),
+        "{msg}"
+    );
+    assert!(!props.describe("CONNECT_STRING").contains("hunter2"));
+}
+
+// ---- PGIO's shell format ------------------------------------------------------
+
+/// The write-up's pgio.conf, one `echo`'d line.
+const WRITEUP: &str = "UPDATE_PCT=0 RUN_TIME=1000 NUM_SCHEMAS=1 NUM_THREADS=1 WORK_UNIT=1000 \
+    UPDATE_WORK_UNIT=8 SCALE=1000000 DBNAME=yugabyte \
+    CONNECT_STRING='postgres://yugabyte:yugabyte@host:5433/yugabyte' CREATE_BASE_TABLE=TRUE\n";
+
+#[test]
+fn the_writeups_one_line_pgio_conf_reads_as_pgio_sources_it() {
+    // By its name, and by its content under any other name.
+    for name in ["pgio.conf", "settings"] {
+        let path = Path::new(name);
+        assert_eq!(FileFormat::of(WRITEUP, path), FileFormat::Shell);
+        let p = Properties::read_str(WRITEUP, path).unwrap();
+        assert_eq!(p.len(), 10);
+        assert_eq!(p.get_u64_in("UPDATE_PCT", 9, 0..=100).unwrap(), 0);
+        assert_eq!(p.get("SCALE"), Some("1000000"));
+        assert_eq!(
+            p.get("CONNECT_STRING"),
+            Some("postgres://yugabyte:yugabyte@host:5433/yugabyte")
+        );
+        assert_eq!(p.get("CREATE_BASE_TABLE"), Some("TRUE"));
+        assert_eq!(
+            p.entry("DBNAME").unwrap().origin,
+            Origin::File {
+                path: path.to_path_buf(),
+                line: 1
+            }
+        );
+    }
+}
+
+#[test]
+fn a_multi_line_pgio_conf_with_comments_quotes_and_export() {
+    let dir = Scratch::new();
+    let text = "\
+# PGIO: 2 schemas
+export UPDATE_PCT=20   # updates
+NUM_SCHEMAS=\"2\"; NUM_THREADS='4'
+CONNECT_STRING=\"host=db port=5433 user=u password='p w'\"
+SCALE=1G
+export SCALE
+";
+    let path = dir.file("yb.env", text);
+    let mut p = Properties::new();
+    p.set_arg("SCALE=64M").unwrap();
+    p.load_file(&path).unwrap();
+    assert_eq!(p.get("UPDATE_PCT"), Some("20"));
+    assert_eq!(p.get("NUM_SCHEMAS"), Some("2"));
+    assert_eq!(p.get("NUM_THREADS"), Some("4"));
+    assert_eq!(
+        p.get("CONNECT_STRING"),
+        Some("host=db port=5433 user=u password='p w'")
+    );
+    // -p still wins over the file.
+    assert_eq!(p.get("SCALE"), Some("64M"));
+    assert_eq!(
+        p.entry("NUM_THREADS").unwrap().origin.to_string(),
+        format!("{}:3", path.display())
+    );
+}
+
+#[test]
+fn java_files_stay_java() {
+    // Shell-looking pieces in a file that is not shell keep Java's reading.
+    let text = "recordcount=1000\nhdrhistogram.percentiles=95,99\nlabel='x y'\nexportfile=a b\n";
+    assert_eq!(FileFormat::of(text, Path::new("w")), FileFormat::Java);
+    let p = load(text);
+    assert_eq!(p.get("label"), Some("'x y'"));
+    assert_eq!(p.get("exportfile"), Some("a b"));
+    // A trailing comment alone does not make a file shell.
+    let text = "recordcount=1000 # records\n";
+    assert_eq!(FileFormat::of(text, Path::new("w")), FileFormat::Java);
+    assert_eq!(load(text).get("recordcount"), Some("1000 # records"));
+}
+
+#[test]
+fn shell_errors_name_file_line_and_assignment() {
+    let err = Properties::read_str(
+        "UPDATE_PCT=0\nRUN_TIME=1 WORK_UNIT=\"10\nSCALE=5",
+        Path::new("pgio.conf"),
+    )
+    .unwrap_err();
+    match &err {
+        PropertyError::Syntax { line, .. } => assert_eq!(*line, 2),
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        err.to_string()
+            .starts_with("pgio.conf:2: WORK_UNIT: the \" quote opened on line 2 is never closed"),
+        "{err}"
     );
 }

@@ -28,7 +28,7 @@ use sojourn_core::recorder::{enough_samples, percentile_ci, samples_needed, Stat
 use sojourn_core::stats::{
     batch_means, interval_bootstrap, student_t_quantile, welch, MeanEstimate,
 };
-use sojourn_store::StoredRun;
+use sojourn_store::RunRecord;
 
 use crate::run::{self, Latency};
 use crate::tables::readable;
@@ -161,7 +161,7 @@ pub struct Comparison {
     pub operations: Vec<Operation>,
 }
 
-fn brief(r: &StoredRun) -> RunBrief {
+fn brief(r: &RunRecord) -> RunBrief {
     let ivs: Vec<_> = run::measured_intervals(r).collect();
     let mut lengths: Vec<u64> = ivs.iter().map(|iv| iv.length.as_millis() as u64).collect();
     lengths.sort_unstable();
@@ -265,7 +265,7 @@ fn welch_figure(
 
 /// Per-interval rates of one kind (or all top-level operations), weighted
 /// by interval length.
-fn rate_batches(r: &StoredRun, kind: Option<OpKind>) -> Vec<(f64, f64)> {
+fn rate_batches(r: &RunRecord, kind: Option<OpKind>) -> Vec<(f64, f64)> {
     run::measured_intervals(r)
         .filter(|iv| iv.length.as_secs_f64() > 0.0)
         .map(|iv| {
@@ -280,7 +280,7 @@ fn rate_batches(r: &StoredRun, kind: Option<OpKind>) -> Vec<(f64, f64)> {
 }
 
 /// Per-interval mean latencies (ns) of one kind, weighted by operations.
-fn latency_batches(r: &StoredRun, kind: OpKind, lat: Latency) -> Vec<(f64, f64)> {
+fn latency_batches(r: &RunRecord, kind: OpKind, lat: Latency) -> Vec<(f64, f64)> {
     run::measured_intervals(r)
         .filter_map(|iv| {
             let h = lat.of(&iv.stats.op(kind)?.ok);
@@ -292,7 +292,7 @@ fn latency_batches(r: &StoredRun, kind: OpKind, lat: Latency) -> Vec<(f64, f64)>
 /// The 95% intervals of [`QUANTILES`] for one run, kind and latency, in
 /// ns, and how they were found.
 fn percentile_cis(
-    r: &StoredRun,
+    r: &RunRecord,
     total: &Histogram<u64>,
     kind: OpKind,
     lat: Latency,
@@ -323,8 +323,8 @@ fn percentile_cis(
 }
 
 fn latency_figures(
-    ra: &StoredRun,
-    rb: &StoredRun,
+    ra: &RunRecord,
+    rb: &RunRecord,
     ta: &Stats,
     tb: &Stats,
     kind: OpKind,
@@ -403,8 +403,8 @@ fn latency_figures(
 
 /// Compare run `b` against run `a`.
 pub fn compare(
-    a: &StoredRun,
-    b: &StoredRun,
+    a: &RunRecord,
+    b: &RunRecord,
     opts: &CompareOptions,
 ) -> Result<Comparison, ReportError> {
     if !(opts.alpha > 0.0 && opts.alpha < 1.0) {

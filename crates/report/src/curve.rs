@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use sojourn_core::capacity::{parse_slos, Slo};
 use sojourn_core::op::OpKind;
-use sojourn_store::StoredRun;
+use sojourn_store::RunRecord;
 
 use crate::run::{self, Latency, SESSION_LABEL, SLOS_LABEL, SUSTAINED_LABEL};
 
@@ -51,7 +51,7 @@ pub struct Curve {
 
 pub const QUANTILES: [f64; 3] = [0.5, 0.99, 0.999];
 
-fn point(r: &StoredRun, target: f64) -> Point {
+fn point(r: &RunRecord, target: f64) -> Point {
     let total = run::totals(r);
     let mut latency = BTreeMap::new();
     let read = |h: &hdrhistogram::Histogram<u64>| {
@@ -85,9 +85,9 @@ fn point(r: &StoredRun, target: f64) -> Point {
 /// The curves among `runs`: one per capacity session with at least two of
 /// its steps selected, and one per group of open-loop runs of the same
 /// phase, workload and database with at least two different targets.
-pub fn curves(runs: &[StoredRun]) -> Vec<Curve> {
-    let mut sessions: BTreeMap<String, Vec<&StoredRun>> = BTreeMap::new();
-    let mut groups: BTreeMap<(String, String, String), Vec<&StoredRun>> = BTreeMap::new();
+pub fn curves(runs: &[RunRecord]) -> Vec<Curve> {
+    let mut sessions: BTreeMap<String, Vec<&RunRecord>> = BTreeMap::new();
+    let mut groups: BTreeMap<(String, String, String), Vec<&RunRecord>> = BTreeMap::new();
     for r in runs {
         let m = r.meta();
         if m.target.is_none() {

@@ -15,7 +15,7 @@
 use std::fmt::Write as _;
 
 use sojourn_core::op::OpKind;
-use sojourn_store::StoredRun;
+use sojourn_store::RunRecord;
 
 use crate::curve::{self, Curve};
 use crate::run::{self, Latency};
@@ -58,7 +58,7 @@ impl Page {
 }
 
 /// The whole page.
-pub fn render(runs: &[StoredRun], opts: &HtmlOptions) -> String {
+pub fn render(runs: &[RunRecord], opts: &HtmlOptions) -> String {
     let mut p = Page {
         html: String::new(),
         next: 0,
@@ -106,7 +106,7 @@ pub fn render(runs: &[StoredRun], opts: &HtmlOptions) -> String {
     p.html
 }
 
-fn nav(p: &mut Page, runs: &[StoredRun]) {
+fn nav(p: &mut Page, runs: &[RunRecord]) {
     p.html.push_str("<nav><b>Runs:</b> ");
     for (i, r) in runs.iter().enumerate() {
         if i > 0 {
@@ -144,7 +144,7 @@ fn html_table(p: &mut Page, head: &[String], body: &[Vec<String>]) {
     p.html.push_str("</tbody></table></div>\n");
 }
 
-fn tables_section(p: &mut Page, runs: &[StoredRun], opts: &HtmlOptions) {
+fn tables_section(p: &mut Page, runs: &[RunRecord], opts: &HtmlOptions) {
     p.html
         .push_str("<section id=\"tables\"><h2>Performance</h2>\n");
     let cols = tables::columns(runs);
@@ -303,8 +303,8 @@ fn curve_section(p: &mut Page, c: &Curve) {
     );
 }
 
-fn spectra_section(p: &mut Page, runs: &[StoredRun]) {
-    let refs: Vec<&StoredRun> = runs.iter().collect();
+fn spectra_section(p: &mut Page, runs: &[RunRecord]) {
+    let refs: Vec<&RunRecord> = runs.iter().collect();
     let kinds = run::kinds_of(&refs);
     p.html.push_str(
         "<section id=\"spectra\"><h2>Percentile spectrum of every run</h2>\n<div class=\"grid\">",
@@ -351,7 +351,7 @@ fn spectra_section(p: &mut Page, runs: &[StoredRun]) {
 
 /// The warm-up, as a span from the run's start to the end of its last
 /// warm-up interval.
-fn warmup_mark(r: &StoredRun) -> Vec<Mark> {
+fn warmup_mark(r: &RunRecord) -> Vec<Mark> {
     let end = r
         .intervals
         .iter()
@@ -405,7 +405,7 @@ fn server_table(p: &mut Page, s: &sojourn_core::backend::ServerStats) {
     html_table(p, &head, &body);
 }
 
-fn run_section(p: &mut Page, r: &StoredRun, open: bool) {
+fn run_section(p: &mut Page, r: &RunRecord, open: bool) {
     let m = r.meta();
     let id = r.id().as_str();
     let total = run::totals(r);

@@ -13,7 +13,7 @@
 //!
 //! The statistics themselves are driver-free and live in
 //! [`sojourn_core::stats`]; this crate only reads [`sojourn_store`]'s
-//! [`StoredRun`](sojourn_store::StoredRun)s and renders, and knows nothing
+//! [`RunRecord`](sojourn_store::RunRecord)s and renders, and knows nothing
 //! of terminals beyond an on/off switch for colour.
 
 pub mod compare;

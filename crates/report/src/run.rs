@@ -8,7 +8,7 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 use sojourn_core::op::OpKind;
 use sojourn_core::recorder::{Latencies, Stats};
-use sojourn_store::{StoredInterval, StoredRun};
+use sojourn_store::{RunRecord, StoredInterval};
 
 /// Labels a capacity session puts on each of its steps (see
 /// docs/reports.md): steps are ordinary runs, tied together by these.
@@ -49,39 +49,39 @@ impl Latency {
 /// A short name for a run: the first 13 characters of its id (a UUIDv7's
 /// millisecond timestamp), which `sojourn report` and `compare` accept as
 /// a prefix.
-pub fn short_id(run: &StoredRun) -> String {
+pub fn short_id(run: &RunRecord) -> String {
     run.id().as_str().chars().take(13).collect()
 }
 
 /// A property as the run resolved it.
-pub fn property<'a>(run: &'a StoredRun, key: &str) -> Option<&'a str> {
+pub fn property<'a>(run: &'a RunRecord, key: &str) -> Option<&'a str> {
     run.meta().properties.get(key).map(String::as_str)
 }
 
 /// A numeric property, or YCSB's default when the run did not set it.
-pub fn property_u64(run: &StoredRun, key: &str, default: u64) -> u64 {
+pub fn property_u64(run: &RunRecord, key: &str, default: u64) -> u64 {
     property(run, key)
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(default)
 }
 
 /// YCSB's `fieldlength` (default 100).
-pub fn field_length(run: &StoredRun) -> u64 {
+pub fn field_length(run: &RunRecord) -> u64 {
     property_u64(run, "fieldlength", 100)
 }
 
 /// YCSB's `fieldcount` (default 10).
-pub fn field_count(run: &StoredRun) -> u64 {
+pub fn field_count(run: &RunRecord) -> u64 {
     property_u64(run, "fieldcount", 10)
 }
 
 /// YCSB's `recordcount` (default 0).
-pub fn record_count(run: &StoredRun) -> u64 {
+pub fn record_count(run: &RunRecord) -> u64 {
     property_u64(run, "recordcount", 0)
 }
 
 /// YCSB's `requestdistribution` (default uniform).
-pub fn distribution(run: &StoredRun) -> String {
+pub fn distribution(run: &RunRecord) -> String {
     property(run, "requestdistribution")
         .unwrap_or("uniform")
         .to_string()
@@ -89,7 +89,7 @@ pub fn distribution(run: &StoredRun) -> String {
 
 /// The workload's name: the `workload_name` label (suites set it), else
 /// the workload files.
-pub fn workload_name(run: &StoredRun) -> String {
+pub fn workload_name(run: &RunRecord) -> String {
     run.meta()
         .labels
         .get("workload_name")
@@ -98,7 +98,7 @@ pub fn workload_name(run: &StoredRun) -> String {
 }
 
 /// The `experiment` label (PKB's `metadata: experiment:...`), if any.
-pub fn experiment(run: &StoredRun) -> String {
+pub fn experiment(run: &RunRecord) -> String {
     run.meta()
         .labels
         .get("experiment")
@@ -108,12 +108,12 @@ pub fn experiment(run: &StoredRun) -> String {
 
 /// The run's summary statistics: its stored totals, or the sum of its
 /// stored intervals if it never finished.
-pub fn totals(run: &StoredRun) -> Stats {
+pub fn totals(run: &RunRecord) -> Stats {
     run.totals_or_intervals()
 }
 
 /// Achieved operations per second over the measured period.
-pub fn throughput(run: &StoredRun) -> f64 {
+pub fn throughput(run: &RunRecord) -> f64 {
     match &run.summary.totals {
         Some(t) => t.throughput,
         None => {
@@ -129,7 +129,7 @@ pub fn throughput(run: &StoredRun) -> f64 {
 }
 
 /// Operations of one kind per second over the measured period.
-pub fn kind_throughput(run: &StoredRun, total: &Stats, kind: OpKind) -> f64 {
+pub fn kind_throughput(run: &RunRecord, total: &Stats, kind: OpKind) -> f64 {
     let s = run.measured().as_secs_f64();
     let n = total.op(kind).map_or(0, |o| o.count());
     if s > 0.0 {
@@ -140,12 +140,12 @@ pub fn kind_throughput(run: &StoredRun, total: &Stats, kind: OpKind) -> f64 {
 }
 
 /// The intervals the summary covers (warm-up left out).
-pub fn measured_intervals(run: &StoredRun) -> impl Iterator<Item = &StoredInterval> {
+pub fn measured_intervals(run: &RunRecord) -> impl Iterator<Item = &StoredInterval> {
     run.intervals.iter().filter(|iv| !iv.warmup)
 }
 
 /// The kinds either run recorded, in YCSB's order.
-pub fn kinds_of(runs: &[&StoredRun]) -> Vec<OpKind> {
+pub fn kinds_of(runs: &[&RunRecord]) -> Vec<OpKind> {
     let totals: Vec<Stats> = runs.iter().map(|r| totals(r)).collect();
     OpKind::ALL
         .into_iter()
@@ -186,7 +186,7 @@ pub fn midpoint(iv: &StoredInterval) -> f64 {
 /// top-level operation with `None`.
 /// Intervals shorter than a quarter of the usual one (the sliver a run
 /// ends with) are left out: a rate over a few milliseconds is noise.
-pub fn throughput_series(run: &StoredRun, kind: Option<OpKind>) -> Vec<(f64, f64)> {
+pub fn throughput_series(run: &RunRecord, kind: Option<OpKind>) -> Vec<(f64, f64)> {
     let mut lengths: Vec<f64> = run
         .intervals
         .iter()
@@ -210,7 +210,7 @@ pub fn throughput_series(run: &StoredRun, kind: Option<OpKind>) -> Vec<(f64, f64
 /// A percentile of one kind and latency in each interval, in nanoseconds
 /// (NaN where the interval has no such operation, so plots show a gap).
 pub fn percentile_series(
-    run: &StoredRun,
+    run: &RunRecord,
     kind: OpKind,
     latency: Latency,
     q: f64,

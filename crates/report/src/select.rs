@@ -7,7 +7,7 @@
 use sojourn_store::IntervalDetail;
 use std::collections::BTreeSet;
 
-use sojourn_store::{Filter, Store, StoreError, StoredRun};
+use sojourn_store::{Filter, RunRecord, Store, StoreError};
 
 use crate::run::{SESSION_LABEL, STEP_LABEL};
 use crate::ReportError;
@@ -18,10 +18,10 @@ pub fn select(
     store: &Store,
     names: &[String],
     labels: &[(String, String)],
-) -> Result<Vec<StoredRun>, ReportError> {
-    let mut out: Vec<StoredRun> = Vec::new();
+) -> Result<Vec<RunRecord>, ReportError> {
+    let mut out: Vec<RunRecord> = Vec::new();
     let mut seen = BTreeSet::new();
-    let mut push = |r: StoredRun, out: &mut Vec<StoredRun>| {
+    let mut push = |r: RunRecord, out: &mut Vec<RunRecord>| {
         if seen.insert(r.id().clone()) {
             out.push(r);
         }
@@ -67,7 +67,7 @@ pub fn select(
 }
 
 /// The runs one name stands for.
-fn by_name(store: &Store, name: &str) -> Result<Vec<StoredRun>, ReportError> {
+fn by_name(store: &Store, name: &str) -> Result<Vec<RunRecord>, ReportError> {
     match store.load_merged_with(name, IntervalDetail::Histograms) {
         Ok(r) => Ok(vec![r]),
         Err(StoreError::NoSuchRun(_)) => {
@@ -83,7 +83,7 @@ fn by_name(store: &Store, name: &str) -> Result<Vec<StoredRun>, ReportError> {
 }
 
 /// Every step of capacity session `id`, in step order.
-pub fn session(store: &Store, id: &str) -> Result<Vec<StoredRun>, ReportError> {
+pub fn session(store: &Store, id: &str) -> Result<Vec<RunRecord>, ReportError> {
     let filter = Filter {
         labels: vec![(SESSION_LABEL.to_string(), id.to_string())],
         ..Filter::default()

@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 use sojourn_core::op::OpKind;
-use sojourn_store::StoredRun;
+use sojourn_store::RunRecord;
 
 use crate::run::{self, Latency};
 
@@ -112,8 +112,8 @@ pub struct CostRow {
 
 /// The kinds the performance table has columns for: read and update (the
 /// walkthrough's), then any other kind a selected run recorded.
-pub fn columns(runs: &[StoredRun]) -> Vec<OpKind> {
-    let refs: Vec<&StoredRun> = runs.iter().collect();
+pub fn columns(runs: &[RunRecord]) -> Vec<OpKind> {
+    let refs: Vec<&RunRecord> = runs.iter().collect();
     let present = run::kinds_of(&refs);
     let mut cols = vec![OpKind::Read, OpKind::Update];
     for k in present {
@@ -129,7 +129,7 @@ fn ms(ns: u64) -> f64 {
 }
 
 /// The performance table, latencies of `latency` kind.
-pub fn performance(runs: &[StoredRun], latency: Latency) -> Vec<PerfRow> {
+pub fn performance(runs: &[RunRecord], latency: Latency) -> Vec<PerfRow> {
     let cols = columns(runs);
     runs.iter()
         .map(|r| {
@@ -184,7 +184,7 @@ pub fn table_gb(fieldlength: u64, fieldcount: u64, recordcount: u64) -> f64 {
 }
 
 /// The resource and cost table.
-pub fn cost(runs: &[StoredRun], opts: &CostOptions) -> Vec<CostRow> {
+pub fn cost(runs: &[RunRecord], opts: &CostOptions) -> Vec<CostRow> {
     runs.iter()
         .map(|r| {
             let labels = &r.meta().labels;
@@ -481,7 +481,7 @@ pub enum Which {
 
 /// The tables as Markdown, with a note on which latency they show.
 pub fn markdown(
-    runs: &[StoredRun],
+    runs: &[RunRecord],
     which: Which,
     latency: Latency,
     cost_opts: &CostOptions,
@@ -540,7 +540,7 @@ pub fn markdown(
 
 /// The tables as CSV, every digit kept: with both, the performance table,
 /// an empty line, then the cost table (each with its header row).
-pub fn csv(runs: &[StoredRun], which: Which, latency: Latency, cost_opts: &CostOptions) -> String {
+pub fn csv(runs: &[RunRecord], which: Which, latency: Latency, cost_opts: &CostOptions) -> String {
     let mut out = String::new();
     if which != Which::Cost {
         let cols = columns(runs);

@@ -6,10 +6,10 @@
 //! in memory, as there are many.
 
 use sojourn_report::compare::{compare, CompareOptions, Comparison, Test, Verdict};
-use sojourn_store::{Store, StoredRun};
+use sojourn_store::{RunRecord, Store};
 use sojourn_testkit::runs::{meta_for, store_outcome, Synthetic};
 
-fn stored(store: &Store, s: &Synthetic) -> StoredRun {
+fn stored(store: &Store, s: &Synthetic) -> RunRecord {
     let o = s.outcome();
     let id = store_outcome(store, &meta_for(&o, "memory:", &[], &[]), &o);
     store.load(id.as_str()).unwrap()

@@ -9,7 +9,7 @@ use sojourn_testkit::runs::Synthetic;
 
 /// A database that serves at most 700 operations per second: below that
 /// it keeps up, above it falls behind.
-fn at_target(target: f64, seed: u64) -> sojourn_store::StoredRun {
+fn at_target(target: f64, seed: u64) -> sojourn_store::RunRecord {
     Synthetic {
         rate: target.min(700.0),
         target: Some(target),

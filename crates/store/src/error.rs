@@ -29,6 +29,18 @@ pub enum StoreError {
         error: tokio_postgres::Error,
     },
 
+    /// The database did not answer within the store's wait.
+    #[cfg(feature = "postgres")]
+    #[error(
+        "results store {location}: {context}: no answer within {:.0} s",
+        waited.as_secs_f64()
+    )]
+    TimedOut {
+        location: String,
+        context: String,
+        waited: std::time::Duration,
+    },
+
     /// The store was written by a newer sojourn.
     #[error(
         "results store {location} has schema version {found}, newer than the {supported} this \

@@ -1,38 +1,5 @@
-//! Names for runs and machines: random run ids, PKB-style run URIs,
-//! and the host name that, with the pid, tells whether a run's process is
-//! still alive.
-
-/// A new run id: a random UUID, so ids never collide across client
-/// machines writing to one store, and a short prefix (as `results list`
-/// shows) already tells runs apart. Runs are ordered by their start time,
-/// not by id.
-pub fn new_run_id() -> String {
-    uuid::Uuid::new_v4().to_string()
-}
-
-/// A PKB-style run URI: eight hex digits, as PerfKitBenchmarker takes the
-/// tail of a UUID4. Client processes of one run share it.
-pub fn new_run_uri() -> String {
-    let u = uuid::Uuid::new_v4().simple().to_string();
-    u[u.len() - 8..].to_string()
-}
-
-/// This machine's host name ("localhost" if it cannot be read).
-pub fn host_name() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: gethostname writes at most buf.len() bytes into our buffer.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if rc != 0 {
-        return "localhost".to_string();
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    let name = String::from_utf8_lossy(&buf[..end]).into_owned();
-    if name.is_empty() {
-        "localhost".to_string()
-    } else {
-        name
-    }
-}
+//! Whether a run's process is still alive (the host name and run ids are
+//! [`sojourn_core::record`]'s).
 
 /// Whether a process with this pid exists on this machine.
 pub(crate) fn pid_alive(pid: u32) -> bool {
@@ -48,6 +15,7 @@ pub(crate) fn pid_alive(pid: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sojourn_core::record::{host_name, new_run_id, new_run_uri};
 
     #[test]
     fn ids_are_distinct_and_well_formed() {

@@ -8,35 +8,43 @@
 //! at most the interval in progress), [`Store::finish_run`] with the totals.
 //! A run whose process died is shown as failed.
 //!
-//! Reading gives back the HDR histograms themselves ([`StoredRun`] holds
+//! Any number of processes may open, create and write one store at once
+//! (each waits for the others' locks, up to [`WAIT`]). A run the store
+//! cannot take in time is kept in a [`Spool`] file and imported later
+//! ([`Store::import_spool`], [`Store::import`]), so no measured run is lost.
+//!
+//! Reading gives back the HDR histograms themselves ([`RunRecord`] holds
 //! core's [`Stats`](sojourn_core::recorder::Stats) per run and per
 //! interval), so summaries, reports, comparisons and merges of several
 //! client processes ([`merge`]) are exact, bucket for bucket.
 //!
-//! [`export`] turns stored runs into what other tools read: PerfKitBenchmarker
-//! samples, HdrHistogram interval logs, CSV and JSON.
+//! What a run is and measured ([`RunRecord`]) and every format that
+//! exports it are `sojourn_core`'s: the store keeps runs and reads them back.
 //!
 //! This crate knows sojourn's core types and nothing of backends or the
 //! command line.
 
 mod db;
 mod error;
-pub mod export;
 mod ids;
 mod merge;
 mod model;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod schema;
+mod spool;
 mod sqlite;
 mod store;
 
 pub use error::StoreError;
-pub use ids::{host_name, new_run_id, new_run_uri};
 pub use merge::merge;
-pub use model::{
-    Filter, IntervalDetail, IntervalFigures, IntervalOp, QueryResult, RunId, RunMeta, RunStatus,
-    RunSummary, RunTotals, StoredInterval, StoredRun, Value,
-};
+pub use model::{Filter, IntervalDetail, QueryResult, Value};
+// What a run is and measured: core's, so every format reads stored and
+// live runs alike; re-exported for the store's callers.
 pub use schema::SCHEMA_VERSION;
-pub use store::Store;
+pub use sojourn_core::record::{
+    host_name, new_run_id, new_run_uri, IntervalFigures, IntervalOp, RunId, RunMeta, RunRecord,
+    RunStatus, RunSummary, RunTotals, StoredInterval,
+};
+pub use spool::{Spool, SpoolImport};
+pub use store::{Store, WAIT};

@@ -9,8 +9,10 @@ use std::time::{Duration, UNIX_EPOCH};
 use sojourn_core::cpu::CpuTimes;
 use sojourn_core::recorder::{LatencySummary, Stats};
 
-use crate::model::{IntervalFigures, IntervalOp, RunStatus, RunTotals, StoredInterval, StoredRun};
 use crate::StoreError;
+use sojourn_core::record::{
+    IntervalFigures, IntervalOp, RunRecord, RunStatus, RunTotals, StoredInterval,
+};
 
 /// One run from several client processes' runs (typically those sharing a
 /// run URI). The result describes the whole: threads, targets, operations
@@ -18,7 +20,7 @@ use crate::StoreError;
 /// client's, and the throughput is the sum of operations over that; the
 /// status is the worst (failed, then interrupted, running, completed).
 /// One run is returned as it is.
-pub fn merge(runs: &[StoredRun]) -> Result<StoredRun, StoreError> {
+pub fn merge(runs: &[RunRecord]) -> Result<RunRecord, StoreError> {
     let (first, rest) = runs
         .split_first()
         .ok_or_else(|| StoreError::Merge("no runs given".into()))?;
@@ -84,7 +86,7 @@ pub fn merge(runs: &[StoredRun]) -> Result<StoredRun, StoreError> {
 /// period, so summing them would count the server's work once per client.
 /// The widest change of each counter stands for the run, over every
 /// client's operations. `None` unless some client has counters.
-fn merge_server(runs: &[StoredRun]) -> Option<sojourn_core::backend::ServerStats> {
+fn merge_server(runs: &[RunRecord]) -> Option<sojourn_core::backend::ServerStats> {
     let mut out = sojourn_core::backend::ServerStats::default();
     let mut any = false;
     for r in runs {
@@ -99,7 +101,7 @@ fn merge_server(runs: &[StoredRun]) -> Option<sojourn_core::backend::ServerStats
     any.then_some(out)
 }
 
-fn merge_totals(runs: &[StoredRun]) -> Option<RunTotals> {
+fn merge_totals(runs: &[RunRecord]) -> Option<RunTotals> {
     let all: Vec<&RunTotals> = runs
         .iter()
         .filter_map(|r| r.summary.totals.as_ref())
@@ -132,7 +134,7 @@ fn merge_totals(runs: &[StoredRun]) -> Option<RunTotals> {
 /// Intervals keyed by their wall-clock start relative to the earliest
 /// client's start, rounded to the first client's interval length: clients
 /// of one run start at a common instant, so their ticks line up.
-fn merge_intervals(runs: &[StoredRun]) -> Vec<StoredInterval> {
+fn merge_intervals(runs: &[RunRecord]) -> Vec<StoredInterval> {
     let base = runs
         .iter()
         .map(|r| r.meta().started_at)
@@ -198,14 +200,7 @@ fn merge_intervals(runs: &[StoredRun]) -> Vec<StoredInterval> {
 }
 
 fn figures_of(h: &hdrhistogram::Histogram<u64>) -> IntervalFigures {
-    let s = LatencySummary::of(h);
-    IntervalFigures {
-        mean_us: s.mean_us,
-        p50_us: s.p50_us,
-        p99_us: s.p99_us,
-        p99_9_us: s.p99_9_us,
-        max_us: s.max_us,
-    }
+    IntervalFigures::of(&LatencySummary::of(h))
 }
 
 /// Two clients' figures for one interval, without histograms: counts add,

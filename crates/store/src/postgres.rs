@@ -5,9 +5,13 @@
 //! and become `$1, $2, ...`; values are bound to whatever type the server
 //! infers for each parameter, so one [`Value`] fits BIGINT, INTEGER and
 //! DOUBLE PRECISION columns alike. TLS is not offered yet: use it on a
-//! trusted network or through a tunnel.
+//! trusted network or through a tunnel. Every call gives up after the
+//! store's wait: a stalled server or a network that drops packets would
+//! otherwise hold a run's records (and its process) forever.
 
 use std::error::Error;
+use std::future::Future;
+use std::time::Duration;
 
 use bytes::BytesMut;
 use tokio_postgres::types::{FromSql, IsNull, ToSql, Type};
@@ -16,18 +20,36 @@ use tokio_postgres::{Client, NoTls, Row};
 use crate::db::{Db, DbError};
 use crate::model::{QueryResult, Value};
 
+/// The advisory lock key that serialises schema creation and migration
+/// ("sojourn" in ASCII).
+const SCHEMA_LOCK: i64 = 0x0073_6f6a_6f75_726e;
+
 pub(crate) struct Postgres {
     rt: tokio::runtime::Runtime,
     client: Client,
+    /// How long one call may take.
+    wait: Duration,
+}
+
+/// Block on `fut`, giving up after `wait`.
+fn within<T>(
+    rt: &tokio::runtime::Runtime,
+    wait: Duration,
+    fut: impl Future<Output = Result<T, tokio_postgres::Error>>,
+) -> Result<T, DbError> {
+    match rt.block_on(async { tokio::time::timeout(wait, fut).await }) {
+        Ok(r) => Ok(r?),
+        Err(_) => Err(DbError::TimedOut(wait)),
+    }
 }
 
 impl Postgres {
-    pub fn connect(url: &str, read_only: bool) -> Result<Postgres, DbError> {
+    pub fn connect(url: &str, read_only: bool, wait: Duration) -> Result<Postgres, DbError> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .expect("a current-thread runtime builds");
-        let client = rt.block_on(async {
+        let client = within(&rt, wait, async {
             let (client, connection) = tokio_postgres::connect(url, NoTls).await?;
             // Driven whenever a call blocks on the runtime.
             tokio::spawn(async move {
@@ -35,7 +57,7 @@ impl Postgres {
             });
             Ok::<_, tokio_postgres::Error>(client)
         })?;
-        let mut pg = Postgres { rt, client };
+        let mut pg = Postgres { rt, client, wait };
         if read_only {
             pg.batch("SET default_transaction_read_only = on")?;
         }
@@ -165,7 +187,7 @@ impl Postgres {
         let refs: Vec<&(dyn ToSql + Sync)> =
             params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
         let client = &self.client;
-        let (columns, rows) = self.rt.block_on(async {
+        let (columns, rows) = within(&self.rt, self.wait, async {
             let stmt = client.prepare(&sql).await?;
             let columns: Vec<String> = stmt
                 .columns()
@@ -193,8 +215,7 @@ impl Db for Postgres {
     }
 
     fn batch(&mut self, sql: &str) -> Result<(), DbError> {
-        let client = &self.client;
-        Ok(self.rt.block_on(client.batch_execute(sql))?)
+        within(&self.rt, self.wait, self.client.batch_execute(sql))
     }
 
     fn exec(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError> {
@@ -202,8 +223,11 @@ impl Db for Postgres {
         let params: Vec<Param<'_>> = params.iter().map(Param).collect();
         let refs: Vec<&(dyn ToSql + Sync)> =
             params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
-        let client = &self.client;
-        Ok(self.rt.block_on(client.execute(sql.as_str(), &refs))?)
+        within(
+            &self.rt,
+            self.wait,
+            self.client.execute(sql.as_str(), &refs),
+        )
     }
 
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<QueryResult, DbError> {
@@ -224,8 +248,11 @@ impl Db for Postgres {
     }
 
     fn lock_schema(&mut self) -> Result<(), DbError> {
-        // Taken inside the migration's transaction and held to its end.
-        self.batch("LOCK TABLE schema_version IN EXCLUSIVE MODE")
+        // An advisory lock, taken before the schema_version table exists
+        // (two sessions creating one table at once fail on the catalog's
+        // unique index, IF NOT EXISTS or not) and held to the end of the
+        // migration's transaction.
+        self.batch(&format!("SELECT pg_advisory_xact_lock({SCHEMA_LOCK})"))
     }
 
     fn is_read_only(&mut self, _sql: &str) -> Option<Result<bool, DbError>> {

@@ -5,6 +5,13 @@
 //! lock up front. `synchronous=NORMAL` in WAL mode keeps every committed
 //! transaction across a process crash (SIGKILL); only an operating-system
 //! crash may lose the last few.
+//!
+//! SQLite does not apply its busy timeout everywhere: switching a new file
+//! to WAL, and a read turning into a write, fail at once with "database is
+//! locked" while another connection holds a lock. The store retries those
+//! ([`crate::db::retrying`]); here the journal mode is only changed when
+//! the file is not in WAL mode already, so only the first opens of a new
+//! file can meet that at all.
 
 use std::path::Path;
 use std::time::Duration;
@@ -15,9 +22,23 @@ use rusqlite::{Connection, OpenFlags, ToSql};
 use crate::db::{Db, DbError};
 use crate::model::{QueryResult, Value};
 
-/// How long a writer waits for another before giving up. Writes are a few
-/// rows per second per client, so a long wait means something is stuck.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How a file is opened.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// A results store, written by many processes: created if absent, in
+    /// WAL mode.
+    Store,
+    /// A spool file, written by one process: created if absent, in
+    /// SQLite's default rollback-journal mode, so that once its connection
+    /// is closed the run is all in the one file and can be renamed.
+    Spool,
+    /// Reading only (`results query`): nothing is created or written.
+    ReadOnly,
+    /// A file runs are imported from: never created; opened read-write
+    /// where it can be, so that SQLite can roll back the last transaction
+    /// of a writer that died, else read-only.
+    Source,
+}
 
 pub(crate) struct Sqlite {
     conn: Connection,
@@ -25,23 +46,34 @@ pub(crate) struct Sqlite {
 }
 
 impl Sqlite {
-    pub fn open(path: &Path, read_only: bool) -> Result<Sqlite, DbError> {
-        let flags = if read_only {
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        } else {
-            OpenFlags::SQLITE_OPEN_READ_WRITE
-                | OpenFlags::SQLITE_OPEN_CREATE
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX
+    /// Open `path`, waiting up to `wait` for another connection's lock
+    /// wherever SQLite's busy handler applies.
+    pub fn open(path: &Path, mode: Mode, wait: Duration) -> Result<Sqlite, DbError> {
+        let rw = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let ro = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = match mode {
+            Mode::Store | Mode::Spool => {
+                Connection::open_with_flags(path, rw | OpenFlags::SQLITE_OPEN_CREATE)?
+            }
+            Mode::ReadOnly => Connection::open_with_flags(path, ro)?,
+            Mode::Source => Connection::open_with_flags(path, rw)
+                .or_else(|_| Connection::open_with_flags(path, ro))?,
         };
-        let conn = Connection::open_with_flags(path, flags)?;
-        conn.busy_timeout(BUSY_TIMEOUT)?;
-        if read_only {
-            conn.pragma_update(None, "query_only", true)?;
-        } else {
-            // journal_mode returns the mode; WAL persists in the file.
-            let _: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
-            conn.pragma_update(None, "synchronous", "NORMAL")?;
-            conn.pragma_update(None, "foreign_keys", true)?;
+        conn.busy_timeout(wait)?;
+        let read_only = matches!(mode, Mode::ReadOnly | Mode::Source);
+        match mode {
+            Mode::ReadOnly | Mode::Source => conn.pragma_update(None, "query_only", true)?,
+            Mode::Store => {
+                // journal_mode returns the mode; WAL persists in the file,
+                // so only a new file (or one from elsewhere) is switched.
+                let current: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+                if !current.eq_ignore_ascii_case("wal") {
+                    let _: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+                }
+                conn.pragma_update(None, "synchronous", "NORMAL")?;
+                conn.pragma_update(None, "foreign_keys", true)?;
+            }
+            Mode::Spool => conn.pragma_update(None, "foreign_keys", true)?,
         }
         Ok(Sqlite { conn, read_only })
     }

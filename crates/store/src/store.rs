@@ -2,6 +2,13 @@
 //! path or a `postgres://` URL), migrates it, and implements every
 //! operation once over the [`Db`] primitives: writing a run as it goes and
 //! reading runs back with their histograms.
+//!
+//! Any number of processes may open, create, migrate and write one store
+//! at once: every statement and transaction that the database answers
+//! "busy" is tried again until the store's wait ([`WAIT`] unless
+//! [`Store::open_waiting`] says otherwise) has passed, and creating or
+//! migrating the schema happens in one write transaction that takes the
+//! schema lock first.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -18,13 +25,22 @@ use sojourn_core::op::OpKind;
 use sojourn_core::output::time::rfc3339;
 use sojourn_core::recorder::{Latencies, LatencySummary, OpStats, Stats};
 
-use crate::db::{Db, DbError};
-use crate::model::{
-    Filter, IntervalDetail, IntervalFigures, IntervalOp, QueryResult, RunId, RunMeta, RunStatus,
-    RunSummary, RunTotals, StoredInterval, StoredRun, Value,
-};
+use crate::db::{retrying, Db, DbError};
+use crate::model::{Filter, IntervalDetail, QueryResult, Value};
 use crate::schema::{migration_sql, SCHEMA_VERSION, STATUS_COLUMNS};
+use crate::sqlite::Mode;
 use crate::StoreError;
+use sojourn_core::record::{
+    IntervalFigures, IntervalOp, RunId, RunMeta, RunRecord, RunStatus, RunSummary, RunTotals,
+    StoredInterval,
+};
+
+/// How long the store waits for other processes' locks before an
+/// operation fails: long enough for any number of client processes
+/// creating one store at once on a loaded machine (each of their writes is
+/// a few rows), short enough that a store held by a stuck process costs a
+/// run a minute, not the run (it goes to a spool file then).
+pub const WAIT: Duration = Duration::from_secs(60);
 
 /// An open results store. Share it between threads freely: calls take
 /// `&self` and run one at a time on the store's connection.
@@ -33,6 +49,8 @@ pub struct Store {
     location: String,
     db: Mutex<Box<dyn Db>>,
     read_only: bool,
+    /// How long an operation waits for other processes' locks.
+    wait: Duration,
 }
 
 /// Whether a location names a PostgreSQL store.
@@ -67,7 +85,13 @@ impl Store {
     /// (with the `postgres` feature). Runs left `running` by a process that
     /// no longer exists on this host are marked failed.
     pub fn open(location: &str) -> Result<Store, StoreError> {
-        let store = Self::connect(location, false)?;
+        Self::open_waiting(location, WAIT)
+    }
+
+    /// [`Store::open`], waiting up to `wait` (instead of [`WAIT`]) for
+    /// other processes' locks, in opening and in every operation after.
+    pub fn open_waiting(location: &str, wait: Duration) -> Result<Store, StoreError> {
+        let store = Self::connect(location, Mode::Store, wait)?;
         store.migrate()?;
         store.mark_dead_runs()?;
         Ok(store)
@@ -77,7 +101,7 @@ impl Store {
     /// is created, migrated or marked, and statements that would write are
     /// refused.
     pub fn open_read_only(location: &str) -> Result<Store, StoreError> {
-        let store = Self::connect(location, true)?;
+        let store = Self::connect(location, Mode::ReadOnly, WAIT)?;
         let version = store.schema_version()?;
         if version > SCHEMA_VERSION {
             return Err(StoreError::TooNew {
@@ -89,14 +113,17 @@ impl Store {
         Ok(store)
     }
 
-    fn connect(location: &str, read_only: bool) -> Result<Store, StoreError> {
+    pub(crate) fn connect(location: &str, mode: Mode, wait: Duration) -> Result<Store, StoreError> {
         let shown = redact_location(location);
         let db: Box<dyn Db> = if is_postgres(location) {
             #[cfg(feature = "postgres")]
             {
+                let read_only = mode == Mode::ReadOnly;
                 Box::new(
-                    crate::postgres::Postgres::connect(location, read_only)
-                        .map_err(|e| db_error(&shown, "connecting".to_string(), e))?,
+                    retrying(wait, || {
+                        crate::postgres::Postgres::connect(location, read_only, wait)
+                    })
+                    .map_err(|e| db_error(&shown, "connecting".to_string(), e))?,
                 )
             }
             #[cfg(not(feature = "postgres"))]
@@ -117,7 +144,7 @@ impl Store {
                 });
             }
             let path = Path::new(path);
-            if read_only {
+            if matches!(mode, Mode::ReadOnly | Mode::Source) {
                 if !path.exists() {
                     return Err(StoreError::Location {
                         location: shown,
@@ -133,14 +160,15 @@ impl Store {
                 })?;
             }
             Box::new(
-                crate::sqlite::Sqlite::open(path, read_only)
+                retrying(wait, || crate::sqlite::Sqlite::open(path, mode, wait))
                     .map_err(|e| db_error(&shown, "opening".to_string(), e))?,
             )
         };
         Ok(Store {
             location: shown,
             db: Mutex::new(db),
-            read_only,
+            read_only: matches!(mode, Mode::ReadOnly | Mode::Source),
+            wait,
         })
     }
 
@@ -149,7 +177,19 @@ impl Store {
         &self.location
     }
 
-    fn err(&self, context: impl Into<String>, e: DbError) -> StoreError {
+    /// How long an operation waits for other processes' locks.
+    pub fn wait(&self) -> Duration {
+        self.wait
+    }
+
+    /// Whether the store has a table of this name.
+    pub(crate) fn has_table(&self, name: &str) -> Result<bool, StoreError> {
+        let mut db = self.db.lock();
+        retrying(self.wait, || db.has_table(name))
+            .map_err(|e| self.err(format!("looking for the table {name}"), e))
+    }
+
+    pub(crate) fn err(&self, context: impl Into<String>, e: DbError) -> StoreError {
         db_error(&self.location, context.into(), e)
     }
 
@@ -162,11 +202,12 @@ impl Store {
     }
 
     /// Run `f` in one write transaction: committed if it succeeds, rolled
-    /// back otherwise.
-    fn write<T>(
+    /// back otherwise; the whole transaction is tried again while the
+    /// database says it is busy, up to the store's wait.
+    pub(crate) fn write<T>(
         &self,
         context: impl FnOnce() -> String,
-        f: impl FnOnce(&mut dyn Db) -> Result<T, DbError>,
+        mut f: impl FnMut(&mut dyn Db) -> Result<T, DbError>,
     ) -> Result<T, StoreError> {
         if self.read_only {
             return Err(StoreError::ReadOnly(format!(
@@ -175,94 +216,88 @@ impl Store {
             )));
         }
         let mut db = self.db.lock();
-        let result = db
-            .begin_write()
-            .and_then(|()| f(&mut **db))
-            .and_then(|v| db.batch("COMMIT").map(|()| v));
-        result.map_err(|e| {
-            let _ = db.batch("ROLLBACK");
-            self.err(context(), e)
+        retrying(self.wait, || {
+            let result = db
+                .begin_write()
+                .and_then(|()| f(&mut **db))
+                .and_then(|v| db.batch("COMMIT").map(|()| v));
+            if result.is_err() {
+                let _ = db.batch("ROLLBACK");
+            }
+            result
         })
+        .map_err(|e| self.err(context(), e))
     }
 
-    fn read(
+    pub(crate) fn read(
         &self,
         context: impl FnOnce() -> String,
         sql: &str,
         params: &[Value],
     ) -> Result<QueryResult, StoreError> {
-        self.db
-            .lock()
-            .query(sql, params)
-            .map_err(|e| self.err(context(), e))
+        let mut db = self.db.lock();
+        retrying(self.wait, || db.query(sql, params)).map_err(|e| self.err(context(), e))
     }
 
     /// The schema version the store is at (0 for an empty database).
     pub fn schema_version(&self) -> Result<u32, StoreError> {
         let mut db = self.db.lock();
-        let has = db
-            .has_table("schema_version")
-            .map_err(|e| self.err("reading the schema version", e))?;
-        if !has {
-            return Ok(0);
-        }
-        let r = db
-            .query("SELECT MAX(version) FROM schema_version", &[])
-            .map_err(|e| self.err("reading the schema version", e))?;
-        Ok(r.rows
-            .first()
-            .and_then(|row| row.first())
-            .and_then(as_i64)
-            .unwrap_or(0) as u32)
+        retrying(self.wait, || version_in(&mut **db))
+            .map_err(|e| self.err("reading the schema version", e))
     }
 
-    /// Bring the schema up to [`SCHEMA_VERSION`], one migration per
-    /// transaction step, all under the write lock so that several
-    /// processes opening a new store at once migrate it once.
-    fn migrate(&self) -> Result<(), StoreError> {
-        let location = self.location.clone();
-        let mut db = self.db.lock();
-        db.batch("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)")
-            .map_err(|e| self.err("creating the schema_version table", e))?;
-        let blob = db.blob_type();
-        let step = |db: &mut Box<dyn Db>| -> Result<Result<(), StoreError>, DbError> {
-            db.begin_write()?;
-            db.lock_schema()?;
-            let r = db.query("SELECT MAX(version) FROM schema_version", &[])?;
-            let found = r.rows.first().and_then(|row| row.first()).and_then(as_i64);
-            let current = found.unwrap_or(0) as u32;
-            if current > SCHEMA_VERSION {
-                db.batch("ROLLBACK")?;
-                return Ok(Err(StoreError::TooNew {
-                    location: location.clone(),
-                    found: current,
-                    supported: SCHEMA_VERSION,
-                }));
-            }
-            for n in current + 1..=SCHEMA_VERSION {
-                db.batch(&migration_sql(n as usize, blob))?;
-            }
-            if found.is_none() {
-                db.exec(
-                    "INSERT INTO schema_version (version) VALUES (?)",
-                    &[Value::Integer(SCHEMA_VERSION as i64)],
-                )?;
-            } else if current < SCHEMA_VERSION {
-                db.exec(
-                    "UPDATE schema_version SET version = ?",
-                    &[Value::Integer(SCHEMA_VERSION as i64)],
-                )?;
-            }
-            db.batch("COMMIT")?;
-            Ok(Ok(()))
+    /// Bring the schema up to [`SCHEMA_VERSION`]. A store already there
+    /// (nearly every open) is only read. Otherwise creating the version
+    /// table and every migration happen in one write transaction that
+    /// takes the schema lock before it reads the version, so that any
+    /// number of processes opening a new store at once create it once,
+    /// and the others wait, then find it done.
+    pub(crate) fn migrate(&self) -> Result<(), StoreError> {
+        let too_new = |found: u32| StoreError::TooNew {
+            location: self.location.clone(),
+            found,
+            supported: SCHEMA_VERSION,
         };
-        match step(&mut db) {
-            Ok(r) => r,
-            Err(e) => {
-                let _ = db.batch("ROLLBACK");
-                Err(self.err("migrating the schema", e))
-            }
+        match self.schema_version()? {
+            v if v == SCHEMA_VERSION => return Ok(()),
+            v if v > SCHEMA_VERSION => return Err(too_new(v)),
+            _ => {}
         }
+        let found = self.write(
+            || "creating or migrating the schema".into(),
+            |db| {
+                db.lock_schema()?;
+                db.batch("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)")?;
+                let r = db.query("SELECT MAX(version) FROM schema_version", &[])?;
+                let found = r.rows.first().and_then(|row| row.first()).and_then(as_i64);
+                let current = found.unwrap_or(0) as u32;
+                if current >= SCHEMA_VERSION {
+                    // Another process got here first (or the store is
+                    // newer): nothing to write.
+                    return Ok(current);
+                }
+                let blob = db.blob_type();
+                for n in current + 1..=SCHEMA_VERSION {
+                    db.batch(&migration_sql(n as usize, blob))?;
+                }
+                if found.is_none() {
+                    db.exec(
+                        "INSERT INTO schema_version (version) VALUES (?)",
+                        &[Value::Integer(SCHEMA_VERSION as i64)],
+                    )?;
+                } else {
+                    db.exec(
+                        "UPDATE schema_version SET version = ?",
+                        &[Value::Integer(SCHEMA_VERSION as i64)],
+                    )?;
+                }
+                Ok(SCHEMA_VERSION)
+            },
+        )?;
+        if found > SCHEMA_VERSION {
+            return Err(too_new(found));
+        }
+        Ok(())
     }
 
     /// Record that a run has begun; its status is `running` until
@@ -392,19 +427,7 @@ impl Store {
         warnings: &[String],
     ) -> Result<(), StoreError> {
         let ended = SystemTime::now();
-        let elapsed = outcome.elapsed.as_secs_f64();
-        let offered = outcome.target.map(|_| {
-            if elapsed > 0.0 {
-                outcome.scheduled as f64 / elapsed
-            } else {
-                0.0
-            }
-        });
-        let stop_reason = match outcome.stop_reason {
-            sojourn_core::executor::StopReason::OperationCount => "operation_count",
-            sojourn_core::executor::StopReason::MaxExecutionTime => "max_execution_time",
-            sojourn_core::executor::StopReason::Interrupted => "interrupted",
-        };
+        let t = RunTotals::of(outcome);
         let changed = self.write(
             || format!("storing the totals of run {run}"),
             |db| {
@@ -423,19 +446,19 @@ impl Store {
                         Value::Real(unix(outcome.started_at)),
                         text(&rfc3339(ended)),
                         Value::Real(unix(ended)),
-                        Value::Real(elapsed),
-                        Value::Real(outcome.measured.as_secs_f64()),
-                        int(outcome.total.ops_done),
-                        int(outcome.all.ops_done),
-                        Value::Real(outcome.throughput()),
-                        offered.map_or(Value::Null, Value::Real),
-                        int(outcome.scheduled),
-                        int(outcome.abandoned),
-                        text(stop_reason),
-                        int(outcome.seed),
-                        int(outcome.runtime_threads as u64),
-                        Value::Real(outcome.cpu.user_s),
-                        Value::Real(outcome.cpu.system_s),
+                        Value::Real(t.elapsed.as_secs_f64()),
+                        Value::Real(t.measured.as_secs_f64()),
+                        int(t.operations),
+                        int(t.operations_all),
+                        Value::Real(t.throughput),
+                        t.offered.map_or(Value::Null, Value::Real),
+                        int(t.scheduled),
+                        int(t.abandoned),
+                        text(&t.stop_reason),
+                        int(t.seed),
+                        int(t.runtime_threads),
+                        Value::Real(t.cpu.user_s),
+                        Value::Real(t.cpu.system_s),
                         outcome
                             .total
                             .lag
@@ -536,6 +559,35 @@ impl Store {
         Ok(())
     }
 
+    /// Add `labels` to a run (replacing a label of the same key): what is
+    /// known of a run only once it has been judged, such as a capacity
+    /// step's verdict.
+    pub fn add_labels(
+        &self,
+        run: &RunId,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<(), StoreError> {
+        if labels.is_empty() {
+            return Ok(());
+        }
+        self.write(
+            || format!("labelling run {run}"),
+            |db| {
+                for (k, v) in labels {
+                    db.exec(
+                        "DELETE FROM run_labels WHERE run_id = ? AND key = ?",
+                        &[text(&run.0), text(k)],
+                    )?;
+                    db.exec(
+                        "INSERT INTO run_labels (run_id, key, value) VALUES (?, ?, ?)",
+                        &[text(&run.0), text(k), text(v)],
+                    )?;
+                }
+                Ok(())
+            },
+        )
+    }
+
     /// Mark failed every run left `running` by a process that no longer
     /// exists on this host; returns how many. Done on open and list. The
     /// end time is taken from the last stored interval.
@@ -543,7 +595,7 @@ impl Store {
         if self.read_only {
             return Ok(0);
         }
-        let host = crate::host_name();
+        let host = sojourn_core::record::host_name();
         let r = self.read(
             || "looking for runs whose process ended".into(),
             "SELECT id, pid, started_unix, \
@@ -841,19 +893,19 @@ impl Store {
 
     /// Everything stored about a run, every histogram decoded (see
     /// [`IntervalDetail`] for the memory that takes).
-    pub fn load(&self, run: &str) -> Result<StoredRun, StoreError> {
+    pub fn load(&self, run: &str) -> Result<RunRecord, StoreError> {
         self.load_with(run, IntervalDetail::Histograms)
     }
 
     /// A run, its interval histograms decoded or not.
-    pub fn load_with(&self, run: &str, detail: IntervalDetail) -> Result<StoredRun, StoreError> {
+    pub fn load_with(&self, run: &str, detail: IntervalDetail) -> Result<RunRecord, StoreError> {
         let id = self.resolve(run)?;
         self.load_id(&id, detail)
     }
 
     /// Every client run that `run` names (see [`Store::resolve_all`]),
     /// merged exactly into one ([`crate::merge`]).
-    pub fn load_merged(&self, run: &str) -> Result<StoredRun, StoreError> {
+    pub fn load_merged(&self, run: &str) -> Result<RunRecord, StoreError> {
         self.load_merged_with(run, IntervalDetail::Histograms)
     }
 
@@ -862,7 +914,7 @@ impl Store {
         &self,
         run: &str,
         detail: IntervalDetail,
-    ) -> Result<StoredRun, StoreError> {
+    ) -> Result<RunRecord, StoreError> {
         let runs = self
             .resolve_all(run)?
             .iter()
@@ -871,7 +923,7 @@ impl Store {
         crate::merge(&runs)
     }
 
-    fn load_id(&self, id: &RunId, detail: IntervalDetail) -> Result<StoredRun, StoreError> {
+    fn load_id(&self, id: &RunId, detail: IntervalDetail) -> Result<RunRecord, StoreError> {
         let key = [text(&id.0)];
         let rows = self
             .read(
@@ -1066,7 +1118,8 @@ impl Store {
             iv.ops.sort_by_key(|o| o.kind);
         }
         let server = self.load_server(id)?;
-        Ok(StoredRun {
+        Ok(RunRecord {
+            self_check: None,
             summary,
             warnings,
             total,
@@ -1154,7 +1207,20 @@ fn first_keyword(sql: &str) -> &str {
     &rest[..end]
 }
 
-fn db_error(location: &str, context: String, e: DbError) -> StoreError {
+/// The schema version of a database (0 for one without the table).
+fn version_in(db: &mut dyn Db) -> Result<u32, DbError> {
+    if !db.has_table("schema_version")? {
+        return Ok(0);
+    }
+    let r = db.query("SELECT MAX(version) FROM schema_version", &[])?;
+    Ok(r.rows
+        .first()
+        .and_then(|row| row.first())
+        .and_then(as_i64)
+        .unwrap_or(0) as u32)
+}
+
+pub(crate) fn db_error(location: &str, context: String, e: DbError) -> StoreError {
     match e {
         DbError::Sqlite(error) => StoreError::Sqlite {
             location: location.to_string(),
@@ -1181,20 +1247,26 @@ fn db_error(location: &str, context: String, e: DbError) -> StoreError {
             },
             error,
         },
+        #[cfg(feature = "postgres")]
+        DbError::TimedOut(waited) => StoreError::TimedOut {
+            location: location.to_string(),
+            context,
+            waited,
+        },
     }
 }
 
-fn text(s: &str) -> Value {
+pub(crate) fn text(s: &str) -> Value {
     Value::Text(s.to_string())
 }
 
 /// Counts above i64::MAX cannot happen (they would take centuries); they
 /// are clamped rather than wrapped.
-fn int(n: u64) -> Value {
+pub(crate) fn int(n: u64) -> Value {
     Value::Integer(n.min(i64::MAX as u64) as i64)
 }
 
-fn as_i64(v: &Value) -> Option<i64> {
+pub(crate) fn as_i64(v: &Value) -> Option<i64> {
     match v {
         Value::Integer(i) => Some(*i),
         Value::Real(r) => Some(*r as i64),

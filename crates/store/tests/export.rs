@@ -1,7 +1,8 @@
 //! Exports of a stored run: PKB samples (keys, metric names, labels that
 //! the walkthrough's BigQuery regexes parse, the same numbers as the YCSB
 //! summary), HdrHistogram interval logs that decode back to the stored
-//! histograms, and the CSV/JSON tables.
+//! histograms, the CSV/JSON tables, and the JSON report of a stored LIOPS
+//! run with the live run's figures, PGIO's among them.
 
 mod common;
 
@@ -14,11 +15,14 @@ use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 use regex::Regex;
+use sojourn_core::backend::Status;
 use sojourn_core::op::OpKind;
+use sojourn_core::output::json::Report;
 use sojourn_core::output::ycsb;
+use sojourn_core::output::{hdrlog, pkb, table};
 use sojourn_core::plan::MeasurementInterval;
-use sojourn_store::export::{hdrlog, pkb, table};
-use sojourn_store::{Store, StoredRun};
+use sojourn_core::recorder::Stats;
+use sojourn_store::{RunRecord, Store};
 
 const PKB_KEYS: [&str; 11] = [
     "metric",
@@ -34,7 +38,7 @@ const PKB_KEYS: [&str; 11] = [
     "labels",
 ];
 
-fn stored(seed: u64) -> (tempfile::TempDir, StoredRun, Synthetic) {
+fn stored(seed: u64) -> (tempfile::TempDir, RunRecord, Synthetic) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("results.sqlite");
     let store = Store::open(path.to_str().unwrap()).unwrap();
@@ -45,7 +49,7 @@ fn stored(seed: u64) -> (tempfile::TempDir, StoredRun, Synthetic) {
 }
 
 /// The YCSB summary of a stored run, as `results show` prints it.
-fn summary_text(run: &StoredRun) -> String {
+fn summary_text(run: &RunRecord) -> String {
     let t = run.summary.totals.as_ref().unwrap();
     ycsb::summary_of(
         &run.total,
@@ -337,5 +341,74 @@ fn csv_and_json_tables_hold_the_summary_figures() {
     assert_eq!(
         rows[0]["operations"],
         synth.outcome.total.op(OpKind::Read).unwrap().count()
+    );
+}
+
+#[test]
+fn json_report_of_a_stored_liops_run_has_the_live_runs_pgio_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("results.sqlite").to_str().unwrap()).unwrap();
+    let mut run = synthetic(9, 3, 0);
+    run.meta.workloads = vec!["pgio.conf".into()];
+    run.meta.backend = "postgres://u:***@127.0.0.1:5433/yb?sslmode=disable".into();
+    run.meta.properties = [
+        ("workload", "liops"),
+        ("WORK_UNIT", "100"),
+        ("UPDATE_WORK_UNIT", "8"),
+        ("SCALE", "3000"),
+        ("NUM_SCHEMAS", "2"),
+        ("NUM_THREADS", "2"),
+        ("DBNAME", "other"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    // 500 selects and 100 updates that touched their ranges, one select
+    // that found rows missing.
+    let mut total = Stats::default();
+    for n in 0..500u64 {
+        let v = 200_000 + n * 9_973;
+        total.record(OpKind::Scan, Status::Ok, v, v + 1_000);
+        if n % 5 == 0 {
+            total.record(OpKind::Update, Status::Ok, 2 * v, 2 * v + 1_000);
+        }
+        total.ops_done += 1;
+    }
+    total.record(
+        OpKind::Scan,
+        Status::UnexpectedState,
+        90_000_000,
+        90_000_000,
+    );
+    run.outcome.total = total;
+    with_server(&mut run, 3000.0);
+    if let Some(s) = run.outcome.server.as_mut() {
+        s.deltas.insert("blks_read".into(), 31.0);
+    }
+    record(&store, &run, &[]);
+    let live = RunRecord::of_outcome(run.meta.clone(), &run.outcome, Vec::new());
+    let stored = store.load(run.meta.id.as_str()).unwrap();
+    let live = serde_json::to_value(Report::of(&live)).unwrap();
+    let stored = serde_json::to_value(Report::of(&stored)).unwrap();
+    assert_eq!(stored["liops"], live["liops"]);
+    let pgio = &live["liops"]["pgio"];
+    assert_eq!(pgio["loop_iterations"], 601);
+    assert_eq!(pgio["sql_selects"], 500);
+    assert_eq!(pgio["sql_updates"], 100);
+    assert_eq!(pgio["select_blk_touch_cnt"], 500 * 100);
+    assert_eq!(pgio["update_blk_touch_cnt"], 100 * 8);
+    let h = &run.outcome.total.op(OpKind::Scan).unwrap().ok.service;
+    // Seconds to 10 ns, as PGIO's numeric(12,8).
+    let max_s = pgio["sql_select_max_tm"].as_f64().unwrap();
+    assert_eq!(max_s, (h.max() as f64 / 10.0).round() / 1e8);
+    assert!((max_s - h.max() as f64 / 1e9).abs() <= 5e-9, "{max_s}");
+    // The database connected to, over the phase's 3 s.
+    assert_eq!(pgio["dbname"], "yb");
+    assert_eq!(pgio["run_time_s"], 3);
+    assert_eq!(pgio["RIOPS"], 10);
+    assert_eq!(pgio["CACHE_HITS_per_sec"], 1000);
+    assert_eq!(
+        (pgio["schemas"].clone(), pgio["threads_per_schema"].clone()),
+        (2.into(), 2.into())
     );
 }

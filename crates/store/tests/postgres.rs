@@ -1,8 +1,10 @@
 //! The store on a real PostgreSQL server (with the `postgres` feature):
 //! the same schema and migrations, a run read back equal, filters, merging,
-//! concurrent writers, the views, and read-only queries. The server runs on
-//! a free loopback port with its data in a temporary directory; without
-//! PostgreSQL installed the tests skip (and fail in CI).
+//! concurrent writers, a new store created by many connections at once,
+//! the views, read-only queries, and a spooled run imported. The server
+//! runs on a loopback port of its own with its data in a temporary
+//! directory; without PostgreSQL installed the tests fail saying how to
+//! install it (`SOJOURN_TEST_LEAVE_OUT=postgres` leaves them out).
 #![cfg(feature = "postgres")]
 
 mod common;
@@ -15,7 +17,9 @@ use common::*;
 use sojourn_core::op::OpKind;
 use sojourn_core::recorder::Stats;
 use sojourn_store::{Filter, RunStatus, Store, StoreError, Value, SCHEMA_VERSION};
-use sojourn_testkit::servers::{find_binary, free_port, versioned_dirs, Server};
+use sojourn_testkit::needs::{self, Need};
+use sojourn_testkit::process::{output_within, TOOL_LIMIT};
+use sojourn_testkit::servers::{versioned_dirs, Server};
 
 /// PostgreSQL refuses to run as root; tests run as root in containers, so
 /// the server then runs as `nobody`.
@@ -31,11 +35,15 @@ fn as_server_user(cmd: &mut Command, dir: &std::path::Path) {
     }
 }
 
-/// A PostgreSQL server and the URL of its database, or None to skip.
+/// A PostgreSQL server and the URL of its database, or None when the run
+/// leaves PostgreSQL out.
 fn server() -> Option<(Server, String)> {
+    if needs::left_out(Need::Postgres) {
+        return None;
+    }
     let extra: Vec<PathBuf> = versioned_dirs(std::path::Path::new("/usr/lib/postgresql"), "bin");
-    let initdb = find_binary("initdb", &extra)?;
-    let postgres = find_binary("postgres", &extra)?;
+    let initdb = needs::binary(Need::Postgres, "initdb", &extra);
+    let postgres = needs::binary(Need::Postgres, "postgres", &extra);
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let mut init = Command::new(&initdb);
@@ -50,27 +58,30 @@ fn server() -> Option<(Server, String)> {
     .env("LC_ALL", "C")
     .stdout(std::process::Stdio::null());
     as_server_user(&mut init, dir.path());
-    let out = init.output().unwrap();
+    let out = output_within(&mut init, None, TOOL_LIMIT);
     assert!(
         out.status.success(),
         "initdb: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let port = free_port();
-    let mut cmd = Command::new(&postgres);
-    cmd.args([
-        "-D",
-        data.to_str().unwrap(),
-        "-p",
-        &port.to_string(),
-        "-k",
-        dir.path().to_str().unwrap(),
-        "-c",
-        "listen_addresses=127.0.0.1",
-        "-F",
-    ]);
-    as_server_user(&mut cmd, dir.path());
-    let server = Server::start("postgres", cmd, port, dir);
+    let socket_dir = dir.path().to_path_buf();
+    let server = Server::start("postgres", dir, |port| {
+        let mut cmd = Command::new(&postgres);
+        cmd.args([
+            "-D",
+            data.to_str().unwrap(),
+            "-p",
+            &port.to_string(),
+            "-k",
+            socket_dir.to_str().unwrap(),
+            "-c",
+            "listen_addresses=127.0.0.1",
+            "-F",
+        ]);
+        as_server_user(&mut cmd, &socket_dir);
+        cmd
+    });
+    let port = server.port;
     let url = format!("postgres://bench:not-a-real-secret@127.0.0.1:{port}/postgres");
     // The port listens before the server accepts sessions ("the database
     // system is starting up"); wait, bounded, until a session opens.
@@ -225,4 +236,123 @@ fn the_store_works_on_postgres() {
     assert_eq!(ro.list(&Filter::default()).unwrap().len(), 11);
     // The store still writes after a refused query.
     record(&store, &synthetic(9, 1, 0), &[]);
+}
+
+#[test]
+fn a_new_store_opened_by_many_at_once_on_postgres_keeps_every_run() {
+    let Some((_server, url)) = server() else {
+        return;
+    };
+    let connections = 8;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let admin = rt.block_on(async {
+        let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        client
+    });
+    let server_url = url.rsplit_once('/').unwrap().0;
+    for round in 0..5 {
+        // A database of its own each time: the schema is created by
+        // whichever connection gets there first.
+        let db = format!("fresh{round}");
+        rt.block_on(admin.batch_execute(&format!("CREATE DATABASE {db}")))
+            .unwrap();
+        let url = format!("{server_url}/{db}");
+        let start = std::sync::Barrier::new(connections);
+        let errors: Vec<String> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..connections)
+                .map(|c| {
+                    let (start, url) = (&start, &url);
+                    s.spawn(move || -> Result<(), StoreError> {
+                        let run = synthetic((round * connections + c) as u64, 2, 0);
+                        start.wait();
+                        let store = Store::open(url)?;
+                        let id = store.begin_run(&run.meta)?;
+                        for iv in &run.intervals {
+                            store.write_interval(&id, iv)?;
+                        }
+                        store.finish_run(&id, &run.outcome, RunStatus::Completed, &[])
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .filter_map(|h| h.join().unwrap().err().map(|e| e.to_string()))
+                .collect()
+        });
+        assert!(errors.is_empty(), "round {round}: {errors:#?}");
+        let store = Store::open(&url).unwrap();
+        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+        let runs = store.list(&Filter::default()).unwrap();
+        assert_eq!(runs.len(), connections, "round {round}");
+        assert!(runs.iter().all(|r| r.status == RunStatus::Completed));
+    }
+}
+
+#[test]
+fn a_spooled_run_imports_into_postgres() {
+    let Some((_server, url)) = server() else {
+        return;
+    };
+    let store = Store::open(&url).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut run = synthetic(11, 4, 1);
+    with_server(&mut run, 7.0);
+    // The store took the start and one interval; a spool file the rest.
+    store.begin_run(&run.meta).unwrap();
+    store
+        .write_interval(&run.meta.id, &run.intervals[0])
+        .unwrap();
+    let spool = sojourn_store::Spool::create(dir.path(), &run.meta, 1).unwrap();
+    for iv in &run.intervals[1..] {
+        spool.store().write_interval(&run.meta.id, iv).unwrap();
+    }
+    spool
+        .store()
+        .finish_run(&run.meta.id, &run.outcome, RunStatus::Completed, &[])
+        .unwrap();
+    spool.close().unwrap();
+    let done = store.import_spool(dir.path());
+    assert!(done.failed.is_empty(), "{:?}", done.failed);
+    assert_eq!(done.imported.len(), 1);
+
+    let loaded = store.load(run.meta.id.as_str()).unwrap();
+    assert_eq!(loaded.summary.meta, run.meta);
+    assert_eq!(loaded.summary.status, RunStatus::Completed);
+    assert_eq!(loaded.server, run.outcome.server);
+    assert_same_stats(&loaded.total, &run.outcome.total, "total");
+    assert_eq!(loaded.intervals.len(), 4);
+    for (i, (l, s)) in loaded.intervals.iter().zip(&run.per_interval).enumerate() {
+        assert_same_stats(&l.stats, s, &format!("interval {i}"));
+    }
+}
+
+#[test]
+fn a_stalled_postgres_store_is_given_up_on_after_its_wait() {
+    let Some(pg) = sojourn_testkit::postgres_server::Postgres::start() else {
+        return;
+    };
+    let wait = std::time::Duration::from_millis(500);
+    let store = Store::open_waiting(&pg.url(), wait).unwrap();
+    let run = synthetic(12, 2, 0);
+    // A server that stops answering (every process of it frozen) holds
+    // the run's records no longer than the store's wait.
+    pg.pause();
+    let asked = std::time::Instant::now();
+    let e = store.begin_run(&run.meta).unwrap_err();
+    let waited = asked.elapsed();
+    pg.resume();
+    assert!(e.to_string().contains("no answer within"), "{e}");
+    assert!(waited >= wait, "{waited:?}");
+    // Once it answers again, the same connection stores the run.
+    record(&store, &run, &[]);
+    assert_eq!(
+        store.load(run.meta.id.as_str()).unwrap().summary.status,
+        RunStatus::Completed
+    );
 }

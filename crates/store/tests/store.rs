@@ -662,14 +662,25 @@ fn server_counters_round_trip_and_merge() {
     let loaded = store.load(a.meta.id.as_str()).unwrap();
     assert_eq!(loaded.server, a.outcome.server);
     let ops = a.outcome.all.ops_done as f64;
-    // SQL sees the per-operation figure too.
+    // SQL sees the per-operation figure too: the change over the
+    // operations of the phase.
     let q = store
         .query(&format!(
-            "SELECT per_op FROM run_server_counters WHERE run_id = '{}' AND name = 'blks_hit'",
+            "SELECT per_op, delta, operations FROM run_server_counters \
+             WHERE run_id = '{}' AND name = 'blks_hit'",
             a.meta.id.as_str()
         ))
         .unwrap();
     assert_eq!(q.rows.len(), 1);
+    assert!(ops > 0.0);
+    assert_eq!(
+        q.rows[0],
+        vec![
+            Value::Real(1000.0 / ops),
+            Value::Real(1000.0),
+            Value::Integer(ops as i64)
+        ]
+    );
 
     // Two clients of one server sampled the same counters: the merged run
     // counts the server's work once, over both clients' operations.

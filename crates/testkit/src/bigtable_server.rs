@@ -1,14 +1,15 @@
 //! The official Bigtable emulator (`go install
 //! cloud.google.com/go/bigtable/cmd/emulator@latest`, or gcloud's packaged
-//! `cbtemulator`) on 127.0.0.1 and a free port, for the Bigtable tests.
+//! `cbtemulator`) on 127.0.0.1 and a port it picks itself (`-port 0`,
+//! read back from what it prints), for the Bigtable tests.
 //!
 //! The emulator keeps everything in memory: a restart loses every table.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
 
-use crate::servers::{find_binary, free_port, Server};
+use crate::needs::{self, Need};
+use crate::servers::Server;
 
 /// Where `go install` puts binaries: `$GOBIN`, each `$GOPATH/bin`, and the
 /// default `$HOME/go/bin`. Looked at before `PATH`, where a binary called
@@ -27,26 +28,50 @@ fn go_bin_dirs() -> Vec<PathBuf> {
     dirs
 }
 
-/// The emulator binary; `None` (after saying so) when it is not installed
-/// outside CI, a panic in CI. `SOJOURN_BIGTABLE_EMULATOR` overrides.
+/// gcloud's `google-cloud-cli-bigtable-emulator` package.
+const GCLOUD_DIR: &str = "/usr/lib/google-cloud-sdk/platform/bigtable-emulator";
+
+/// The emulator binary: `SOJOURN_BIGTABLE_EMULATOR`, else `cbtemulator`
+/// on PATH (where scripts/deps installs it, for every user) or in gcloud's
+/// package, else `emulator` in Go's bin directories. `None` when the run
+/// leaves Bigtable out; a panic saying how to install it when it is
+/// missing.
 pub fn emulator_binary() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("SOJOURN_BIGTABLE_EMULATOR") {
-        return Some(PathBuf::from(p));
+    if needs::left_out(Need::Bigtable) {
+        return None;
     }
-    if let Some(found) = go_bin_dirs()
-        .into_iter()
-        .map(|d| d.join("emulator"))
-        .find(|p| p.is_file())
-    {
-        return Some(found);
+    if let Some(p) = std::env::var_os("SOJOURN_BIGTABLE_EMULATOR").filter(|v| !v.is_empty()) {
+        let p = PathBuf::from(p);
+        assert!(
+            p.is_file(),
+            "SOJOURN_BIGTABLE_EMULATOR={}: no such file",
+            p.display()
+        );
+        return Some(p);
     }
-    // gcloud's `google-cloud-cli-bigtable-emulator` package.
-    find_binary(
-        "cbtemulator",
-        &[PathBuf::from(
-            "/usr/lib/google-cloud-sdk/platform/bigtable-emulator",
-        )],
-    )
+    let go_dirs = go_bin_dirs();
+    let found = needs::locate("cbtemulator", &[PathBuf::from(GCLOUD_DIR)]).or_else(|| {
+        go_dirs
+            .iter()
+            .map(|d| d.join("emulator"))
+            .find(|p| p.is_file())
+    });
+    Some(found.unwrap_or_else(|| {
+        let mut searched = vec![format!("cbtemulator on PATH and in {GCLOUD_DIR}")];
+        searched.extend(
+            go_dirs
+                .iter()
+                .map(|d| d.join("emulator").display().to_string()),
+        );
+        panic!(
+            "{}",
+            needs::missing(
+                Need::Bigtable,
+                "the Bigtable emulator",
+                &searched.join(", ")
+            )
+        )
+    }))
 }
 
 /// A running emulator.
@@ -56,12 +81,13 @@ pub struct BigtableEmulator {
 }
 
 impl BigtableEmulator {
-    /// Start the emulator, or `None` if it is not installed (outside CI).
+    /// Start the emulator on a port it picks itself, or `None` when the
+    /// run leaves Bigtable out.
     pub fn start() -> Option<BigtableEmulator> {
         let binary = emulator_binary()?;
-        let port = free_port();
         let dir = tempfile::tempdir().expect("tempdir");
-        let server = Server::start("bigtable emulator", command(&binary, port), port, dir);
+        let server =
+            Server::start_telling_port("bigtable emulator", dir, command(&binary, 0), told_port);
         Some(BigtableEmulator { server, binary })
     }
 
@@ -70,27 +96,11 @@ impl BigtableEmulator {
         format!("127.0.0.1:{}", self.server.port)
     }
 
-    /// Stop it (SIGSTOP) and return once the kernel shows it stopped: the
-    /// signal is asynchronous, and a request sent just after `kill` could
-    /// still be answered.
+    /// Stop it (SIGSTOP) and return once the kernel shows every thread
+    /// of it stopped: the signal is asynchronous, and a request sent just
+    /// after `kill` could still be answered.
     pub fn pause(&self) {
-        self.server.signal(libc::SIGSTOP);
-        let stat = format!("/proc/{}/stat", self.server.pid());
-        let deadline = Instant::now() + Duration::from_secs(5);
-        loop {
-            // The state follows the parenthesised command name.
-            let state = std::fs::read_to_string(&stat)
-                .ok()
-                .and_then(|s| {
-                    s.rsplit_once(')')
-                        .map(|(_, rest)| rest.trim_start().to_string())
-                })
-                .and_then(|rest| rest.chars().next());
-            if state == Some('T') || Instant::now() > deadline {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        self.server.pause();
     }
 
     /// Let it run again after [`BigtableEmulator::pause`].
@@ -105,7 +115,20 @@ impl BigtableEmulator {
     }
 }
 
-fn command(binary: &PathBuf, port: u16) -> Command {
+/// The port in the emulator's first line, `Cloud Bigtable emulator running
+/// on 127.0.0.1:PORT`.
+fn told_port(dir: &Path) -> Option<u16> {
+    let log = std::fs::read_to_string(dir.join("server.log")).ok()?;
+    let line = log.lines().find(|l| l.contains("emulator running on "))?;
+    line.rsplit_once(':')?
+        .1
+        .trim()
+        .parse()
+        .ok()
+        .filter(|&p| p != 0)
+}
+
+fn command(binary: &Path, port: u16) -> Command {
     let mut cmd = Command::new(binary);
     cmd.args(["-host", "127.0.0.1", "-port", &port.to_string()]);
     cmd

@@ -82,6 +82,18 @@ impl ScanOrder {
     }
 }
 
+/// What writes do to records that are absent or already there.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Writes {
+    /// An update of an absent record is NOT_FOUND; an insert over an
+    /// existing record replaces it whole.
+    Checked,
+    /// YCSB's Redis binding: an update of an absent record creates it with
+    /// the fields given; an insert over an existing record sets the fields
+    /// given and keeps the others.
+    Upsert,
+}
+
 /// The behaviour every backend with real storage must show, with scans in
 /// key order. Leaves the table empty.
 pub async fn conformance<B: Backend>(backend: &B) {
@@ -90,6 +102,11 @@ pub async fn conformance<B: Backend>(backend: &B) {
 
 /// [`conformance`] for a backend whose scans follow `order`.
 pub async fn conformance_with<B: Backend>(backend: &B, order: ScanOrder) {
+    conformance_as(backend, order, Writes::Checked).await
+}
+
+/// [`conformance_with`] for a backend whose writes behave as `writes`.
+pub async fn conformance_as<B: Backend>(backend: &B, order: ScanOrder, writes: Writes) {
     let schema = schema();
     backend.prepare(&schema, true).await.expect("prepare");
     assert_eq!(
@@ -98,7 +115,7 @@ pub async fn conformance_with<B: Backend>(backend: &B, order: ScanOrder) {
     );
     let mut conn = backend.connect(Arc::clone(&schema)).await.expect("connect");
 
-    round_trips(backend, &mut conn).await;
+    round_trips(backend, &mut conn, writes).await;
     binary_values(&mut conn).await;
     bad_fields(&mut conn).await;
 
@@ -130,7 +147,25 @@ pub async fn conformance_with<B: Backend>(backend: &B, order: ScanOrder) {
     );
 }
 
-async fn round_trips<B: Backend>(backend: &B, conn: &mut B::Conn) {
+/// An update of the absent `key`: NOT_FOUND, or (upserting) a record of
+/// that one field, which is deleted again so the table is as it was.
+async fn update_absent<C: Connection>(conn: &mut C, key: &str, writes: Writes) {
+    match writes {
+        Writes::Checked => {
+            assert_eq!(conn.update(key, &[fv(0, b"x")]).await, Status::NotFound);
+        }
+        Writes::Upsert => {
+            assert_eq!(conn.update(key, &[fv(0, b"x")]).await, Status::Ok);
+            assert_eq!(
+                read(conn, key, Fields::All).await,
+                (Status::Ok, vec![fv(0, b"x")])
+            );
+            assert_eq!(conn.delete(key).await, Status::Ok);
+        }
+    }
+}
+
+async fn round_trips<B: Backend>(backend: &B, conn: &mut B::Conn, writes: Writes) {
     let schema = schema();
 
     // Missing keys.
@@ -138,7 +173,7 @@ async fn round_trips<B: Backend>(backend: &B, conn: &mut B::Conn) {
         read(conn, "user1", Fields::All).await,
         (Status::NotFound, vec![])
     );
-    assert_eq!(conn.update("user1", &[fv(0, b"x")]).await, Status::NotFound);
+    update_absent(conn, "user1", writes).await;
     assert_eq!(conn.update("user1", &[]).await, Status::NotFound);
     assert_eq!(conn.delete("user1").await, Status::NotFound);
     assert_eq!(
@@ -203,11 +238,21 @@ async fn round_trips<B: Backend>(backend: &B, conn: &mut B::Conn) {
         (Status::Ok, vec![])
     );
 
-    // Inserting an existing key replaces the whole record.
+    // Inserting an existing key replaces the whole record, or (upserting)
+    // the fields given.
     assert_eq!(conn.insert("user1", &[fv(0, b"again")]).await, Status::Ok);
+    let expected = match writes {
+        Writes::Checked => vec![fv(0, b"again")],
+        Writes::Upsert => vec![
+            fv(0, b"again"),
+            fv(1, b"new1"),
+            fv(2, b"user1/f2"),
+            fv(3, b"new3"),
+        ],
+    };
     assert_eq!(
         read(conn, "user1", Fields::All).await,
-        (Status::Ok, vec![fv(0, b"again")])
+        (Status::Ok, expected)
     );
 
     // Delete.
@@ -217,7 +262,7 @@ async fn round_trips<B: Backend>(backend: &B, conn: &mut B::Conn) {
         (Status::NotFound, vec![])
     );
     assert_eq!(conn.delete("user1").await, Status::NotFound);
-    assert_eq!(conn.update("user1", &[fv(0, b"x")]).await, Status::NotFound);
+    update_absent(conn, "user1", writes).await;
     assert_eq!(
         backend.is_empty(&schema).await.expect("is_empty"),
         Some(false)

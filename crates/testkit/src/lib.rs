@@ -1,15 +1,18 @@
 //! Test helpers shared by every crate's integration tests (ripgrep's
 //! `tests/util`, as a crate so that both the backends' tests and the CLI's
 //! end-to-end tests can use it): real database servers started on loopback
-//! ports, the conformance suite every backend must pass, and runs (real
-//! and synthetic) kept in a results store for the report and compare
-//! tests.
+//! ports, what a test does when one is missing (`needs`), programs run
+//! under a deadline (`process`), the conformance suite every backend must
+//! pass, and runs (real and synthetic) kept in a results store for the
+//! report and compare tests.
 
 pub mod bigtable_server;
 pub mod conformance;
 pub mod mariadb_server;
 pub mod memcached_server;
+pub mod needs;
 pub mod postgres_server;
+pub mod process;
 pub mod redis_server;
 pub mod runs;
 pub mod servers;

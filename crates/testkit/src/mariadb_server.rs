@@ -1,5 +1,5 @@
 //! A real MariaDB server for tests: `mariadb-install-db` into a temporary
-//! directory, then `mariadbd` on 127.0.0.1 and a free port, with a user
+//! directory, then `mariadbd` on 127.0.0.1 and a port of its own, with a user
 //! that logs in with a password over TCP (so the client's authentication is
 //! exercised) and a database of its own.
 //!
@@ -8,12 +8,13 @@
 //! the tests run as root, the server runs as root too (`--user=root`, which
 //! MariaDB requires to be said explicitly).
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::servers::{find_binary, free_port, Server};
+use crate::needs::{self, Need};
+use crate::process::{output_within, TOOL_LIMIT};
+use crate::servers::Server;
 
 pub const USER: &str = "sojourn";
 pub const PASSWORD: &str = "s3cret-my";
@@ -47,9 +48,14 @@ impl Spec {
     }
 
     fn command(&self, port: u16) -> Command {
+        // Temporary tables in a folder of this server's own: the shared
+        // /tmp is cleaned by others and holds other servers' files.
+        let tmp = self.dir.join("tmp");
+        let _ = std::fs::create_dir_all(&tmp);
         let mut cmd = Command::new(&self.mariadbd);
         cmd.arg("--no-defaults")
             .arg(format!("--datadir={}", self.data().display()))
+            .arg(format!("--tmpdir={}", tmp.display()))
             .arg(format!("--socket={}", self.socket().display()))
             .arg(format!(
                 "--pid-file={}",
@@ -73,30 +79,21 @@ impl Spec {
     }
 
     /// Run SQL (any length: it goes through stdin) as root over the Unix
-    /// socket.
+    /// socket, within [`TOOL_LIMIT`].
     fn root_sql(&self, sql: &str) -> std::process::Output {
-        let mut child = Command::new(&self.client)
-            .arg("--no-defaults")
-            .arg(format!("--socket={}", self.socket().display()))
-            .args(["-uroot", "--batch", "--skip-column-names"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("running the mariadb client");
-        let mut stdin = child.stdin.take().expect("client stdin");
-        let input = sql.to_string();
-        // A thread, so that a large input cannot deadlock against output.
-        let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-        let out = child.wait_with_output().expect("client output");
-        let _ = writer.join();
-        out
+        output_within(
+            Command::new(&self.client)
+                .arg("--no-defaults")
+                .arg(format!("--socket={}", self.socket().display()))
+                .args(["-uroot", "--batch", "--skip-column-names"]),
+            Some(sql.as_bytes()),
+            TOOL_LIMIT,
+        )
     }
 }
 
 impl Mariadb {
-    /// Start a server. `None` when MariaDB is not installed and this is not
-    /// CI.
+    /// Start a server. `None` when the run leaves MariaDB out.
     pub fn start() -> Option<Mariadb> {
         Self::start_with(&[])
     }
@@ -118,9 +115,12 @@ impl Mariadb {
     }
 
     fn start_inner(options: &[&str], tls: bool) -> Option<Mariadb> {
-        let mariadbd = find_binary("mariadbd", &sbin_dirs())?;
-        let install = find_binary("mariadb-install-db", &[])?;
-        let client = find_binary("mariadb", &[])?;
+        if needs::left_out(Need::Mariadb) {
+            return None;
+        }
+        let mariadbd = needs::binary(Need::Mariadb, "mariadbd", &sbin_dirs());
+        let install = needs::binary(Need::Mariadb, "mariadb-install-db", &[]);
+        let client = needs::binary(Need::Mariadb, "mariadb", &[]);
         let dir = tempfile::Builder::new()
             .prefix("sojourn-mariadb")
             .tempdir()
@@ -156,7 +156,7 @@ impl Mariadb {
         // dozens of runs: one more attempt into an empty directory, with
         // the first failure's output shown.
         for attempt in 1..=2 {
-            let out = install.output().expect("running mariadb-install-db");
+            let out = output_within(&mut install, None, TOOL_LIMIT);
             if out.status.success() {
                 break;
             }
@@ -169,8 +169,7 @@ impl Mariadb {
             eprintln!("{message}");
             let _ = std::fs::remove_dir_all(spec.data());
         }
-        let port = free_port();
-        let server = Server::start("mariadbd", spec.command(port), port, dir);
+        let server = Server::start("mariadbd", dir, |port| spec.command(port));
         let mut db = Mariadb { server, spec };
         db.wait_accepting();
         let setup = format!(
@@ -238,9 +237,10 @@ impl Mariadb {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
-    /// Stop the server process (SIGSTOP).
+    /// Stop the server process (SIGSTOP) and return once every thread of
+    /// it shows it stopped.
     pub fn pause(&self) {
-        self.server.signal(libc::SIGSTOP);
+        self.server.pause();
     }
 
     /// Let a paused server go on.

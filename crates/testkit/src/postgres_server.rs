@@ -1,5 +1,5 @@
 //! A real PostgreSQL server for tests: `initdb` into a temporary directory,
-//! then `postgres` on 127.0.0.1 and a free port, with password (SCRAM)
+//! then `postgres` on 127.0.0.1 and a port of its own, with password (SCRAM)
 //! authentication so that the client's authentication is exercised too.
 //!
 //! PostgreSQL refuses to run as root. When the tests run as root, the
@@ -11,12 +11,16 @@
 //! crash of the machine would; a SIGSTOP of the postmaster alone would
 //! leave established connections served.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::servers::{find_binary, free_port, versioned_dirs, Server};
+use crate::needs::{self, Need};
+use crate::process::{output_within, TOOL_LIMIT};
+use crate::servers::{versioned_dirs, wait_stopped, Server};
+
+/// How to install `openssl`, which makes the TLS tests' certificates.
+pub const OPENSSL: &str = "Debian package openssl";
 
 /// The database superuser the tests log in as, and its password.
 pub const USER: &str = "sojourn";
@@ -137,13 +141,15 @@ pub fn tls_files(dir: &Path) -> TlsFiles {
         "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n",
     )
     .expect("extensions file");
-    let openssl = find_binary("openssl", &[]).expect("openssl (scripts/deps installs it)");
+    let openssl = needs::tool("openssl", OPENSSL);
     let run = |args: &str| {
-        let out = Command::new(&openssl)
-            .args(args.split_whitespace())
-            .current_dir(dir)
-            .output()
-            .expect("running openssl");
+        let out = output_within(
+            Command::new(&openssl)
+                .args(args.split_whitespace())
+                .current_dir(dir),
+            None,
+            TOOL_LIMIT,
+        );
         assert!(
             out.status.success(),
             "openssl {args}: {}",
@@ -200,7 +206,7 @@ impl Spec {
 
 impl Postgres {
     /// Start a server with settings for fast tests (no fsync). `None` when
-    /// PostgreSQL is not installed and this is not CI.
+    /// the run leaves PostgreSQL out.
     pub fn start() -> Option<Postgres> {
         Self::start_with(&[])
     }
@@ -223,7 +229,8 @@ impl Postgres {
     }
 
     fn start_inner(settings: &[&str], tls: bool) -> Option<Postgres> {
-        let postgres = find_binary(
+        let postgres = needs::find_binary(
+            Need::Postgres,
             "postgres",
             &versioned_dirs(Path::new("/usr/lib/postgresql"), "bin"),
         )?;
@@ -261,7 +268,7 @@ impl Postgres {
             std::os::unix::process::CommandExt::uid(&mut initdb, uid);
             std::os::unix::process::CommandExt::gid(&mut initdb, gid);
         }
-        let out = initdb.output().expect("running initdb");
+        let out = output_within(&mut initdb, None, TOOL_LIMIT);
         assert!(
             out.status.success(),
             "initdb failed:\n{}{}",
@@ -288,7 +295,6 @@ impl Postgres {
                 format!("hba_file={}", hba.display()),
             ]);
         }
-        let port = free_port();
         let spec = Spec {
             bin,
             data,
@@ -296,7 +302,7 @@ impl Postgres {
             run_as,
             settings,
         };
-        let server = Server::start("postgres", spec.command(port), port, dir);
+        let server = Server::start("postgres", dir, |port| spec.command(port));
         let mut pg = Postgres { server, spec };
         pg.wait_accepting();
         Some(pg)
@@ -335,11 +341,15 @@ impl Postgres {
     fn wait_accepting(&mut self) {
         let start = Instant::now();
         loop {
-            let ok = Command::new(self.spec.bin.join("pg_isready"))
-                .args(["-h", "127.0.0.1", "-t", "2", "-q", "-p"])
-                .arg(self.port().to_string())
-                .status()
-                .is_ok_and(|s| s.success());
+            let ok = output_within(
+                Command::new(self.spec.bin.join("pg_isready"))
+                    .args(["-h", "127.0.0.1", "-t", "2", "-q", "-p"])
+                    .arg(self.port().to_string()),
+                None,
+                TOOL_LIMIT,
+            )
+            .status
+            .success();
             if ok {
                 return;
             }
@@ -354,26 +364,16 @@ impl Postgres {
     /// user; panics with psql's output on failure; returns its output
     /// (unaligned, tuples only).
     pub fn psql(&self, sql: &str) -> String {
-        let mut child = Command::new(self.spec.bin.join("psql"))
-            .args(["-h", "127.0.0.1", "-U", USER, "-d", DATABASE])
-            .args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-p"])
-            .arg(self.port().to_string())
-            .env("PGPASSWORD", PASSWORD)
-            .env("PGSSLMODE", "prefer")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("running psql");
-        let mut stdin = child.stdin.take().expect("psql stdin");
-        let input = sql.to_string();
-        // A thread, so that a large input cannot deadlock against output.
-        let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-        let out = child.wait_with_output().expect("psql output");
-        writer
-            .join()
-            .expect("psql writer")
-            .expect("writing to psql");
+        let out = output_within(
+            Command::new(self.spec.bin.join("psql"))
+                .args(["-h", "127.0.0.1", "-U", USER, "-d", DATABASE])
+                .args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-p"])
+                .arg(self.port().to_string())
+                .env("PGPASSWORD", PASSWORD)
+                .env("PGSSLMODE", "prefer"),
+            Some(sql.as_bytes()),
+            TOOL_LIMIT,
+        );
         assert!(
             out.status.success(),
             "psql failed: {}",
@@ -382,10 +382,16 @@ impl Postgres {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
-    /// Stop every server process (SIGSTOP), the postmaster first so that
-    /// it forks no more.
+    /// Stop every server process (SIGSTOP) and return once each shows it
+    /// stopped: the postmaster first, so that the processes it forked are
+    /// all known once it is, then those.
     pub fn pause(&self) {
-        signal_all(&family(self.server.pid()), libc::SIGSTOP);
+        let pid = self.server.pid();
+        signal_all(&[pid], libc::SIGSTOP);
+        wait_stopped(&[pid], "the postmaster");
+        let pids = family(pid);
+        signal_all(&pids, libc::SIGSTOP);
+        wait_stopped(&pids, "postgres");
     }
 
     /// Let a paused server go on.

@@ -1,4 +1,5 @@
-//! A Redis server for tests: `redis-server` on 127.0.0.1 at a free port,
+//! A Redis server for tests: `redis-server` on 127.0.0.1 at a port of its
+//! own (Redis cannot pick one itself: see [`Server::start`]),
 //! nothing persisted (`--save '' --appendonly no`), working files in a
 //! temporary directory, optionally with a password (`requirepass`).
 //! Valkey's `valkey-server` is used when `redis-server` is absent.
@@ -9,7 +10,8 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::servers::{find_binary, free_port, Server};
+use crate::needs::{self, Need};
+use crate::servers::Server;
 
 pub struct RedisServer {
     pub server: Server,
@@ -30,29 +32,29 @@ pub struct TlsFiles {
     pub client_key: PathBuf,
 }
 
-/// `redis-server`'s path (else `valkey-server`'s), or `None` (after a
-/// message) when neither is installed outside CI.
+/// `redis-server`'s path (else `valkey-server`'s), or `None` when the run
+/// leaves Redis out; a panic saying how to install it when neither is.
 fn binary() -> Option<PathBuf> {
-    let on_path = |name: &str| {
-        let path = std::env::var_os("PATH").unwrap_or_default();
-        std::env::split_paths(&path)
-            .map(|d| d.join(name))
-            .find(|p| p.is_file())
-    };
-    on_path("redis-server")
-        .or_else(|| on_path("valkey-server"))
-        .or_else(|| find_binary("redis-server", &[]))
+    if needs::left_out(Need::Redis) {
+        return None;
+    }
+    Some(
+        needs::locate("redis-server", &[])
+            .or_else(|| needs::locate("valkey-server", &[]))
+            .unwrap_or_else(|| needs::binary(Need::Redis, "redis-server", &[])),
+    )
 }
 
 impl RedisServer {
-    /// Start a server, or `None` when Redis is not installed (a panic in CI).
+    /// Start a server, or `None` when the run leaves Redis out.
     pub fn start(password: Option<&str>) -> Option<RedisServer> {
         let bin = binary()?;
         let dir = tempfile::tempdir().expect("temp dir");
-        let port = free_port();
         let password = password.map(str::to_string);
-        let cmd = command(&bin, port, dir.path(), password.as_deref(), &[]);
-        let server = Server::start("redis-server", cmd, port, dir);
+        let d = dir.path().to_path_buf();
+        let server = Server::start("redis-server", dir, |port| {
+            command(&bin, port, &d, password.as_deref(), &[])
+        });
         Some(RedisServer {
             server,
             password,
@@ -64,19 +66,18 @@ impl RedisServer {
 
     /// A server that speaks only TLS, with certificates made for the test
     /// by `openssl`; with `check_clients`, it also demands a client
-    /// certificate (Redis' default). `None` when Redis or openssl is not
-    /// installed (a panic in CI).
+    /// certificate (Redis' default). `None` when the run leaves Redis out.
     pub fn start_tls(check_clients: bool) -> Option<RedisServer> {
         let bin = binary()?;
-        let openssl = find_binary("openssl", &[])?;
+        let openssl = needs::tool("openssl", crate::postgres_server::OPENSSL);
         let dir = tempfile::tempdir().expect("temp dir");
         let d = dir.path();
         let run = |args: &[&str]| {
-            let out = Command::new(&openssl)
-                .args(args)
-                .current_dir(d)
-                .output()
-                .expect("running openssl");
+            let out = crate::process::output_within(
+                Command::new(&openssl).args(args).current_dir(d),
+                None,
+                crate::process::TOOL_LIMIT,
+            );
             assert!(
                 out.status.success(),
                 "openssl {args:?}: {}",
@@ -129,7 +130,6 @@ impl RedisServer {
                 &ext,
             ]);
         }
-        let port = free_port();
         let p = |f: &str| d.join(f).display().to_string();
         let extra = vec![
             "--tls-cert-file".to_string(),
@@ -146,8 +146,10 @@ impl RedisServer {
             client_cert: d.join("client.crt"),
             client_key: d.join("client.key"),
         };
-        let cmd = command(&bin, port, d, None, &extra);
-        let server = Server::start("redis-server", cmd, port, dir);
+        let d = d.to_path_buf();
+        let server = Server::start("redis-server", dir, |port| {
+            command(&bin, port, &d, None, &extra)
+        });
         Some(RedisServer {
             server,
             password: None,

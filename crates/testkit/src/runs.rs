@@ -18,20 +18,19 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use sojourn_core::backend::memory::MemoryBackend;
-use sojourn_core::backend::{Backend, Schema, Status};
+use sojourn_core::backend::{Backend, Status};
 use sojourn_core::cpu::CpuTimes;
 use sojourn_core::executor::{
-    self, BackendConnector, Interval, IntervalKind, Quiet, RunOutcome, StopHandle, StopReason,
+    self, BackendConnector, Interval, Quiet, RunOutcome, StopHandle, StopReason,
 };
-use sojourn_core::histlog;
 use sojourn_core::op::OpKind;
 use sojourn_core::plan::Plan;
 use sojourn_core::properties::Properties;
-use sojourn_core::recorder::{LatencySummary, Stats};
+use sojourn_core::recorder::Stats;
 use sojourn_core::schedule::Arrival;
-use sojourn_core::workload::{CoreShared, Phase};
+use sojourn_core::workload::Phase;
 use sojourn_store::{
-    RunId, RunMeta, RunStatus, RunSummary, RunTotals, Store, StoredInterval, StoredRun,
+    RunId, RunMeta, RunRecord, RunStatus, RunSummary, RunTotals, Store, StoredInterval,
 };
 
 /// A run of reads (and, with `update_fraction`, updates) whose arrivals
@@ -140,7 +139,7 @@ impl Synthetic {
 impl Synthetic {
     /// The run as the store reads it back, without a store (for tests
     /// that compare hundreds of runs).
-    pub fn stored_run(&self) -> StoredRun {
+    pub fn stored_run(&self) -> RunRecord {
         let per = self.interval_stats();
         let mut total = Stats::default();
         for s in &per {
@@ -166,7 +165,8 @@ impl Synthetic {
             runtime_threads: 1,
             cpu: CpuTimes::default(),
         };
-        StoredRun {
+        RunRecord {
+            self_check: None,
             summary: RunSummary {
                 meta,
                 status: RunStatus::Completed,
@@ -198,25 +198,7 @@ impl Synthetic {
 
 /// The time-series row core builds from an interval's statistics.
 pub fn interval_of(stats: &Stats, start: Duration, length: Duration, warmup: bool) -> Interval {
-    Interval {
-        start,
-        length,
-        ops_done: stats.ops_done,
-        cpu: CpuTimes::default(),
-        warmup,
-        kinds: stats
-            .kinds()
-            .map(|(kind, s)| IntervalKind {
-                kind,
-                statuses: s.statuses,
-                service: LatencySummary::of(&s.ok.service),
-                response: LatencySummary::of(&s.ok.response),
-                service_hist: histlog::encode(&s.ok.service),
-                response_hist: histlog::encode(&s.ok.response),
-            })
-            .collect(),
-        lag: None,
-    }
+    Interval::of(stats, start, length, CpuTimes::default(), warmup)
 }
 
 /// A run's description for the store: phase `run`, the workload and
@@ -279,11 +261,7 @@ pub fn workload_properties(repo: &Path, file: &str, overrides: &[(&str, &str)]) 
 /// run` (or `load`) would; the table is created first if needed.
 pub fn memory_run(backend: &MemoryBackend, props: &Properties, phase: Phase) -> RunOutcome {
     let plan = Plan::from_properties(props, phase, &[]).expect("a valid plan");
-    let schema = Arc::new(Schema::ycsb(
-        &plan.workload.table,
-        &plan.workload.field_prefix,
-        plan.workload.field_count,
-    ));
+    let schema = Arc::new(plan.schema.clone());
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -291,17 +269,14 @@ pub fn memory_run(backend: &MemoryBackend, props: &Properties, phase: Phase) -> 
     rt.block_on(backend.prepare(&schema, false))
         .expect("prepare");
     let connector = BackendConnector { backend, schema };
+    let ready = rt
+        .block_on(plan.workload.ready(phase, &plan.run, backend, &connector))
+        .expect("a valid workload");
     executor::with_pool(
         &connector,
-        plan.run.threads,
+        plan.run.workers(),
         plan.run.runtime_threads,
-        |pool| {
-            let shared = CoreShared::new(plan.workload.clone()).expect("a valid workload");
-            let steps = (0..pool.workers())
-                .map(|i| shared.worker(phase, plan.run.seed, i))
-                .collect();
-            pool.run(steps, &plan.run, &StopHandle::new(), &Quiet)
-        },
+        |pool| ready.run(pool, &StopHandle::new(), &Quiet),
     )
     .expect("connections open")
     .expect("the run completes")

@@ -1,14 +1,27 @@
-//! Real database servers for the integration tests, started on free ports on
-//! 127.0.0.1 with their data in temporary directories, and stopped (by the
-//! PID we started) when dropped. One launcher per database in its own file.
+//! Real database servers for the integration tests, started on ports of
+//! their own on 127.0.0.1 with their data in temporary directories, and
+//! stopped (by the PID we started) when dropped. One launcher per database
+//! in its own file.
 //!
-//! A missing server binary is a failure in CI (`CI=true`) and a skip with a
-//! message elsewhere: `scripts/deps` installs them.
+//! A port is never checked free and then used later: a server either picks
+//! its own port and tells it (the Bigtable emulator, memcached), or is
+//! started on a port that was free a moment ago and counts as ready only
+//! once the kernel shows that very process listening there; one that finds
+//! its port taken by someone else is started again on another. What a
+//! missing server does is [`crate::needs`]'s business.
 
-use std::net::{TcpListener, TcpStream};
+use std::io::{Read as _, Seek as _};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// How long a server may take to listen.
+pub const READY_LIMIT: Duration = Duration::from_secs(60);
+/// How long a stopped process may take to show it stopped.
+pub const STOP_LIMIT: Duration = Duration::from_secs(10);
+/// Ports tried before giving up when each one is taken in the meantime.
+const PORT_ATTEMPTS: usize = 20;
 
 /// A server process we started. Killing it on drop ends only our own child.
 pub struct Server {
@@ -18,58 +31,179 @@ pub struct Server {
     child: Option<Child>,
 }
 
+/// Why one attempt to start a server did not give a listening server.
+#[derive(Debug)]
+pub enum StartError {
+    /// Another process took the port first; the server said so and ended.
+    PortTaken { port: u16, log: String },
+    /// It ended for another reason.
+    Exited { status: String, log: String },
+    /// It did not listen within `limit` (and was killed).
+    NotListening {
+        port: Option<u16>,
+        limit: Duration,
+        log: String,
+    },
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StartError::PortTaken { port, log } => {
+                write!(f, "port {port} was taken by another process:\n{log}")
+            }
+            StartError::Exited { status, log } => {
+                write!(f, "exited with {status} before listening:\n{log}")
+            }
+            StartError::NotListening {
+                port: Some(p),
+                limit,
+                log,
+            } => {
+                write!(f, "did not listen on port {p} within {limit:?}:\n{log}")
+            }
+            StartError::NotListening {
+                port: None,
+                limit,
+                log,
+            } => {
+                write!(
+                    f,
+                    "did not say which port it listens on within {limit:?}:\n{log}"
+                )
+            }
+        }
+    }
+}
+
+/// Where a starting server's port comes from.
+enum Port<'a> {
+    /// Chosen by us and passed to the server.
+    Given(u16),
+    /// Chosen by the server (port 0), read back from its files in `dir`.
+    Told(&'a dyn Fn(&Path) -> Option<u16>),
+}
+
 impl Server {
-    /// Start `cmd` (already configured to listen on `port` with data under
-    /// `dir`) and wait until the port accepts connections.
+    /// Start a server on a port of its own: `command(port)` is the server
+    /// configured to listen on `port` (on 127.0.0.1) with its data under
+    /// `dir`. Ready once this very process listens there; a server that
+    /// finds the port taken meanwhile is started again on another.
     pub fn start(
         name: &'static str,
-        mut cmd: Command,
-        port: u16,
         dir: tempfile::TempDir,
+        command: impl FnMut(u16) -> Command,
     ) -> Server {
-        let log = std::fs::File::create(dir.path().join("server.log")).expect("server log");
-        let child = cmd
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().expect("log handle"))
-            .stderr(log)
-            .spawn()
-            .unwrap_or_else(|e| panic!("starting {name}: {e}"));
+        Self::start_on_ports(
+            name,
+            dir,
+            std::iter::repeat_with(free_port),
+            command,
+            READY_LIMIT,
+        )
+        .unwrap_or_else(|e| panic!("starting {name}: {e}"))
+    }
+
+    /// [`Server::start`] over the ports `ports` gives, each tried in turn
+    /// while the last one was taken; at most [`PORT_ATTEMPTS`].
+    pub fn start_on_ports(
+        name: &'static str,
+        mut dir: tempfile::TempDir,
+        ports: impl IntoIterator<Item = u16>,
+        mut command: impl FnMut(u16) -> Command,
+        limit: Duration,
+    ) -> Result<Server, StartError> {
+        let mut last = None;
+        for port in ports.into_iter().take(PORT_ATTEMPTS) {
+            let from = log_len(dir.path());
+            let child = spawn(name, &mut command(port), dir.path());
+            let mut s = Server {
+                name,
+                port,
+                dir,
+                child: Some(child),
+            };
+            match s.wait_ready(Port::Given(port), from, limit) {
+                Ok(_) => return Ok(s),
+                Err(e @ StartError::PortTaken { .. }) => {
+                    s.kill();
+                    last = Some(e);
+                    dir = take_dir(s);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last.expect("at least one port to try"))
+    }
+
+    /// Start a server that picks a free port itself (it is told port 0)
+    /// and says which: `port(dir)` reads it back from the server's files
+    /// in `dir` (its log is `server.log`), `None` until it is there. No
+    /// other process can take that port in between.
+    pub fn start_telling_port(
+        name: &'static str,
+        dir: tempfile::TempDir,
+        mut command: Command,
+        port: impl Fn(&Path) -> Option<u16>,
+    ) -> Server {
+        let from = log_len(dir.path());
+        let child = spawn(name, &mut command, dir.path());
         let mut s = Server {
             name,
-            port,
+            port: 0,
             dir,
             child: Some(child),
         };
-        s.wait_ready(Duration::from_secs(60));
-        s
+        match s.wait_ready(Port::Told(&port), from, READY_LIMIT) {
+            Ok(p) => {
+                s.port = p;
+                s
+            }
+            Err(e) => panic!("starting {name}: {e}"),
+        }
     }
 
     pub fn pid(&self) -> u32 {
         self.child.as_ref().map(|c| c.id()).unwrap_or(0)
     }
 
-    /// Poll (bounded) until the port accepts a TCP connection; fail with the
-    /// server's log if it exits or never listens.
-    pub fn wait_ready(&mut self, limit: Duration) {
+    /// Poll (bounded) until our process listens on its port; the port when
+    /// it does, else why not (the process is killed when it overran). Its
+    /// log starts at byte `from` of `server.log`.
+    fn wait_ready(
+        &mut self,
+        port: Port<'_>,
+        from: u64,
+        limit: Duration,
+    ) -> Result<u16, StartError> {
         let start = Instant::now();
         loop {
-            if TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
-                return;
+            let p = match &port {
+                Port::Given(p) => Some(*p),
+                Port::Told(read) => read(self.dir.path()),
+            };
+            if let Some(p) = p.filter(|&p| listens(self.pid(), p)) {
+                return Ok(p);
             }
             if let Some(Ok(Some(status))) = self.child.as_mut().map(|c| c.try_wait()) {
-                panic!(
-                    "{} exited with {status} before listening:\n{}",
-                    self.name,
-                    self.log()
-                );
+                let log = self.log_since(from);
+                return Err(match p {
+                    Some(port) if log.to_ascii_lowercase().contains("address already in use") => {
+                        StartError::PortTaken { port, log }
+                    }
+                    _ => StartError::Exited {
+                        status: status.to_string(),
+                        log,
+                    },
+                });
             }
             if start.elapsed() > limit {
-                panic!(
-                    "{} did not listen on port {} within {limit:?}:\n{}",
-                    self.name,
-                    self.port,
-                    self.log()
-                );
+                self.kill();
+                return Err(StartError::NotListening {
+                    port: p,
+                    limit,
+                    log: self.log_since(from),
+                });
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -77,6 +211,18 @@ impl Server {
 
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
+    }
+
+    /// The log from byte `from` on: what the latest start wrote.
+    fn log_since(&self, from: u64) -> String {
+        let mut s = String::new();
+        if let Ok(mut f) = std::fs::File::open(self.dir.path().join("server.log")) {
+            let _ = f.seek(std::io::SeekFrom::Start(from));
+            let mut bytes = Vec::new();
+            let _ = f.read_to_end(&mut bytes);
+            s = String::from_utf8_lossy(&bytes).into_owned();
+        }
+        s
     }
 
     /// Send a signal to the server (SIGSTOP/SIGCONT for fault tests).
@@ -89,17 +235,10 @@ impl Server {
 
     /// Freeze the server (SIGSTOP) and return once every thread of it is
     /// stopped: the signal is asynchronous, and a thread mid-request could
-    /// otherwise still answer. Polls /proc (bounded) on Linux.
+    /// otherwise still answer. Panics if it does not stop in time.
     pub fn pause(&self) {
         self.signal(libc::SIGSTOP);
-        let start = Instant::now();
-        while start.elapsed() < Duration::from_secs(10) {
-            if all_threads_stopped(self.pid()) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        panic!("{} did not stop within 10 s of SIGSTOP", self.name);
+        wait_stopped(&[self.pid()], self.name);
     }
 
     /// Undo [`Server::pause`].
@@ -115,22 +254,15 @@ impl Server {
         }
     }
 
-    /// Start it again on the same port and data directory.
-    pub fn restart(&mut self, cmd: Command) {
+    /// Start it again on the same port and data directory; panics if it
+    /// does not listen there (another process took the port meanwhile).
+    pub fn restart(&mut self, mut cmd: Command) {
         self.kill();
-        let log = std::fs::OpenOptions::new()
-            .append(true)
-            .open(self.dir.path().join("server.log"))
-            .expect("server log");
-        let mut cmd = cmd;
-        let child = cmd
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().expect("log handle"))
-            .stderr(log)
-            .spawn()
-            .unwrap_or_else(|e| panic!("restarting {}: {e}", self.name));
-        self.child = Some(child);
-        self.wait_ready(Duration::from_secs(60));
+        let from = log_len(self.dir.path());
+        self.child = Some(spawn(self.name, &mut cmd, self.dir.path()));
+        if let Err(e) = self.wait_ready(Port::Given(self.port), from, READY_LIMIT) {
+            panic!("restarting {}: {e}", self.name);
+        }
     }
 }
 
@@ -140,9 +272,87 @@ impl Drop for Server {
     }
 }
 
+/// The directory of a server whose start failed, for the next attempt.
+fn take_dir(mut s: Server) -> tempfile::TempDir {
+    s.kill();
+    // A placeholder that deletes nothing of ours when `s` drops.
+    let placeholder = tempfile::tempdir().expect("tempdir");
+    std::mem::replace(&mut s.dir, placeholder)
+}
+
+/// Spawn `cmd` with its output appended to `dir/server.log`.
+fn spawn(name: &str, cmd: &mut Command, dir: &Path) -> Child {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("server.log"))
+        .expect("server log");
+    cmd.stdin(Stdio::null())
+        .stdout(log.try_clone().expect("log handle"))
+        .stderr(log)
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {name}: {e}"))
+}
+
+fn log_len(dir: &Path) -> u64 {
+    std::fs::metadata(dir.join("server.log")).map_or(0, |m| m.len())
+}
+
+/// Whether process `pid` holds a TCP socket listening on `port`: the
+/// kernel's table of listening sockets (`/proc/net/tcp`, `tcp6`) gives
+/// the sockets' inodes, the process's file descriptors name them. A port
+/// that accepts connections is not enough: it may be another process's.
+pub fn listens(pid: u32, port: u16) -> bool {
+    if pid == 0 {
+        return false;
+    }
+    let inodes: Vec<String> = ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .filter_map(|t| std::fs::read_to_string(t).ok())
+        .flat_map(|table| {
+            table
+                .lines()
+                .skip(1)
+                .filter_map(|line| {
+                    // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+                    let f: Vec<&str> = line.split_whitespace().collect();
+                    let local_port = f.get(1)?.rsplit_once(':')?.1;
+                    let listening = *f.get(3)? == "0A";
+                    (listening && u16::from_str_radix(local_port, 16).ok()? == port)
+                        .then(|| f.get(9).map(|s| s.to_string()))
+                        .flatten()
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    if inodes.is_empty() {
+        return false;
+    }
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    fds.filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+        .any(|target| {
+            let t = target.to_string_lossy();
+            inodes.iter().any(|i| t == format!("socket:[{i}]"))
+        })
+}
+
+/// Poll (bounded) until every thread of every process in `pids` is
+/// stopped (or gone); panics naming `what` when one is not in time.
+pub fn wait_stopped(pids: &[u32], what: &str) {
+    let start = Instant::now();
+    while !pids.iter().all(|&p| all_threads_stopped(p)) {
+        if start.elapsed() > STOP_LIMIT {
+            panic!("{what} did not stop within {STOP_LIMIT:?} of SIGSTOP");
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 /// Whether every thread of `pid` is in the stopped state ('T' in
 /// /proc/PID/task/TID/stat), or the process is gone.
-fn all_threads_stopped(pid: u32) -> bool {
+pub fn all_threads_stopped(pid: u32) -> bool {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return true;
     };
@@ -157,7 +367,9 @@ fn all_threads_stopped(pid: u32) -> bool {
     })
 }
 
-/// A port nobody listens on right now.
+/// A port nobody listened on a moment ago: a candidate for
+/// [`Server::start`], which checks that its server got it. For a port that
+/// must stay closed, use [`closed_port`].
 pub fn free_port() -> u16 {
     TcpListener::bind(("127.0.0.1", 0))
         .and_then(|l| l.local_addr())
@@ -165,28 +377,31 @@ pub fn free_port() -> u16 {
         .expect("binding a free port")
 }
 
-/// Whether tests run in CI, where a missing server must fail, not skip.
-pub fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+/// A port on 127.0.0.1 that refuses connections for as long as this is
+/// kept: bound (so that no other process can listen there) but not
+/// listening.
+pub struct ClosedPort {
+    socket: socket2::Socket,
 }
 
-/// Find an executable on PATH or in `extra` directories (globs not needed:
-/// pass e.g. every `/usr/lib/postgresql/*/bin`). In CI a missing binary
-/// panics; elsewhere it returns None and the caller skips with a message.
-pub fn find_binary(name: &str, extra: &[PathBuf]) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let found = std::env::split_paths(&path)
-        .chain(extra.iter().cloned())
-        .map(|d| d.join(name))
-        .find(|p| p.is_file());
-    if found.is_none() {
-        let msg = format!("{name} is not installed; scripts/deps installs it");
-        if in_ci() {
-            panic!("{msg} (CI=true: a missing server is a failure)");
-        }
-        eprintln!("skipping: {msg}");
+impl ClosedPort {
+    pub fn port(&self) -> u16 {
+        self.socket
+            .local_addr()
+            .ok()
+            .and_then(|a| a.as_socket())
+            .map(|a| a.port())
+            .expect("a bound socket's port")
     }
-    found
+}
+
+/// A [`ClosedPort`]: where a test needs "nothing listens here".
+pub fn closed_port() -> ClosedPort {
+    use socket2::{Domain, Socket, Type};
+    let socket = Socket::new(Domain::IPV4, Type::STREAM, None).expect("a socket");
+    let addr: std::net::SocketAddr = ([127, 0, 0, 1], 0).into();
+    socket.bind(&addr.into()).expect("binding a port");
+    ClosedPort { socket }
 }
 
 /// Directories under `root` matching `root/*/suffix` (e.g. PostgreSQL's

@@ -1,16 +1,14 @@
-//! TLS for Redis connections: the rustls client configuration (ring
-//! provider, no OpenSSL) built from [`TlsOptions`].
+//! TLS for Redis connections: the rustls client configuration built from
+//! [`TlsOptions`] (trusted authorities, client certificate).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::{DigitallySignedStruct, SignatureScheme};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 
 use super::TlsOptions;
+use crate::tls;
 use crate::wire::Tls;
 
 /// Where Debian, Fedora and others keep the system's trusted authorities.
@@ -22,14 +20,12 @@ const SYSTEM_BUNDLES: &[&str] = &[
 
 /// The connector and server name for connecting to `host` with `o`.
 pub(crate) fn config(host: &str, o: &TlsOptions) -> Result<Tls, String> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let builder = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
-        .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS: {e}"))?;
+    let provider = tls::provider();
+    let builder = tls::builder(&provider)?;
     let builder = if o.insecure {
         builder
             .dangerous()
-            .with_custom_certificate_verifier(Arc::new(NoVerify(provider)))
+            .with_custom_certificate_verifier(tls::accept_any_certificate(&provider))
     } else {
         let path = match &o.ca {
             Some(p) => p.clone(),
@@ -85,55 +81,4 @@ fn system_bundle() -> Result<PathBuf, String> {
         .ok_or_else(|| {
             "TLS: no system CA bundle found; give one with -p redis.tls.ca=PATH".to_string()
         })
-}
-
-/// `redis.tls.insecure=true`: any certificate is accepted, but the
-/// handshake's signatures are still checked, so the session is encrypted
-/// with whoever answered.
-#[derive(Debug)]
-struct NoVerify(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for NoVerify {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
 }

@@ -9,7 +9,6 @@ use std::process::ExitCode;
 use anyhow::Result;
 use sojourn_report::compare::{self, CompareOptions, TextStyle};
 
-use super::stored;
 use crate::cli::{ColorArg, CompareArgs, CompareFormat};
 
 /// Colour only where it will be seen as colour, and never against the
@@ -26,7 +25,7 @@ fn use_color(arg: ColorArg) -> bool {
 }
 
 pub fn main(a: CompareArgs) -> Result<ExitCode> {
-    let store = stored::open_for_reading(&a.store)?;
+    let store = crate::options::reading_store(&a.store)?;
     let ra = store.load_merged_with(&a.a, IntervalDetail::Histograms)?;
     let rb = store.load_merged_with(&a.b, IntervalDetail::Histograms)?;
     let c = compare::compare(&ra, &rb, &CompareOptions { alpha: a.alpha })?;

@@ -5,7 +5,6 @@ mod compare;
 mod phase;
 mod report;
 mod results;
-mod stored;
 mod suite;
 
 use std::process::ExitCode;

@@ -12,7 +12,6 @@ use sojourn_report::html::{self, HtmlOptions};
 use sojourn_report::tables::{self, CostOptions, Which};
 use sojourn_report::{select, Latency};
 
-use super::stored;
 use crate::cli::{LatencyArg, ReportArgs, ReportFormat, TableArg};
 
 fn price(flag: &str, v: f64) -> Result<f64> {
@@ -48,12 +47,12 @@ pub fn main(a: ReportArgs) -> Result<ExitCode> {
     let labels = a
         .labels
         .iter()
-        .map(|l| stored::parse_label(l))
+        .map(|l| sojourn_session::parse_label(l))
         .collect::<Result<Vec<_>>>()?;
     if a.format == ReportFormat::Html && a.output.is_none() && std::io::stdout().is_terminal() {
         bail!("an HTML report is a file: give -o report.html (or pipe stdout), or --format md for tables");
     }
-    let store = stored::open_for_reading(&a.store)?;
+    let store = crate::options::reading_store(&a.store)?;
     let runs = select::select(&store, &a.runs, &labels)?;
     let text = match a.format {
         ReportFormat::Md => tables::markdown(&runs, which, latency, &cost),

@@ -2,52 +2,79 @@
 //! them (filtered by label, workload, backend, phase, status, time), `show`
 //! prints a run's YCSB summary again from its stored histograms (with the
 //! same code that printed it after the run), `export` writes PKB samples,
-//! CSV, JSON or an HdrHistogram interval log, and `query` runs read-only
-//! SQL over the tables and views documented in docs/results.md.
+//! CSV, JSON, the JSON report or an HdrHistogram interval log, `query`
+//! runs read-only SQL over the tables and views documented in
+//! docs/results.md, and `import` stores runs kept in spool files (or
+//! another store file).
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use sojourn_core::output::time::rfc3339;
-use sojourn_core::output::ycsb;
-use sojourn_core::plan::MeasurementInterval;
-use sojourn_store::export::{hdrlog, pkb, table};
-use sojourn_store::{Filter, IntervalDetail, RunStatus, Store, StoredRun, Value};
+use sojourn_core::output::ycsb::Summary;
+use sojourn_core::output::{hdrlog, json, pkb, table, Export};
+use sojourn_store::{Filter, IntervalDetail, RunRecord, RunStatus, Store, Value};
 
 use crate::cli::{
-    ExportArgs, ExportFormat, ListArgs, QueryArgs, QueryFormat, ResultsArgs, ResultsCommand,
-    ShowArgs,
+    ExportArgs, ExportFormat, ImportArgs, ListArgs, QueryArgs, QueryFormat, ResultsArgs,
+    ResultsCommand, ShowArgs,
 };
-use crate::commands::phase::{data_dir, default_store, parse_label};
+use sojourn_session::{open_existing, open_for_reading, open_store, parse_label, Places};
 
 pub fn main(a: ResultsArgs) -> Result<ExitCode> {
-    let location = a
-        .results
-        .clone()
-        .unwrap_or_else(|| default_store(&data_dir(a.data_dir.clone())));
+    let places = Places::new(a.data_dir.clone());
+    let results = a.results.as_deref();
     match a.command {
-        ResultsCommand::List(l) => list(&open(&location)?, l),
-        ResultsCommand::Show(s) => show(&open(&location)?, s),
-        ResultsCommand::Export(e) => export(&open(&location)?, e),
-        ResultsCommand::Query(q) => query(&location, q),
+        ResultsCommand::List(l) => list(&open_existing(&places, results)?, l),
+        ResultsCommand::Show(s) => show(&open_existing(&places, results)?, s),
+        ResultsCommand::Export(e) => export(&open_existing(&places, results)?, e),
+        ResultsCommand::Query(q) => query(&open_for_reading(&places, results)?, q),
+        ResultsCommand::Import(i) => {
+            let location = places.store_location(results);
+            let records = open_store(&places, &location).context(if results.is_some() {
+                "opening --results"
+            } else {
+                "opening the default results store (--results PATH to name another)"
+            })?;
+            let store = records.store().context("the results store did not open")?;
+            return import(store, i);
+        }
     }?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// An existing store: reading commands never create an empty one.
-fn open(location: &str) -> Result<Store> {
-    let is_file = !location.contains("://");
-    let path = location.strip_prefix("sqlite:").unwrap_or(location);
-    if is_file && !std::path::Path::new(path).exists() {
-        bail!(
-            "no results store at {path} yet: load, run and bench record their runs there \
-             (or name another store with --results PATH|URL)"
-        );
+/// `results import`: every file's runs, each file on its own, saying what
+/// was stored; any file that fails makes the exit status 1.
+fn import(store: &Store, a: ImportArgs) -> Result<ExitCode> {
+    let mut failed = 0;
+    for file in &a.files {
+        match store.import(file) {
+            Ok(runs) => {
+                eprintln!(
+                    "imported {} run{} from {} into {}",
+                    runs.len(),
+                    if runs.len() == 1 { "" } else { "s" },
+                    file.display(),
+                    store.location()
+                );
+                for r in &runs {
+                    println!("{r}");
+                }
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                failed += 1;
+            }
+        }
     }
-    Store::open(location).context("opening the results store (--results)")
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// `--since`: a date or date-time in UTC, or a time ago.
@@ -203,19 +230,11 @@ fn print_table(out: &mut dyn Write, rows: &[Vec<String>]) -> io::Result<()> {
     Ok(())
 }
 
-fn measurement_interval(s: &str) -> MeasurementInterval {
-    match s {
-        "intended" => MeasurementInterval::Intended,
-        "both" => MeasurementInterval::Both,
-        _ => MeasurementInterval::Op,
-    }
-}
-
 /// A run (or the client processes a run URI names, merged exactly). The
 /// interval histograms are decoded only when `intervals` asks for them or
 /// the run never stored its totals (its summary is then their sum): a long
 /// run has thousands of them.
-fn load(store: &Store, run: &str, intervals: bool) -> Result<StoredRun> {
+fn load(store: &Store, run: &str, intervals: bool) -> Result<RunRecord> {
     if !intervals {
         let r = store.load_merged_with(run, IntervalDetail::Figures)?;
         if r.summary.totals.is_some() {
@@ -246,43 +265,21 @@ fn show(store: &Store, a: ShowArgs) -> Result<()> {
             String::new()
         }
     );
-    let total = run.totals_or_intervals();
-    let (measured, throughput) = match &run.summary.totals {
-        Some(t) => (t.measured, t.throughput),
-        None => {
-            let measured = run.measured();
-            let ops: u64 = run
-                .intervals
-                .iter()
-                .filter(|i| !i.warmup)
-                .map(|i| i.ops_done)
-                .sum();
-            let s = measured.as_secs_f64();
-            eprintln!(
-                "note: the run ended before its totals were stored{}; this summary adds up its {} \
-                 stored intervals (successful operations' latencies only)",
-                run.summary
-                    .error
-                    .as_deref()
-                    .map(|e| format!(" ({e})"))
-                    .unwrap_or_default(),
-                run.intervals.len()
-            );
-            (measured, if s > 0.0 { ops as f64 / s } else { 0.0 })
-        }
-    };
+    if run.summary.totals.is_none() {
+        eprintln!(
+            "note: the run ended before its totals were stored{}; this summary adds up its {} \
+             stored intervals (successful operations' latencies only)",
+            run.summary
+                .error
+                .as_deref()
+                .map(|e| format!(" ({e})"))
+                .unwrap_or_default(),
+            run.intervals.len()
+        );
+    }
+    // As it was printed after the run: the same format over the same record.
     let mut out = io::stdout().lock();
-    write!(
-        out,
-        "{}",
-        ycsb::summary_of(
-            &total,
-            measured,
-            throughput,
-            measurement_interval(&m.measurement_interval),
-            &m.percentiles,
-        )
-    )?;
+    Summary.write(std::slice::from_ref(&run), &mut out)?;
     out.flush()?;
     // On stderr, as after the run: stdout stays YCSB's summary.
     if let Some(server) = &run.server {
@@ -306,24 +303,21 @@ fn export(store: &Store, a: ExportArgs) -> Result<()> {
         )),
         None => Box::new(BufWriter::new(io::stdout().lock())),
     };
-    let out: &mut dyn Write = &mut sink;
-    let written = match a.format {
-        ExportFormat::Pkb => {
-            let mut opts = pkb::PkbOptions {
-                test: a.pkb_test.clone(),
-                ..pkb::PkbOptions::default()
-            };
-            if let Some(o) = &a.owner {
-                opts.owner = o.clone();
-            }
-            let samples: Vec<pkb::Sample> =
-                runs.iter().flat_map(|r| pkb::samples(r, &opts)).collect();
-            pkb::write_ndjson(&samples, out)
-        }
-        ExportFormat::Csv => table::write_csv(&runs, out),
-        ExportFormat::Json => table::write_json(&runs, out),
-        ExportFormat::Hdrlog => hdrlog::write(&runs, out),
+    let mut pkb_options = pkb::PkbOptions {
+        test: a.pkb_test.clone(),
+        ..pkb::PkbOptions::default()
     };
+    if let Some(o) = &a.owner {
+        pkb_options.owner = o.clone();
+    }
+    let format: Box<dyn Export> = match a.format {
+        ExportFormat::Pkb => Box::new(pkb::Pkb(pkb_options)),
+        ExportFormat::Csv => Box::new(table::Csv),
+        ExportFormat::Json => Box::new(table::Json),
+        ExportFormat::Report => Box::new(json::JsonReport),
+        ExportFormat::Hdrlog => Box::new(hdrlog::HdrLog),
+    };
+    let written = format.write(&runs, &mut sink);
     let where_ = a
         .output
         .as_ref()
@@ -339,8 +333,7 @@ fn cell(v: &Value) -> String {
     v.to_string()
 }
 
-fn query(location: &str, a: QueryArgs) -> Result<()> {
-    let store = Store::open_read_only(location).context("opening the results store (--results)")?;
+fn query(store: &Store, a: QueryArgs) -> Result<()> {
     let r = store.query(&a.sql)?;
     let mut out = io::stdout().lock();
     match a.format {

@@ -114,8 +114,7 @@ pub fn workloads_a_and_e(db: &dyn TestDb) {
             .arg(dir.path())
             .arg("--no-progress")
             .env(db.password_env(), db.password())
-            .output()
-            .expect("running sojourn")
+            .run_to_end()
     };
     let load = with_env(&["load", &bare, "-P", "workloads/workloade", "--drop"]);
     assert_eq!(ok_count(&summary(db, &load), "INSERT"), 1000.0);
@@ -303,7 +302,7 @@ pub fn survives(db: &mut dyn TestDb, fault: Fault) {
             d
         }
     };
-    let out = guard.0.take().unwrap().wait_with_output().unwrap();
+    let out = finish(guard.0.take().unwrap());
     let stderr = rest.join().unwrap();
     assert!(out.status.success(), "{stderr}");
     let stdout = text(&out.stdout);

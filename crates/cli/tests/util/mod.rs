@@ -1,12 +1,21 @@
 //! Shared helpers for the CLI's end-to-end tests: running the binary in a
-//! scratch data directory and parsing YCSB's summary back.
+//! scratch data directory, each run under a deadline (a hang fails its
+//! test with what sojourn printed), and parsing YCSB's summary back.
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
+use std::sync::mpsc;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use sojourn_testkit::process::{finish_within, output_within};
+
+/// How long one sojourn command may take: far more than any test's run
+/// (the longest last a few seconds), short of hanging the suite.
+pub const RUN_LIMIT: Duration = Duration::from_secs(300);
 
 pub fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_sojourn"));
@@ -20,13 +29,38 @@ pub fn repo_root() -> PathBuf {
 
 /// Run sojourn with `args` and a private data directory.
 pub fn sojourn(data: &Path, args: &[&str]) -> Output {
-    bin()
-        .args(args)
-        .arg("--data-dir")
-        .arg(data)
-        .arg("--no-progress")
-        .output()
-        .expect("running sojourn")
+    sojourn_within(data, args, RUN_LIMIT)
+}
+
+/// [`sojourn`] that must end within `limit` (the test fails if not).
+pub fn sojourn_within(data: &Path, args: &[&str], limit: Duration) -> Output {
+    output_within(
+        bin()
+            .args(args)
+            .arg("--data-dir")
+            .arg(data)
+            .arg("--no-progress"),
+        None,
+        limit,
+    )
+}
+
+/// Running a command (a [`bin`] with its arguments) to its end within
+/// [`RUN_LIMIT`], in place of `Command::output`.
+pub trait RunToEnd {
+    fn run_to_end(&mut self) -> Output;
+}
+
+impl RunToEnd for Command {
+    fn run_to_end(&mut self) -> Output {
+        output_within(self, None, RUN_LIMIT)
+    }
+}
+
+/// Wait for a spawned sojourn to end within [`RUN_LIMIT`], with what is
+/// left of its output.
+pub fn finish(child: Child) -> Output {
+    finish_within(child, RUN_LIMIT)
 }
 
 /// Run sojourn as [`sojourn`] does, assert that it failed, and return its
@@ -46,8 +80,7 @@ pub fn report_csv_of_last(results: &Path) -> String {
     let out = bin()
         .args(["report", "--results", &results.to_string_lossy()])
         .args(["--format", "csv", "last"])
-        .output()
-        .expect("running sojourn report");
+        .run_to_end();
     ok(&out)
 }
 
@@ -102,16 +135,39 @@ pub fn get_or_zero(s: &Summary, group: &str, key: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
+/// How long a spawned sojourn may take to show its run under way.
+pub const RUNNING_LIMIT: Duration = Duration::from_secs(120);
+
 /// Read a spawned sojourn's stderr (piped) until a YCSB status line of the
 /// run phase shows it is under way (after the line containing `after`,
 /// when given: `bench` loads first); the rest of stderr is collected on a
-/// thread, whose result includes what was read here.
+/// thread, whose result includes what was read here. Past
+/// [`RUNNING_LIMIT`] without one, sojourn is killed and the test fails.
 pub fn wait_until_running(child: &mut Child, after: Option<&str>) -> JoinHandle<String> {
-    let mut lines = BufReader::new(child.stderr.take().expect("stderr piped")).lines();
+    let stderr = child.stderr.take().expect("stderr piped");
+    // Lines come through a channel so that waiting for them has a
+    // deadline; the reader ends when sojourn closes its stderr.
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + RUNNING_LIMIT;
     let mut seen = String::new();
     let mut running = after.is_none();
-    for line in lines.by_ref() {
-        let line = line.unwrap();
+    loop {
+        let line = match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(line) => line,
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("no status line within {RUNNING_LIMIT:?}; stderr so far:\n{seen}");
+            }
+        };
         seen.push_str(&line);
         seen.push('\n');
         if after.is_some_and(|a| line.contains(a)) {
@@ -122,10 +178,25 @@ pub fn wait_until_running(child: &mut Child, after: Option<&str>) -> JoinHandle<
     }
     assert!(seen.contains("operations;"), "no status line:\n{seen}");
     std::thread::spawn(move || {
-        for l in lines.map_while(Result::ok) {
+        for l in rx {
             seen.push_str(&l);
             seen.push('\n');
         }
         seen
     })
+}
+
+/// Assert that a process's stderr says nothing of a run missing the
+/// results store: not the old "not recorded" warning, no store error, no
+/// spool file. Tests that start several clients check this as well as
+/// their exit status, which a lost run did not change.
+pub fn assert_all_stored(stderr: &str) {
+    for lost in [
+        "not recorded",
+        "warning: results store",
+        "spool",
+        "could not be stored",
+    ] {
+        assert!(!stderr.contains(lost), "{lost:?} in stderr:\n{stderr}");
+    }
 }

@@ -17,6 +17,8 @@
 //!   capacity, so offering more than that capacity builds a queue.
 //!
 //! With no hook configured the only cost is one `Option` check per operation.
+//! A request the [`guard`](super::guard) refuses (a field the table lacks)
+//! never reaches the hooks, as it would never reach a server.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -28,7 +30,8 @@ use std::time::Duration;
 use parking_lot::{Mutex, RwLock};
 use tokio::time::{sleep_until, Instant};
 
-use super::{Backend, BackendError, Connection, FieldValue, Fields, Row, Schema, Status};
+use super::guard::{Bodies, Failure, Guard, Read, Scan, Settle};
+use super::{Backend, BackendError, FieldValue, Fields, Row, Schema, Status};
 
 /// Longest stall or service time a hook accepts; anything longer is surely a
 /// typo, and the bound keeps `Instant` arithmetic far from overflow.
@@ -345,7 +348,7 @@ impl Backend for MemoryBackend {
     async fn connect(&self, schema: Arc<Schema>) -> Result<MemoryConnection, BackendError> {
         Ok(MemoryConnection {
             table: self.shared.table(&schema.table),
-            field_count: schema.field_count(),
+            guard: Guard::new(schema.field_count(), None),
             hooks: self.shared.hooks.clone(),
         })
     }
@@ -354,21 +357,8 @@ impl Backend for MemoryBackend {
 /// A connection of [`MemoryBackend`].
 pub struct MemoryConnection {
     table: Arc<Table>,
-    field_count: usize,
+    guard: Guard,
     hooks: Option<Arc<Hooks>>,
-}
-
-impl MemoryConnection {
-    fn valid_fields(&self, fields: Fields<'_>) -> bool {
-        match fields {
-            Fields::All => true,
-            Fields::Some(list) => list.iter().all(|&f| f < self.field_count),
-        }
-    }
-
-    fn valid_values(&self, values: &[FieldValue]) -> bool {
-        values.iter().all(|v| v.field < self.field_count)
-    }
 }
 
 fn copy_fields(record: &Record, fields: Fields<'_>, out: &mut Vec<FieldValue>) {
@@ -395,62 +385,70 @@ fn copy_fields(record: &Record, fields: Fields<'_>, out: &mut Vec<FieldValue>) {
     }
 }
 
-impl Connection for MemoryConnection {
-    async fn read(&mut self, key: &str, fields: Fields<'_>, out: &mut Vec<FieldValue>) -> Status {
+/// Nothing here fails: every operation has a status.
+type Never = std::convert::Infallible;
+
+impl Settle for MemoryConnection {
+    type Error = Never;
+
+    fn guard(&self) -> Guard {
+        self.guard
+    }
+
+    fn settle(&mut self, failure: Failure<Never>) -> Status {
+        match failure {
+            // No timeout is set: a map operation cannot be abandoned.
+            Failure::TimedOut(_) => Status::Error,
+            Failure::Failed(never) => match never {},
+        }
+    }
+}
+
+impl MemoryConnection {
+    /// Wait for the hooks' say, if any, before touching the map.
+    async fn gate(&self) {
         if let Some(hooks) = &self.hooks {
             hooks.gate().await;
         }
-        if !self.valid_fields(fields) {
-            return Status::BadRequest;
-        }
+    }
+}
+
+impl Bodies for MemoryConnection {
+    async fn read_now(&mut self, read: Read<'_>) -> Result<Status, Never> {
+        let Read { key, fields, out } = read;
+        self.gate().await;
         let table = self.table.read();
-        match table.get(key) {
+        Ok(match table.get(key) {
             Some(record) => {
                 copy_fields(record, fields, out);
                 Status::Ok
             }
             None => Status::NotFound,
-        }
+        })
     }
 
-    async fn scan(
-        &mut self,
-        start_key: &str,
-        count: usize,
-        fields: Fields<'_>,
-        out: &mut Vec<Row>,
-    ) -> Status {
-        if let Some(hooks) = &self.hooks {
-            hooks.gate().await;
-        }
-        if !self.valid_fields(fields) {
-            return Status::BadRequest;
-        }
+    async fn scan_now(&mut self, scan: Scan<'_>) -> Result<Status, Never> {
+        self.gate().await;
         let table = self.table.read();
-        let range = table.range::<str, _>((Bound::Included(start_key), Bound::Unbounded));
-        for (key, record) in range.take(count) {
+        let range = table.range::<str, _>((Bound::Included(scan.start_key), Bound::Unbounded));
+        for (key, record) in range.take(scan.count) {
             let mut row = Row {
                 key: key.clone(),
                 fields: Vec::new(),
             };
-            copy_fields(record, fields, &mut row.fields);
-            out.push(row);
+            copy_fields(record, scan.fields, &mut row.fields);
+            scan.out.push(row);
         }
-        Status::Ok
+        Ok(Status::Ok)
     }
 
-    async fn update(&mut self, key: &str, values: &[FieldValue]) -> Status {
-        if let Some(hooks) = &self.hooks {
-            hooks.gate().await;
-        }
-        if !self.valid_values(values) {
-            return Status::BadRequest;
-        }
+    async fn update_now(&mut self, key: &str, values: &[FieldValue]) -> Result<Status, Never> {
+        self.gate().await;
         let new_values: Vec<(usize, Vec<u8>)> =
             values.iter().map(|v| (v.field, v.value.clone())).collect();
         let mut table = self.table.write();
         let Some(record) = table.get_mut(key) else {
-            return Status::NotFound;
+            return Ok(Status::NotFound);
         };
         for (field, value) in new_values {
             // A record written through a schema with fewer fields grows.
@@ -459,35 +457,25 @@ impl Connection for MemoryConnection {
             }
             record[field] = Some(value);
         }
-        Status::Ok
+        Ok(Status::Ok)
     }
 
-    async fn insert(&mut self, key: &str, values: &[FieldValue]) -> Status {
-        if let Some(hooks) = &self.hooks {
-            hooks.gate().await;
-        }
-        if !self.valid_values(values) {
-            return Status::BadRequest;
-        }
-        let mut record: Record = vec![None; self.field_count];
+    async fn insert_now(&mut self, key: &str, values: &[FieldValue]) -> Result<Status, Never> {
+        self.gate().await;
+        let mut record: Record = vec![None; self.guard.field_count()];
         for v in values {
             record[v.field] = Some(v.value.clone());
         }
         let key = key.to_string();
         // The replaced record, if any, is freed outside the lock.
         let _old = self.table.write().insert(key, record);
-        Status::Ok
+        Ok(Status::Ok)
     }
 
-    async fn delete(&mut self, key: &str) -> Status {
-        if let Some(hooks) = &self.hooks {
-            hooks.gate().await;
-        }
+    async fn delete_now(&mut self, key: &str) -> Result<Status, Never> {
+        self.gate().await;
         let removed = self.table.write().remove(key);
-        match removed {
-            Some(_) => Status::Ok,
-            None => Status::NotFound,
-        }
+        Ok(Status::found(removed.is_some()))
     }
 }
 

@@ -5,24 +5,31 @@
 //! per concurrent worker. A connection executes YCSB's five primitive
 //! operations and returns a [`Status`] for each; it never panics on a database
 //! error and never decides anything about timing, which is the executor's job.
+//! How every backend bounds, validates and settles one operation is
+//! [`guard`]'s.
+//!
+//! This boundary names no workload. A workload that needs more than YCSB's
+//! five operations (Noria's vote, LIOPS) defines a capability trait of its
+//! own next to it; a backend that runs it implements that trait and lists
+//! it in [`Backend::extensions`], where the workload finds it.
 //!
 //! The trait uses `impl Future + Send` return types rather than boxed futures:
 //! the executor is generic over the backend, so every call is monomorphised and
 //! an operation on the `null:` backend costs no allocation.
 
 pub mod counters;
+mod extensions;
+pub mod guard;
 pub mod memory;
 pub mod null;
 
 pub use counters::{ServerCounters, ServerStats};
+pub use extensions::Extensions;
 
 use std::future::Future;
 use std::sync::Arc;
 
 use serde::Serialize;
-
-pub use crate::workload::liops::{LiopsConfig, LiopsRow};
-pub use crate::workload::vote::{ArticleRow, VoteVariant};
 
 /// The outcome of one database operation, with YCSB's status names.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -70,6 +77,16 @@ impl Status {
             Status::BadRequest => "BAD_REQUEST",
             Status::Forbidden => "FORBIDDEN",
             Status::ServiceUnavailable => "SERVICE_UNAVAILABLE",
+        }
+    }
+
+    /// `OK` when the record an operation addressed exists, else
+    /// `NOT_FOUND`.
+    pub fn found(found: bool) -> Status {
+        if found {
+            Status::Ok
+        } else {
+            Status::NotFound
         }
     }
 
@@ -180,83 +197,6 @@ pub trait Connection: Send + 'static {
     /// Delete one record.
     fn delete(&mut self, key: &str) -> impl Future<Output = Status> + Send;
 
-    // The vote workload (crate::workload::vote). Backends that do not run
-    // it keep these defaults; `Backend::prepare_vote` refuses it before any
-    // operation would reach them.
-
-    /// Vote workload, load: insert article `id` with its title.
-    fn insert_article(
-        &mut self,
-        variant: VoteVariant,
-        id: u64,
-        title: &str,
-    ) -> impl Future<Output = Status> + Send {
-        let _ = (variant, id, title);
-        async { Status::NotImplemented }
-    }
-
-    /// Vote workload: `user` votes for `article`.
-    fn vote(
-        &mut self,
-        variant: VoteVariant,
-        article: u64,
-        user: u64,
-    ) -> impl Future<Output = Status> + Send {
-        let _ = (variant, article, user);
-        async { Status::NotImplemented }
-    }
-
-    /// Vote workload: read article `id` with its vote count into `out`; a
-    /// missing article is [`Status::NotFound`].
-    fn article(
-        &mut self,
-        variant: VoteVariant,
-        id: u64,
-        out: &mut ArticleRow,
-    ) -> impl Future<Output = Status> + Send {
-        let _ = (variant, id, out);
-        async { Status::NotImplemented }
-    }
-
-    // The LIOPS workload (crate::workload::liops), on SQL backends; others
-    // keep these defaults and `Backend::prepare_liops` refuses it first.
-
-    /// LIOPS, load: add `rows` (with the constant filler) to `table`.
-    fn liops_load(
-        &mut self,
-        table: &str,
-        rows: &[LiopsRow],
-    ) -> impl Future<Output = Status> + Send {
-        let _ = (table, rows);
-        async { Status::NotImplemented }
-    }
-
-    /// LIOPS: sum `scratch` over `mykey BETWEEN lo AND hi` in `table`,
-    /// setting `rows` to the rows it read.
-    fn liops_select(
-        &mut self,
-        table: &str,
-        lo: u64,
-        hi: u64,
-        rows: &mut u64,
-    ) -> impl Future<Output = Status> + Send {
-        let _ = (table, lo, hi, rows);
-        async { Status::NotImplemented }
-    }
-
-    /// LIOPS: add one to `scratch` over `mykey BETWEEN lo AND hi` in
-    /// `table`, setting `rows` to the rows it changed.
-    fn liops_update(
-        &mut self,
-        table: &str,
-        lo: u64,
-        hi: u64,
-        rows: &mut u64,
-    ) -> impl Future<Output = Status> + Send {
-        let _ = (table, lo, hi, rows);
-        async { Status::NotImplemented }
-    }
-
     /// Called once on each worker's connection when a phase ends, before
     /// the server's counters are read again: a server that publishes a
     /// session's statistics lazily (PostgreSQL 15+, up to a second late)
@@ -264,25 +204,6 @@ pub trait Connection: Send + 'static {
     fn publish_stats(&mut self) -> impl Future<Output = ()> + Send {
         async {}
     }
-}
-
-/// What a backend without the vote workload answers.
-pub fn vote_unsupported(describe: &str) -> BackendError {
-    BackendError::Config(format!(
-        "{describe} does not run the vote workload (workload=vote); it runs on {VOTE_BACKENDS}"
-    ))
-}
-
-/// The backends that run the vote workload, for error messages.
-pub const VOTE_BACKENDS: &str =
-    "PostgreSQL (postgres://), MySQL/MariaDB (mysql://) and Redis (redis://)";
-
-/// What a backend without the LIOPS workload answers.
-pub fn liops_unsupported(describe: &str) -> BackendError {
-    BackendError::Config(format!(
-        "{describe} does not run the LIOPS workload (workload=liops); it runs on \
-         PostgreSQL (postgres://) and MySQL/MariaDB (mysql://)"
-    ))
 }
 
 /// A configured database.
@@ -307,66 +228,6 @@ pub trait Backend: Send + Sync + 'static {
         schema: &Schema,
     ) -> impl Future<Output = Result<Option<bool>, BackendError>> + Send;
 
-    /// Vote workload: create `Article` and `Vote` (for `variant`) if
-    /// absent; with `drop`, remove them (and their data) first.
-    fn prepare_vote(
-        &self,
-        variant: VoteVariant,
-        drop: bool,
-    ) -> impl Future<Output = Result<(), BackendError>> + Send {
-        let _ = (variant, drop);
-        let refused = vote_unsupported(&self.describe());
-        async move { Err(refused) }
-    }
-
-    /// Vote workload: whether no article is loaded (`None`: cannot tell).
-    /// An error when the tables exist but were created for another
-    /// variant than `variant` in a way it cannot use (precomputed reads
-    /// over tables made for join): loads keep existing tables, so neither
-    /// a load nor a run could succeed until they are dropped.
-    fn vote_is_empty(
-        &self,
-        variant: VoteVariant,
-    ) -> impl Future<Output = Result<Option<bool>, BackendError>> + Send {
-        let _ = variant;
-        let refused = vote_unsupported(&self.describe());
-        async move { Err(refused) }
-    }
-
-    /// LIOPS: create the tables of `cfg` if absent (without their index,
-    /// which [`Backend::finish_liops_load`] builds after the data); with
-    /// `drop`, remove them first.
-    fn prepare_liops(
-        &self,
-        cfg: &LiopsConfig,
-        drop: bool,
-    ) -> impl Future<Output = Result<(), BackendError>> + Send {
-        let _ = (cfg, drop);
-        let refused = liops_unsupported(&self.describe());
-        async move { Err(refused) }
-    }
-
-    /// LIOPS: whether the first table holds no row (`None`: cannot tell).
-    fn liops_is_empty(
-        &self,
-        cfg: &LiopsConfig,
-    ) -> impl Future<Output = Result<Option<bool>, BackendError>> + Send {
-        let _ = cfg;
-        let refused = liops_unsupported(&self.describe());
-        async move { Err(refused) }
-    }
-
-    /// LIOPS, after the load: build the index on `mykey` of every table
-    /// (if absent) and refresh the planner's statistics.
-    fn finish_liops_load(
-        &self,
-        cfg: &LiopsConfig,
-    ) -> impl Future<Output = Result<(), BackendError>> + Send {
-        let _ = cfg;
-        let refused = liops_unsupported(&self.describe());
-        async move { Err(refused) }
-    }
-
     /// Open one connection for one worker.
     fn connect(
         &self,
@@ -384,5 +245,16 @@ pub trait Backend: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Option<ServerCounters>, BackendError>> + Send {
         let _ = schema;
         async { Ok(None) }
+    }
+
+    /// What this backend offers beyond YCSB's five operations: the
+    /// capabilities of the workloads it runs (each defined next to its
+    /// workload), found there by the workload that needs one. Default:
+    /// none, and such a workload is refused before anything runs.
+    fn extensions(&self) -> Extensions<Self>
+    where
+        Self: Sized,
+    {
+        Extensions::new()
     }
 }

@@ -6,9 +6,9 @@
 use std::time::Duration;
 
 use crate::cpu::CpuTimes;
-use crate::recorder::{LatencySummary, Recorder, Stats};
+use crate::recorder::{Recorder, Stats};
 
-use super::{Interval, IntervalKind, Observer, Progress, RunConfig, RunOutcome, RunOutcomeParts};
+use super::{Interval, Observer, Progress, RunConfig, RunOutcome, RunOutcomeParts};
 
 pub(super) struct Aggregator {
     pub all: Stats,
@@ -34,7 +34,7 @@ impl Aggregator {
             last_cpu: cpu_start,
             warmup: cfg.warmup,
             warmup_end: None,
-            expected_ops: cfg.operation_count,
+            expected_ops: cfg.operation_count(),
             max_execution_time: cfg.max_execution_time,
         }
     }
@@ -61,7 +61,7 @@ impl Aggregator {
             max_execution_time: self.max_execution_time,
         });
         if stats.ops_done > 0 || length > Duration::ZERO {
-            let interval = summarise(&stats, self.last_at, length, cpu, in_warmup);
+            let interval = Interval::of(&stats, self.last_at, length, cpu, in_warmup);
             obs.interval_closed(&interval);
             self.intervals.push(interval);
         }
@@ -92,34 +92,5 @@ impl Aggregator {
             arrival_check: p.arrival_check,
             server: None,
         }
-    }
-}
-
-fn summarise(
-    stats: &Stats,
-    start: Duration,
-    length: Duration,
-    cpu: CpuTimes,
-    warmup: bool,
-) -> Interval {
-    let kinds = stats
-        .kinds()
-        .map(|(kind, s)| IntervalKind {
-            kind,
-            statuses: s.statuses,
-            service: LatencySummary::of(&s.ok.service),
-            response: LatencySummary::of(&s.ok.response),
-            service_hist: crate::histlog::encode(&s.ok.service),
-            response_hist: crate::histlog::encode(&s.ok.response),
-        })
-        .collect();
-    Interval {
-        start,
-        length,
-        ops_done: stats.ops_done,
-        cpu,
-        warmup,
-        kinds,
-        lag: stats.lag.as_deref().map(LatencySummary::of),
     }
 }

@@ -27,7 +27,11 @@
 //! every `interval`, and handles the deadline, Ctrl+C and the drain timeout.
 //!
 //! What a worker does per operation is a [`Step`]: the workload decides the
-//! operation and calls the connection; the [`Meter`] records timings.
+//! operation and calls the connection; the [`Meter`] records timings. A
+//! [`Pool`] holds connections open across runs and is typed by the
+//! connection alone, so each run brings steps of its own type (a load, then
+//! a run; the steps of a capacity search; a workload's own step type found
+//! through a backend's extensions) and every step is a direct call.
 
 mod aggregate;
 mod core_thread;
@@ -86,11 +90,11 @@ impl<B: Backend> Connector for BackendConnector<'_, B> {
 /// How a run is driven.
 #[derive(Clone, Debug)]
 pub struct RunConfig {
-    pub threads: usize,
-    /// Operations per second offered in total; `None` is closed loop.
-    pub target: Option<f64>,
+    /// The connections, shared out into groups in order, each paced and
+    /// counted on its own: the one place a run's offered rate and
+    /// operation count live. A plain run is one group of every connection.
+    pub groups: Vec<Group>,
     pub arrival: Arrival,
-    pub operation_count: Option<u64>,
     pub max_execution_time: Option<Duration>,
     /// Intervals that start before this are left out of the summary.
     pub warmup: Duration,
@@ -100,17 +104,33 @@ pub struct RunConfig {
     /// How long in-flight operations may take to finish once the run stops.
     pub drain_timeout: Duration,
     /// OS threads, each with its own single-threaded runtime; 0 picks one
-    /// per available core (never more than `threads`).
+    /// per available core (never more than the connections).
     pub runtime_threads: usize,
+}
+
+impl RunConfig {
+    /// Connections the run uses: every group's.
+    pub fn workers(&self) -> usize {
+        self.groups.iter().map(|g| g.workers).sum()
+    }
+
+    /// Operations per second offered in total: open loop at the summed
+    /// rate when every group is, else `None` (closed loop somewhere).
+    pub fn target(&self) -> Option<f64> {
+        self.groups.iter().map(|g| g.target).sum()
+    }
+
+    /// Operations the run performs, when every group has a count.
+    pub fn operation_count(&self) -> Option<u64> {
+        self.groups.iter().map(|g| g.operation_count).sum()
+    }
 }
 
 impl Default for RunConfig {
     fn default() -> Self {
         RunConfig {
-            threads: 1,
-            target: None,
+            groups: vec![Group::all(1, None, Some(1000))],
             arrival: Arrival::Poisson,
-            operation_count: Some(1000),
             max_execution_time: None,
             warmup: Duration::ZERO,
             seed: 0,
@@ -132,6 +152,18 @@ pub struct Group {
     pub target: Option<f64>,
     /// Steps this group performs; `None` runs until the deadline.
     pub operation_count: Option<u64>,
+}
+
+impl Group {
+    /// `workers` connections offering `target` operations per second
+    /// (closed loop when `None`), `operation_count` in all.
+    pub fn all(workers: usize, target: Option<f64>, operation_count: Option<u64>) -> Group {
+        Group {
+            workers,
+            target,
+            operation_count,
+        }
+    }
 }
 
 /// Up to three timings per step (read-modify-write records its read, its
@@ -257,6 +289,38 @@ pub struct Interval {
     pub lag: Option<LatencySummary>,
 }
 
+impl Interval {
+    /// The interval whose statistics are `stats`, its histograms encoded
+    /// for the time series.
+    pub fn of(
+        stats: &Stats,
+        start: Duration,
+        length: Duration,
+        cpu: CpuTimes,
+        warmup: bool,
+    ) -> Interval {
+        Interval {
+            start,
+            length,
+            ops_done: stats.ops_done,
+            cpu,
+            warmup,
+            kinds: stats
+                .kinds()
+                .map(|(kind, s)| IntervalKind {
+                    kind,
+                    statuses: s.statuses,
+                    service: LatencySummary::of(&s.ok.service),
+                    response: LatencySummary::of(&s.ok.response),
+                    service_hist: crate::histlog::encode(&s.ok.service),
+                    response_hist: crate::histlog::encode(&s.ok.response),
+                })
+                .collect(),
+            lag: stats.lag.as_deref().map(LatencySummary::of),
+        }
+    }
+}
+
 /// One operation kind within an interval.
 #[derive(Clone, Debug)]
 pub struct IntervalKind {
@@ -277,6 +341,17 @@ pub enum StopReason {
     OperationCount,
     MaxExecutionTime,
     Interrupted,
+}
+
+impl StopReason {
+    /// As the JSON report and the store write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            StopReason::OperationCount => "operation_count",
+            StopReason::MaxExecutionTime => "max_execution_time",
+            StopReason::Interrupted => "interrupted",
+        }
+    }
 }
 
 /// Everything a run measured.
@@ -393,15 +468,14 @@ pub fn run<K: Connector, S: Step<K::Conn>>(
 /// pool to `f`, which may run several phases or steps on it (a load then a
 /// run; the steps of a capacity search) without reconnecting. The threads
 /// and connections end when `f` returns.
-pub fn with_pool<K, S, R>(
+pub fn with_pool<K, R>(
     connector: &K,
     workers: usize,
     runtime_threads: usize,
-    f: impl FnOnce(&mut Pool<S>) -> R,
+    f: impl FnOnce(&mut Pool<K::Conn>) -> R,
 ) -> Result<R, BackendError>
 where
     K: Connector,
-    S: Step<K::Conn>,
 {
     assert!(workers > 0, "at least one connection");
     let n_threads = if runtime_threads == 0 {
@@ -453,49 +527,33 @@ where
     })
 }
 
-/// Runtime threads holding open connections; see [`with_pool`].
-pub struct Pool<S> {
-    jobs: Vec<tokio::sync::mpsc::UnboundedSender<Job<S>>>,
+/// Runtime threads holding open connections of type `C`; see
+/// [`with_pool`]. Each run brings its own steps.
+pub struct Pool<C> {
+    jobs: Vec<tokio::sync::mpsc::UnboundedSender<Job<C>>>,
     reports: mpsc::Receiver<Report>,
     workers: usize,
 }
 
-impl<S: Send + 'static> Pool<S> {
+impl<C: Send + 'static> Pool<C> {
     /// Connections in the pool; a run takes exactly one step per connection.
     pub fn workers(&self) -> usize {
         self.workers
     }
 
-    /// Run one `step` per connection as `cfg` says (`cfg.threads` and
-    /// `cfg.runtime_threads` are the pool's). Blocks until the run ends.
-    pub fn run(
+    /// Run one `step` per connection, the connections split into
+    /// `cfg.groups` in order (the first `groups[0].workers` steps are the
+    /// first group's, and so on), each paced and counted on its own. The
+    /// run ends when every group has, or at `cfg.max_execution_time`.
+    /// Blocks until the run ends.
+    pub fn run<S: Step<C>>(
         &mut self,
         steps: Vec<S>,
         cfg: &RunConfig,
         stop: &StopHandle,
         observer: &dyn Observer,
     ) -> Result<RunOutcome, BackendError> {
-        let all = Group {
-            workers: self.workers,
-            target: cfg.target,
-            operation_count: cfg.operation_count,
-        };
-        self.run_groups(steps, &[all], cfg, stop, observer)
-    }
-
-    /// Run one `step` per connection, the connections split into `groups`
-    /// in order (the first `groups[0].workers` steps are the first group's,
-    /// and so on), each paced and counted on its own; `cfg.target` and
-    /// `cfg.operation_count` are ignored in favour of the groups'. The run
-    /// ends when every group has, or at `cfg.max_execution_time`.
-    pub fn run_groups(
-        &mut self,
-        steps: Vec<S>,
-        groups: &[Group],
-        cfg: &RunConfig,
-        stop: &StopHandle,
-        observer: &dyn Observer,
-    ) -> Result<RunOutcome, BackendError> {
+        let groups = &cfg.groups;
         assert_eq!(steps.len(), self.workers, "one step per connection");
         assert_eq!(
             groups.iter().map(|g| g.workers).sum::<usize>(),
@@ -520,16 +578,7 @@ impl<S: Send + 'static> Pool<S> {
         });
         // The run as a whole: open loop at the summed rate when every group
         // is, so the offered-rate checks read as for a single group.
-        let total_target = groups.iter().map(|g| g.target).sum::<Option<f64>>();
-        let total_count = groups
-            .iter()
-            .map(|g| g.operation_count)
-            .sum::<Option<u64>>();
-        let whole = RunConfig {
-            target: total_target,
-            operation_count: total_count,
-            ..cfg.clone()
-        };
+        let total_target = cfg.target();
         // Every thread plus this one: released together once all are ready.
         let ready = Arc::new(Barrier::new(n_threads + 1));
         // Worker `id` lives on thread `id % n_threads`, as the pool opened
@@ -563,10 +612,9 @@ impl<S: Send + 'static> Pool<S> {
                 // Poisson runs count sends per time bin for the self-check;
                 // every lane bins at the run's total rate so the counts add
                 // up (a sum of Poisson streams is Poisson).
-                let starts = whole
-                    .target
+                let starts = total_target
                     .filter(|_| cfg.arrival == Arrival::Poisson)
-                    .map(|rate| StartBins::for_rate(rate, expected_span(&whole, rate)));
+                    .map(|rate| StartBins::for_rate(rate, expected_span(cfg, rate)));
                 lanes[t].push(Lane {
                     group: g,
                     steps: std::mem::take(&mut by_thread[t]),
@@ -581,7 +629,7 @@ impl<S: Send + 'static> Pool<S> {
         let mut sent = 0;
         for (t, lanes) in lanes.into_iter().enumerate() {
             let job = Job {
-                lanes,
+                lanes: Box::new(lanes),
                 shared: shared.clone(),
                 ready: ready.clone(),
             };
@@ -627,7 +675,6 @@ impl<S: Send + 'static> Pool<S> {
             .set(cfg.max_execution_time.map(|d| start + d));
         ready.wait();
 
-        let cfg = &whole;
         let mut agg = Aggregator::new(cfg, cpu_start);
         let mut next_tick = start + cfg.interval;
         let mut running = n_threads;
@@ -671,7 +718,7 @@ impl<S: Send + 'static> Pool<S> {
         }
         let elapsed = start.elapsed();
         agg.tick(&shared.recorder, elapsed, observer);
-        let arrival_check = cfg.target.and_then(|rate| {
+        let arrival_check = total_target.and_then(|rate| {
             let mut all: Option<StartBins> = None;
             for b in wakers.iter().filter_map(|w| w.starts()) {
                 match &mut all {
@@ -685,7 +732,7 @@ impl<S: Send + 'static> Pool<S> {
         });
         // The reason follows from what was reached: under a target the
         // schedule's horizon can end the run a moment before the deadline.
-        let count_reached = cfg.operation_count.is_some_and(|n| agg.all.ops_done >= n);
+        let count_reached = cfg.operation_count().is_some_and(|n| agg.all.ops_done >= n);
         let stop_reason = if interrupted {
             StopReason::Interrupted
         } else if !count_reached && cfg.max_execution_time.is_some() {
@@ -697,8 +744,8 @@ impl<S: Send + 'static> Pool<S> {
             started_at,
             elapsed,
             threads: self.workers,
-            target: cfg.target,
-            arrival: cfg.target.map(|_| cfg.arrival),
+            target: total_target,
+            arrival: total_target.map(|_| cfg.arrival),
             scheduled,
             cpu: CpuTimes::now().since(cpu_start),
             stop_reason,
@@ -722,7 +769,7 @@ fn group_seed(seed: u64, group: usize) -> u64 {
 
 /// How long the schedule of a run at `rate` is expected to last.
 fn expected_span(cfg: &RunConfig, rate: f64) -> f64 {
-    let by_count = cfg.operation_count.map(|n| n as f64 / rate * 1.2);
+    let by_count = cfg.operation_count().map(|n| n as f64 / rate * 1.2);
     let by_time = cfg.max_execution_time.map(|d| d.as_secs_f64());
     match (by_count, by_time) {
         (Some(a), Some(b)) => a.min(b),

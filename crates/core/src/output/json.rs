@@ -5,27 +5,31 @@
 //! operation kind. Field names are stable; see docs/json.md.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use serde::Serialize;
 
 use crate::cpu::CpuTimes;
-use crate::executor::{RunOutcome, StopReason};
-use crate::plan::Plan;
+use crate::executor::StopReason;
+use crate::record::{RunMeta, RunRecord};
 use crate::recorder::LatencySummary;
+use crate::schedule::Arrival;
+use crate::selfcheck::SelfCheck;
+use crate::workload::{Phase, Workload};
 
 use super::time::rfc3339;
-use super::Warning;
+use super::Export;
 
 #[derive(Serialize)]
 pub struct Report {
     pub sojourn_version: &'static str,
-    pub phase: &'static str,
+    pub phase: String,
     pub workload: Vec<String>,
     pub backend: String,
     pub started_at: String,
     pub seed: u64,
-    pub threads: usize,
-    pub runtime_threads: usize,
+    pub threads: u64,
+    pub runtime_threads: u64,
     pub arrival: Option<&'static str>,
     pub target_ops_per_sec: Option<f64>,
     /// Arrivals released by the schedule per second of run (open loop).
@@ -35,7 +39,8 @@ pub struct Report {
     pub measured_ms: f64,
     pub warmup_s: f64,
     pub operations: u64,
-    pub stop_reason: StopReason,
+    /// `operation_count`, `max_execution_time` or `interrupted`.
+    pub stop_reason: String,
     pub interrupted: bool,
     pub client_cpu: ClientCpu,
     /// The database's own counters over the phase, where it tells.
@@ -47,18 +52,8 @@ pub struct Report {
     /// A LIOPS run's rows touched and rates (workload=liops, run phase).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub liops: Option<super::liops::LiopsFigures>,
-    pub warnings: Vec<Warning>,
+    pub warnings: Vec<String>,
     pub properties: BTreeMap<String, String>,
-}
-
-#[derive(Serialize)]
-pub struct SelfCheck {
-    /// Completed over offered operations; below 0.95 the database fell behind.
-    pub served_fraction: f64,
-    pub scheduling_lag_p99_us: f64,
-    /// Poisson dispersion test of the send times (Poisson arrivals only).
-    pub arrivals: Option<crate::selfcheck::ArrivalCheck>,
-    pub passed: bool,
 }
 
 #[derive(Serialize)]
@@ -102,16 +97,11 @@ pub struct OpReport {
 }
 
 impl Report {
-    pub fn new(
-        plan: &Plan,
-        outcome: &RunOutcome,
-        backend: String,
-        workload: Vec<String>,
-        properties: BTreeMap<String, String>,
-        warnings: &[Warning],
-    ) -> Report {
-        let ops = outcome
-            .total
+    /// The report of `run`, as it ended or as the store kept it.
+    pub fn of(run: &RunRecord) -> Report {
+        let meta = run.meta();
+        let total = run.totals_or_intervals();
+        let ops = total
             .kinds()
             .map(|(kind, s)| {
                 let statuses = crate::backend::Status::ALL
@@ -132,71 +122,100 @@ impl Report {
                 )
             })
             .collect();
-        let elapsed = outcome.elapsed.as_secs_f64();
+        let totals = run.summary.totals.clone();
+        let measured = run.measured();
+        let elapsed = totals.as_ref().map_or(measured, |t| t.elapsed);
+        let operations_all = totals.as_ref().map_or(total.ops_done, |t| t.operations_all);
+        let scheduling_lag = total.lag.as_deref().map(LatencySummary::of);
+        // A run read back from the store has no arrival test's bins; the
+        // rest of the check rests on what it kept.
+        let self_check = run.self_check.clone().or_else(|| {
+            let t = totals.as_ref()?;
+            meta.target?;
+            let served = if t.scheduled == 0 {
+                1.0
+            } else {
+                t.operations_all as f64 / t.scheduled as f64
+            };
+            let lag = scheduling_lag.as_ref().map_or(0.0, |l| l.p99_us);
+            Some(SelfCheck::new(served, lag, None))
+        });
+        let stop_reason = totals
+            .as_ref()
+            .map_or_else(|| run.summary.status.to_string(), |t| t.stop_reason.clone());
         Report {
             sojourn_version: env!("CARGO_PKG_VERSION"),
-            phase: plan.phase.name(),
-            workload,
-            backend,
-            started_at: rfc3339(outcome.started_at),
-            seed: outcome.seed,
-            threads: outcome.threads,
-            runtime_threads: outcome.runtime_threads,
-            arrival: outcome.arrival.map(|a| a.name()),
-            target_ops_per_sec: outcome.target,
-            offered_ops_per_sec: outcome.target.map(|_| {
-                if elapsed > 0.0 {
-                    outcome.scheduled as f64 / elapsed
-                } else {
-                    0.0
-                }
-            }),
-            achieved_ops_per_sec: outcome.throughput(),
-            runtime_ms: elapsed * 1000.0,
-            measured_ms: outcome.measured.as_secs_f64() * 1000.0,
-            warmup_s: plan.run.warmup.as_secs_f64(),
-            operations: outcome.total.ops_done,
-            stop_reason: outcome.stop_reason,
-            interrupted: outcome.interrupted(),
-            client_cpu: client_cpu(outcome.cpu, outcome),
-            server: outcome.server.as_ref().map(ServerReport::of),
-            scheduling_lag: outcome.total.lag.as_deref().map(LatencySummary::of),
-            self_check: outcome.target.map(|_| {
-                let lag_p99_us = outcome
-                    .all
-                    .lag
-                    .as_deref()
-                    .filter(|l| !l.is_empty())
-                    .map_or(0.0, |l| l.value_at_quantile(0.99) as f64 / 1e3);
-                let served_fraction = outcome.served_fraction();
-                let arrivals = outcome.arrival_check.clone();
-                SelfCheck {
-                    passed: served_fraction >= super::warning::BELOW_TARGET
-                        && lag_p99_us <= super::warning::LATE_SEND_MS * 1e3
-                        && arrivals.as_ref().is_none_or(|a| a.passed),
-                    served_fraction,
-                    scheduling_lag_p99_us: lag_p99_us,
-                    arrivals,
-                }
-            }),
+            phase: meta.phase.clone(),
+            workload: meta.workloads.clone(),
+            backend: meta.backend.clone(),
+            started_at: rfc3339(meta.started_at),
+            seed: totals.as_ref().map_or(meta.seed, |t| t.seed),
+            threads: meta.threads,
+            runtime_threads: totals.as_ref().map_or(0, |t| t.runtime_threads),
+            arrival: meta.target.map(|_| arrival(meta)),
+            target_ops_per_sec: meta.target,
+            offered_ops_per_sec: totals.as_ref().and_then(|t| t.offered),
+            achieved_ops_per_sec: run.throughput(),
+            runtime_ms: elapsed.as_secs_f64() * 1000.0,
+            measured_ms: measured.as_secs_f64() * 1000.0,
+            warmup_s: meta.warmup.as_secs_f64(),
+            operations: total.ops_done,
+            interrupted: stop_reason == StopReason::Interrupted.name(),
+            stop_reason,
+            client_cpu: client_cpu(
+                totals.as_ref().map(|t| t.cpu).unwrap_or_default(),
+                operations_all,
+                elapsed,
+            ),
+            server: run.server.as_ref().map(ServerReport::of),
+            scheduling_lag,
+            self_check,
             ops,
-            liops: plan
-                .liops
-                .as_ref()
-                .filter(|_| plan.phase == crate::workload::Phase::Run)
-                .map(|cfg| super::liops::LiopsFigures::of(cfg, outcome)),
-            warnings: warnings.to_vec(),
-            properties,
+            liops: match super::workload_of(run) {
+                Some(Workload::Liops(cfg)) if meta.phase == Phase::Run.name() => {
+                    Some(super::liops::LiopsFigures::of(&cfg, run))
+                }
+                _ => None,
+            },
+            warnings: run.warnings.clone(),
+            properties: meta.properties.clone(),
         }
     }
 }
 
-fn client_cpu(cpu: CpuTimes, o: &RunOutcome) -> ClientCpu {
-    let ops = o.all.ops_done.max(1) as f64;
+/// How a run's arrivals were spaced: its `arrival` property as the plan
+/// reads it.
+fn arrival(meta: &RunMeta) -> &'static str {
+    match meta
+        .properties
+        .get("arrival")
+        .map(|a| a.trim().to_ascii_lowercase())
+    {
+        Some(a) if a == "uniform" => Arrival::Uniform.name(),
+        _ => Arrival::Poisson.name(),
+    }
+}
+
+fn client_cpu(cpu: CpuTimes, operations: u64, elapsed: Duration) -> ClientCpu {
+    let ops = operations.max(1) as f64;
     ClientCpu {
         user_s: cpu.user_s,
         system_s: cpu.system_s,
         us_per_op: cpu.total_s() * 1e6 / ops,
-        utilisation: cpu.utilisation(o.elapsed),
+        utilisation: cpu.utilisation(elapsed),
+    }
+}
+
+/// The JSON report of one run, or an array of them.
+pub struct JsonReport;
+
+impl Export for JsonReport {
+    fn write(&self, runs: &[RunRecord], out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let reports: Vec<Report> = runs.iter().map(Report::of).collect();
+        match reports.as_slice() {
+            [one] => serde_json::to_writer_pretty(&mut *out, one)?,
+            all => serde_json::to_writer_pretty(&mut *out, all)?,
+        }
+        writeln!(out)
     }
 }

@@ -15,8 +15,20 @@
 //! out). Server rates are the counters' change over the whole phase, the
 //! samples taken as the phase's sessions start and end, divided by the
 //! phase's duration (PGIO samples before its sessions start, which
-//! inflates its rates). Every line starts with `#`, never `[`, so parsers
-//! of YCSB's summary skip them.
+//! inflates its rates).
+//!
+//! Then PGIO's own report, its names and units, so a PGIO user compares
+//! like with like ([`PgioFigures`]): `runit.sh`'s per-session columns
+//! summed over the sessions (maxima for the times), and its summary line:
+//!
+//! ```text
+//! # pgio: loop_iterations | sql_selects | sql_updates | sql_select_max_tm | sql_update_max_tm | select_blk_touch_cnt | update_blk_touch_cnt
+//! # pgio:           56493 |       56493 |           0 |        0.08912000 |        0.00000000 |             56493000 |                    0
+//! # pgio: DBNAME:  yugabyte. 1 schemas, 1 threads(each). Run time: 1000 seconds. RIOPS >812< CACHE_HITS/s >55737<
+//! ```
+//!
+//! Every line starts with `#`, never `[`, so parsers of YCSB's summary
+//! skip them.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -24,8 +36,8 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use crate::backend::counters::is_cpu;
-use crate::executor::RunOutcome;
 use crate::op::OpKind;
+use crate::record::RunRecord;
 use crate::workload::LiopsConfig;
 
 /// What a LIOPS run achieved.
@@ -49,27 +61,124 @@ pub struct LiopsFigures {
     /// The server's counters per second of the phase (`blks_read` is
     /// PGIO's RIOPS, `blks_hit` its cache hits per second).
     pub server_per_sec: BTreeMap<String, f64>,
+    /// The same run in PGIO's report's terms.
+    pub pgio: PgioFigures,
+}
+
+/// A LIOPS run as PGIO's `runit.sh` reports one: the columns its sessions
+/// return (`mypgio`'s `pgio_return`), summed over the sessions as PGIO's
+/// summaries do, the longest statements the longest of any session; then
+/// its summary line's figures. Counted as PGIO counts, so the figures read
+/// against a PGIO run's: a statement's blocks are `WORK_UNIT` (or
+/// `UPDATE_WORK_UNIT`), one fewer than the rows its `BETWEEN k AND k +
+/// WORK_UNIT` touches (sojourn's rows touched). sojourn counts in
+/// `sql_selects` and `sql_updates` only statements that touched their whole
+/// range, and every statement in `loop_iterations`, so a difference is
+/// statements that failed or found rows missing (PGIO stops at an error
+/// and does not check row counts).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PgioFigures {
+    /// Statements run, OK or not.
+    pub loop_iterations: u64,
+    pub sql_selects: u64,
+    pub sql_updates: u64,
+    /// The longest select and update, seconds to 10 ns (PGIO's
+    /// `numeric(12,8)`), from the service-time histograms (three
+    /// significant digits).
+    pub sql_select_max_tm: f64,
+    pub sql_update_max_tm: f64,
+    /// `sql_selects × WORK_UNIT`.
+    pub select_blk_touch_cnt: u64,
+    /// `sql_updates × UPDATE_WORK_UNIT`.
+    pub update_blk_touch_cnt: u64,
+    /// The summary line's database: the one the run connected to, else
+    /// `DBNAME`.
+    pub dbname: String,
+    pub schemas: u32,
+    pub threads_per_schema: u32,
+    /// The phase's duration in whole seconds, as PGIO's `Run time`.
+    pub run_time_s: u64,
+    /// `blks_read` and `blks_hit` per second of the phase, whole, as PGIO
+    /// prints them; absent when the server does not count blocks.
+    #[serde(rename = "RIOPS")]
+    pub riops: Option<u64>,
+    #[serde(rename = "CACHE_HITS_per_sec")]
+    pub cache_hits_per_sec: Option<u64>,
+}
+
+impl PgioFigures {
+    /// The column names of `runit.sh`'s session report, in its order.
+    pub const COLUMNS: [&'static str; 7] = [
+        "loop_iterations",
+        "sql_selects",
+        "sql_updates",
+        "sql_select_max_tm",
+        "sql_update_max_tm",
+        "select_blk_touch_cnt",
+        "update_blk_touch_cnt",
+    ];
+
+    /// The `# pgio:` lines.
+    pub fn text(&self) -> String {
+        let cells = [
+            self.loop_iterations.to_string(),
+            self.sql_selects.to_string(),
+            self.sql_updates.to_string(),
+            format!("{:.8}", self.sql_select_max_tm),
+            format!("{:.8}", self.sql_update_max_tm),
+            self.select_blk_touch_cnt.to_string(),
+            self.update_blk_touch_cnt.to_string(),
+        ];
+        let values: Vec<String> = Self::COLUMNS
+            .iter()
+            .zip(&cells)
+            .map(|(name, cell)| format!("{cell:>width$}", width = name.len()))
+            .collect();
+        let mut out = String::new();
+        let _ = writeln!(out, "# pgio: {}", Self::COLUMNS.join(" | "));
+        let _ = writeln!(out, "# pgio: {}", values.join(" | "));
+        let _ = write!(
+            out,
+            "# pgio: DBNAME:  {}. {} schemas, {} threads(each). Run time: {} seconds.",
+            self.dbname, self.schemas, self.threads_per_schema, self.run_time_s
+        );
+        if let (Some(riops), Some(hits)) = (self.riops, self.cache_hits_per_sec) {
+            let _ = write!(out, " RIOPS >{riops}< CACHE_HITS/s >{hits}<");
+        }
+        out.push('\n');
+        out
+    }
+}
+
+/// Milliseconds as PGIO's `numeric(12,8)` seconds: to 10 ns, so the JSON
+/// report holds what the text shows.
+fn pgio_seconds(ms: f64) -> f64 {
+    (ms * 1e5).round() / 1e8
+}
+
+/// The database a (redacted) URL names: its path, up to the query.
+fn database_of(url: &str) -> Option<&str> {
+    let after = &url[url.find("://")? + 3..];
+    let after = &after[after.rfind('@').map_or(0, |i| i + 1)..];
+    let path = &after[after.find('/')? + 1..];
+    let db = &path[..path.find(['?', '#']).unwrap_or(path.len())];
+    (!db.is_empty()).then_some(db)
 }
 
 impl LiopsFigures {
-    pub fn of(cfg: &LiopsConfig, outcome: &RunOutcome) -> LiopsFigures {
-        let ok = |kind| {
-            outcome
-                .total
-                .op(kind)
-                .map_or(0, |s| s.count() - s.failures())
-        };
+    pub fn of(cfg: &LiopsConfig, run: &RunRecord) -> LiopsFigures {
+        let ok = |kind| run.total.op(kind).map_or(0, |s| s.count() - s.failures());
         let max_ms = |kind| {
-            outcome
-                .total
+            run.total
                 .op(kind)
                 .filter(|s| !s.ok.service.is_empty())
                 .map_or(0.0, |s| s.ok.service.max() as f64 / 1e6)
         };
+        let all = |kind| run.total.op(kind).map_or(0, |s| s.count());
         let (selects, updates) = (ok(OpKind::Scan), ok(OpKind::Update));
         let rows_selected = selects * cfg.select_rows();
         let rows_updated = updates * cfg.update_rows();
-        let seconds = outcome.measured.as_secs_f64();
+        let seconds = run.measured().as_secs_f64();
         let per_sec = |n: u64| {
             if seconds > 0.0 {
                 n as f64 / seconds
@@ -77,8 +186,12 @@ impl LiopsFigures {
                 0.0
             }
         };
-        let phase = outcome.elapsed.as_secs_f64();
-        let server_per_sec = outcome
+        let phase = run
+            .summary
+            .totals
+            .as_ref()
+            .map_or(seconds, |t| t.elapsed.as_secs_f64());
+        let server_per_sec: BTreeMap<String, f64> = run
             .server
             .as_ref()
             .filter(|_| phase > 0.0)
@@ -90,6 +203,25 @@ impl LiopsFigures {
                     .collect()
             })
             .unwrap_or_default();
+        let whole = |name: &str| server_per_sec.get(name).map(|v| v.floor() as u64);
+        let pgio = PgioFigures {
+            loop_iterations: all(OpKind::Scan) + all(OpKind::Update),
+            sql_selects: selects,
+            sql_updates: updates,
+            sql_select_max_tm: pgio_seconds(max_ms(OpKind::Scan)),
+            sql_update_max_tm: pgio_seconds(max_ms(OpKind::Update)),
+            select_blk_touch_cnt: selects * cfg.work_unit,
+            update_blk_touch_cnt: updates * cfg.update_work_unit,
+            dbname: database_of(&run.meta().backend)
+                .map(String::from)
+                .or_else(|| cfg.dbname.clone())
+                .unwrap_or_else(|| "-".to_string()),
+            schemas: cfg.schemas,
+            threads_per_schema: cfg.threads_per_schema,
+            run_time_s: phase.round() as u64,
+            riops: whole("blks_read"),
+            cache_hits_per_sec: whole("blks_hit"),
+        };
         LiopsFigures {
             selects,
             updates,
@@ -104,6 +236,7 @@ impl LiopsFigures {
             max_select_ms: max_ms(OpKind::Scan),
             max_update_ms: max_ms(OpKind::Update),
             server_per_sec,
+            pgio,
         }
     }
 
@@ -145,6 +278,67 @@ impl LiopsFigures {
                 .collect();
             let _ = writeln!(out, "# server/s: {}", parts.join(", "));
         }
+        out.push_str(&self.pgio.text());
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_database_is_the_urls_path() {
+        assert_eq!(database_of("postgres://u:***@h:5433/yb?x=1"), Some("yb"));
+        assert_eq!(database_of("postgres://u:a/b@h/db"), Some("db"));
+        assert_eq!(database_of("postgres://h"), None);
+        assert_eq!(database_of("postgres://h/"), None);
+        assert_eq!(database_of("memory:"), None);
+    }
+
+    #[test]
+    fn pgio_lines_are_runit_columns_under_their_names() {
+        let f = PgioFigures {
+            loop_iterations: 56_493,
+            sql_selects: 56_493,
+            sql_updates: 0,
+            sql_select_max_tm: 0.08912,
+            sql_update_max_tm: 0.0,
+            select_blk_touch_cnt: 56_493_000,
+            update_blk_touch_cnt: 0,
+            dbname: "yugabyte".into(),
+            schemas: 1,
+            threads_per_schema: 1,
+            run_time_s: 1000,
+            riops: Some(812),
+            cache_hits_per_sec: Some(55_737),
+        };
+        let text = f.text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(lines.iter().all(|l| l.starts_with("# pgio: ")));
+        let names: Vec<&str> = lines[0][8..].split(" | ").collect();
+        let values: Vec<&str> = lines[1][8..].split(" | ").map(str::trim).collect();
+        assert_eq!(names, PgioFigures::COLUMNS);
+        assert_eq!(
+            values,
+            [
+                "56493",
+                "56493",
+                "0",
+                "0.08912000",
+                "0.00000000",
+                "56493000",
+                "0"
+            ]
+        );
+        assert_eq!(lines[0].len(), lines[1].len());
+        assert_eq!(
+            lines[2],
+            "# pgio: DBNAME:  yugabyte. 1 schemas, 1 threads(each). Run time: 1000 seconds. \
+             RIOPS >812< CACHE_HITS/s >55737<"
+        );
+        let no_blocks = PgioFigures { riops: None, ..f };
+        assert!(no_blocks.text().ends_with("Run time: 1000 seconds.\n"));
     }
 }

@@ -1,14 +1,69 @@
-//! Turning a run's outcome into what people and tools read: YCSB's text
-//! summary and status lines ([`ycsb`]), Noria's vote lines ([`noria`]),
-//! the LIOPS figures ([`liops`]), the JSON report ([`json`]), and the
-//! warnings that say what to do about a doubtful result ([`warning`]).
+//! What people and tools read of a run: every format is an [`Export`] over
+//! [`RunRecord`]s, whether the run just ended or was read back from the
+//! store, so a summary printed after a run and the one `results show`
+//! prints again cannot drift apart. One file per format:
+//!
+//! - [`ycsb`]: YCSB's text summary (what PerfKitBenchmarker parses), with
+//!   a workload's own lines after it ([`noria`], [`liops`]), and the status
+//!   line;
+//! - [`json`]: the JSON report;
+//! - [`pkb`]: PerfKitBenchmarker samples, newline-delimited JSON;
+//! - [`table`]: one row per run and operation kind, CSV or JSON;
+//! - [`hdrlog`]: an HdrHistogram interval log.
+//!
+//! [`warning`] says what to do about a doubtful result.
 
+pub mod hdrlog;
 pub mod json;
 pub mod liops;
 pub mod noria;
+pub mod pkb;
+pub mod table;
 pub mod time;
 pub mod warning;
 pub mod ycsb;
 
 pub use json::Report;
 pub use warning::Warning;
+
+use std::io;
+
+use crate::properties::{Origin, Properties};
+use crate::record::RunRecord;
+use crate::workload::{liops::LiopsConfig, vote::VoteConfig, Phase, Workload};
+
+/// One export format.
+pub trait Export {
+    /// Write `runs` in this format.
+    fn write(&self, runs: &[RunRecord], out: &mut dyn io::Write) -> io::Result<()>;
+}
+
+/// The workload a run ran, as far as the formats need it: the vote and
+/// LIOPS workloads print figures of their own. Read from the run's
+/// properties, so stored runs give it too.
+pub fn workload_of(run: &RunRecord) -> Option<Workload> {
+    let mut p = Properties::new();
+    for (k, v) in &run.meta().properties {
+        p.set(k, v, Origin::Default);
+    }
+    match crate::workload::kind_name(&p)? {
+        "vote" => VoteConfig::from_properties(&p).ok().map(Workload::Vote),
+        "liops" => LiopsConfig::from_properties(&p).ok().map(Workload::Liops),
+        _ => None,
+    }
+}
+
+/// What a workload prints after YCSB's summary of its run phase, so its
+/// results read as its own tool's do: Noria's vote lines, PGIO's LIOPS
+/// figures. Every line starts with `#` or a lower-case word, never `[`, so
+/// parsers of YCSB's summary skip them. Empty for the other workloads.
+pub fn workload_lines(run: &RunRecord) -> String {
+    if run.meta().phase != Phase::Run.name() {
+        return String::new();
+    }
+    match workload_of(run) {
+        Some(Workload::Vote(_)) => noria::noria(run),
+        Some(Workload::Liops(cfg)) => liops::LiopsFigures::of(&cfg, run).text(),
+        _ => String::new(),
+    }
+}

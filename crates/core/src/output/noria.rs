@@ -15,8 +15,8 @@
 
 use std::fmt::Write;
 
-use crate::executor::RunOutcome;
 use crate::op::OpKind;
+use crate::record::RunRecord;
 
 /// The percentiles Noria prints.
 pub const PERCENTILES: [f64; 4] = [50.0, 95.0, 99.0, 100.0];
@@ -32,13 +32,16 @@ fn op_name(kind: OpKind) -> &'static str {
 /// The Noria lines for a run. Offered and achieved rates cover the whole
 /// run (the schedule knows no warm-up); the percentiles are the summary's
 /// (warm-up excluded, successful operations).
-pub fn noria(outcome: &RunOutcome) -> String {
-    let secs = outcome.elapsed.as_secs_f64();
+pub fn noria(run: &RunRecord) -> String {
+    let (secs, all, scheduled) = match &run.summary.totals {
+        Some(t) => (t.elapsed.as_secs_f64(), t.operations_all, t.scheduled),
+        None => (run.measured().as_secs_f64(), run.total.ops_done, 0),
+    };
     let rate = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
-    let actual = rate(outcome.all.ops_done);
+    let actual = rate(all);
     // Closed loop offers exactly what completes.
-    let generated = if outcome.target.is_some() {
-        rate(outcome.scheduled)
+    let generated = if run.meta().target.is_some() {
+        rate(scheduled)
     } else {
         actual
     };
@@ -47,7 +50,7 @@ pub fn noria(outcome: &RunOutcome) -> String {
     let _ = writeln!(out, "# actual ops/s: {actual:.2}");
     let _ = writeln!(out, "# op\tpct\tsojourn\tremote");
     // Writes first, as Noria prints them.
-    let mut kinds: Vec<_> = outcome.total.kinds().collect();
+    let mut kinds: Vec<_> = run.total.kinds().collect();
     kinds.sort_by_key(|(k, _)| (*k != OpKind::Insert, *k));
     for (kind, s) in kinds {
         for p in PERCENTILES {

@@ -10,11 +10,7 @@ use crate::executor::RunOutcome;
 use crate::op::OpKind;
 use crate::properties::UnknownKey;
 
-/// Below this share of the target, the database did not keep up.
-pub const BELOW_TARGET: f64 = 0.95;
-/// Sends later than this at p99 (with connections free) mean the client
-/// could not keep its schedule.
-pub const LATE_SEND_MS: f64 = 1.0;
+pub use crate::selfcheck::{BELOW_TARGET, LATE_SEND_MS};
 /// Above this share of the CPU it may use, the client may be the bottleneck.
 pub const CLIENT_CPU_SATURATED: f64 = 0.90;
 

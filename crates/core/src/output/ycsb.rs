@@ -4,12 +4,16 @@
 //! histograms recorded in nanoseconds.
 
 use std::fmt::Write;
+use std::io;
 use std::time::{Duration, SystemTime};
 
 use hdrhistogram::Histogram;
 
-use crate::executor::{Progress, RunOutcome};
+use crate::executor::Progress;
 use crate::plan::MeasurementInterval;
+use crate::record::RunRecord;
+
+use super::Export;
 use crate::recorder::{OpStats, Stats};
 
 /// YCSB's `ordinal`: 95 -> "95th", 1 -> "1st", 99.9 -> "99.9".
@@ -73,15 +77,31 @@ fn statuses(out: &mut String, group: &str, s: &OpStats) {
     }
 }
 
-/// The final summary in YCSB's format.
-pub fn summary(outcome: &RunOutcome, mi: MeasurementInterval, percentiles: &[f64]) -> String {
+/// The final summary of `run` in YCSB's format, with the blocks and
+/// percentiles its plan chose (for a run that never stored its totals: the
+/// sum of its stored intervals).
+pub fn summary(run: &RunRecord) -> String {
+    let meta = run.meta();
     summary_of(
-        &outcome.total,
-        outcome.measured,
-        outcome.throughput(),
-        mi,
-        percentiles,
+        &run.totals_or_intervals(),
+        run.measured(),
+        run.throughput(),
+        MeasurementInterval::parse(&meta.measurement_interval),
+        &meta.percentiles,
     )
+}
+
+/// YCSB's summary of each run, with its workload's own lines after it
+/// (see [`super::workload_lines`]).
+pub struct Summary;
+
+impl Export for Summary {
+    fn write(&self, runs: &[RunRecord], out: &mut dyn io::Write) -> io::Result<()> {
+        for run in runs {
+            write!(out, "{}{}", summary(run), super::workload_lines(run))?;
+        }
+        Ok(())
+    }
 }
 
 /// The final summary from its parts: what [`summary`] prints after a run,

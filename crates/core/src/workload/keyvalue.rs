@@ -16,7 +16,7 @@
 //! Data goes through the same [`Connection`] as YCSB's workload: one record
 //! per key, one field (`v`), so every key-value backend serves it as is.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rand_core::RngCore;
 
@@ -26,7 +26,7 @@ use crate::generator::{below, rng_for, AcknowledgedCounter, Rng, SkewedLatest};
 use crate::op::OpKind;
 use crate::properties::{Properties, PropertyError};
 
-use super::Phase;
+use super::{Narrator, Phase};
 
 /// The property names this workload reads, for unknown-key checks.
 pub const KEYVALUE_PROPERTIES: &[&str] = &[
@@ -111,11 +111,7 @@ impl KeyValueConfig {
             }
         };
         let threads = |key: &str, default: u64| -> Result<usize, PropertyError> {
-            let n = p.get_u64(key, default)?;
-            if n > 10_000 {
-                return Err(p.invalid(key, "must be at most 10000"));
-            }
-            Ok(n as usize)
+            Ok(p.get_u64_in(key, default, 0..=10_000)? as usize)
         };
         let num_unique_keys = p.get_u64("num_unique_keys", 1_000_000)?;
         if num_unique_keys == 0 {
@@ -480,6 +476,44 @@ fn checksum(key: &str, payload: &[u8]) -> u32 {
     h.update(key.as_bytes());
     h.update(payload);
     h.finalize()
+}
+
+/// What the key-value workload says about a phase: the keys written before
+/// it and at its end (yb-sample-apps' `maxWrittenKey`), and yb-sample-apps'
+/// status line in place of YCSB's.
+pub struct Narration {
+    shared: Arc<KeyValueShared>,
+    line: Mutex<ProgressLine>,
+}
+
+impl Narration {
+    pub fn new(shared: Arc<KeyValueShared>) -> Narration {
+        Narration {
+            shared,
+            line: Mutex::new(ProgressLine::default()),
+        }
+    }
+}
+
+impl Narrator for Narration {
+    fn before(&self, phase: Phase) -> Option<String> {
+        let written = self.shared.written();
+        (phase == Phase::Run || written > 0)
+            .then(|| format!("{}: {written} keys written before this phase", phase.name()))
+    }
+
+    fn status_line(&self, p: &Progress<'_>) -> Option<String> {
+        let mut line = self.line.lock().unwrap_or_else(|e| e.into_inner());
+        Some(line.line(p, self.shared.written()))
+    }
+
+    fn after(&self, phase: Phase) -> Option<String> {
+        Some(format!(
+            "{}: maxWrittenKey {}",
+            phase.name(),
+            self.shared.written() as i64 - 1
+        ))
+    }
 }
 
 /// yb-sample-apps' progress line, from the intervals the executor reports:

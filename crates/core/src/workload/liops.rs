@@ -1,9 +1,10 @@
 //! LIOPS: the PGIO / SLOB method of stressing a database's storage layer
 //! rather than its query layer, selected with `workload=liops`. This module
 //! owns the workload's properties ([`LiopsConfig`], PGIO's `pgio.conf`
-//! names), the row layout and load order ([`Permutation`]), and what each
-//! operation does ([`LiopsWorker`]); the SQL lives with each backend,
-//! behind the LIOPS methods of [`Connection`].
+//! names), the row layout and load order ([`Permutation`]), what each
+//! operation does ([`LiopsWorker`]), and the capability a backend
+//! implements to run it ([`Liops`], [`LiopsConnection`]); the SQL lives
+//! with each backend.
 //!
 //! Load: `NUM_SCHEMAS` tables (`pgio1`, `pgio2`, ...) of `SCALE` rows
 //! `(mykey, scratch, filler char(1024))`, one row per 8 KB block on
@@ -20,6 +21,7 @@
 //! UNEXPECTED_STATE, so every OK operation touched exactly its range: rows
 //! touched, and the LIOPS figure, follow from the OK counts.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use rand_core::RngCore;
@@ -30,7 +32,51 @@ use crate::generator::{below, rng_for, Counter, Rng};
 use crate::op::OpKind;
 use crate::properties::{Properties, PropertyError};
 
+use super::capability::{Capability, Support};
 use super::core::Phase;
+
+/// The LIOPS workload's capability: a backend that runs it implements
+/// [`Runs<Liops>`](super::capability::Runs) for its tables (and the index a load builds after
+/// the data, in `finish_load`) and [`LiopsConnection`] for its
+/// connections.
+pub struct Liops;
+
+impl Capability for Liops {
+    type Config = LiopsConfig;
+    type Step = LiopsWorker;
+    const REFUSAL: &'static str = "does not run the LIOPS workload (workload=liops); it runs on \
+         PostgreSQL (postgres://) and MySQL/MariaDB (mysql://)";
+}
+
+/// A backend's LIOPS support (see [`Support`]).
+pub type LiopsSupport<B> = Support<B, Liops>;
+
+/// The LIOPS workload's statements on one connection.
+pub trait LiopsConnection: Connection {
+    /// Load: add `rows` (with the constant filler) to `table`.
+    fn liops_load(&mut self, table: &str, rows: &[LiopsRow])
+        -> impl Future<Output = Status> + Send;
+
+    /// Sum `scratch` over `mykey BETWEEN lo AND hi` in `table`, setting
+    /// `rows` to the rows it read.
+    fn liops_select(
+        &mut self,
+        table: &str,
+        lo: u64,
+        hi: u64,
+        rows: &mut u64,
+    ) -> impl Future<Output = Status> + Send;
+
+    /// Add one to `scratch` over `mykey BETWEEN lo AND hi` in `table`,
+    /// setting `rows` to the rows it changed.
+    fn liops_update(
+        &mut self,
+        table: &str,
+        lo: u64,
+        hi: u64,
+        rows: &mut u64,
+    ) -> impl Future<Output = Status> + Send;
+}
 
 /// The workload's own property names: PGIO's, so a `pgio.conf` reads as
 /// a workload file, plus sojourn's table prefix and load batch size.
@@ -44,7 +90,8 @@ pub const LIOPS_PROPERTIES: &[&str] = &[
     "SCALE",
     "liops.table",
     "liops.batch",
-    // Read by PGIO's scripts, not by a workload; accepted without a warning.
+    // The database, when no --db is given (see `pgio::connect_url`), and
+    // PGIO's switch to reuse its seed table, which only TRUE can mean here.
     "DBNAME",
     "CONNECT_STRING",
     "CREATE_BASE_TABLE",
@@ -83,23 +130,25 @@ pub struct LiopsConfig {
     pub table_prefix: String,
     /// Rows per load operation (`liops.batch`, 10,000).
     pub batch: u64,
+    /// PGIO's `CREATE_BASE_TABLE` (TRUE): FALSE asks a load to reuse a
+    /// seed table sojourn does not keep, so a load refuses it.
+    pub create_base_table: bool,
+    /// PGIO's `DBNAME`, when given: the database its report names.
+    pub dbname: Option<String>,
 }
 
 impl LiopsConfig {
     pub fn from_properties(p: &Properties) -> Result<LiopsConfig, PropertyError> {
-        let update_pct = p.get_u64("UPDATE_PCT", 0)?;
-        if update_pct > 100 {
-            return Err(p.invalid("UPDATE_PCT", "must be a percentage from 0 to 100"));
-        }
-        let schemas = p.get_u64("NUM_SCHEMAS", 4)?;
-        if !(1..=1000).contains(&schemas) {
-            return Err(p.invalid("NUM_SCHEMAS", "must be from 1 to 1000 tables"));
-        }
-        let threads = p.get_u64("NUM_THREADS", 1)?;
-        if !(1..=10_000).contains(&threads) || threads * schemas > 100_000 {
+        let update_pct = p.get_u64_in("UPDATE_PCT", 0, 0..=100)?;
+        let schemas = p.get_u64_in("NUM_SCHEMAS", 4, 1..=1000)?;
+        let threads = p.get_u64_in("NUM_THREADS", 1, 1..=10_000)?;
+        if threads * schemas > 100_000 {
             return Err(p.invalid(
                 "NUM_THREADS",
-                "must be from 1 to 10000 sessions per table, at most 100000 in all",
+                format!(
+                    "makes {} sessions with NUM_SCHEMAS = {schemas}; at most 100000 in all",
+                    threads * schemas
+                ),
             ));
         }
         let work_unit = p.get_u64("WORK_UNIT", 255)?;
@@ -140,10 +189,13 @@ impl LiopsConfig {
                 "must be 1 to 40 letters, digits or _, not starting with a digit",
             ));
         }
-        let batch = p.get_u64("liops.batch", 10_000)?;
-        if !(1..=1_000_000).contains(&batch) {
-            return Err(p.invalid("liops.batch", "must be from 1 to 1000000 rows"));
-        }
+        let batch = p.get_u64_in("liops.batch", 10_000, 1..=1_000_000)?;
+        let create_base_table = p.get_bool("CREATE_BASE_TABLE", true)?;
+        let dbname = p
+            .get("DBNAME")
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(String::from);
         Ok(LiopsConfig {
             update_pct: update_pct as u32,
             schemas: schemas as u32,
@@ -154,6 +206,8 @@ impl LiopsConfig {
             run_time,
             table_prefix,
             batch,
+            create_base_table,
+            dbname,
         })
     }
 
@@ -404,7 +458,7 @@ impl LiopsWorker {
         }
     }
 
-    async fn load_one<C: Connection>(&mut self, conn: &mut C, m: &mut Meter) {
+    async fn load_one<C: LiopsConnection>(&mut self, conn: &mut C, m: &mut Meter) {
         let shared = &*self.shared;
         let b = shared.next_batch.next();
         if b >= shared.cfg.load_batches() {
@@ -418,7 +472,7 @@ impl LiopsWorker {
         m.record(OpKind::Insert, status, t);
     }
 
-    async fn run_one<C: Connection>(&mut self, conn: &mut C, m: &mut Meter) {
+    async fn run_one<C: LiopsConnection>(&mut self, conn: &mut C, m: &mut Meter) {
         let op = self.next_operation();
         let shared = &*self.shared;
         let table = &shared.tables[self.table];
@@ -445,7 +499,7 @@ impl LiopsWorker {
     }
 }
 
-impl<C: Connection> Step<C> for LiopsWorker {
+impl<C: LiopsConnection> Step<C> for LiopsWorker {
     async fn step(&mut self, conn: &mut C, meter: &mut Meter) {
         match self.phase {
             Phase::Load => self.load_one(conn, meter).await,
@@ -495,7 +549,24 @@ mod tests {
     fn bad_properties_name_the_key_and_what_is_accepted() {
         for (kv, key, says) in [
             ("UPDATE_PCT=101", "UPDATE_PCT", "0 to 100"),
+            (
+                "UPDATE_PCT=abc",
+                "UPDATE_PCT",
+                "a whole number from 0 to 100",
+            ),
+            (
+                "UPDATE_PCT=-1",
+                "UPDATE_PCT",
+                "a whole number from 0 to 100",
+            ),
             ("NUM_SCHEMAS=0", "NUM_SCHEMAS", "1 to 1000"),
+            ("NUM_THREADS=x", "NUM_THREADS", "from 1 to 10000"),
+            ("liops.batch=0", "liops.batch", "from 1 to 1000000"),
+            (
+                "CREATE_BASE_TABLE=yes",
+                "CREATE_BASE_TABLE",
+                "true or false",
+            ),
             ("SCALE=200", "SCALE", "more rows than WORK_UNIT"),
             ("RUN_TIME=0", "RUN_TIME", "above 0"),
             ("liops.table=1x", "liops.table", "not starting with a digit"),

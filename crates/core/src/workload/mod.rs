@@ -1,28 +1,55 @@
-//! Workloads: what operations a run performs. The YCSB core workload is the
-//! first; others (LIOPS, key-value, vote) plug into the executor's
-//! [`Step`](crate::executor::Step) the same way. [`Worker`] is the one step
-//! type the command line drives, whichever workload the plan selected, and
-//! [`Worker::for_phase`] builds a phase's steps and executor groups for
-//! every command that runs one (`load`/`run`/`bench` and the suites).
+//! Workloads: what operations a run performs, and what setting up their
+//! data takes. YCSB's core workload is the first; yb-sample-apps' key-value
+//! workload runs on YCSB's five operations too, while Noria's vote and
+//! PGIO's LIOPS need operations of their own, which each defines as a
+//! capability trait that backends implement (see [`vote`], [`liops`]).
+//!
+//! [`Workload`] is the one type the layers above hold: the plan's choice,
+//! with its settings. For a phase on a backend it sets the tables up and
+//! builds a [`ReadyPhase`]: the steps, one per connection, already typed
+//! for that backend's connections, which the session runs on a pool
+//! without knowing which workload they are.
 
+pub mod capability;
 pub mod config;
 pub mod core;
 pub mod keyvalue;
 pub mod liops;
+pub mod pgio;
 pub mod vote;
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
-use crate::backend::{BackendError, Connection, Status};
-use crate::executor::{Connector, Group, Meter, Step};
-use crate::plan::Plan;
+use crate::backend::{Backend, BackendError, Connection, Schema, Status};
+use crate::executor::{
+    Connector, Meter, Observer, Pool, Progress, RunConfig, RunOutcome, Step, StopHandle,
+};
 use crate::properties::Properties;
 
 pub use self::config::{CoreConfig, RequestDistribution};
 pub use self::core::{CoreShared, CoreWorker, Phase};
-pub use self::keyvalue::{KeyValueShared, KeyValueWorker};
-pub use self::liops::{LiopsConfig, LiopsShared, LiopsWorker};
-pub use self::vote::{VoteConfig, VoteShared, VoteVariant, VoteWorker};
+pub use self::keyvalue::{KeyValueConfig, KeyValueShared, KeyValueWorker};
+pub use self::liops::{LiopsConfig, LiopsShared, LiopsSupport, LiopsWorker};
+pub use self::vote::{VoteConfig, VoteShared, VoteSupport, VoteVariant, VoteWorker};
+
+/// A boxed future, for calls that cross a type erasure (once per setup
+/// call or phase, never per operation).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The workload a plan selected, with its settings.
+#[derive(Clone, Debug)]
+pub enum Workload {
+    /// YCSB's CoreWorkload (the default).
+    Core(CoreConfig),
+    /// yb-sample-apps' key-value workload (`workload=keyvalue`).
+    KeyValue(KeyValueConfig),
+    /// Noria's vote benchmark (`workload=vote`).
+    Vote(VoteConfig),
+    /// The PGIO/SLOB method (`workload=liops`).
+    Liops(LiopsConfig),
+}
 
 /// The name of the workload the `workload` property selects, when it is
 /// not YCSB's core one (whose runs are named by their workload files).
@@ -38,42 +65,13 @@ pub fn kind_name(p: &Properties) -> Option<&'static str> {
     }
 }
 
-/// One connection's state in whichever workload a plan selected.
-// One per connection, so its size does not matter; boxing the core worker
-// would add a pointer chase to every operation.
-#[allow(clippy::large_enum_variant)]
-pub enum Worker {
-    Core(CoreWorker),
-    Vote(VoteWorker),
-    Liops(LiopsWorker),
-    KeyValue(KeyValueWorker),
-}
-
-/// What a phase runs: one step per connection, and the executor's groups
-/// that share the connections out (the key-value workload's writers and
-/// readers, each at its own rate; one group for the others).
-pub struct PhaseSteps {
-    pub steps: Vec<Worker>,
-    pub groups: Vec<Group>,
-    /// The key-value workload's shared state: the keys confirmed written,
-    /// for its status line and `maxWrittenKey`.
-    pub keyvalue: Option<Arc<KeyValueShared>>,
-}
-
-impl PhaseSteps {
-    /// The operations the phase performs, when every group has a count.
-    pub fn expected_operations(&self) -> Option<u64> {
-        self.groups.iter().map(|g| g.operation_count).sum()
-    }
-}
-
 /// Why a phase's steps could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum StepsError {
     #[error("{0}")]
     Workload(String),
-    #[error("finding the keys already written: {0}")]
-    Connect(#[from] BackendError),
+    #[error("{0}")]
+    Backend(#[from] BackendError),
     #[error(
         "finding the keys already written: a read returned {}; \
          set -p max_written_key=N to skip the search",
@@ -82,82 +80,238 @@ pub enum StepsError {
     WrittenKeys(Status),
 }
 
-impl Worker {
-    /// The steps and groups of `plan`'s phase, one step per connection
-    /// (`plan.run.threads`). The key-value workload's writers continue from
-    /// the keys already in the database: `max_written_key`, or found by a
-    /// search of reads over a connection of its own from `connector`
-    /// (opened only then, and closed before the phase starts).
-    pub async fn for_phase<K>(plan: &Plan, connector: &K) -> Result<PhaseSteps, StepsError>
-    where
-        K: Connector,
-        K::Conn: Connection,
-    {
-        if let Some(kv) = &plan.keyvalue {
-            let written = match kv.max_written_key {
-                Some(w) => w,
-                None => {
-                    let mut conn = connector.connect().await?;
-                    keyvalue::written_keys(&mut conn, kv)
-                        .await
-                        .map_err(StepsError::WrittenKeys)?
-                }
-            };
-            let shared = KeyValueShared::new(kv.clone(), written);
-            return Ok(PhaseSteps {
-                steps: (0..kv.workers())
-                    .map(|i| Worker::KeyValue(shared.worker(plan.run.seed, i)))
-                    .collect(),
-                groups: kv.groups(plan.phase, written),
-                keyvalue: Some(shared),
-            });
+impl Workload {
+    /// `core`, `keyvalue`, `vote` or `liops`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Workload::Core(_) => "core",
+            Workload::KeyValue(_) => "keyvalue",
+            Workload::Vote(_) => "vote",
+            Workload::Liops(_) => "liops",
         }
-        let n = plan.run.threads;
-        let steps = match (&plan.vote, &plan.liops) {
-            (_, Some(cfg)) => {
+    }
+
+    /// What holds the workload's data, for messages.
+    pub fn what(&self, schema: &Schema) -> String {
+        match self {
+            Workload::Vote(_) => "the vote workload's Article table".to_string(),
+            Workload::Liops(l) => format!("LIOPS table {}", l.table(1)),
+            Workload::Core(_) | Workload::KeyValue(_) => format!("table {}", schema.table),
+        }
+    }
+
+    /// Whether the workload's tables hold no data (`None`: the backend
+    /// cannot tell). A backend that cannot run the workload refuses it
+    /// here, before any operation would fail.
+    pub async fn is_empty<B: Backend>(
+        &self,
+        backend: &B,
+        schema: &Schema,
+    ) -> Result<Option<bool>, BackendError> {
+        match self {
+            Workload::Vote(v) => {
+                VoteSupport::of(backend)?
+                    .is_empty(backend, &v.variant)
+                    .await
+            }
+            Workload::Liops(l) => LiopsSupport::of(backend)?.is_empty(backend, l).await,
+            Workload::Core(_) | Workload::KeyValue(_) => backend.is_empty(schema).await,
+        }
+    }
+
+    /// Create the workload's tables if absent; with `drop`, empty them.
+    pub async fn prepare<B: Backend>(
+        &self,
+        backend: &B,
+        schema: &Schema,
+        drop: bool,
+    ) -> Result<(), BackendError> {
+        match self {
+            Workload::Vote(v) => {
+                VoteSupport::of(backend)?
+                    .prepare(backend, &v.variant, drop)
+                    .await
+            }
+            Workload::Liops(l) => LiopsSupport::of(backend)?.prepare(backend, l, drop).await,
+            Workload::Core(_) | Workload::KeyValue(_) => backend.prepare(schema, drop).await,
+        }
+    }
+
+    /// What a complete load leaves to do once the data is in, described
+    /// for the user, or `None` when there is nothing (only LIOPS builds
+    /// its index after the data, as PGIO does: faster, and a compact
+    /// btree).
+    pub fn after_load(&self) -> Option<String> {
+        match self {
+            Workload::Liops(l) => Some(format!(
+                "building the index on mykey of {} table(s) and analyzing them",
+                l.schemas
+            )),
+            _ => None,
+        }
+    }
+
+    /// Do what [`Workload::after_load`] describes.
+    pub async fn finish_load<B: Backend>(&self, backend: &B) -> Result<(), BackendError> {
+        match self {
+            Workload::Liops(l) => LiopsSupport::of(backend)?.finish_load(backend, l).await,
+            _ => Ok(()),
+        }
+    }
+
+    /// The steps of `phase` on `backend`, one per connection of `cfg`,
+    /// ready to run on a pool of the backend's connections. The key-value
+    /// workload's writers continue from the keys already in the database:
+    /// `max_written_key`, or found by a search of reads over a connection
+    /// of its own from `connector` (opened only then, and closed before the
+    /// phase starts).
+    pub async fn ready<B, K>(
+        &self,
+        phase: Phase,
+        cfg: &RunConfig,
+        backend: &B,
+        connector: &K,
+    ) -> Result<Box<dyn ReadyPhase<B::Conn>>, StepsError>
+    where
+        B: Backend,
+        K: Connector<Conn = B::Conn>,
+    {
+        let n = cfg.workers();
+        let seed = cfg.seed;
+        Ok(match self {
+            Workload::Core(core) => {
+                let shared = CoreShared::new(core.clone()).map_err(StepsError::Workload)?;
+                let steps = (0..n).map(|i| shared.worker(phase, seed, i)).collect();
+                Box::new(Steps::new(steps, cfg.clone()))
+            }
+            Workload::KeyValue(kv) => {
+                let written = match kv.max_written_key {
+                    Some(w) => w,
+                    None => {
+                        let mut conn = connector.connect().await?;
+                        keyvalue::written_keys(&mut conn, kv)
+                            .await
+                            .map_err(StepsError::WrittenKeys)?
+                    }
+                };
+                let shared = KeyValueShared::new(kv.clone(), written);
+                let steps = (0..n).map(|i| shared.worker(seed, i)).collect();
+                let cfg = RunConfig {
+                    groups: kv.groups(phase, written),
+                    ..cfg.clone()
+                };
+                Box::new(
+                    Steps::new(steps, cfg).narrated(Arc::new(keyvalue::Narration::new(shared))),
+                )
+            }
+            Workload::Vote(v) => {
+                let support = VoteSupport::of(backend)?;
+                let shared = VoteShared::new(v.clone());
+                let steps = (0..n).map(|i| shared.worker(phase, seed, i)).collect();
+                support.phase(steps, cfg.clone())
+            }
+            Workload::Liops(l) => {
+                let support = LiopsSupport::of(backend)?;
                 // The seed fixes the load order and each session's ranges.
-                let shared = LiopsShared::new(cfg.clone(), plan.run.seed);
-                (0..n)
-                    .map(|i| Worker::Liops(shared.worker(plan.phase, plan.run.seed, i)))
-                    .collect()
+                let shared = LiopsShared::new(l.clone(), seed);
+                let steps = (0..n).map(|i| shared.worker(phase, seed, i)).collect();
+                support.phase(steps, cfg.clone())
             }
-            (Some(cfg), _) => {
-                let shared = VoteShared::new(cfg.clone());
-                (0..n)
-                    .map(|i| Worker::Vote(shared.worker(plan.phase, plan.run.seed, i)))
-                    .collect()
-            }
-            (None, None) => {
-                let shared =
-                    CoreShared::new(plan.workload.clone()).map_err(StepsError::Workload)?;
-                (0..n)
-                    .map(|i| Worker::Core(shared.worker(plan.phase, plan.run.seed, i)))
-                    .collect()
-            }
-        };
-        Ok(PhaseSteps {
-            steps,
-            groups: vec![Group {
-                workers: n,
-                target: plan.run.target,
-                operation_count: plan.run.operation_count,
-            }],
-            keyvalue: None,
         })
     }
 }
 
-impl<C: Connection> Step<C> for Worker {
-    async fn step(&mut self, conn: &mut C, meter: &mut Meter) {
-        match self {
-            Worker::Core(w) => w.step(conn, meter).await,
-            Worker::Vote(w) => w.step(conn, meter).await,
-            Worker::Liops(w) => w.step(conn, meter).await,
-            Worker::KeyValue(w) => w.step(conn, meter).await,
+/// One phase of a workload on one backend, its steps built for the
+/// backend's connection type `C`: what the session runs.
+pub trait ReadyPhase<C> {
+    /// How the phase is driven: the plan's, with the operation counts the
+    /// workload settled (the key-value load skips keys already written).
+    fn config(&self) -> &RunConfig;
+
+    /// What the workload says as the phase goes, if anything.
+    fn narrator(&self) -> Option<Arc<dyn Narrator>>;
+
+    /// Run the phase on `pool`. Blocks until it ends.
+    fn run(
+        self: Box<Self>,
+        pool: &mut Pool<C>,
+        stop: &StopHandle,
+        observer: &dyn Observer,
+    ) -> Result<RunOutcome, BackendError>;
+}
+
+/// What a workload says about a phase beside YCSB's output (the key-value
+/// workload: the keys written, and yb-sample-apps' own status line).
+pub trait Narrator: Send + Sync {
+    /// Said before the phase starts.
+    fn before(&self, _phase: Phase) -> Option<String> {
+        None
+    }
+
+    /// A status line in place of YCSB's (`-s`), over the period `p`.
+    fn status_line(&self, _p: &Progress<'_>) -> Option<String> {
+        None
+    }
+
+    /// Said once the phase has ended.
+    fn after(&self, _phase: Phase) -> Option<String> {
+        None
+    }
+}
+
+/// The steps of a phase, one per connection, with how they are driven.
+pub struct Steps<S> {
+    steps: Vec<Publish<S>>,
+    cfg: RunConfig,
+    narrator: Option<Arc<dyn Narrator>>,
+}
+
+impl<S> Steps<S> {
+    pub fn new(steps: Vec<S>, cfg: RunConfig) -> Steps<S> {
+        Steps {
+            steps: steps.into_iter().map(Publish).collect(),
+            cfg,
+            narrator: None,
         }
     }
 
+    pub fn narrated(mut self, narrator: Arc<dyn Narrator>) -> Steps<S> {
+        self.narrator = Some(narrator);
+        self
+    }
+}
+
+impl<C: Connection, S: Step<C>> ReadyPhase<C> for Steps<S> {
+    fn config(&self) -> &RunConfig {
+        &self.cfg
+    }
+
+    fn narrator(&self) -> Option<Arc<dyn Narrator>> {
+        self.narrator.clone()
+    }
+
+    fn run(
+        self: Box<Self>,
+        pool: &mut Pool<C>,
+        stop: &StopHandle,
+        observer: &dyn Observer,
+    ) -> Result<RunOutcome, BackendError> {
+        pool.run(self.steps, &self.cfg, stop, observer)
+    }
+}
+
+/// A workload's step that, as its connection's last act of a phase, has
+/// the server publish the session's statistics (see
+/// [`Connection::publish_stats`]), whatever the workload.
+struct Publish<S>(S);
+
+impl<C: Connection, S: Step<C>> Step<C> for Publish<S> {
+    async fn step(&mut self, conn: &mut C, meter: &mut Meter) {
+        self.0.step(conn, meter).await
+    }
+
     async fn finish(&mut self, conn: &mut C) {
+        self.0.finish(conn).await;
         conn.publish_stats().await;
     }
 }

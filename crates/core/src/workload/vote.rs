@@ -1,8 +1,9 @@
 //! Noria's vote workload (OSDI'18 section 8.2): articles and votes on them.
 //! This module owns the workload's properties ([`VoteConfig`]), the choice
-//! of article for each operation and the read/write mix ([`VoteWorker`]);
-//! the SQL and Redis statements live with each backend, behind the vote
-//! methods of [`Connection`](crate::backend::Connection).
+//! of article for each operation and the read/write mix ([`VoteWorker`]),
+//! and the capability a backend implements to run it ([`Vote`],
+//! [`VoteConnection`]); the SQL and Redis statements live with each
+//! backend.
 //!
 //! Load inserts `vote.articles` articles (ids 1..=N, each with a title);
 //! a run does one vote in every `vote.write_every` operations and reads one
@@ -10,6 +11,7 @@
 //! as INSERT (a vote is a new row), so the YCSB summary, the JSON report,
 //! the results store and the Noria table all see the same two kinds.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use rand_core::RngCore;
@@ -20,7 +22,51 @@ use crate::generator::{rng_for, Counter, Rng, ScrambledZipfian, UniformGen};
 use crate::op::OpKind;
 use crate::properties::{Properties, PropertyError};
 
+use super::capability::{Capability, Support};
 use super::core::Phase;
+
+/// The vote workload's capability: a backend that runs it implements
+/// [`Runs<Vote>`](super::capability::Runs) for its tables (`Article`, `Vote`, made for a
+/// [`VoteVariant`]) and [`VoteConnection`] for its connections.
+pub struct Vote;
+
+impl Capability for Vote {
+    type Config = VoteVariant;
+    type Step = VoteWorker;
+    const REFUSAL: &'static str = "does not run the vote workload (workload=vote); it runs on \
+         PostgreSQL (postgres://), MySQL/MariaDB (mysql://) and Redis (redis://)";
+}
+
+/// A backend's vote support (see [`Support`]).
+pub type VoteSupport<B> = Support<B, Vote>;
+
+/// The vote workload's operations on one connection.
+pub trait VoteConnection: Connection {
+    /// Load: insert article `id` with its title.
+    fn insert_article(
+        &mut self,
+        variant: VoteVariant,
+        id: u64,
+        title: &str,
+    ) -> impl Future<Output = Status> + Send;
+
+    /// `user` votes for `article`.
+    fn vote(
+        &mut self,
+        variant: VoteVariant,
+        article: u64,
+        user: u64,
+    ) -> impl Future<Output = Status> + Send;
+
+    /// Read article `id` with its vote count into `out`; a missing article
+    /// is [`Status::NotFound`].
+    fn article(
+        &mut self,
+        variant: VoteVariant,
+        id: u64,
+        out: &mut ArticleRow,
+    ) -> impl Future<Output = Status> + Send;
+}
 
 /// The vote workload's own property names.
 pub const VOTE_PROPERTIES: &[&str] = &[
@@ -210,7 +256,7 @@ impl VoteWorker {
         }
     }
 
-    async fn load_one<C: Connection>(&mut self, conn: &mut C, m: &mut Meter) {
+    async fn load_one<C: VoteConnection>(&mut self, conn: &mut C, m: &mut Meter) {
         let id = self.shared.load_ids.next();
         article_title(id, &mut self.title);
         let variant = self.shared.cfg.variant;
@@ -219,7 +265,7 @@ impl VoteWorker {
         m.record(OpKind::Insert, status, t);
     }
 
-    async fn run_one<C: Connection>(&mut self, conn: &mut C, m: &mut Meter) {
+    async fn run_one<C: VoteConnection>(&mut self, conn: &mut C, m: &mut Meter) {
         let variant = self.shared.cfg.variant;
         match self.next_operation() {
             VoteOp::Read { article } => {
@@ -242,7 +288,7 @@ impl VoteWorker {
     }
 }
 
-impl<C: Connection> Step<C> for VoteWorker {
+impl<C: VoteConnection> Step<C> for VoteWorker {
     async fn step(&mut self, conn: &mut C, meter: &mut Meter) {
         match self.phase {
             Phase::Load => self.load_one(conn, meter).await,

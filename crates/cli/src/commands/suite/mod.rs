@@ -25,10 +25,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result};
 use sojourn_core::executor::StopHandle;
-use sojourn_store::Store;
+
+use sojourn_session::{open_store, watch_ctrl_c, Places};
 
 use crate::cli::SuiteArgs;
-use crate::commands::phase::{data_dir, watch_ctrl_c};
+use crate::progress::Terminal;
 use folder::{Flags, Mode};
 use markers::{Counts, State};
 use pkb::BenchPlan;
@@ -101,7 +102,8 @@ fn check_db(p: &BenchPlan, default_sqlite: &Path) -> Result<()> {
         return Ok(());
     };
     let props = stage.clients[0].properties()?;
-    client::open_backend(&p.db_url, &props, default_sqlite).map(drop)
+    sojourn_session::open_backend(&p.db_url, &props, default_sqlite, stage.plan.run.workers())
+        .map(drop)
 }
 
 /// Seeds for stages whose parameters give none: distinct per stage, and
@@ -122,13 +124,6 @@ fn seeds() -> impl FnMut() -> u64 {
     }
 }
 
-fn command_line() -> String {
-    std::env::args()
-        .map(|a| sojourn_backends::redact_url(&a))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 pub fn main(args: SuiteArgs) -> Result<ExitCode> {
     let folder = folder::read(&args.dir)?;
     let mut overrides = Flags::new();
@@ -136,12 +131,9 @@ pub fn main(args: SuiteArgs) -> Result<ExitCode> {
         let (k, v) = folder::parse_override(f)?;
         overrides.insert(k, v);
     }
-    let data = data_dir(args.data_dir.clone());
-    let default_sqlite = data.join("sojourn.sqlite");
-    let results = args
-        .results
-        .clone()
-        .unwrap_or_else(|| data.join("results.sqlite").to_string_lossy().into_owned());
+    let places = Places::new(args.data_dir.clone());
+    let default_sqlite = places.default_sqlite();
+    let results = places.store_location(args.results.as_deref());
     let suite_name = std::path::absolute(&args.dir)
         .ok()
         .and_then(|p| p.file_name().map(|f| f.to_string_lossy().into_owned()))
@@ -244,8 +236,9 @@ pub fn main(args: SuiteArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
 
-    let store = Store::open(&results)
+    let records = open_store(&places, &results)
         .with_context(|| format!("opening the results store {results} (--results)"))?;
+    let store = records.store().context("the results store did not open")?;
     let mut counts = Vec::with_capacity(configs.len());
     for c in &configs {
         let state = markers::read(&folder.dir, &c.file)?;
@@ -298,7 +291,7 @@ pub fn main(args: SuiteArgs) -> Result<ExitCode> {
     watch_ctrl_c(stop.clone());
     let memory = Mutex::new(HashMap::new());
     let out = Mutex::new(());
-    let cmd = command_line();
+    let cmd = sojourn_core::redact::command_line(std::env::args());
     let all: Vec<usize> = (0..configs.len()).collect();
     let batches: Vec<(Vec<usize>, usize, bool)> = match &folder.mode {
         Mode::Unordered { concurrency, .. } => vec![(all, *concurrency, true)],
@@ -318,12 +311,13 @@ pub fn main(args: SuiteArgs) -> Result<ExitCode> {
     let mut end = BatchEnd::default();
     for (members, concurrency, exclusive) in batches {
         let env = Env {
-            store: &store,
+            store,
+            records: &records,
             results: &results,
             default_sqlite: &default_sqlite,
             memory: &memory,
             stop: &stop,
-            show: client::Show {
+            show: Terminal {
                 status: args.status,
                 progress: !args.no_progress && concurrency == 1,
             },

@@ -23,13 +23,11 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
-use sojourn_core::backend::Schema;
-use sojourn_core::plan::{MeasurementInterval, Plan};
+use sojourn_core::plan::Plan;
 use sojourn_core::properties::{Origin, Properties};
-use sojourn_core::workload::Phase;
+use sojourn_core::workload::{Phase, Workload};
 
 use super::folder::{Flag, FlagOrigin, Flags};
-use crate::commands::phase::BACKEND_PREFIXES;
 use crate::workloads;
 
 /// The flags sojourn reads (see docs/suites.md for what each becomes).
@@ -131,17 +129,18 @@ impl Recipe {
     pub fn properties(&self) -> Result<Properties> {
         let mut props = Properties::new();
         for f in &self.files {
-            match &f.path {
-                Some(p) => props.load_file(p)?,
+            let file = match &f.path {
+                Some(p) => Properties::read_file(p)?,
                 None => {
                     let text = workloads::SHIPPED
                         .iter()
                         .find(|(n, _)| *n == f.name)
                         .map(|(_, t)| *t)
                         .ok_or_else(|| anyhow::anyhow!("no shipped workload named {}", f.name))?;
-                    props.load_str(text, &Path::new("workloads").join(&f.name))?;
+                    Properties::read_str(text, &Path::new("workloads").join(&f.name))?
                 }
-            }
+            };
+            sojourn_core::workload::pgio::merge_file(&mut props, file)?;
         }
         for s in &self.settings {
             props.set(&s.key, &s.value, Origin::Flag(intern(&s.origin)));
@@ -192,22 +191,9 @@ pub struct StagePlan {
     pub clients: Vec<Recipe>,
     /// PKB's per-stage metadata (`stage`, `workload_name`, ...).
     pub labels: BTreeMap<String, String>,
-    pub measurement_interval: MeasurementInterval,
-    pub percentiles: Vec<f64>,
-    /// The table and fields the workload uses: what setting up the
-    /// database needs.
-    pub schema: Schema,
-    /// `Some` for the vote workload, whose tables are set up instead.
-    pub vote: Option<sojourn_core::workload::VoteVariant>,
-    /// `Some` for the LIOPS workload, whose tables are set up instead.
-    pub liops: Option<sojourn_core::workload::LiopsConfig>,
-}
-
-impl StagePlan {
-    /// Which tables the stage's workload keeps its data in.
-    pub fn tables(&self) -> crate::commands::phase::Tables<'_> {
-        crate::commands::phase::Tables::new(self.vote, self.liops.as_ref())
-    }
+    /// The first client's plan: the workload and the tables that setting
+    /// up the database needs, and how the summary is printed.
+    pub plan: Plan,
 }
 
 /// One benchmark of a config, ready to run.
@@ -631,7 +617,7 @@ pub fn map(flags: &Flags, ctx: &mut MapContext<'_>) -> Result<BenchPlan> {
     let mut unknown = BTreeSet::new();
     let mut validate = |recipe: &Recipe, phase: Phase| -> Result<Plan> {
         let props = recipe.properties()?;
-        let plan = Plan::from_properties(&props, phase, BACKEND_PREFIXES)?;
+        let plan = Plan::from_properties(&props, phase, sojourn_backends::property_prefixes())?;
         for u in &plan.unknown {
             unknown.insert(u.to_string());
         }
@@ -660,11 +646,21 @@ pub fn map(flags: &Flags, ctx: &mut MapContext<'_>) -> Result<BenchPlan> {
         // insert the same key.
         let props = base.properties()?;
         one_client_only(&props, Phase::Load, vm_count, &r)?;
-        let cfg = Plan::from_properties(&props, Phase::Load, BACKEND_PREFIXES)?.workload;
+        // Only YCSB's core workload loads from several clients
+        // (`one_client_only` refused the others).
+        let (mut start, count) = match Plan::from_properties(
+            &props,
+            Phase::Load,
+            sojourn_backends::property_prefixes(),
+        )?
+        .workload
+        {
+            Workload::Core(cfg) => (cfg.insert_start, cfg.insert_count),
+            _ => (0, 0),
+        };
         let seed = seed_of(&base, ctx)?;
         let mut clients = Vec::new();
-        let mut start = cfg.insert_start;
-        for (i, share) in split(cfg.insert_count, vm_count).into_iter().enumerate() {
+        for (i, share) in split(count, vm_count).into_iter().enumerate() {
             let mut c = base.clone();
             if vm_count > 1 {
                 let why = format!("client {i} of {vm_count}'s share of the records");
@@ -683,8 +679,8 @@ pub fn map(flags: &Flags, ctx: &mut MapContext<'_>) -> Result<BenchPlan> {
         for c in &clients[1..] {
             validate(c, Phase::Load)?;
         }
-        let threads_per_client = plan.run.threads as u64;
-        let target_total = plan.run.target.map(|t| t * vm_count as f64);
+        let threads_per_client = plan.run.workers() as u64;
+        let target_total = plan.run.target().map(|t| t * vm_count as f64);
         Some(stage(
             Phase::Load,
             w,
@@ -801,8 +797,12 @@ pub fn map(flags: &Flags, ctx: &mut MapContext<'_>) -> Result<BenchPlan> {
                 let mut target_total = None;
                 for c in &clients {
                     let props = c.properties()?;
-                    let p = Plan::from_properties(&props, Phase::Run, BACKEND_PREFIXES)?;
-                    if let Some(t) = p.run.target {
+                    let p = Plan::from_properties(
+                        &props,
+                        Phase::Run,
+                        sojourn_backends::property_prefixes(),
+                    )?;
+                    if let Some(t) = p.run.target() {
                         *target_total.get_or_insert(0.0) += t;
                     }
                 }
@@ -810,7 +810,7 @@ pub fn map(flags: &Flags, ctx: &mut MapContext<'_>) -> Result<BenchPlan> {
                     Phase::Run,
                     w,
                     index,
-                    plan.run.threads as u64,
+                    plan.run.workers() as u64,
                     target_total,
                     vm_count,
                     clients,
@@ -939,11 +939,7 @@ fn stage(
         target_total,
         clients,
         labels,
-        measurement_interval: plan.measurement_interval,
-        percentiles: plan.percentiles.clone(),
-        schema: plan.schema(),
-        vote: plan.vote.as_ref().map(|v| v.variant),
-        liops: plan.liops.clone(),
+        plan: plan.clone(),
     }
 }
 
@@ -1282,7 +1278,7 @@ mod tests {
         .unwrap();
         // The writer and reader pools' connections, not the staircase's.
         assert_eq!(p.runs[0].threads_per_client, 10);
-        assert_eq!(p.runs[0].schema.table, "keyvalue");
+        assert_eq!(p.runs[0].plan.schema.table, "keyvalue");
     }
 
     #[test]

@@ -15,20 +15,18 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
-use sojourn_backends::{AnyBackend, Visitor};
-use sojourn_core::backend::{Backend, Schema};
+use sojourn_backends::AnyBackend;
 use sojourn_core::executor::StopHandle;
 use sojourn_core::op::OpKind;
-use sojourn_core::output::liops::LiopsFigures;
-use sojourn_core::output::ycsb;
-use sojourn_core::properties::Properties;
+use sojourn_core::output::{workload_lines, ycsb};
+use sojourn_core::plan::Plan;
 use sojourn_core::recorder::Stats;
-use sojourn_core::workload::Phase;
+use sojourn_session::{open_backend, RunStore, RunTags, Session};
 use sojourn_store::{RunId, RunStatus, Store};
 
-use super::client::{self, ShareSpec, Show};
+use super::client::{self, ShareSpec};
 use super::pkb::{BenchPlan, StagePlan};
-use crate::commands::phase::{setup_runtime, Setup, Tables};
+use crate::progress::Terminal;
 
 /// A stage stopped by Ctrl+C: not a failure of the config, and not a
 /// finished iteration either.
@@ -46,6 +44,8 @@ impl std::error::Error for Interrupted {}
 /// What every stage of the suite shares.
 pub struct Env<'a> {
     pub store: &'a Store,
+    /// The store again, with where its clients spool a run it cannot take.
+    pub records: &'a RunStore,
     /// The store's location, for client processes.
     pub results: &'a str,
     pub default_sqlite: &'a Path,
@@ -53,7 +53,7 @@ pub struct Env<'a> {
     /// every stage and config that names it, as a server would be.
     pub memory: &'a Mutex<HashMap<String, Arc<AnyBackend>>>,
     pub stop: &'a StopHandle,
-    pub show: Show,
+    pub show: Terminal,
     /// One stage's output at a time, so concurrent configs do not
     /// interleave their summaries.
     pub out: &'a Mutex<()>,
@@ -64,23 +64,22 @@ fn is_memory(url: &str) -> bool {
     url.trim().to_ascii_lowercase().starts_with("memory")
 }
 
-/// The backend for a stage. Others are opened per stage with the stage's
-/// properties (backends read settings such as `redis.mode` from them).
-fn backend_for(env: &Env<'_>, url: &str, props: &Properties) -> Result<Arc<AnyBackend>> {
+/// The backend for a stage, opened with the stage's properties (backends
+/// read settings such as `redis.mode` from them) for its clients'
+/// connections; `memory:` databases are shared instead.
+fn backend_for(env: &Env<'_>, url: &str, stage: &StagePlan) -> Result<Arc<AnyBackend>> {
+    let props = stage.clients[0].properties()?;
+    let open = || open_backend(url, &props, env.default_sqlite, stage.plan.run.workers());
     if is_memory(url) {
         let mut m = env.memory.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(b) = m.get(url) {
             return Ok(b.clone());
         }
-        let b = Arc::new(client::open_backend(url, props, env.default_sqlite)?);
+        let b = Arc::new(open()?);
         m.insert(url.to_string(), b.clone());
         return Ok(b);
     }
-    Ok(Arc::new(client::open_backend(
-        url,
-        props,
-        env.default_sqlite,
-    )?))
+    Ok(Arc::new(open()?))
 }
 
 /// What a stage asks of the workload's tables before or after it runs.
@@ -95,22 +94,26 @@ enum TableStep {
     FinishLoad,
 }
 
-struct OnTables<'a>(&'a Schema, Tables<'a>, TableStep);
-
-impl Visitor for OnTables<'_> {
-    type Output = Result<Option<bool>>;
-    fn visit<B: Backend>(self, b: &B) -> Result<Option<bool>> {
-        let setup = Setup {
-            backend: b,
-            schema: self.0,
-            tables: self.1,
-        };
-        let rt = setup_runtime()?;
-        match self.2 {
-            TableStep::IsEmpty => rt.block_on(setup.is_empty()),
-            TableStep::Prepare => rt.block_on(setup.prepare(true)).map(|()| None),
-            TableStep::FinishLoad => setup.finish_load(&rt).map(|()| None),
-        }
+/// Do `step` to the tables of `plan`'s workload in `backend`.
+fn tables(
+    env: &Env<'_>,
+    backend: &Arc<AnyBackend>,
+    plan: &Plan,
+    step: TableStep,
+) -> Result<Option<bool>> {
+    let props = Default::default();
+    let session = Session::new(
+        None,
+        RunTags::new(Vec::new()),
+        &props,
+        env.stop.clone(),
+        &env.show,
+    );
+    let db = session.database(backend.clone())?;
+    match step {
+        TableStep::IsEmpty => db.is_empty(plan),
+        TableStep::Prepare => db.prepare(plan, true).map(|()| None),
+        TableStep::FinishLoad => db.finish_load(plan).map(|()| None),
     }
 }
 
@@ -119,22 +122,20 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
     let mut labels = plan.labels.clone();
     labels.insert("suite_iteration".into(), iteration.to_string());
     if let Some(load) = &plan.load {
-        let props = load.clients[0].properties()?;
-        let backend = backend_for(env, &plan.db_url, &props)?;
-        let schema = &load.schema;
+        let backend = backend_for(env, &plan.db_url, load)?;
         let describe = backend.describe();
         // A reload drops what is there, so whether (and how) the tables
         // hold data does not matter then.
         let keep = !plan.reload_database
-            && backend.visit(OnTables(schema, load.tables(), TableStep::IsEmpty))? == Some(false);
+            && tables(env, &backend, &load.plan, TableStep::IsEmpty)? == Some(false);
         if keep {
             eprintln!(
                 "{}: table {} in {describe} already holds data and ycsb_reload_database is false; \
                  skipping the load stage",
-                plan.file, schema.table
+                plan.file, load.plan.schema.table
             );
         } else {
-            backend.visit(OnTables(schema, load.tables(), TableStep::Prepare))?;
+            tables(env, &backend, &load.plan, TableStep::Prepare)?;
             let stats = run_stage(plan, load, &labels, iteration, env)?;
             let failed_inserts = stats.op(OpKind::Insert).map_or(0, |s| s.failures());
             if plan.fail_on_incomplete_loading && failed_inserts > 0 {
@@ -146,21 +147,19 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
             }
             check_error_rate(&stats, plan.max_error_rate, &plan.file, "load")?;
             if stats.failures() == 0 {
-                backend.visit(OnTables(schema, load.tables(), TableStep::FinishLoad))?;
+                tables(env, &backend, &load.plan, TableStep::FinishLoad)?;
             }
         }
         sleep_after_load(plan.sleep_after_load, env.stop)?;
     }
     for run in &plan.runs {
-        let props = run.clients[0].properties()?;
-        let backend = backend_for(env, &plan.db_url, &props)?;
-        let schema = &run.schema;
-        if backend.visit(OnTables(schema, run.tables(), TableStep::IsEmpty))? == Some(true) {
+        let backend = backend_for(env, &plan.db_url, run)?;
+        if tables(env, &backend, &run.plan, TableStep::IsEmpty)? == Some(true) {
             bail!(
                 "{}: table {} in {} is empty, so there is nothing to run against: load it first \
                  (a config without ycsb_skip_load_stage, in an earlier ordered stage)",
                 plan.file,
-                schema.table,
+                run.plan.schema.table,
                 backend.describe()
             );
         }
@@ -250,29 +249,23 @@ fn run_stage(
             client_index: i as u32,
             client_count: n,
             command_line: env.command_line.to_string(),
+            spool_dirs: env.records.spool_dirs().to_vec(),
         })
         .collect();
     let header = describe_stage(plan, stage, iteration);
     let tag = format!("{} #{iteration} {}", plan.file, stage.phase.name());
     let (stats, summary, interrupted, warnings, server) = if n == 1 {
-        let props = specs[0].recipe.properties()?;
-        let backend = backend_for(env, &plan.db_url, &props)?;
+        let backend = backend_for(env, &plan.db_url, stage)?;
         let share = client::run_share(
             &specs[0],
-            &backend,
-            env.store,
+            Some(backend),
+            env.records,
             &mut || Ok(None),
             env.stop,
-            env.show,
+            &env.show,
         )?;
-        let mut summary = ycsb::summary(
-            &share.outcome,
-            stage.measurement_interval,
-            &stage.percentiles,
-        );
-        if let (Some(cfg), Phase::Run) = (&stage.liops, stage.phase) {
-            summary.push_str(&LiopsFigures::of(cfg, &share.outcome).text());
-        }
+        let mut summary = ycsb::summary(&share.record);
+        summary.push_str(&workload_lines(&share.record));
         let warnings = share.warnings.iter().map(|w| w.to_string()).collect();
         let interrupted = share.outcome.interrupted();
         let server = share.outcome.server;
@@ -286,14 +279,8 @@ fn run_stage(
             .map(|id| env.store.load(id.as_str()))
             .collect::<Result<Vec<_>, _>>()?;
         let merged = sojourn_store::merge(&runs)?;
-        let throughput = merged.summary.totals.as_ref().map_or(0.0, |t| t.throughput);
-        let summary = ycsb::summary_of(
-            &merged.total,
-            merged.measured(),
-            throughput,
-            stage.measurement_interval,
-            &stage.percentiles,
-        );
+        let mut summary = ycsb::summary(&merged);
+        summary.push_str(&workload_lines(&merged));
         (
             merged.total.clone(),
             summary,

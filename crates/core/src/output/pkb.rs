@@ -25,14 +25,16 @@ use std::collections::BTreeMap;
 use std::io;
 use std::time::{Duration, UNIX_EPOCH};
 
+use crate::backend::Status;
+use crate::op::OpKind;
+use crate::output::ycsb::ordinal;
+use crate::recorder::Stats;
 use hdrhistogram::Histogram;
 use serde::Serialize;
-use sojourn_core::backend::Status;
-use sojourn_core::op::OpKind;
-use sojourn_core::output::ycsb::ordinal;
-use sojourn_core::recorder::Stats;
 
-use crate::model::StoredRun;
+use crate::record::RunRecord;
+
+use super::Export;
 
 /// What PKB's publisher adds to every sample.
 #[derive(Clone, Debug)]
@@ -89,7 +91,7 @@ fn number(v: f64) -> String {
 /// `-db BACKEND -P FILE... -p KEY=VALUE... -threads N [-target T] -t|-load`,
 /// per client process. Every resolved property appears as `-p`, so the
 /// walkthrough's `-p readallfields=(\w+)` finds the value that applied.
-pub fn command_line(run: &StoredRun) -> String {
+pub fn command_line(run: &RunRecord) -> String {
     let m = run.meta();
     let clients = m.client_count.max(1) as u64;
     let mut parts = vec!["-db".to_string(), m.backend.clone()];
@@ -122,7 +124,7 @@ pub fn command_line(run: &StoredRun) -> String {
 /// the total over client processes), sojourn's own (`sojourn_run_id`,
 /// `backend`, `run_status`), then the run's labels (`--label`, PKB
 /// `metadata` such as `experiment`, and what a suite records), which win.
-pub fn metadata(run: &StoredRun) -> BTreeMap<String, String> {
+pub fn metadata(run: &RunRecord) -> BTreeMap<String, String> {
     let m = run.meta();
     let clients = m.client_count.max(1);
     let mut md: BTreeMap<String, String> = m.properties.clone();
@@ -315,26 +317,11 @@ fn return_lines(statuses: &[u64; Status::COUNT]) -> Vec<Stat> {
 
 /// The groups of the YCSB summary, as PKB's parser would name them, with
 /// their statistics (in summary order) and percentile samples.
-pub fn groups(run: &StoredRun) -> Vec<(String, Vec<Stat>)> {
+pub fn groups(run: &RunRecord) -> Vec<(String, Vec<Stat>)> {
     let m = run.meta();
     let total: Stats = run.totals_or_intervals();
     let measured = run.measured();
-    let ops = run
-        .summary
-        .totals
-        .as_ref()
-        .map_or(total.ops_done, |t| t.operations);
-    let throughput = run.summary.totals.as_ref().map_or_else(
-        || {
-            let s = measured.as_secs_f64();
-            if s > 0.0 {
-                ops as f64 / s
-            } else {
-                0.0
-            }
-        },
-        |t| t.throughput,
-    );
+    let throughput = run.throughput();
     let mut out = vec![(
         "overall".to_string(),
         vec![
@@ -381,7 +368,7 @@ pub fn groups(run: &StoredRun) -> Vec<(String, Vec<Stat>)> {
 }
 
 /// The benchmark name PKB would give the run (see [`PkbOptions::test`]).
-fn test_name(run: &StoredRun, opts: &PkbOptions) -> String {
+fn test_name(run: &RunRecord, opts: &PkbOptions) -> String {
     if let Some(t) = &opts.test {
         return t.clone();
     }
@@ -398,7 +385,7 @@ fn test_name(run: &StoredRun, opts: &PkbOptions) -> String {
 }
 
 /// Every sample of a run.
-pub fn samples(run: &StoredRun, opts: &PkbOptions) -> Vec<Sample> {
+pub fn samples(run: &RunRecord, opts: &PkbOptions) -> Vec<Sample> {
     let base = metadata(run);
     let ended = run.summary.ended_at.unwrap_or_else(|| {
         run.meta().started_at
@@ -444,6 +431,16 @@ pub fn write_ndjson(samples: &[Sample], out: &mut dyn io::Write) -> io::Result<(
         out.write_all(b"\n")?;
     }
     Ok(())
+}
+
+/// PKB samples of every run, newline-delimited.
+pub struct Pkb(pub PkbOptions);
+
+impl Export for Pkb {
+    fn write(&self, runs: &[RunRecord], out: &mut dyn io::Write) -> io::Result<()> {
+        let samples: Vec<Sample> = runs.iter().flat_map(|r| samples(r, &self.0)).collect();
+        write_ndjson(&samples, out)
+    }
 }
 
 #[cfg(test)]

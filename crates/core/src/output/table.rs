@@ -5,12 +5,14 @@
 
 use std::io;
 
+use crate::backend::Status;
+use crate::output::time::rfc3339;
+use crate::recorder::LatencySummary;
 use serde::Serialize;
-use sojourn_core::backend::Status;
-use sojourn_core::output::time::rfc3339;
-use sojourn_core::recorder::LatencySummary;
 
-use crate::model::StoredRun;
+use crate::record::RunRecord;
+
+use super::Export;
 
 /// Defines [`OpRow`] and its CSV columns from one list of fields, so the
 /// header and the cells cannot drift apart.
@@ -100,27 +102,11 @@ op_row! {
 }
 
 /// The rows of a run, in YCSB's operation order.
-pub fn rows(run: &StoredRun) -> Vec<OpRow> {
+pub fn rows(run: &RunRecord) -> Vec<OpRow> {
     let m = run.meta();
     let total = run.totals_or_intervals();
     let measured = run.measured();
-    let throughput = run.summary.totals.as_ref().map_or_else(
-        || {
-            let ops: u64 = run
-                .intervals
-                .iter()
-                .filter(|i| !i.warmup)
-                .map(|i| i.ops_done)
-                .sum();
-            let s = measured.as_secs_f64();
-            if s > 0.0 {
-                ops as f64 / s
-            } else {
-                0.0
-            }
-        },
-        |t| t.throughput,
-    );
+    let throughput = run.throughput();
     total
         .kinds()
         .map(|(kind, s)| {
@@ -180,7 +166,7 @@ fn field(s: &str) -> String {
 }
 
 /// A header line, then one line per run and operation kind.
-pub fn write_csv(runs: &[StoredRun], out: &mut dyn io::Write) -> io::Result<()> {
+pub fn write_csv(runs: &[RunRecord], out: &mut dyn io::Write) -> io::Result<()> {
     writeln!(out, "{}", OpRow::COLUMNS.join(","))?;
     for run in runs {
         for row in rows(run) {
@@ -191,8 +177,26 @@ pub fn write_csv(runs: &[StoredRun], out: &mut dyn io::Write) -> io::Result<()> 
 }
 
 /// A JSON array of the rows of every run.
-pub fn write_json(runs: &[StoredRun], out: &mut dyn io::Write) -> io::Result<()> {
+pub fn write_json(runs: &[RunRecord], out: &mut dyn io::Write) -> io::Result<()> {
     let all: Vec<OpRow> = runs.iter().flat_map(rows).collect();
     serde_json::to_writer_pretty(&mut *out, &all).map_err(io::Error::other)?;
     writeln!(out)
+}
+
+/// The rows as CSV.
+pub struct Csv;
+
+impl Export for Csv {
+    fn write(&self, runs: &[RunRecord], out: &mut dyn io::Write) -> io::Result<()> {
+        write_csv(runs, out)
+    }
+}
+
+/// The rows as a JSON array.
+pub struct Json;
+
+impl Export for Json {
+    fn write(&self, runs: &[RunRecord], out: &mut dyn io::Write) -> io::Result<()> {
+        write_json(runs, out)
+    }
 }

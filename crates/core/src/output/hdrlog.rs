@@ -23,7 +23,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 
-use crate::model::StoredRun;
+use crate::record::RunRecord;
+
+use super::Export;
 
 /// Java's `maxValueUnitRatio`: nanoseconds to milliseconds.
 const MAX_VALUE_UNIT_RATIO: f64 = 1e6;
@@ -66,7 +68,7 @@ fn java_date(t: SystemTime) -> String {
 /// Write one log covering `runs` (normally one run, or the client
 /// processes of one run merged first): one tag per operation kind and
 /// latency kind.
-pub fn write(runs: &[StoredRun], out: &mut dyn io::Write) -> io::Result<()> {
+pub fn write(runs: &[RunRecord], out: &mut dyn io::Write) -> io::Result<()> {
     let Some(base) = runs.iter().map(|r| r.meta().started_at).min() else {
         return Ok(());
     };
@@ -115,7 +117,7 @@ pub fn write(runs: &[StoredRun], out: &mut dyn io::Write) -> io::Result<()> {
                             kind.name(),
                             iv.length.as_secs_f64(),
                             max as f64 / MAX_VALUE_UNIT_RATIO,
-                            b64.encode(sojourn_core::histlog::encode(h))
+                            b64.encode(crate::histlog::encode(h))
                         ),
                     ));
                 }
@@ -129,6 +131,15 @@ pub fn write(runs: &[StoredRun], out: &mut dyn io::Write) -> io::Result<()> {
         writeln!(out, "{line}")?;
     }
     Ok(())
+}
+
+/// One interval log of every run's histograms.
+pub struct HdrLog;
+
+impl Export for HdrLog {
+    fn write(&self, runs: &[RunRecord], out: &mut dyn io::Write) -> io::Result<()> {
+        write(runs, out)
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,141 @@
+//! The phase commands' command line (`load`, `run`, `bench`, and the
+//! flags `capacity` shares with them), validated into [`Options`]: the
+//! properties from workload files, `-p` and flags, the database, where
+//! things live and how runs are recorded and tagged.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use sojourn_core::plan::Plan;
+use sojourn_core::properties::{Origin, Properties};
+use sojourn_core::workload::{pgio, Phase};
+use sojourn_session::{parse_label, Places, RunTags, StoreChoice};
+
+use crate::cli::{ArrivalArg, Format, PhaseArgs};
+use crate::workloads;
+
+/// The command line, validated.
+pub struct Options {
+    pub props: Properties,
+    /// The database URL (may hold a password: redact before printing).
+    pub db_url: String,
+    pub places: Places,
+    pub store: StoreChoice,
+    pub tags: RunTags,
+    pub format: Format,
+    pub json: Option<PathBuf>,
+    pub status: bool,
+    pub no_progress: bool,
+}
+
+impl Options {
+    pub fn new(a: PhaseArgs) -> Result<Options> {
+        let mut props = Properties::new();
+        let mut workload_names = Vec::new();
+        for f in &a.files {
+            let name = f
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| f.display().to_string());
+            let file = match workloads::shipped(f) {
+                Some(text) => Properties::read_str(text, &Path::new("workloads").join(&name))?,
+                None => Properties::read_file(f)?,
+            };
+            pgio::merge_file(&mut props, file)?;
+            workload_names.push(name);
+        }
+        if let Some(w) = &a.workload {
+            props.set("workload", w, Origin::Flag("--workload"));
+        }
+        for p in &a.props {
+            props.set_arg(p)?;
+        }
+        if workload_names.is_empty() {
+            // Stored runs and reports group by workload name: a workload
+            // chosen by name alone (`--workload vote`, `-p workload=vote`)
+            // is named so.
+            workload_names.extend(sojourn_core::workload::kind_name(&props).map(String::from));
+        }
+        let flags = [
+            ("threadcount", a.threads.as_deref(), "--threads"),
+            ("target", a.target.as_deref(), "--target"),
+            ("seed", a.seed.as_deref(), "--seed"),
+            ("warmup", a.warmup.as_deref(), "--warmup"),
+        ];
+        for (key, value, flag) in flags {
+            if let Some(v) = value {
+                props.set(key, v, Origin::Flag(flag));
+            }
+        }
+        if let Some(arr) = a.arrival {
+            let v = match arr {
+                ArrivalArg::Poisson => "poisson",
+                ArrivalArg::Uniform => "uniform",
+            };
+            props.set("arrival", v, Origin::Flag("--arrival"));
+        }
+        if a.drop {
+            props.set("dropdata", "true", Origin::Flag("--drop"));
+        }
+        let mut tags = RunTags::new(workload_names);
+        for l in &a.labels {
+            let (k, v) = parse_label(l)?;
+            tags.labels.insert(k, v);
+        }
+        if let Some(uri) = a.run_uri {
+            tags.run_uri = uri;
+        }
+        tags.client_index = a.client_index;
+        tags.client_count = a.client_count;
+        tags.check_share()?;
+        let db_url = database(a.db, a.db_name, &props)?;
+        Ok(Options {
+            props,
+            db_url,
+            places: Places::new(a.data_dir),
+            store: StoreChoice::from_flags(a.results.as_deref(), a.no_store),
+            tags,
+            format: a.format,
+            json: a.json,
+            status: a.status,
+            no_progress: a.no_progress,
+        })
+    }
+
+    /// The plan of `phase`, every setting validated before the database
+    /// is touched.
+    pub fn plan(&self, phase: Phase) -> Result<Plan> {
+        Ok(Plan::from_properties(
+            &self.props,
+            phase,
+            sojourn_backends::property_prefixes(),
+        )?)
+    }
+}
+
+/// The database: `--db`, else the positional DB, else a workload file's
+/// `CONNECT_STRING` (PGIO's), else the embedded SQLite. When a workload
+/// file names a database, a note on stderr says which one is used and why.
+fn database(db: Option<String>, db_name: Option<String>, props: &Properties) -> Result<String> {
+    let connect = pgio::connect_url(props)?;
+    let given = match (db, db_name) {
+        (Some(url), _) => Some((url, "--db")),
+        (None, Some(name)) => Some((name, "the DB argument")),
+        (None, None) => None,
+    };
+    let Some(connect) = connect else {
+        return Ok(given.map_or_else(|| "sqlite".to_string(), |(url, _)| url));
+    };
+    let (url, flag) = match given {
+        Some((url, flag)) => (url, Some(flag)),
+        None => (connect.url.clone(), None),
+    };
+    eprintln!("note: {}", pgio::database_note(&url, flag, &connect));
+    Ok(url)
+}
+
+/// The store `--results`/`--data-dir` name, opened so that nothing can be
+/// written (`report`, `compare`).
+pub fn reading_store(a: &crate::cli::StoreArgs) -> Result<sojourn_store::Store> {
+    sojourn_session::open_for_reading(&Places::new(a.data_dir.clone()), a.results.as_deref())
+}

@@ -1,0 +1,218 @@
+//! Keeping secrets out of output, logs and stored results: passwords
+//! inside URLs, property values whose names say they are secret, and
+//! command lines and messages that carry either. Every layer that prints or
+//! stores something applies these rules; none has a copy of them.
+
+/// Query parameters whose values are secrets.
+const SECRET_PARAMS: &[&str] = &["password", "passwd", "pass", "pwd", "secret", "token"];
+
+/// `url` with any password replaced by `***`: the one in
+/// `scheme://user:pass@host`, and the values of query parameters such as
+/// `password=`. Anything that is not a URL comes back unchanged.
+///
+/// The user-info part ends at the *last* `@` before the query, not at the
+/// first `/`: passwords are often written without percent-encoding and may
+/// contain `/` or `@`, and showing a little less of a strange URL is better
+/// than showing a secret.
+pub fn redact_url(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return redact_query(&redact_conninfo(url));
+    };
+    let authority_start = scheme_end + 3;
+    let after_scheme = &url[authority_start..];
+    let query_start = after_scheme.find(['?', '#']).unwrap_or(after_scheme.len());
+    let Some(at) = after_scheme[..query_start].rfind('@') else {
+        return redact_query(url);
+    };
+    let userinfo = &after_scheme[..at];
+    let Some(colon) = userinfo.find(':') else {
+        return redact_query(url);
+    };
+    let mut redacted = String::with_capacity(url.len());
+    redacted.push_str(&url[..authority_start]);
+    redacted.push_str(&userinfo[..colon]);
+    redacted.push_str(":***");
+    redacted.push_str(&after_scheme[at..]);
+    redact_query(&redacted)
+}
+
+/// A libpq keyword string (`host=h password=x dbname=d`, PGIO's
+/// `CONNECT_STRING`) with the values of secret keywords replaced by
+/// `***`, quoted ones (`password='a b'`) whole. Anything else comes back
+/// unchanged.
+fn redact_conninfo(s: &str) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    let len = chars.len();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while i < len {
+        if chars[i].is_whitespace() {
+            out.push(chars[i]);
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < len && !chars[i].is_whitespace() && chars[i] != '=' {
+            i += 1;
+        }
+        let key: String = chars[start..i].iter().collect();
+        out.push_str(&key);
+        let mut eq = i;
+        while eq < len && chars[eq].is_whitespace() {
+            eq += 1;
+        }
+        if eq >= len || chars[eq] != '=' {
+            continue;
+        }
+        out.extend(&chars[i..=eq]);
+        i = eq + 1;
+        while i < len && chars[i].is_whitespace() {
+            out.push(chars[i]);
+            i += 1;
+        }
+        let value_start = i;
+        if i < len && chars[i] == '\'' {
+            i += 1;
+            while i < len && chars[i] != '\'' {
+                i += if chars[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+        } else {
+            while i < len && !chars[i].is_whitespace() {
+                i += if chars[i] == '\\' { 2 } else { 1 };
+            }
+        }
+        let end = i.min(len);
+        if is_secret_key(&key) && end > value_start {
+            out.push_str("***");
+        } else {
+            out.extend(&chars[value_start..end]);
+        }
+        i = end;
+    }
+    out
+}
+
+fn redact_query(url: &str) -> String {
+    let Some(query_start) = url.find('?') else {
+        return url.to_string();
+    };
+    let (head, query) = url.split_at(query_start + 1);
+    let (query, fragment) = match query.find('#') {
+        Some(i) => query.split_at(i),
+        None => (query, ""),
+    };
+    let pairs: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((key, _)) if SECRET_PARAMS.iter().any(|s| key.eq_ignore_ascii_case(s)) => {
+                format!("{key}=***")
+            }
+            _ => pair.to_string(),
+        })
+        .collect();
+    format!("{head}{}{fragment}", pairs.join("&"))
+}
+
+/// Whether a property holds a secret (db.passwd, redis.password, ...).
+pub fn is_secret_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    ["pass", "secret", "token", "credential"]
+        .iter()
+        .any(|s| k.contains(s))
+}
+
+/// A property value fit to print or store.
+pub fn property_value(key: &str, value: &str) -> String {
+    if is_secret_key(key) {
+        "***".to_string()
+    } else {
+        redact_url(value)
+    }
+}
+
+/// One command-line argument fit to store: a `KEY=VALUE` whose key names
+/// a secret keeps only its key (`-p db.passwd=x`, `-pdb.passwd=x`,
+/// `--password=x`), and any URL loses its password.
+pub fn argument(arg: &str) -> String {
+    if let Some((key, _)) = arg.split_once('=') {
+        if is_secret_key(key) {
+            return format!("{key}=***");
+        }
+    }
+    redact_url(arg)
+}
+
+/// A command line fit to store or print; the value after a flag whose
+/// name says it is secret (`--password x`) is hidden too.
+pub fn command_line(args: impl IntoIterator<Item = String>) -> String {
+    let mut out = Vec::new();
+    let mut hide_next = false;
+    for a in args {
+        if hide_next {
+            out.push("***".to_string());
+            hide_next = false;
+            continue;
+        }
+        hide_next = a.starts_with('-') && !a.contains('=') && is_secret_key(&a);
+        out.push(argument(&a));
+    }
+    out.join(" ")
+}
+
+/// Free text (an error message) with every URL's password removed.
+pub fn text(s: &str) -> String {
+    s.split(' ').map(argument).collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_lines_lose_their_secrets() {
+        let line = command_line(
+            [
+                "sojourn",
+                "run",
+                "--db",
+                "postgres://bench:hunter2@db/ycsb",
+                "-p",
+                "db.passwd=s3cret",
+                "-predis.password=s3cret",
+                "--password",
+                "s3cret",
+                "-p",
+                "recordcount=1000",
+            ]
+            .map(String::from),
+        );
+        assert!(
+            !line.contains("hunter2") && !line.contains("s3cret"),
+            "{line}"
+        );
+        assert!(line.contains("db.passwd=***"), "{line}");
+        assert!(line.contains("recordcount=1000"), "{line}");
+        let t = text("cannot connect to postgres://u:hunter2@h/db: refused");
+        assert!(!t.contains("hunter2"), "{t}");
+    }
+
+    #[test]
+    fn keyword_strings_lose_their_passwords() {
+        let v = redact_url("host=h port=5433 password=hunter2 dbname=db");
+        assert_eq!(v, "host=h port=5433 password=*** dbname=db");
+        let v = property_value("CONNECT_STRING", "user=u password = 'a b\\' c' dbname=d");
+        assert_eq!(v, "user=u password = *** dbname=d");
+        assert_eq!(redact_url("pg10"), "pg10");
+        assert_eq!(redact_url("a=b c"), "a=b c");
+    }
+
+    #[test]
+    fn secrets_are_hidden() {
+        assert_eq!(property_value("db.passwd", "hunter2"), "***");
+        assert_eq!(property_value("redis.password", "x"), "***");
+        assert_eq!(property_value("recordcount", "1000"), "1000");
+        let v = property_value("db.url", "postgres://u:hunter2@127.0.0.1/db");
+        assert!(!v.contains("hunter2"), "{v}");
+    }
+}
