@@ -48,6 +48,7 @@ use rustls::pki_types::CertificateDer;
 use sojourn_core::backend::guard::{Bodies, Failure, Guard, Read, Scan, Settle};
 use sojourn_core::backend::{
     Backend, BackendError, Extensions, FieldValue, Row, Schema, ServerCounters, Status,
+    SERVER_INSTANCE,
 };
 use sojourn_core::redact::redact_url;
 use sojourn_core::workload::capability::Runs;
@@ -536,8 +537,9 @@ impl PostgresBackend {
         let row = client
             .query_one(
                 &format!(
-                    "SELECT {cols}, pg_backend_pid() FROM pg_stat_database \
-                     WHERE datname = current_database()"
+                    "SELECT {cols}, pg_backend_pid(), \
+                     extract(epoch FROM pg_postmaster_start_time())::float8 \
+                     FROM pg_stat_database WHERE datname = current_database()"
                 ),
                 &[],
             )
@@ -550,6 +552,12 @@ impl PostgresBackend {
         let own_pid: i32 = row
             .try_get(DATABASE_COUNTERS.len())
             .map_err(|e| self.setup_error(e))?;
+        // The postmaster's start, to the microsecond: another one means the
+        // server restarted between two readings.
+        let started: f64 = row
+            .try_get(DATABASE_COUNTERS.len() + 1)
+            .map_err(|e| self.setup_error(e))?;
+        c.set(SERVER_INSTANCE, started);
         if checked_table(schema).is_ok() {
             // Summed over the workload's tables (LIOPS has one per schema).
             let cols = TABLE_COUNTERS

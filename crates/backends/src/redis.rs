@@ -2,7 +2,8 @@
 //! `redis://[user][:password@]host[:port][/db]`, or YCSB's
 //! `redis -p redis.host=H -p redis.port=P [-p redis.password=...]`.
 //!
-//! Two layouts, chosen with `redis.mode`:
+//! Two layouts, chosen with `redis.mode` (or `redis.command_group`, its
+//! name in the vendor YCSB builds that published Redis and Tair figures):
 //!
 //! - `hash` (default) is YCSB's Redis binding: each record is a hash at the
 //!   record's key (no table prefix) with one hash field per field, and every
@@ -73,6 +74,7 @@ use std::time::Duration;
 use sojourn_core::backend::guard::{self, Bodies, Guard, Read, Scan};
 use sojourn_core::backend::{
     Backend, BackendError, Extensions, FieldValue, Fields, Row, Schema, ServerCounters, Status,
+    SERVER_INSTANCE,
 };
 use sojourn_core::properties::PropertyError;
 use sojourn_core::workload::capability::Runs;
@@ -259,12 +261,29 @@ impl RedisOptions {
                     .into(),
             );
         }
-        o.mode = match props
-            .get_choice("redis.mode", "hash", &["hash", "string"])
-            .map_err(prop)?
-        {
-            "string" => RedisMode::String,
-            _ => RedisMode::Hash,
+        // `redis.command_group` is the vendor forks' name for the layout
+        // (the Tair whitepaper's command line), with the same values.
+        let layout = |key| {
+            props
+                .get_choice(key, "hash", &["hash", "string"])
+                .map(|m| match m {
+                    "string" => RedisMode::String,
+                    _ => RedisMode::Hash,
+                })
+                .map_err(prop)
+        };
+        o.mode = match (props.get("redis.mode"), props.get("redis.command_group")) {
+            (Some(_), Some(_)) if layout("redis.mode")? != layout("redis.command_group")? => {
+                return Err(format!(
+                    "redis.mode={} and redis.command_group={} ask for different layouts; \
+                     give one of them",
+                    props.get_str("redis.mode", ""),
+                    props.get_str("redis.command_group", "")
+                )
+                .into())
+            }
+            (None, Some(_)) => layout("redis.command_group")?,
+            _ => layout("redis.mode")?,
         };
         o.checked = props.get_bool("redis.checked", false).map_err(prop)?;
         let pool = PoolOptions::from_properties(props, Some("redis.timeout"), options.workers)?;
@@ -540,6 +559,13 @@ fn info_counters(text: &str) -> ServerCounters {
                     cpu += v;
                 }
                 c.set(ours, v);
+            }
+        } else if name == "run_id" {
+            // 40 hex digits, new at every start; 13 of them fit an f64
+            // exactly and tell one start from another.
+            let digits = value.trim().get(..13).unwrap_or_default();
+            if let Ok(id) = u64::from_str_radix(digits, 16) {
+                c.set(SERVER_INSTANCE, id as f64);
             }
         } else if let Some(cmd) = name.strip_prefix("cmdstat_") {
             // `calls=12,usec=34,...`
@@ -1311,6 +1337,21 @@ mod tests {
         .unwrap();
         assert_eq!(o.mode, RedisMode::String);
         assert_eq!(o.timeout, Duration::from_millis(300));
+        // The Tair whitepaper's command line: its build's name for the layout.
+        let o = options(
+            "redis",
+            &["redis.command_group=string", "redis.timeout=30000"],
+            1,
+        )
+        .unwrap();
+        assert_eq!(o.mode, RedisMode::String);
+        assert!(options("redis", &["redis.command_group=list"], 1).is_err());
+        assert!(options(
+            "redis",
+            &["redis.command_group=string", "redis.mode=hash"],
+            1
+        )
+        .is_err());
         let o = options(
             "redis",
             &["timeout.ms=50", "redis.timeout=300", "connections=2"],

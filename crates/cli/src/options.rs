@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
+use sojourn_core::output::Warning;
 use sojourn_core::plan::Plan;
 use sojourn_core::properties::{Origin, Properties};
 use sojourn_core::workload::{pgio, Phase};
@@ -104,12 +105,16 @@ impl Options {
 
     /// The plan of `phase`, every setting validated before the database
     /// is touched.
+    /// The plan of `phase`. When it cannot be made, the unknown properties
+    /// are said first: `operationcout=100` is why operationcount is 0.
     pub fn plan(&self, phase: Phase) -> Result<Plan> {
-        Ok(Plan::from_properties(
-            &self.props,
-            phase,
-            sojourn_backends::property_prefixes(),
-        )?)
+        let prefixes = sojourn_backends::property_prefixes();
+        Plan::from_properties(&self.props, phase, prefixes).map_err(|e| {
+            for u in Plan::unknown_keys(&self.props, prefixes) {
+                eprintln!("warning: {}", Warning::UnknownProperty(u));
+            }
+            e.into()
+        })
     }
 }
 

@@ -88,6 +88,35 @@ fn impossible_combinations_are_refused_before_running() {
         &["threadcount"],
     );
     fails(
+        &["run", "null:", "-P", "workloada", "-p", "threadcount=-3"],
+        &["threadcount", "1 to 100000"],
+    );
+    // Refused, not aborted on allocation.
+    fails(
+        &[
+            "run",
+            "null:",
+            "-P",
+            "workloada",
+            "-p",
+            "fieldcount=100000000",
+        ],
+        &["fieldcount", "1 to 1000000"],
+    );
+    fails(
+        &[
+            "run",
+            "null:",
+            "-P",
+            "workloada",
+            "-p",
+            "fieldcount=1000",
+            "-p",
+            "fieldlength=1000000",
+        ],
+        &["fieldlength", "256 MiB"],
+    );
+    fails(
         &["run", "null:", "-P", "workloada", "-p", "operationcount=0"],
         &["operationcount", "maxexecutiontime"],
     );
@@ -103,6 +132,40 @@ fn impossible_combinations_are_refused_before_running() {
             "fieldlengthdistribution=uniform",
         ],
         &["dataintegrity", "constant"],
+    );
+}
+
+/// A warm-up that covers the whole run would measure nothing.
+#[test]
+fn a_warmup_as_long_as_the_run_is_refused() {
+    fails(
+        &[
+            "run",
+            "null:",
+            "-P",
+            "workloada",
+            "--warmup",
+            "10",
+            "-p",
+            "maxexecutiontime=2",
+        ],
+        &["warmup", "maxexecutiontime", "nothing would be measured"],
+    );
+}
+
+/// A typo is often why a value is missing: the hint comes with the error.
+#[test]
+fn an_unknown_property_is_named_when_the_plan_then_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("typo.properties");
+    std::fs::write(&path, "recordcount=10\noperationcout=100\n").unwrap();
+    fails(
+        &["run", "null:", "-P", path.to_str().unwrap()],
+        &[
+            "operationcount",
+            "typo.properties:2",
+            "did you mean 'operationcount'",
+        ],
     );
 }
 

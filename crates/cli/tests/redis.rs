@@ -347,6 +347,12 @@ fn server_killed_and_restarted() {
     let missing = get(&s, "READ", "Return=NOT_FOUND");
     assert_eq!(okc + errors + missing, 4000.0, "{s:#?}");
     assert!(errors >= 4.0 && missing > 1000.0, "{s:#?}");
+    // Another server answered the last reading of the counters: said, and
+    // no server figures drawn from the two.
+    assert!(
+        stderr.contains("restarted") && !stderr.lines().any(|l| l.starts_with("server: ")),
+        "{stderr}"
+    );
     // Operations queued while the server was down.
     assert!(
         get(&s, "Intended-READ-FAILED", "MaxLatency(us)") >= 300_000.0

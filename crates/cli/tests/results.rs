@@ -557,6 +557,52 @@ fn a_run_kept_nowhere_fails_the_command_after_its_summary() {
     );
 }
 
+/// A PostgreSQL store's password can stay off the command line (where
+/// `ps` shows it): without one in the URL, `$PGPASSWORD` is used, as libpq
+/// does; without either, the server's refusal is the error.
+#[cfg(feature = "store-postgres")]
+#[test]
+fn a_postgres_store_takes_its_password_from_pgpassword() {
+    let Some(pg) = sojourn_testkit::postgres_server::Postgres::start() else {
+        return;
+    };
+    let url = pg.url_without_password();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |password: Option<&str>| {
+        let mut cmd = bin();
+        cmd.args([
+            "run",
+            "null:",
+            "-P",
+            "workloadc",
+            "-p",
+            "operationcount=100",
+            "--no-progress",
+            "--results",
+            &url,
+            "--data-dir",
+        ])
+        .arg(dir.path())
+        .env_remove("PGPASSWORD");
+        if let Some(p) = password {
+            cmd.env("PGPASSWORD", p);
+        }
+        cmd.run_to_end()
+    };
+    let refused = run(None);
+    assert!(!refused.status.success());
+    let e = text(&refused.stderr);
+    assert!(e.contains("password"), "{e}");
+    ok(&run(Some(sojourn_testkit::postgres_server::PASSWORD)));
+    let store = Store::open_read_only(&pg.url()).unwrap();
+    let stored = store.load("last").unwrap();
+    assert_eq!(stored.meta().phase, "run");
+    assert!(!stored
+        .meta()
+        .command_line
+        .contains(sojourn_testkit::postgres_server::PASSWORD));
+}
+
 /// A PostgreSQL store that dies halfway through a run: the rest of the
 /// run goes to a spool file in the data directory, and once the server is
 /// back, the next command puts the run back together in the store.
@@ -929,11 +975,34 @@ fn secrets_never_reach_the_store() {
             "db.passwd=pwsecret77",
             "-p",
             "db.url=postgres://bench:urlsecret99@db.example:5432/ycsb",
+            "-p",
+            "api.key=propsecret33",
             "--label",
             "experiment=secrets",
+            "--label",
+            "password=labelsecret55",
+            "--label",
+            "dsn=postgres://u:labelsecret55@h/x",
+            "--label",
+            "auth=labelsecret55",
+            "--label",
+            "note=see host=h password=labelsecret55 dbname=d",
         ],
     ));
+    let list = ok(&results(dir.path(), &["list"]));
+    let shown = results(dir.path(), &["show", "last"]);
+    let shown = format!("{}{}", text(&shown.stdout), text(&shown.stderr));
+    let html = dir.path().join("r.html");
+    ok(&sojourn(
+        dir.path(),
+        &["report", "last", "-o", html.to_str().unwrap()],
+    ));
+    let html = std::fs::read_to_string(&html).unwrap();
+    assert!(html.contains("secrets"), "the report shows the run");
     let pkb = ok(&results(dir.path(), &["export", "last", "--format", "pkb"]));
+    // The labels were kept, without their secrets.
+    assert!(pkb.contains("|dsn:postgres%3A//u%3A***@h/x|"), "{pkb}");
+    assert!(pkb.contains("|password:***|"), "{pkb}");
     let json = ok(&results(
         dir.path(),
         &["export", "last", "--format", "json"],
@@ -959,7 +1028,7 @@ fn secrets_never_reach_the_store() {
         }
         files += 1;
         let bytes = std::fs::read(&path).unwrap();
-        for secret in ["pwsecret77", "urlsecret99"] {
+        for secret in ["pwsecret77", "urlsecret99", "labelsecret55", "propsecret33"] {
             assert!(
                 !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
                 "{secret} in {}",
@@ -977,8 +1046,10 @@ fn secrets_never_reach_the_store() {
         }
     }
     assert!(files >= 1);
-    for out in [&pkb, &json] {
-        assert!(!out.contains("pwsecret77") && !out.contains("urlsecret99"));
+    for out in [&pkb, &json, &list, &shown, &html] {
+        for secret in ["pwsecret77", "urlsecret99", "labelsecret55", "propsecret33"] {
+            assert!(!out.contains(secret), "{secret} in:\n{out}");
+        }
     }
 }
 

@@ -94,6 +94,23 @@ fn seconds(p: &Properties, key: &str, default: f64) -> Result<Duration, Property
 }
 
 impl Plan {
+    /// The properties of `p` that no part of the plan it makes reads, each
+    /// with a likely intended name: what [`Plan::unknown`] holds, and
+    /// what is worth saying even when the plan cannot be made (a typo is
+    /// often why a value is missing).
+    pub fn unknown_keys(p: &Properties, known_prefixes: &[&str]) -> Vec<UnknownKey> {
+        let mut known: Vec<&str> = CORE_PROPERTIES.to_vec();
+        known.extend_from_slice(SOJOURN_PROPERTIES);
+        known.extend_from_slice(VOTE_PROPERTIES);
+        if is_keyvalue(p) {
+            known.extend_from_slice(KEYVALUE_PROPERTIES);
+        }
+        if is_liops(p) {
+            known.extend_from_slice(LIOPS_PROPERTIES);
+        }
+        p.unknown_keys(&known, known_prefixes)
+    }
+
     /// `known_prefixes` are the property prefixes backends accept
     /// (`redis.`, `db.`, ...), so their properties are not reported unknown.
     pub fn from_properties(
@@ -205,6 +222,18 @@ impl Plan {
                 "is 0 (no limit) and maxexecutiontime is not set, so the run would never end; set one of them",
             ));
         }
+        let warmup = seconds(p, "warmup", 0.0)?;
+        if let Some(limit) = max_execution_time.filter(|limit| warmup >= *limit) {
+            return Err(p.invalid(
+                "warmup",
+                format!(
+                    "is {} s, as long as or longer than the whole run (maxexecutiontime {} s), \
+                     so nothing would be measured; make it shorter than the run",
+                    warmup.as_secs_f64(),
+                    limit.as_secs_f64()
+                ),
+            ));
+        }
         let (seed, seed_generated) = match p.entry("seed") {
             Some(_) => (p.get_u64("seed", 0)?, false),
             None => (random_seed(), true),
@@ -230,16 +259,7 @@ impl Plan {
         if interval < Duration::from_millis(10) {
             return Err(p.invalid("timeseries.interval", "must be at least 0.01 seconds"));
         }
-        let mut known: Vec<&str> = CORE_PROPERTIES.to_vec();
-        known.extend_from_slice(SOJOURN_PROPERTIES);
-        known.extend_from_slice(VOTE_PROPERTIES);
-        if keyvalue.is_some() {
-            known.extend_from_slice(KEYVALUE_PROPERTIES);
-        }
-        if liops.is_some() {
-            known.extend_from_slice(LIOPS_PROPERTIES);
-        }
-        let unknown = p.unknown_keys(&known, known_prefixes);
+        let unknown = Plan::unknown_keys(p, known_prefixes);
         let groups = match &keyvalue {
             // The reader and writer pools, each at its own rate; a load
             // skips the keys it finds already written.
@@ -263,7 +283,7 @@ impl Plan {
                 groups,
                 arrival,
                 max_execution_time,
-                warmup: seconds(p, "warmup", 0.0)?,
+                warmup,
                 seed,
                 interval,
                 drain_timeout: seconds(p, "drain.timeout", 10.0)?,

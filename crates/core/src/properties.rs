@@ -160,7 +160,12 @@ pub struct UnknownKey {
 
 impl fmt::Display for UnknownKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: unknown property '{}'", self.origin, self.key)?;
+        write!(
+            f,
+            "{}: unknown property '{}'",
+            self.origin,
+            printable(&self.key)
+        )?;
         if let Some(suggestion) = &self.suggestion {
             write!(f, " (did you mean '{suggestion}'?)")?;
         }
@@ -176,7 +181,7 @@ pub enum PropertyError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{}:{line}: {problem}: {text}", path.display())]
+    #[error("{}:{line}: {problem}: {}", path.display(), printable(.text))]
     Syntax {
         path: PathBuf,
         line: usize,
@@ -186,7 +191,7 @@ pub enum PropertyError {
     },
     // Origins are boxed to keep `Result<_, PropertyError>` small on the
     // success path, which every typed getter returns.
-    #[error("{origin}: {key} = '{value}' {problem}; accepted: {accepted}")]
+    #[error("{origin}: {} = '{}' {problem}; accepted: {accepted}", printable(.key), printable(.value))]
     Invalid {
         origin: Box<Origin>,
         key: String,
@@ -195,13 +200,14 @@ pub enum PropertyError {
         accepted: String,
     },
     #[error(
-        "-p '{arg}' {problem}; the accepted form is -p key=value (for example -p recordcount=1000)"
+        "-p '{}' {problem}; the accepted form is -p key=value (for example -p recordcount=1000)",
+        printable(.arg)
     )]
     Argument { arg: String, problem: String },
     /// A value that is well-formed on its own but unusable, e.g. in
     /// combination with another property; `value` is `None` when the key was
     /// not set at all.
-    #[error("{origin}: {key}{}: {message}", show_value(.value))]
+    #[error("{origin}: {}{}: {message}", printable(.key), show_value(.value))]
     Rejected {
         origin: Box<Origin>,
         key: String,
@@ -212,9 +218,29 @@ pub enum PropertyError {
 
 fn show_value(value: &Option<String>) -> String {
     match value {
-        Some(value) => format!(" = '{value}'"),
+        Some(value) => format!(" = '{}'", printable(value)),
         None => " (not set)".to_string(),
     }
+}
+
+/// What a user typed, fit to echo in a message: control characters
+/// escaped (a stray escape sequence must not reach the terminal) and a
+/// very long text cut (a 4 MB key is not worth 4 MB of error).
+pub fn printable(s: &str) -> String {
+    const LONGEST: usize = 120;
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i == LONGEST {
+            out.push_str(&format!("… ({} characters in all)", s.chars().count()));
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 const ACCEPT_U64: &str = "a whole number from 0 to 18446744073709551615, e.g. 1000 or 1_000";
@@ -726,5 +752,31 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), CORE_PROPERTIES.len());
+    }
+
+    #[test]
+    fn messages_echo_input_printably_and_briefly() {
+        let mut p = Properties::new();
+        p.set("record\x1b[31mcount", "x", Origin::CommandLine);
+        let huge = "k".repeat(4 << 20);
+        p.set(&huge, "1", Origin::CommandLine);
+        p.set("recordcount", "1\x07", Origin::CommandLine);
+        let unknown: Vec<String> = p
+            .unknown_keys(&["recordcount"], &[])
+            .iter()
+            .map(|u| u.to_string())
+            .collect();
+        assert_eq!(unknown.len(), 2);
+        for u in &unknown {
+            assert!(!u.chars().any(|c| c.is_control()), "{u:?}");
+            assert!(u.len() < 400, "{} bytes", u.len());
+        }
+        assert!(unknown.iter().any(|u| u.contains("record\\u{1b}[31mcount")));
+        assert!(unknown
+            .iter()
+            .any(|u| u.contains("4194304 characters in all")));
+        let e = p.get_u64("recordcount", 0).unwrap_err().to_string();
+        assert!(!e.chars().any(|c| c.is_control()), "{e:?}");
+        assert!(e.contains("1\\u{7}"), "{e}");
     }
 }

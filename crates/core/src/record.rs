@@ -147,6 +147,21 @@ impl RunMeta {
             seed: 0,
         }
     }
+
+    /// This metadata with every secret removed by the one rule of
+    /// [`crate::redact`]: property and label values by their names and by
+    /// any URL or keyword string in them, the backend's and the command
+    /// line's URLs. Whatever stores or prints a run's metadata goes
+    /// through here, so no field can be forgotten by one of them.
+    pub fn redacted(&self) -> RunMeta {
+        RunMeta {
+            properties: crate::redact::pairs(&self.properties),
+            labels: crate::redact::pairs(&self.labels),
+            backend: crate::redact::redact_url(&self.backend),
+            command_line: crate::redact::text(&self.command_line),
+            ..self.clone()
+        }
+    }
 }
 
 /// The run's own figures, known once it finished.

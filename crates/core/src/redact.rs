@@ -114,21 +114,58 @@ fn redact_query(url: &str) -> String {
     format!("{head}{}{fragment}", pairs.join("&"))
 }
 
-/// Whether a property holds a secret (db.passwd, redis.password, ...).
+/// Whether a property, label or flag holds a secret (`db.passwd`,
+/// `redis.password`, `api.key`, `auth`, `aws_secret_access_key`): a name
+/// that says pass, secret, token, credential or auth anywhere, or ends in
+/// an api, access or private key. A harmless value hidden by a broad rule
+/// costs a `***`; a secret shown by a narrow one costs the secret.
 pub fn is_secret_key(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
-    ["pass", "secret", "token", "credential"]
+    if ["pass", "secret", "token", "credential"]
         .iter()
         .any(|s| k.contains(s))
+    {
+        return true;
+    }
+    // `auth`, `authorization`, `redis.auth`, but not `author`.
+    if k.split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|word| word.starts_with("auth") && !word.starts_with("author"))
+        || k.contains("authorization")
+    {
+        return true;
+    }
+    let squeezed: String = k.chars().filter(char::is_ascii_alphanumeric).collect();
+    [
+        "apikey",
+        "accesskey",
+        "privatekey",
+        "sessionkey",
+        "signingkey",
+    ]
+    .iter()
+    .any(|s| squeezed.ends_with(s))
 }
 
-/// A property value fit to print or store.
+/// A property, label or flag value fit to print or store: hidden whole
+/// when its name says it is secret, otherwise with the password taken out
+/// of any URL or keyword string in it, even one in the middle of a text.
 pub fn property_value(key: &str, value: &str) -> String {
     if is_secret_key(key) {
         "***".to_string()
     } else {
-        redact_url(value)
+        text(&redact_url(value))
     }
+}
+
+/// Every value of `pairs` (labels, properties, flags) as [`property_value`]
+/// gives it.
+pub fn pairs<'a>(
+    pairs: impl IntoIterator<Item = (&'a String, &'a String)>,
+) -> std::collections::BTreeMap<String, String> {
+    pairs
+        .into_iter()
+        .map(|(k, v)| (k.clone(), property_value(k, v)))
+        .collect()
 }
 
 /// One command-line argument fit to store: a `KEY=VALUE` whose key names
@@ -214,5 +251,23 @@ mod tests {
         assert_eq!(property_value("recordcount", "1000"), "1000");
         let v = property_value("db.url", "postgres://u:hunter2@127.0.0.1/db");
         assert!(!v.contains("hunter2"), "{v}");
+        for key in [
+            "api.key",
+            "auth",
+            "redis.auth",
+            "Authorization",
+            "aws_secret_access_key",
+            "aws.accessKey",
+            "gcp_private_key",
+            "x-auth-header",
+        ] {
+            assert_eq!(property_value(key, "hunter2"), "***", "{key}");
+        }
+        for key in ["author", "keyprefix", "insertkey", "requestdistribution"] {
+            assert_eq!(property_value(key, "v"), "v", "{key}");
+        }
+        // A URL anywhere in a value, not only at its start.
+        let v = property_value("note", "copied from postgres://u:hunter2@h/x today");
+        assert_eq!(v, "copied from postgres://u:***@h/x today");
     }
 }

@@ -205,6 +205,39 @@ fn a_database_stall_shows_in_response_time_as_queueing_predicts() {
         svc.count_between(150_000_000, u64::MAX) <= 4,
         "at most one per connection"
     );
+    // The operations queued behind the stall waited for a connection,
+    // which is the database's doing: not the client's lag (it would be up
+    // to 200 ms, p99 ~180 ms, if the wait counted).
+    let lag = o.total.lag.as_ref().unwrap();
+    assert!(
+        ms(lag.value_at_quantile(0.99)) < 20.0,
+        "client lag p99 {} ms",
+        ms(lag.value_at_quantile(0.99))
+    );
+    // The warnings blame the database, with when and for how long.
+    use sojourn_core::output::Warning;
+    let w = Warning::check(&o, 0.0, &[]);
+    let stall = w
+        .iter()
+        .find_map(|w| match w {
+            Warning::DatabaseStall(s) => Some(s.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no stall warning: {w:?}"));
+    assert!((0.195..=0.26).contains(&stall.longest_s), "{stall:?}");
+    assert!(!stall.cut_short);
+    // Sent about 1 s in (the 10,001st of 10,000 per second), located to
+    // within the 1 s interval it ended in.
+    let at = stall.at_s.expect("located in the time series");
+    assert!((0.0..=2.0).contains(&at), "{stall:?}");
+    assert_eq!(stall.due, Some(2000));
+    assert!(
+        !w.iter()
+            .any(|w| matches!(w, Warning::LateSends { .. } | Warning::NotPoisson { .. })),
+        "the client is not blamed: {w:?}"
+    );
+    let text = stall.to_string();
+    assert!(text.contains("stopped answering"), "{text}");
 }
 
 #[test]

@@ -33,7 +33,7 @@ pub use database::{Connections, Database};
 pub use phase::{Measured, PhaseSpec, PhaseView, Show, Silent, Watch};
 pub use places::{open_existing, open_for_reading, open_store, Places, RunStore, StoreChoice};
 pub use signals::watch_ctrl_c;
-pub use tags::{parse_label, redacted_properties, RunTags};
+pub use tags::{parse_label, RunTags};
 
 use std::path::Path;
 use std::sync::Arc;

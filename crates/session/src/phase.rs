@@ -313,10 +313,13 @@ fn attach_server(
     end: Result<Option<ServerCounters>, String>,
 ) -> Option<Warning> {
     match (start, end) {
-        (Ok(Some(a)), Ok(Some(b))) => {
-            outcome.server = Some(ServerStats::between(&a, &b, outcome.all.ops_done));
-            None
-        }
+        (Ok(Some(a)), Ok(Some(b))) => match ServerStats::between(&a, &b, outcome.all.ops_done) {
+            Ok(stats) => {
+                outcome.server = Some(stats);
+                None
+            }
+            Err(message) => Some(Warning::ServerCounters { message }),
+        },
         (Err(message), _) | (_, Err(message)) => Some(Warning::ServerCounters { message }),
         _ => None,
     }

@@ -214,10 +214,21 @@ impl StoreChoice {
 /// An existing store, for the commands that show stored runs (`results
 /// list`, `show`, `export`): never creates an empty one, and marks runs of
 /// dead processes failed as it opens. `results` is `--results`, if given.
+///
+/// Reading never depends on writing: a store that cannot be written (a
+/// full disk, a read-only mount, a lock held too long) is shown as it is,
+/// with a warning that says why nothing was updated.
 pub fn open_existing(places: &Places, results: Option<&str>) -> Result<Store> {
     let location = existing(places, results)?;
-    let store = Store::open(&location).with_context(|| context(results))?;
-    import_spooled(&store, &places.spool_dirs(&location));
+    let (store, write_error) =
+        Store::open_to_show(&location, sojourn_store::WAIT).with_context(|| context(results))?;
+    match write_error {
+        None => import_spooled(&store, &places.spool_dirs(&location)),
+        Some(e) => eprintln!(
+            "warning: {e}; showing the store as it is (runs of ended processes are not \
+             marked failed, spooled runs are not imported)"
+        ),
+    }
     Ok(store)
 }
 

@@ -57,14 +57,16 @@ impl RunTags {
 
     /// What the store keeps about a phase of `plan`, driven as `run` says
     /// (the plan's own, or a capacity step's), against `backend` before it
-    /// runs. Secrets are removed here: property values by their names,
-    /// passwords from URLs.
+    /// runs, with every secret removed ([`RunMeta::redacted`]).
     pub fn meta(&self, plan: &Plan, run: &RunConfig, props: &Properties, backend: &str) -> RunMeta {
         let mut m = RunMeta::new(plan.phase.name());
         m.run_uri = self.run_uri.clone();
         m.workloads = self.workloads.clone();
-        m.properties = redacted_properties(props);
-        m.backend = redact::redact_url(backend);
+        m.properties = props
+            .iter()
+            .map(|(k, e)| (k.to_string(), e.value.clone()))
+            .collect();
+        m.backend = backend.to_string();
         m.threads = run.workers() as u64;
         m.target = run.target();
         m.labels = self.labels.clone();
@@ -75,16 +77,8 @@ impl RunTags {
         m.percentiles = plan.percentiles.clone();
         m.warmup = run.warmup;
         m.seed = run.seed;
-        m
+        m.redacted()
     }
-}
-
-/// Every property with secrets removed, as stored and reported.
-pub fn redacted_properties(props: &Properties) -> BTreeMap<String, String> {
-    props
-        .iter()
-        .map(|(k, e)| (k.to_string(), redact::property_value(k, &e.value)))
-        .collect()
 }
 
 /// `--label KEY=VALUE`.
@@ -133,10 +127,22 @@ mod tests {
             ]
             .map(String::from),
         );
+        tags.labels = [
+            ("password", "hunter2"),
+            ("dsn", "postgres://u:hunter2@h/x"),
+            ("api.key", "hunter2"),
+            ("some_cloud_flag", "see host=h password=hunter2 dbname=d"),
+            ("experiment", "e1"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
         let m = tags.meta(&plan, &plan.run, &p, "postgres://u:hunter2@h/db");
         let all = format!("{m:?}");
         assert!(!all.contains("hunter2"), "{all}");
         assert_eq!(m.properties["operationcount"], "10");
+        assert_eq!(m.labels["experiment"], "e1");
+        assert_eq!(m.labels["dsn"], "postgres://u:***@h/x");
         assert_eq!((m.threads, m.target), (1, None));
     }
 }

@@ -56,6 +56,13 @@ pub enum StoreError {
     #[error("no run {0:?} in the results store; `sojourn results list` shows the stored runs")]
     NoSuchRun(String),
 
+    /// A run id prefix too short to name a run by.
+    #[error(
+        "{0:?} is too short to name a run: give at least 4 characters of its id \
+         (`sojourn results list` shows them), its run URI, or `last`"
+    )]
+    ShortPrefix(String),
+
     /// A run id prefix matches several runs.
     #[error("{prefix:?} matches {count} runs ({examples}); give more of the run id")]
     Ambiguous {

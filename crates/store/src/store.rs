@@ -58,27 +58,6 @@ fn is_postgres(location: &str) -> bool {
     location.starts_with("postgres://") || location.starts_with("postgresql://")
 }
 
-/// A URL with any password replaced by `***`, for messages.
-pub(crate) fn redact_location(location: &str) -> String {
-    let Some(scheme_end) = location.find("://") else {
-        return location.to_string();
-    };
-    let rest = &location[scheme_end + 3..];
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let Some(at) = rest[..authority_end].rfind('@') else {
-        return location.to_string();
-    };
-    match rest[..at].find(':') {
-        Some(colon) => format!(
-            "{}{}:***{}",
-            &location[..scheme_end + 3],
-            &rest[..colon],
-            &rest[at..]
-        ),
-        None => location.to_string(),
-    }
-}
-
 impl Store {
     /// Open (creating and migrating as needed) the store at `location`: a
     /// SQLite file path (`sqlite:PATH` also works), or a `postgres://` URL
@@ -95,6 +74,24 @@ impl Store {
         store.migrate()?;
         store.mark_dead_runs()?;
         Ok(store)
+    }
+
+    /// Open an existing store to show its runs: as [`Store::open`] does,
+    /// or, where the store cannot be written (a full disk, a read-only
+    /// mount, a lock held past `wait`), read-only, with the error that
+    /// stopped the writing. Reading a measured result never depends on
+    /// being able to write.
+    pub fn open_to_show(
+        location: &str,
+        wait: Duration,
+    ) -> Result<(Store, Option<StoreError>), StoreError> {
+        match Self::open_waiting(location, wait) {
+            Ok(store) => Ok((store, None)),
+            Err(write_error) => match Self::open_read_only(location) {
+                Ok(store) => Ok((store, Some(write_error))),
+                Err(_) => Err(write_error),
+            },
+        }
     }
 
     /// Open an existing store for reading only (`results query`): nothing
@@ -114,7 +111,7 @@ impl Store {
     }
 
     pub(crate) fn connect(location: &str, mode: Mode, wait: Duration) -> Result<Store, StoreError> {
-        let shown = redact_location(location);
+        let shown = sojourn_core::redact::redact_url(location);
         let db: Box<dyn Db> = if is_postgres(location) {
             #[cfg(feature = "postgres")]
             {
@@ -303,6 +300,8 @@ impl Store {
     /// Record that a run has begun; its status is `running` until
     /// [`Store::finish_run`] or [`Store::fail_run`].
     pub fn begin_run(&self, meta: &RunMeta) -> Result<RunId, StoreError> {
+        // Whoever built the metadata, nothing secret is written.
+        let meta = &meta.redacted();
         let id = meta.id.clone();
         self.write(
             || format!("recording the start of run {id}"),
@@ -570,10 +569,11 @@ impl Store {
         if labels.is_empty() {
             return Ok(());
         }
+        let labels = sojourn_core::redact::pairs(labels);
         self.write(
             || format!("labelling run {run}"),
             |db| {
-                for (k, v) in labels {
+                for (k, v) in &labels {
                     db.exec(
                         "DELETE FROM run_labels WHERE run_id = ? AND key = ?",
                         &[text(&run.0), text(k)],
@@ -711,9 +711,18 @@ impl Store {
                     &[text(&id)],
                 )?
                 .rows;
+            // Redacted on reading too: a store written by an older sojourn
+            // may hold a label or property value in clear.
             let map: BTreeMap<String, String> = rows
                 .into_iter()
-                .filter_map(|r| Some((r[0].as_text()?.to_string(), r[1].as_text()?.to_string())))
+                .filter_map(|r| {
+                    let key = r[0].as_text()?;
+                    let value = r[1].as_text()?;
+                    Some((
+                        key.to_string(),
+                        sojourn_core::redact::property_value(key, value),
+                    ))
+                })
                 .collect();
             if which == 0 {
                 s.meta.properties = map;
@@ -868,6 +877,8 @@ impl Store {
                     })
                 }
             }
+        } else if !run.is_empty() {
+            return Err(StoreError::ShortPrefix(run.to_string()));
         }
         Err(StoreError::NoSuchRun(run.to_string()))
     }
@@ -1162,6 +1173,12 @@ impl Store {
                  accepted"
             )));
         }
+        if let Some(f) = server_function(sql) {
+            return Err(StoreError::ReadOnly(format!(
+                "{f}() is a server function (files, sessions, settings), not a query of the \
+                 results; query the store's tables and views"
+            )));
+        }
         let mut db = self.db.lock();
         if let Some(ro) = db.is_read_only(sql) {
             match ro {
@@ -1189,6 +1206,42 @@ const RUN_COLUMNS: &str = "id, run_uri, started_at, started_unix, phase, workloa
      (SELECT COUNT(*) FROM intervals i WHERE i.run_id = r.id), lag_hist";
 
 /// The first word of a statement, after whitespace and SQL comments.
+/// The first call in `sql` of a server's administrative function: a read-
+/// only transaction does not stop PostgreSQL's `pg_read_file`,
+/// `pg_terminate_backend`, `lo_export` or `dblink`, so `results query`
+/// refuses every `pg_*`, `lo_*`, `dblink*` and `set_config` call.
+fn server_function(sql: &str) -> Option<String> {
+    let lower = sql.to_ascii_lowercase();
+    let bytes = lower.as_bytes();
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'$';
+    let mut i = 0;
+    while i < bytes.len() {
+        if !ident(bytes[i]) || (i > 0 && ident(bytes[i - 1])) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && ident(bytes[i]) {
+            i += 1;
+        }
+        let name = &lower[start..i];
+        let mut j = i;
+        if bytes.get(j) == Some(&b'"') {
+            j += 1;
+        }
+        while bytes.get(j).is_some_and(u8::is_ascii_whitespace) {
+            j += 1;
+        }
+        let called = bytes.get(j) == Some(&b'(');
+        let administrative =
+            ["pg_", "lo_", "dblink"].iter().any(|p| name.starts_with(p)) || name == "set_config";
+        if called && administrative {
+            return Some(name.to_string());
+        }
+    }
+    None
+}
+
 fn first_keyword(sql: &str) -> &str {
     let mut rest = sql;
     loop {
@@ -1342,19 +1395,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn passwords_leave_locations() {
-        assert_eq!(
-            redact_location("postgres://bench:hunter2@db.example:5432/results"),
-            "postgres://bench:***@db.example:5432/results"
-        );
-        assert_eq!(
-            redact_location("postgres://bench@db/results"),
-            "postgres://bench@db/results"
-        );
-        assert_eq!(
-            redact_location("/tmp/results.sqlite"),
-            "/tmp/results.sqlite"
-        );
+    fn server_functions_are_found() {
+        for sql in [
+            "SELECT pg_read_file('/etc/passwd')",
+            "select x from (select PG_TERMINATE_BACKEND (1) as x) t",
+            "SELECT \"pg_catalog\".\"pg_read_file\"('x')",
+            "SELECT lo_export(1, '/tmp/x')",
+            "SELECT set_config('x', 'y', false)",
+        ] {
+            assert!(server_function(sql).is_some(), "{sql}");
+        }
+        for sql in [
+            "SELECT * FROM runs",
+            "SELECT my_pg_stats FROM t",
+            "SELECT count(*) FROM run_labels WHERE key = 'pg_x'",
+        ] {
+            assert_eq!(server_function(sql), None, "{sql}");
+        }
     }
 
     #[test]

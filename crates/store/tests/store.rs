@@ -118,6 +118,11 @@ fn a_run_reads_back_as_it_was_recorded() {
         store.load("no-such-run"),
         Err(StoreError::NoSuchRun(_))
     ));
+    // Three characters of an existing id are too few to name it by, and
+    // the error says how many are.
+    let e = store.resolve(&run.meta.id.as_str()[..3]).unwrap_err();
+    assert!(matches!(e, StoreError::ShortPrefix(_)), "{e}");
+    assert!(e.to_string().contains("at least 4 characters"), "{e}");
     // Finishing moves the start to the executor's first operation.
     let mut later = synthetic(5, 1, 0);
     later.outcome.started_at = later.meta.started_at + Duration::from_millis(250);
@@ -458,6 +463,56 @@ CREATE TABLE interval_ops (
     PRIMARY KEY (run_id, seq, op)
 );
 "#;
+
+/// A store that cannot be written (here: another connection holds the
+/// write lock past the wait, as a full disk or a read-only mount would
+/// refuse the write) is still shown: the runs and what they measured read
+/// back, and the error that stopped the housekeeping comes with them.
+#[test]
+fn a_store_that_cannot_be_written_is_still_read() {
+    let (_dir, path) = temp_store();
+    let store = Store::open(&path).unwrap();
+    let done = synthetic(1, 3, 0);
+    record(&store, &done, &[]);
+    // A run left `running` by a process that ended: opening the store
+    // would mark it failed, which is a write.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead_pid = child.id();
+    child.wait().unwrap();
+    let mut dead = synthetic(2, 1, 0);
+    dead.meta.pid = dead_pid;
+    store.begin_run(&dead.meta).unwrap();
+    drop(store);
+
+    let locker = rusqlite::Connection::open(&path).unwrap();
+    locker.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let wait = Duration::from_millis(200);
+    assert!(Store::open_waiting(&path, wait).is_err());
+    let (shown, write_error) = Store::open_to_show(&path, wait).unwrap();
+    let e = write_error.expect("the write was refused").to_string();
+    assert!(e.contains("locked") || e.contains("busy"), "{e}");
+    let runs = shown.list(&Filter::default()).unwrap();
+    assert_eq!(runs.len(), 2);
+    let loaded = shown.load(done.meta.id.as_str()).unwrap();
+    assert_same_stats(
+        &loaded.totals_or_intervals(),
+        &done.outcome.total,
+        "read-only",
+    );
+    // Nothing was written: the dead run is still `running` until a
+    // store that can be written marks it.
+    assert_eq!(
+        shown.load(dead.meta.id.as_str()).unwrap().summary.status,
+        RunStatus::Running
+    );
+    locker.execute_batch("ROLLBACK").unwrap();
+    let (writable, none) = Store::open_to_show(&path, wait).unwrap();
+    assert!(none.is_none());
+    assert_eq!(
+        writable.load(dead.meta.id.as_str()).unwrap().summary.status,
+        RunStatus::Failed
+    );
+}
 
 #[test]
 fn a_version_1_store_opens_and_migrates() {

@@ -329,6 +329,14 @@ pub fn survives(db: &mut dyn TestDb, fault: Fault) {
         worst >= 0.75 * outage_us,
         "response time shows the {outage:?} outage: max {worst} us\n{s:#?}"
     );
+    if let Fault::Restart(_) = fault {
+        // The server's counters started over: said, and no figures drawn
+        // from readings of two different servers.
+        assert!(
+            stderr.contains("restarted") && !stderr.lines().any(|l| l.starts_with("server: ")),
+            "{stderr}"
+        );
+    }
     if let Fault::Stall(_) = fault {
         // A stalled operation failed at the timeout, not before it.
         let timed_out = get_or_zero(&s, "READ-FAILED", "MaxLatency(us)").max(get_or_zero(

@@ -40,20 +40,53 @@ pub struct ServerStats {
     pub deltas: BTreeMap<String, f64>,
 }
 
+/// Not a counter: a number that names the server's process (Redis's
+/// `run_id`, PostgreSQL's start time), so that a reading from after a
+/// restart is known for one even when every counter has grown past its
+/// old value again.
+pub const SERVER_INSTANCE: &str = "server_instance";
+
 impl ServerStats {
-    /// The change between two readings. A counter that went backwards (the
-    /// server restarted or its statistics were reset during the phase) or
-    /// that only one reading has is left out: no figure beats a wrong one.
-    pub fn between(start: &ServerCounters, end: &ServerCounters, operations: u64) -> ServerStats {
-        let deltas = end
-            .values
-            .iter()
-            .filter_map(|(name, &e)| {
-                let s = *start.values.get(name)?;
-                (e >= s).then(|| (name.clone(), e - s))
-            })
-            .collect();
-        ServerStats { operations, deltas }
+    /// The change between two readings; a counter only one reading has is
+    /// left out. When the server restarted, or its statistics were reset,
+    /// in between (another [`SERVER_INSTANCE`], or a counter that went
+    /// backwards), no delta means anything, and the error says what
+    /// happened: no figure beats a wrong one.
+    pub fn between(
+        start: &ServerCounters,
+        end: &ServerCounters,
+        operations: u64,
+    ) -> Result<ServerStats, String> {
+        let instance = |c: &ServerCounters| c.values.get(SERVER_INSTANCE).copied();
+        if let (Some(a), Some(b)) = (instance(start), instance(end)) {
+            if a != b {
+                return Err(
+                    "the server restarted during the phase (its instance changed), \
+                            so its counters started over"
+                        .to_string(),
+                );
+            }
+        }
+        let mut deltas = BTreeMap::new();
+        let mut backwards = Vec::new();
+        for (name, &e) in end.values.iter().filter(|(n, _)| *n != SERVER_INSTANCE) {
+            let Some(&s) = start.values.get(name) else {
+                continue;
+            };
+            if e < s {
+                backwards.push(format!("{name} {s} -> {e}"));
+            } else {
+                deltas.insert(name.clone(), e - s);
+            }
+        }
+        if !backwards.is_empty() {
+            return Err(format!(
+                "counters went backwards ({}): the server restarted or its statistics were \
+                 reset during the phase",
+                backwards.join(", ")
+            ));
+        }
+        Ok(ServerStats { operations, deltas })
     }
 
     /// A counter's change per operation; `None` without operations.
@@ -136,31 +169,51 @@ mod tests {
     }
 
     #[test]
-    fn deltas_drop_counters_that_went_backwards_or_appeared() {
+    fn deltas_leave_out_counters_that_appeared() {
         let a = reading(&[
             ("blks_hit", 10.0),
-            ("reset", 50.0),
             ("server_cpu_s", 1.0),
             ("tup_updated", 3.0),
+            (SERVER_INSTANCE, 7.0),
         ]);
         let b = reading(&[
             ("blks_hit", 30.0),
-            ("reset", 2.0),
             ("server_cpu_s", 1.5),
             ("tup_updated", 3.0),
             ("new", 4.0),
+            (SERVER_INSTANCE, 7.0),
         ]);
-        let s = ServerStats::between(&a, &b, 10);
+        let s = ServerStats::between(&a, &b, 10).unwrap();
         assert_eq!(s.deltas.len(), 3);
         assert_eq!(s.deltas["blks_hit"], 20.0);
         assert_eq!(s.per_op("blks_hit"), Some(2.0));
         let f = s.per_op_figures();
         assert_eq!(f["blks_hit_per_op"], 2.0);
         assert!((f["server_cpu_us_per_op"] - 50_000.0).abs() < 1e-6);
-        assert_eq!(ServerStats::between(&a, &b, 0).per_op("blks_hit"), None);
+        assert_eq!(
+            ServerStats::between(&a, &b, 0).unwrap().per_op("blks_hit"),
+            None
+        );
         assert_eq!(
             s.digest(),
             "server CPU 50000.0 µs/op; per op: blks_hit 2.00 (10 operations)"
         );
+    }
+
+    #[test]
+    fn a_restart_or_reset_is_said_not_measured() {
+        let a = reading(&[("keyspace_hits", 500.0), ("keyspace_misses", 1.0)]);
+        // After a restart, only the misses of the reconnecting client have
+        // grown past their old value: no delta may be shown.
+        let b = reading(&[("keyspace_hits", 20.0), ("keyspace_misses", 9.0)]);
+        let e = ServerStats::between(&a, &b, 10).unwrap_err();
+        assert!(e.contains("keyspace_hits 500 -> 20"), "{e}");
+        // Every counter grew again, but the server is another one.
+        let mut a = reading(&[("keyspace_hits", 5.0)]);
+        a.set(SERVER_INSTANCE, 1.0);
+        let mut b = reading(&[("keyspace_hits", 900.0)]);
+        b.set(SERVER_INSTANCE, 2.0);
+        let e = ServerStats::between(&a, &b, 10).unwrap_err();
+        assert!(e.contains("restarted"), "{e}");
     }
 }

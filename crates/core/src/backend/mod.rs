@@ -23,7 +23,7 @@ pub mod guard;
 pub mod memory;
 pub mod null;
 
-pub use counters::{ServerCounters, ServerStats};
+pub use counters::{ServerCounters, ServerStats, SERVER_INSTANCE};
 pub use extensions::Extensions;
 
 use std::future::Future;

@@ -48,6 +48,8 @@ pub enum Warning {
     LateSends {
         lag_p99_ms: f64,
     },
+    /// The database stopped answering for a while (see [`DatabaseStall`]).
+    DatabaseStall(DatabaseStall),
     Abandoned {
         count: u64,
         drain_s: f64,
@@ -108,6 +110,7 @@ impl fmt::Display for Warning {
                     "sends came in bursts, so the client or machine stalled; give the client more CPU or lower -target"
                 }
             ),
+            Warning::DatabaseStall(stall) => write!(f, "{stall}"),
             Warning::LateSends { lag_p99_ms } => write!(
                 f,
                 "1% of operations left the client more than {lag_p99_ms:.2} ms after their intended time although \
@@ -116,14 +119,108 @@ impl fmt::Display for Warning {
             ),
             Warning::ServerCounters { message } => write!(
                 f,
-                "the database's own counters could not be read ({message}), so this run has no server \
-                 figures; the client's measurements are unaffected"
+                "the database's own counters give no figures for this run ({message}); the \
+                 client's measurements are unaffected"
             ),
             Warning::Interrupted => write!(
                 f,
                 "the run was interrupted; the results cover only the part that ran"
             ),
         }
+    }
+}
+
+/// The database stopped answering for a while: one operation waited far
+/// longer for its answer than operations usually do (at least
+/// [`STALL_AT_LEAST_MS`], and [`STALL_TIMES_MEDIAN`] times the median).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DatabaseStall {
+    /// The longest service time of the run, in seconds.
+    pub longest_s: f64,
+    /// Whether that operation failed (timed out): the stall lasted at
+    /// least this long.
+    pub cut_short: bool,
+    /// About when the operation was sent, in seconds from the start, when
+    /// the time series tells.
+    pub at_s: Option<f64>,
+    /// Operations due while it lasted (open loop), which waited too.
+    pub due: Option<u64>,
+}
+
+/// A stall is at least this long...
+pub const STALL_AT_LEAST_MS: f64 = 100.0;
+/// ...and this many times the median service time.
+pub const STALL_TIMES_MEDIAN: f64 = 20.0;
+
+impl DatabaseStall {
+    /// The stall in `o`, if there was one.
+    pub fn of(o: &RunOutcome) -> Option<DatabaseStall> {
+        let busiest = o.all.kinds().max_by_key(|(_, s)| s.count())?.1;
+        let median_ns = busiest.ok.service.value_at_quantile(0.5) as f64;
+        let mut longest_ns = 0u64;
+        let mut cut_short = false;
+        for (_, s) in o.all.kinds() {
+            longest_ns = longest_ns.max(s.ok.service.max());
+            if let Some(f) = &s.failed {
+                if f.service.max() > longest_ns {
+                    longest_ns = f.service.max();
+                    cut_short = true;
+                }
+            }
+        }
+        let longest = longest_ns as f64;
+        if longest < STALL_AT_LEAST_MS * 1e6 || longest < STALL_TIMES_MEDIAN * median_ns {
+            return None;
+        }
+        let longest_s = longest / 1e9;
+        // The interval in which the slowest answer came: it was sent about
+        // its service time before that interval's middle.
+        let at_s = o
+            .intervals
+            .iter()
+            .filter_map(|iv| {
+                let max_us = iv
+                    .kinds
+                    .iter()
+                    .map(|k| k.service.max_us)
+                    .fold(0.0, f64::max);
+                (max_us > 0.0).then_some((iv, max_us))
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .filter(|(_, max_us)| !cut_short && (max_us * 1e3 - longest).abs() <= 0.01 * longest)
+            .map(|(iv, _)| ((iv.start + iv.length / 2).as_secs_f64() - longest_s).max(0.0));
+        let due = o.target.map(|t| (t * longest_s).round() as u64);
+        Some(DatabaseStall {
+            longest_s,
+            cut_short,
+            at_s,
+            due,
+        })
+    }
+}
+
+impl fmt::Display for DatabaseStall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the database stopped answering for {} {:.2} s",
+            if self.cut_short { "at least" } else { "about" },
+            self.longest_s
+        )?;
+        if let Some(at) = self.at_s {
+            write!(f, ", about {at:.1} s into the run")?;
+        }
+        if self.cut_short {
+            f.write_str(" (operations timed out)")?;
+        }
+        if let Some(due) = self.due {
+            write!(
+                f,
+                "; about {due} operations were due meanwhile and waited, so their response \
+                 times include the stall"
+            )?;
+        }
+        f.write_str(". The client is not what held them up; see the database's log for the cause")
     }
 }
 
@@ -151,20 +248,33 @@ impl Warning {
                 });
             }
         }
+        // The lag counts only the client's own lateness (a wait for a busy
+        // connection is the database's, and not in it).
+        let late = o
+            .total
+            .lag
+            .as_ref()
+            .filter(|l| !l.is_empty())
+            .map(|lag| lag.value_at_quantile(0.99) as f64 / 1e6)
+            .filter(|&p99_ms| p99_ms > LATE_SEND_MS);
+        let stall = DatabaseStall::of(o);
         if let Some(c) = o.arrival_check.as_ref().filter(|c| !c.passed) {
-            w.push(Warning::NotPoisson {
-                dispersion: c.dispersion,
-                z: c.z,
-            });
-        }
-        if let Some(lag) = o.total.lag.as_ref().filter(|l| !l.is_empty()) {
-            let p99_ms = lag.value_at_quantile(0.99) as f64 / 1e6;
-            // Queueing for a busy connection is the database's doing (and
-            // shows as a low served fraction); lateness with connections
-            // free is the client's.
-            if p99_ms > LATE_SEND_MS && o.served_fraction() >= BELOW_TARGET {
-                w.push(Warning::LateSends { lag_p99_ms: p99_ms });
+            // Sends bunch up behind a database that stopped answering (every
+            // connection waits on it); that is the stall's warning, unless
+            // the client was late as well.
+            let explained = c.dispersion > 1.0 && stall.is_some() && late.is_none();
+            if !explained {
+                w.push(Warning::NotPoisson {
+                    dispersion: c.dispersion,
+                    z: c.z,
+                });
             }
+        }
+        if let Some(stall) = stall {
+            w.push(Warning::DatabaseStall(stall));
+        }
+        if let Some(p99_ms) = late {
+            w.push(Warning::LateSends { lag_p99_ms: p99_ms });
         }
         for (kind, s) in o.total.kinds() {
             let failed = s.failures();

@@ -9,6 +9,11 @@ use serde::Serialize;
 
 use crate::properties::{Properties, PropertyError};
 
+/// The most fields a record may have (`fieldcount`).
+const MAX_FIELDS: u64 = 1_000_000;
+/// The most bytes a record may hold (`fieldcount` × `fieldlength`).
+const MAX_RECORD_BYTES: u64 = 256 << 20;
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RequestDistribution {
@@ -103,11 +108,21 @@ impl CoreConfig {
                 ),
             ));
         }
-        let field_count = p.get_u64("fieldcount", 10)?;
-        if field_count == 0 {
-            return Err(p.invalid("fieldcount", "must be at least 1"));
-        }
+        // Bounds far above any table a database takes (PostgreSQL: 1,600
+        // columns), low enough that the field names and one record of
+        // each worker fit in memory instead of aborting on allocation.
+        let field_count = p.get_u64_in("fieldcount", 10, 1..=MAX_FIELDS)?;
         let field_length = p.get_u64("fieldlength", 100)?;
+        if field_count.saturating_mul(field_length) > MAX_RECORD_BYTES {
+            return Err(p.invalid(
+                "fieldlength",
+                format!(
+                    "with fieldcount={field_count} makes records of {} bytes; a record may \
+                     hold at most {MAX_RECORD_BYTES} bytes (256 MiB)",
+                    field_count as u128 * field_length as u128
+                ),
+            ));
+        }
         let min_field_length = p.get_u64("minfieldlength", 1)?;
         let fld = p.get_choice(
             "fieldlengthdistribution",
