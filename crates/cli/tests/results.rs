@@ -993,10 +993,10 @@ fn secrets_never_reach_the_store() {
     let shown = results(dir.path(), &["show", "last"]);
     let shown = format!("{}{}", text(&shown.stdout), text(&shown.stderr));
     let html = dir.path().join("r.html");
-    ok(&sojourn(
-        dir.path(),
-        &["report", "last", "-o", html.to_str().unwrap()],
-    ));
+    ok(&bin()
+        .args(["report", "last", "-o", html.to_str().unwrap(), "--data-dir"])
+        .arg(dir.path())
+        .run_to_end());
     let html = std::fs::read_to_string(&html).unwrap();
     assert!(html.contains("secrets"), "the report shows the run");
     let pkb = ok(&results(dir.path(), &["export", "last", "--format", "pkb"]));
