@@ -279,8 +279,7 @@ impl RedisOptions {
                      give one of them",
                     props.get_str("redis.mode", ""),
                     props.get_str("redis.command_group", "")
-                )
-                .into())
+                ))
             }
             (None, Some(_)) => layout("redis.command_group")?,
             _ => layout("redis.mode")?,
