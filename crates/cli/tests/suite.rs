@@ -22,12 +22,14 @@ const SOME_FAILED: &str =
     "Some tests have failures. You can retry by running the same invocation command again.";
 
 /// The walkthrough's batch folders, unchanged (read-only; copied before
-/// use): in `shared/` beside the project's checkout, as CI lays it out.
+/// use), in `tests/fixtures/` with their licence note.
 /// `SOJOURN_PKB_FIXTURES` points elsewhere.
 fn fixtures() -> PathBuf {
     let dir = std::env::var_os("SOJOURN_PKB_FIXTURES")
         .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("../shared/fixtures/pkb-walkthrough"));
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pkb-walkthrough")
+        });
     assert!(
         dir.join("sequential_tests").is_dir(),
         "the PKB walkthrough fixtures are not at {} (set SOJOURN_PKB_FIXTURES)",
