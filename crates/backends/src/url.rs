@@ -8,7 +8,7 @@
 //! URL is shown anywhere ([`sojourn_core::redact`]).
 
 use sojourn_core::properties::Properties;
-use sojourn_core::redact::redact_url;
+use sojourn_core::redact::{self, redact_url};
 
 use crate::{Kind, REGISTRY};
 
@@ -186,7 +186,8 @@ fn db_url<'p>(
 pub(crate) fn invalid(url: &str, message: impl Into<String>) -> OpenError {
     OpenError::Invalid {
         url: redact_url(url.trim()),
-        message: message.into(),
+        // A backend's or driver's message may quote pieces of the URL.
+        message: redact::message_about(url, &message.into()),
     }
 }
 

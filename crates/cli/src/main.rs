@@ -11,6 +11,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+// The unit tests fuzz the suite reader with a bound on what it allocates.
+#[cfg(test)]
+#[global_allocator]
+static ALLOC: sojourn_testkit::fuzz::CountingAlloc = sojourn_testkit::fuzz::CountingAlloc;
+
 fn main() -> ExitCode {
     let cli = cli::Cli::parse_from(cli::normalise_args(std::env::args_os()));
     match commands::dispatch(cli.command) {

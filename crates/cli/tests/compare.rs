@@ -30,9 +30,14 @@ fn capped_run(store: &Store, cap: u32, seed: u64) -> RunId {
         ("timeseries.interval", "0.2"),
     ]);
     let props = workload_properties(&repo_root(), "workloadc", &run_props);
-    let o = memory_run(&backend, &props, Phase::Run);
+    let (o, series) = memory_run(&backend, &props, Phase::Run);
     let describe = format!("memory:?max_ops_per_sec={cap}");
-    store_outcome(store, &meta_for(&o, &describe, &run_props, &[]), &o)
+    store_outcome(
+        store,
+        &meta_for(&o, &describe, &run_props, &[]),
+        &o,
+        &series,
+    )
 }
 
 fn compare_json(results: &str, a: &RunId, b: &RunId) -> serde_json::Value {
@@ -117,18 +122,19 @@ fn runs_from_one_distribution_are_not_flagged() {
     let store = Store::open(path.to_str().unwrap()).unwrap();
     let mut ids = Vec::new();
     for seed in [21, 22] {
-        let o = Synthetic {
+        let drifting = Synthetic {
             update_fraction: 0.5,
             intervals: 20,
             drift_sd: 0.2,
             phi: 0.5,
             ..Synthetic::new(seed)
-        }
-        .outcome();
+        };
+        let o = drifting.outcome();
         ids.push(store_outcome(
             &store,
             &meta_for(&o, "memory:", &[], &[]),
             &o,
+            &drifting.series(),
         ));
     }
     let results = path.to_str().unwrap();

@@ -67,14 +67,20 @@ fn tables_carry_the_stored_numbers() {
             ],
         ),
         &o1,
+        &walkthrough.series(),
     );
-    let o2 = Synthetic {
+    let closed = Synthetic {
         intervals: 10,
         target: None,
         ..Synthetic::new(2)
-    }
-    .outcome();
-    let id2 = store_outcome(&store, &meta_for(&o2, "memory:", &[], &[]), &o2);
+    };
+    let o2 = closed.outcome();
+    let id2 = store_outcome(
+        &store,
+        &meta_for(&o2, "memory:", &[], &[]),
+        &o2,
+        &closed.series(),
+    );
     let results = path.to_str().unwrap();
 
     let out = bin()
@@ -229,12 +235,17 @@ fn naming_nothing_or_an_unknown_run_says_what_to_do() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("results.sqlite");
     let store = Store::open(path.to_str().unwrap()).unwrap();
-    let o = Synthetic {
+    let short = Synthetic {
         intervals: 3,
         ..Synthetic::new(3)
-    }
-    .outcome();
-    store_outcome(&store, &meta_for(&o, "memory:", &[], &[]), &o);
+    };
+    let o = short.outcome();
+    store_outcome(
+        &store,
+        &meta_for(&o, "memory:", &[], &[]),
+        &o,
+        &short.series(),
+    );
     let results = path.to_str().unwrap();
     let out = bin()
         .args(["report", "--results", results, "--format", "md"])

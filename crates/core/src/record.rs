@@ -318,9 +318,10 @@ impl RunTotals {
 
 impl RunRecord {
     /// The record of a run that just ended, described by `meta`, with its
-    /// warnings: what storing it and reading it back gives (interval
-    /// histograms aside, which only the store's interval logs need), and
-    /// the self-check the store does not keep.
+    /// warnings: what storing it and reading it back gives, the time
+    /// series aside (the run handed each interval to the store as it closed
+    /// and kept none: only the count is here), and the self-check the
+    /// store does not keep.
     pub fn of_outcome(mut meta: RunMeta, outcome: &RunOutcome, warnings: Vec<String>) -> RunRecord {
         // As the store does: the run starts at its first operation.
         meta.started_at = outcome.started_at;
@@ -329,33 +330,6 @@ impl RunRecord {
         } else {
             RunStatus::Completed
         };
-        let intervals: Vec<StoredInterval> = outcome
-            .intervals
-            .iter()
-            .map(|iv| {
-                let mut stats = Stats::default();
-                stats.ops_done = iv.ops_done;
-                StoredInterval {
-                    start: iv.start,
-                    length: iv.length,
-                    ops_done: iv.ops_done,
-                    cpu: iv.cpu,
-                    warmup: iv.warmup,
-                    ops: iv
-                        .kinds
-                        .iter()
-                        .map(|k| IntervalOp {
-                            kind: k.kind,
-                            statuses: k.statuses,
-                            service: IntervalFigures::of(&k.service),
-                            response: IntervalFigures::of(&k.response),
-                        })
-                        .collect(),
-                    stats,
-                    lag: iv.lag.clone(),
-                }
-            })
-            .collect();
         RunRecord {
             summary: RunSummary {
                 meta,
@@ -363,7 +337,7 @@ impl RunRecord {
                 ended_at: Some(SystemTime::now()),
                 error: None,
                 totals: Some(RunTotals::of(outcome)),
-                intervals: intervals.len() as u64,
+                intervals: outcome.intervals,
             },
             warnings,
             self_check: outcome.target.map(|_| {
@@ -380,7 +354,9 @@ impl RunRecord {
                 )
             }),
             total: outcome.total.clone(),
-            intervals,
+            // The time series went to the store as the run went; the run
+            // does not keep it.
+            intervals: Vec::new(),
             server: outcome.server.clone(),
         }
     }

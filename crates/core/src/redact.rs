@@ -15,25 +15,54 @@ const SECRET_PARAMS: &[&str] = &["password", "passwd", "pass", "pwd", "secret", 
 /// contain `/` or `@`, and showing a little less of a strange URL is better
 /// than showing a secret.
 pub fn redact_url(url: &str) -> String {
+    redact_url_within(url, 0)
+}
+
+/// URLs inside a URL's query (`?next=redis://u:pw@h`) are redacted in
+/// turn, this deep at most; a deeper one loses its whole query parameter.
+const NESTED_URLS: usize = 4;
+
+fn redact_url_within(url: &str, depth: usize) -> String {
     let Some(scheme_end) = url.find("://") else {
-        return redact_query(&redact_conninfo(url));
+        return redact_query(&redact_conninfo(url), depth);
     };
     let authority_start = scheme_end + 3;
     let after_scheme = &url[authority_start..];
     let query_start = after_scheme.find(['?', '#']).unwrap_or(after_scheme.len());
     let Some(at) = after_scheme[..query_start].rfind('@') else {
-        return redact_query(url);
+        return redact_query(url, depth);
     };
     let userinfo = &after_scheme[..at];
     let Some(colon) = userinfo.find(':') else {
-        return redact_query(url);
+        return redact_query(url, depth);
     };
     let mut redacted = String::with_capacity(url.len());
     redacted.push_str(&url[..authority_start]);
     redacted.push_str(&userinfo[..colon]);
     redacted.push_str(":***");
     redacted.push_str(&after_scheme[at..]);
-    redact_query(&redacted)
+    redact_query(&redacted, depth)
+}
+
+/// The password in `url`'s user-info (`scheme://user:pass@host`), as
+/// [`redact_url`] finds it, for taking it out of text that quotes pieces of
+/// the URL (a driver's message about a parameter it does not know).
+pub fn url_password(url: &str) -> Option<&str> {
+    let after_scheme = &url[url.find("://")? + 3..];
+    let query_start = after_scheme.find(['?', '#']).unwrap_or(after_scheme.len());
+    let userinfo = &after_scheme[..after_scheme[..query_start].rfind('@')?];
+    let (_, password) = userinfo.split_once(':')?;
+    (!password.is_empty()).then_some(password)
+}
+
+/// `message`, said about `url`, with every URL's password removed and the
+/// password of `url` itself removed wherever it appears.
+pub fn message_about(url: &str, message: &str) -> String {
+    let message = text(message);
+    match url_password(url) {
+        Some(password) => message.replace(password, "***"),
+        None => message,
+    }
 }
 
 /// A libpq keyword string (`host=h password=x dbname=d`, PGIO's
@@ -93,21 +122,30 @@ fn redact_conninfo(s: &str) -> String {
     out
 }
 
-fn redact_query(url: &str) -> String {
+fn redact_query(url: &str, depth: usize) -> String {
+    // A URL inside this one's query or fragment is redacted in turn.
+    let nested = |part: &str| {
+        if depth >= NESTED_URLS {
+            "***".to_string()
+        } else {
+            redact_url_within(part, depth + 1)
+        }
+    };
+    let (url, fragment) = match url.find('#') {
+        Some(i) => (&url[..i], format!("#{}", nested(&url[i + 1..]))),
+        None => (url, String::new()),
+    };
     let Some(query_start) = url.find('?') else {
-        return url.to_string();
+        return format!("{url}{fragment}");
     };
     let (head, query) = url.split_at(query_start + 1);
-    let (query, fragment) = match query.find('#') {
-        Some(i) => query.split_at(i),
-        None => (query, ""),
-    };
     let pairs: Vec<String> = query
         .split('&')
         .map(|pair| match pair.split_once('=') {
             Some((key, _)) if SECRET_PARAMS.iter().any(|s| key.eq_ignore_ascii_case(s)) => {
                 format!("{key}=***")
             }
+            _ if pair.contains("://") => nested(pair),
             _ => pair.to_string(),
         })
         .collect();
@@ -174,7 +212,8 @@ pub fn pairs<'a>(
 pub fn argument(arg: &str) -> String {
     if let Some((key, _)) = arg.split_once('=') {
         if is_secret_key(key) {
-            return format!("{key}=***");
+            // The "key" may itself be a URL (`h://u:pw@h/?password=x`).
+            return format!("{}=***", redact_url(key));
         }
     }
     redact_url(arg)
@@ -232,6 +271,34 @@ mod tests {
         assert!(line.contains("recordcount=1000"), "{line}");
         let t = text("cannot connect to postgres://u:hunter2@h/db: refused");
         assert!(!t.contains("hunter2"), "{t}");
+        // Found by fuzzing: a URL before a secret query parameter.
+        let a = argument("postgres://u:hunter2@h:5432/x?password=s3cret");
+        assert!(!a.contains("hunter2") && !a.contains("s3cret"), "{a}");
+    }
+
+    #[test]
+    fn a_message_quoting_part_of_a_url_loses_its_password() {
+        let url = "mysql://root:hunter2@h/y?bad=hunter2@x";
+        assert_eq!(url_password(url), Some("hunter2"));
+        let m = message_about(url, "Unknown connection URL parameter `bad=hunter2@x`");
+        assert_eq!(m, "Unknown connection URL parameter `bad=***@x`");
+        assert_eq!(url_password("redis://h:6379"), None);
+        assert_eq!(url_password("redis://u:@h"), None);
+    }
+
+    #[test]
+    fn urls_inside_a_query_lose_their_passwords_too() {
+        let v = redact_url("postgres://u:pw1@h/d?next=redis://:pw2@h2:6379&x=1");
+        assert_eq!(v, "postgres://u:***@h/d?next=redis://:***@h2:6379&x=1");
+        // Found by fuzzing: the second URL runs into the first's query.
+        let v = redact_url("postgres://b:pw1@h/y?sslmode://b:pw2@h/y?sslmode=require&c=4");
+        assert!(!v.contains("pw1") && !v.contains("pw2"), "{v}");
+        let mut deep = "s://u:pw0@h/".to_string();
+        for i in 1..10 {
+            deep.push_str(&format!("?n=s://u:pw{i}@h/"));
+        }
+        let v = redact_url(&deep);
+        assert!(!v.contains("pw"), "{v}");
     }
 
     #[test]

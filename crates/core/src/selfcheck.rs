@@ -10,6 +10,9 @@
 //! fail the test. Counts are taken per runtime thread and summed, because
 //! each thread sends every T-th arrival and only the union is Poisson.
 
+use std::collections::VecDeque;
+
+use parking_lot::Mutex;
 use serde::Serialize;
 
 /// Below this share of the target, the database did not keep up.
@@ -44,25 +47,32 @@ impl SelfCheck {
     }
 }
 
-/// Send counts in fixed time bins from the run's start.
+/// Send counts in fixed time bins from the run's start, held by one lane
+/// only until the coordinator folds them into the run's [`Dispersion`]:
+/// memory stays a tick's worth of bins however long the run.
 #[derive(Clone, Debug)]
 pub struct StartBins {
     bin_ns: u64,
-    counts: Vec<u32>,
+    /// The bin `counts[0]` counts; everything before it is folded.
+    base: u64,
+    counts: VecDeque<u32>,
+    /// The bin of the latest send seen.
+    last: Option<u64>,
 }
 
-/// At most this many bins are kept (16 MB per thread at u32).
+/// At most this many unfolded bins are kept (16 MB per lane at u32): more
+/// would take a tick interval of over an hour at the narrowest bins.
 const MAX_BINS: usize = 4 << 20;
 
 impl StartBins {
     /// Bins wide enough that each expects about 50 sends at `rate`, and at
-    /// least a millisecond; enough of them for `span_s` seconds.
-    pub fn for_rate(rate: f64, span_s: f64) -> StartBins {
-        let bin_ns = ((50.0 / rate) * 1e9).max(1e6) as u64;
-        let n = ((span_s * 1e9 / bin_ns as f64).ceil() as usize + 1).min(MAX_BINS);
+    /// least a millisecond.
+    pub fn for_rate(rate: f64) -> StartBins {
         StartBins {
-            bin_ns,
-            counts: vec![0; n],
+            bin_ns: ((50.0 / rate) * 1e9).max(1e6) as u64,
+            base: 0,
+            counts: VecDeque::new(),
+            last: None,
         }
     }
 
@@ -70,28 +80,131 @@ impl StartBins {
         self.bin_ns
     }
 
-    /// Count a send `offset_ns` after the start. Past the last bin, nothing.
+    /// Count a send `offset_ns` after the start. A send in a bin already
+    /// folded (its thread was held up between reading the clock and
+    /// counting, longer than the fold's margin) is not counted.
     #[inline]
     pub fn record(&mut self, offset_ns: u64) {
-        if let Some(c) = self.counts.get_mut((offset_ns / self.bin_ns) as usize) {
-            *c += 1;
+        let bin = offset_ns / self.bin_ns;
+        self.last = Some(self.last.map_or(bin, |l| l.max(bin)));
+        let Some(i) = bin.checked_sub(self.base).map(|i| i as usize) else {
+            return;
+        };
+        if i >= self.counts.len() {
+            if i >= MAX_BINS {
+                return;
+            }
+            self.counts.resize(i + 1, 0);
+        }
+        self.counts[i] += 1;
+    }
+
+    /// The bin of the latest send, if any.
+    pub fn last_bin(&self) -> Option<u64> {
+        self.last
+    }
+
+    /// Hand the counts of every bin before `end` to `sink(bin, count)`
+    /// (empty bins included) and forget them.
+    pub fn drain_before(&mut self, end: u64, mut sink: impl FnMut(u64, u32)) {
+        while self.base < end {
+            sink(self.base, self.counts.pop_front().unwrap_or(0));
+            self.base += 1;
+        }
+    }
+}
+
+/// The dispersion test's running sums over the bins folded so far: three
+/// numbers, whatever the length of the run. Sums are exact integers, so a
+/// week of bins loses no precision.
+#[derive(Clone, Debug, Default)]
+pub struct Dispersion {
+    bins: u64,
+    sum: u128,
+    sum_sq: u128,
+}
+
+impl Dispersion {
+    /// Fold one bin's count (summed over every lane).
+    pub fn add(&mut self, count: u64) {
+        self.bins += 1;
+        self.sum += count as u128;
+        self.sum_sq += (count as u128) * (count as u128);
+    }
+
+    /// The test over the bins folded; `None` with fewer than 20 bins or
+    /// too few sends per bin for the chi-square approximation.
+    pub fn check(&self, bin_ns: u64) -> Option<ArrivalCheck> {
+        let k = self.bins;
+        if k < 20 || self.sum < 5 * k as u128 {
+            return None;
+        }
+        let mean = self.sum as f64 / k as f64;
+        // sum (c - mean)^2 / mean = (k sum c^2 - (sum c)^2) / sum c, which
+        // Cauchy-Schwarz keeps non-negative.
+        let d = (k as u128 * self.sum_sq - self.sum * self.sum) as f64 / self.sum as f64;
+        let df = (k - 1) as f64;
+        // Wilson-Hilferty: (D/df)^(1/3) is nearly normal with mean 1 - 2/(9 df)
+        // and variance 2/(9 df).
+        let v = 2.0 / (9.0 * df);
+        let z = ((d / df).cbrt() - (1.0 - v)) / v.sqrt();
+        Some(ArrivalCheck {
+            bins: k as usize,
+            bin_ms: bin_ns as f64 / 1e6,
+            mean,
+            dispersion: d / df,
+            z,
+            passed: z.abs() < Z_CRITICAL,
+        })
+    }
+}
+
+/// The run's Poisson check as it goes: at each tick the coordinator sums
+/// the bins every lane is done with and folds the sums, so neither the
+/// lanes nor the coordinator keep the run's bins.
+#[derive(Debug)]
+pub struct Arrivals {
+    bin_ns: u64,
+    /// Every bin before this one is folded.
+    until: u64,
+    folded: Dispersion,
+}
+
+impl Arrivals {
+    pub fn new(bin_ns: u64) -> Arrivals {
+        Arrivals {
+            bin_ns,
+            until: 0,
+            folded: Dispersion::default(),
         }
     }
 
-    /// Add another thread's counts (same width).
-    pub fn add(&mut self, other: &StartBins) {
-        if other.counts.len() > self.counts.len() {
-            self.counts.resize(other.counts.len(), 0);
+    /// Fold the bins that end by `before_ns` after the start. Only bins
+    /// the schedule filled count: none from the latest send on (that bin
+    /// may be incomplete; after it the schedule had ended).
+    pub fn fold<'a, I>(&mut self, lanes: I, before_ns: u64)
+    where
+        I: Iterator<Item = &'a Mutex<StartBins>> + Clone,
+    {
+        let Some(last) = lanes.clone().filter_map(|l| l.lock().last_bin()).max() else {
+            return;
+        };
+        let end = (before_ns / self.bin_ns).min(last);
+        if end <= self.until {
+            return;
         }
-        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
-            *a += b;
+        let until = self.until;
+        let mut sums = vec![0u64; (end - until) as usize];
+        for lane in lanes {
+            lane.lock()
+                .drain_before(end, |bin, c| sums[(bin - until) as usize] += c as u64);
         }
+        sums.into_iter().for_each(|c| self.folded.add(c));
+        self.until = end;
     }
 
-    /// The dispersion test over the complete bins before `span_ns`.
-    pub fn check(&self, span_ns: u64) -> Option<ArrivalCheck> {
-        let k = ((span_ns / self.bin_ns) as usize).min(self.counts.len());
-        poisson_dispersion(&self.counts[..k], self.bin_ns)
+    pub fn check(&self) -> Option<ArrivalCheck> {
+        self.folded.check(self.bin_ns)
     }
 }
 
@@ -116,31 +229,9 @@ const Z_CRITICAL: f64 = 3.29;
 /// The dispersion test on send counts per bin; `None` with fewer than 20
 /// bins or too few sends per bin for the chi-square approximation.
 pub fn poisson_dispersion(counts: &[u32], bin_ns: u64) -> Option<ArrivalCheck> {
-    let k = counts.len();
-    if k < 20 {
-        return None;
-    }
-    let mean = counts.iter().map(|&c| c as f64).sum::<f64>() / k as f64;
-    if mean < 5.0 {
-        return None;
-    }
-    let d: f64 = counts
-        .iter()
-        .map(|&c| (c as f64 - mean).powi(2) / mean)
-        .sum();
-    let df = (k - 1) as f64;
-    // Wilson-Hilferty: (D/df)^(1/3) is nearly normal with mean 1 - 2/(9 df)
-    // and variance 2/(9 df).
-    let v = 2.0 / (9.0 * df);
-    let z = ((d / df).cbrt() - (1.0 - v)) / v.sqrt();
-    Some(ArrivalCheck {
-        bins: k,
-        bin_ms: bin_ns as f64 / 1e6,
-        mean,
-        dispersion: d / df,
-        z,
-        passed: z.abs() < Z_CRITICAL,
-    })
+    let mut d = Dispersion::default();
+    counts.iter().for_each(|&c| d.add(c as u64));
+    d.check(bin_ns)
 }
 
 #[cfg(test)]
@@ -198,21 +289,60 @@ mod tests {
     }
 
     #[test]
-    fn bins_sum_across_threads_and_skip_incomplete_ones() {
-        let mut a = StartBins::for_rate(1000.0, 1.0);
-        assert_eq!(a.bin_ns(), 50_000_000);
-        let mut b = a.clone();
-        for i in 0..1000u64 {
-            a.record(i * 1_000_000);
-            b.record(i * 1_000_000 + 500_000);
+    fn bins_fold_across_lanes_in_slices_as_in_one_go() {
+        const BIN: u64 = 50_000_000;
+        let lanes: Vec<Mutex<StartBins>> = (0..2)
+            .map(|_| Mutex::new(StartBins::for_rate(1000.0)))
+            .collect();
+        assert_eq!(lanes[0].lock().bin_ns(), BIN);
+        // Poisson sends dealt alternately to two lanes over two seconds,
+        // folded every 300 ms with a 60 ms margin; the last fold comes
+        // after a drain in which nothing was sent.
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(9);
+        let (mut t, mut sent) = (0u64, 0usize);
+        let mut whole = vec![0u32; 40];
+        let mut arrivals = Arrivals::new(BIN);
+        let mut tick = 300_000_000u64;
+        loop {
+            let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            t += (-(1.0 - u).ln() * 1e6) as u64;
+            if t >= 2_000_000_000 {
+                break;
+            }
+            if t >= tick {
+                arrivals.fold(lanes.iter(), tick - 60_000_000);
+                tick += 300_000_000;
+            }
+            whole[(t / BIN) as usize] += 1;
+            lanes[sent % 2].lock().record(t);
+            sent += 1;
         }
-        a.add(&b);
-        assert_eq!(a.counts[..20].iter().sum::<u32>(), 2000);
-        assert!(a.counts.iter().all(|&c| c == 100 || c == 0));
-        // 20 bins of uniform sends: far too regular for Poisson.
-        let c = a.check(1_000_000_000).unwrap();
-        assert_eq!(c.bins, 20);
+        assert_eq!(arrivals.until, 34, "folded up to the last tick's margin");
+        assert!(
+            lanes.iter().all(|l| l.lock().counts.len() <= 6),
+            "folded bins are let go"
+        );
+        arrivals.fold(lanes.iter(), 2_500_000_000);
+        let c = arrivals.check().unwrap();
+        // The bin of the last send is left out: it may be incomplete.
+        assert_eq!(c, poisson_dispersion(&whole[..39], BIN).unwrap());
+        assert_eq!((c.mean * 39.0).round() as usize, sent - whole[39] as usize);
+        // A send in a bin already folded is counted nowhere.
+        let kept = |l: &Mutex<StartBins>| l.lock().counts.iter().sum::<u32>();
+        let before = kept(&lanes[0]);
+        lanes[0].lock().record(0);
+        assert_eq!(kept(&lanes[0]), before);
+    }
+
+    #[test]
+    fn uniform_sends_are_too_regular() {
+        let mut d = Dispersion::default();
+        (0..20).for_each(|_| d.add(100));
+        let c = d.check(1).unwrap();
+        assert_eq!(c.dispersion, 0.0);
         assert!(!c.passed);
-        assert!(a.check(500_000_000).is_none(), "fewer than 20 bins");
+        let mut few = Dispersion::default();
+        (0..19).for_each(|_| few.add(100));
+        assert!(few.check(1).is_none(), "fewer than 20 bins");
     }
 }

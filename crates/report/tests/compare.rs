@@ -11,7 +11,7 @@ use sojourn_testkit::runs::{meta_for, store_outcome, Synthetic};
 
 fn stored(store: &Store, s: &Synthetic) -> RunRecord {
     let o = s.outcome();
-    let id = store_outcome(store, &meta_for(&o, "memory:", &[], &[]), &o);
+    let id = store_outcome(store, &meta_for(&o, "memory:", &[], &[]), &o, &s.series());
     store.load(id.as_str()).unwrap()
 }
 

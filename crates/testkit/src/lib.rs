@@ -8,6 +8,7 @@
 
 pub mod bigtable_server;
 pub mod conformance;
+pub mod fuzz;
 pub mod mariadb_server;
 pub mod memcached_server;
 pub mod needs;

@@ -21,7 +21,7 @@ use sojourn_core::backend::memory::MemoryBackend;
 use sojourn_core::backend::{Backend, Status};
 use sojourn_core::cpu::CpuTimes;
 use sojourn_core::executor::{
-    self, BackendConnector, Interval, Quiet, RunOutcome, StopHandle, StopReason,
+    self, BackendConnector, Interval, KeepSeries, RunOutcome, StopHandle, StopReason,
 };
 use sojourn_core::op::OpKind;
 use sojourn_core::plan::Plan;
@@ -101,14 +101,18 @@ impl Synthetic {
         out
     }
 
-    /// The run as the executor would have returned it.
-    pub fn outcome(&self) -> RunOutcome {
-        let per = self.interval_stats();
-        let intervals: Vec<Interval> = per
+    /// The time series the executor would have handed its observer.
+    pub fn series(&self) -> Vec<Interval> {
+        self.interval_stats()
             .iter()
             .enumerate()
             .map(|(i, s)| interval_of(s, self.interval * i as u32, self.interval, false))
-            .collect();
+            .collect()
+    }
+
+    /// The run as the executor would have returned it.
+    pub fn outcome(&self) -> RunOutcome {
+        let per = self.interval_stats();
         let mut total = Stats::default();
         for s in &per {
             total.add(s);
@@ -121,7 +125,8 @@ impl Synthetic {
             all: total.clone(),
             scheduled: total.ops_done,
             total,
-            intervals,
+            intervals: per.len() as u64,
+            slowest: None,
             threads: 8,
             target: self.target,
             arrival: self.target.map(|_| Arrival::Poisson),
@@ -233,9 +238,14 @@ pub fn meta_for(
 
 /// Keep a run in a store as `sojourn run` does: begun, its intervals, its
 /// totals.
-pub fn store_outcome(store: &Store, meta: &RunMeta, outcome: &RunOutcome) -> RunId {
+pub fn store_outcome(
+    store: &Store,
+    meta: &RunMeta,
+    outcome: &RunOutcome,
+    series: &[Interval],
+) -> RunId {
     let id = store.begin_run(meta).expect("begin_run");
-    for iv in &outcome.intervals {
+    for iv in series {
         store.write_interval(&id, iv).expect("write_interval");
     }
     store
@@ -258,8 +268,13 @@ pub fn workload_properties(repo: &Path, file: &str, overrides: &[(&str, &str)]) 
 }
 
 /// Run one phase of `props` against `backend` in-process, as `sojourn
-/// run` (or `load`) would; the table is created first if needed.
-pub fn memory_run(backend: &MemoryBackend, props: &Properties, phase: Phase) -> RunOutcome {
+/// run` (or `load`) would; the table is created first if needed. Returns
+/// the outcome and the time series.
+pub fn memory_run(
+    backend: &MemoryBackend,
+    props: &Properties,
+    phase: Phase,
+) -> (RunOutcome, Vec<Interval>) {
     let plan = Plan::from_properties(props, phase, &[]).expect("a valid plan");
     let schema = Arc::new(plan.schema.clone());
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -272,12 +287,14 @@ pub fn memory_run(backend: &MemoryBackend, props: &Properties, phase: Phase) -> 
     let ready = rt
         .block_on(plan.workload.ready(phase, &plan.run, backend, &connector))
         .expect("a valid workload");
-    executor::with_pool(
+    let series = KeepSeries::default();
+    let outcome = executor::with_pool(
         &connector,
         plan.run.workers(),
         plan.run.runtime_threads,
-        |pool| ready.run(pool, &StopHandle::new(), &Quiet),
+        |pool| ready.run(pool, &StopHandle::new(), &series),
     )
     .expect("connections open")
-    .expect("the run completes")
+    .expect("the run completes");
+    (outcome, series.into_intervals())
 }

@@ -1,19 +1,20 @@
 //! Turning the recorder's slots into a time series while the run goes on:
-//! one [`Interval`] per tick (with its histograms encoded, so memory stays
-//! small however long the run), the running totals with and without the
-//! warm-up, and the progress callback.
+//! one [`Interval`] per tick, handed to the observer and not kept (memory
+//! stays flat however long the run), the running totals with and without
+//! the warm-up, where the slowest answer came, and the progress callback.
 
 use std::time::Duration;
 
 use crate::cpu::CpuTimes;
 use crate::recorder::{Recorder, Stats};
 
-use super::{Interval, Observer, Progress, RunConfig, RunOutcome, RunOutcomeParts};
+use super::{Interval, Observer, Progress, RunConfig, RunOutcome, RunOutcomeParts, SlowestAnswer};
 
 pub(super) struct Aggregator {
     pub all: Stats,
     total: Stats,
-    intervals: Vec<Interval>,
+    intervals: u64,
+    slowest: Option<SlowestAnswer>,
     spare: Stats,
     last_at: Duration,
     last_cpu: CpuTimes,
@@ -28,7 +29,8 @@ impl Aggregator {
         Aggregator {
             all: Stats::default(),
             total: Stats::default(),
-            intervals: Vec::new(),
+            intervals: 0,
+            slowest: None,
             spare: Stats::default(),
             last_at: Duration::ZERO,
             last_cpu: cpu_start,
@@ -63,7 +65,20 @@ impl Aggregator {
         if stats.ops_done > 0 || length > Duration::ZERO {
             let interval = Interval::of(&stats, self.last_at, length, cpu, in_warmup);
             obs.interval_closed(&interval);
-            self.intervals.push(interval);
+            self.intervals += 1;
+            let service_ns = stats
+                .kinds()
+                .filter(|(_, s)| !s.ok.service.is_empty())
+                .map(|(_, s)| s.ok.service.max())
+                .max()
+                .unwrap_or(0);
+            if service_ns > self.slowest.map_or(0, |s| s.service_ns) {
+                self.slowest = Some(SlowestAnswer {
+                    service_ns,
+                    interval_start: self.last_at,
+                    interval_length: length,
+                });
+            }
         }
         self.last_at = now;
         self.last_cpu = cpu_now;
@@ -80,6 +95,7 @@ impl Aggregator {
             total: self.total,
             all: self.all,
             intervals: self.intervals,
+            slowest: self.slowest,
             threads: p.threads,
             target: p.target,
             arrival: p.arrival,

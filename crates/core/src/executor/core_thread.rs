@@ -98,9 +98,9 @@ impl ThreadCtx {
         }
     }
 
-    /// This job's send counts, for the coordinator to sum.
-    pub fn starts(&self) -> Option<StartBins> {
-        self.starts.as_ref().map(|s| s.lock().clone())
+    /// This job's send counts, for the coordinator to fold.
+    pub fn starts(&self) -> Option<&Mutex<StartBins>> {
+        self.starts.as_ref()
     }
 
     /// Wake every waiting worker and the job task, so they look at the

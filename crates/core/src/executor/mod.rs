@@ -47,7 +47,7 @@ use crate::cpu::CpuTimes;
 use crate::op::OpKind;
 use crate::recorder::{LatencySummary, Recorder, Stats};
 use crate::schedule::{Arrival, Schedule};
-use crate::selfcheck::{ArrivalCheck, StartBins};
+use crate::selfcheck::{ArrivalCheck, Arrivals, StartBins};
 
 use aggregate::Aggregator;
 use core_thread::{Job, Lane, Report, ThreadCtx};
@@ -259,13 +259,43 @@ pub trait Observer: Send + Sync {
 
     /// The interval as it enters the time series (histograms encoded),
     /// right after [`Observer::interval`]; intervals that recorded nothing
-    /// and lasted no time are skipped, as in [`RunOutcome::intervals`].
+    /// and lasted no time are skipped. The run keeps none of them (see
+    /// [`RunOutcome::intervals`]): an observer that wants the time series
+    /// stores it, or keeps it as [`KeepSeries`] does.
     fn interval_closed(&self, _interval: &Interval) {}
 }
 
 /// An observer that ignores everything.
 pub struct Quiet;
 impl Observer for Quiet {}
+
+/// An observer that keeps every closed interval in memory, for callers
+/// that want a short run's whole time series at hand (tests, library
+/// users). A run left going for days streams its intervals to a store
+/// instead, as `sojourn run` does, and its memory stays flat.
+#[derive(Default)]
+pub struct KeepSeries(parking_lot::Mutex<Vec<Interval>>);
+
+impl KeepSeries {
+    pub fn into_intervals(self) -> Vec<Interval> {
+        self.0.into_inner()
+    }
+}
+
+impl Observer for KeepSeries {
+    fn interval_closed(&self, interval: &Interval) {
+        self.0.lock().push(interval.clone());
+    }
+}
+
+/// The interval in which the run's slowest successful answer came, for
+/// the stall warning, which places a stall in time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlowestAnswer {
+    pub service_ns: u64,
+    pub interval_start: Duration,
+    pub interval_length: Duration,
+}
 
 /// One interval as it ends.
 pub struct Progress<'a> {
@@ -366,7 +396,11 @@ pub struct RunOutcome {
     pub total: Stats,
     /// Everything, warm-up included.
     pub all: Stats,
-    pub intervals: Vec<Interval>,
+    /// How many intervals the time series has. The intervals themselves
+    /// went to the observer as they closed and are not kept: memory stays
+    /// flat however long the run.
+    pub intervals: u64,
+    pub slowest: Option<SlowestAnswer>,
     pub threads: usize,
     pub target: Option<f64>,
     pub arrival: Option<Arrival>,
@@ -448,6 +482,9 @@ impl Shared {
 
 /// How often the coordinator looks at the stop handle and the deadline.
 const POLL: Duration = Duration::from_millis(20);
+/// How long after a moment the Poisson check folds the bins before it: a
+/// lane reads the clock a little before it counts a send.
+const FOLD_MARGIN: Duration = Duration::from_millis(100);
 
 /// Run one `step` per connection as `cfg` says, on connections opened for
 /// this run alone. Blocks until the run ends; returns an error only when
@@ -614,7 +651,7 @@ impl<C: Send + 'static> Pool<C> {
                 // up (a sum of Poisson streams is Poisson).
                 let starts = total_target
                     .filter(|_| cfg.arrival == Arrival::Poisson)
-                    .map(|rate| StartBins::for_rate(rate, expected_span(cfg, rate)));
+                    .map(StartBins::for_rate);
                 lanes[t].push(Lane {
                     group: g,
                     steps: std::mem::take(&mut by_thread[t]),
@@ -676,6 +713,10 @@ impl<C: Send + 'static> Pool<C> {
         ready.wait();
 
         let mut agg = Aggregator::new(cfg, cpu_start);
+        let mut arrivals = total_target
+            .filter(|_| cfg.arrival == Arrival::Poisson)
+            .map(|rate| Arrivals::new(StartBins::for_rate(rate).bin_ns()));
+        let starts = || wakers.iter().filter_map(|w| w.starts());
         let mut next_tick = start + cfg.interval;
         let mut running = n_threads;
         let mut scheduled = 0u64;
@@ -700,6 +741,10 @@ impl<C: Send + 'static> Pool<C> {
             let now = Instant::now();
             if now >= next_tick {
                 agg.tick(&shared.recorder, now - start, observer);
+                if let Some(a) = &mut arrivals {
+                    let settled = (now - start).saturating_sub(FOLD_MARGIN);
+                    a.fold(starts(), settled.as_nanos() as u64);
+                }
                 next_tick += cfg.interval;
                 if next_tick <= now {
                     next_tick = now + cfg.interval;
@@ -718,17 +763,9 @@ impl<C: Send + 'static> Pool<C> {
         }
         let elapsed = start.elapsed();
         agg.tick(&shared.recorder, elapsed, observer);
-        let arrival_check = total_target.and_then(|rate| {
-            let mut all: Option<StartBins> = None;
-            for b in wakers.iter().filter_map(|w| w.starts()) {
-                match &mut all {
-                    Some(a) => a.add(&b),
-                    None => all = Some(b),
-                }
-            }
-            // Only bins the schedule filled: not the drain after its end.
-            let span = elapsed.min(Duration::from_secs_f64(scheduled as f64 / rate));
-            all?.check(span.as_nanos() as u64)
+        let arrival_check = arrivals.and_then(|mut a| {
+            a.fold(starts(), elapsed.as_nanos() as u64);
+            a.check()
         });
         // The reason follows from what was reached: under a target the
         // schedule's horizon can end the run a moment before the deadline.
@@ -764,16 +801,6 @@ fn group_seed(seed: u64, group: usize) -> u64 {
         seed
     } else {
         seed ^ (group as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-    }
-}
-
-/// How long the schedule of a run at `rate` is expected to last.
-fn expected_span(cfg: &RunConfig, rate: f64) -> f64 {
-    let by_count = cfg.operation_count().map(|n| n as f64 / rate * 1.2);
-    let by_time = cfg.max_execution_time.map(|d| d.as_secs_f64());
-    match (by_count, by_time) {
-        (Some(a), Some(b)) => a.min(b),
-        (a, b) => a.or(b).unwrap_or(3600.0),
     }
 }
 

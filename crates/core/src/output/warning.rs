@@ -176,19 +176,12 @@ impl DatabaseStall {
         // The interval in which the slowest answer came: it was sent about
         // its service time before that interval's middle.
         let at_s = o
-            .intervals
-            .iter()
-            .filter_map(|iv| {
-                let max_us = iv
-                    .kinds
-                    .iter()
-                    .map(|k| k.service.max_us)
-                    .fold(0.0, f64::max);
-                (max_us > 0.0).then_some((iv, max_us))
-            })
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-            .filter(|(_, max_us)| !cut_short && (max_us * 1e3 - longest).abs() <= 0.01 * longest)
-            .map(|(iv, _)| ((iv.start + iv.length / 2).as_secs_f64() - longest_s).max(0.0));
+            .slowest
+            .filter(|s| !cut_short && (s.service_ns as f64 - longest).abs() <= 0.01 * longest)
+            .map(|s| {
+                let middle = s.interval_start + s.interval_length / 2;
+                (middle.as_secs_f64() - longest_s).max(0.0)
+            });
         let due = o.target.map(|t| (t * longest_s).round() as u64);
         Some(DatabaseStall {
             longest_s,

@@ -13,6 +13,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
+use yaml_rust2::parser::{Event, EventReceiver, Parser};
 use yaml_rust2::{Yaml, YamlLoader};
 
 /// The reserved name of the runner config (PKB's wrapper reads it; it is
@@ -169,10 +170,67 @@ fn list_or_none(names: &[String]) -> String {
     }
 }
 
+/// Most nodes a config may expand to, aliases included. PKB's configs
+/// have tens; a YAML alias bomb (each anchor repeating the one before ten
+/// times) would otherwise be expanded to gigabytes before anything checks.
+const MAX_YAML_NODES: u64 = 100_000;
+
+/// How many nodes `text` holds once its aliases are expanded, counted from
+/// the parser's events (which never expand an alias themselves), up to
+/// where it stops being YAML (the loader then says precisely where: it
+/// would have expanded every alias before that point).
+fn expanded_nodes(text: &str) -> u64 {
+    #[derive(Default)]
+    struct Count {
+        nodes: u64,
+        /// Open collections: anchor id, nodes before it.
+        open: Vec<(usize, u64)>,
+        /// Nodes under each anchor.
+        anchors: std::collections::HashMap<usize, u64>,
+    }
+    impl EventReceiver for Count {
+        fn on_event(&mut self, ev: Event) {
+            match ev {
+                Event::Scalar(_, _, anchor, _) => {
+                    self.nodes += 1;
+                    if anchor > 0 {
+                        self.anchors.insert(anchor, 1);
+                    }
+                }
+                Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                    self.open.push((anchor, self.nodes));
+                    self.nodes += 1;
+                }
+                Event::SequenceEnd | Event::MappingEnd => {
+                    if let Some((anchor, before)) = self.open.pop() {
+                        if anchor > 0 {
+                            self.anchors.insert(anchor, self.nodes - before);
+                        }
+                    }
+                }
+                Event::Alias(id) => {
+                    let size = self.anchors.get(&id).copied().unwrap_or(1);
+                    self.nodes = self.nodes.saturating_add(size);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut count = Count::default();
+    let _ = Parser::new_from_str(text).load(&mut count, true);
+    count.nodes
+}
+
 /// Parse one YAML document, with the error naming the file and line.
 fn load_yaml(path: &Path, file: &str) -> Result<(Yaml, String)> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    if expanded_nodes(&text) > MAX_YAML_NODES {
+        bail!(
+            "{file}: its aliases (*name) expand to more than {MAX_YAML_NODES} YAML nodes; \
+             a suite config needs a few hundred at most: write the values out"
+        );
+    }
     let docs = YamlLoader::load_from_str(&text).map_err(|e| {
         // The likeliest cause in a config: an unquoted URL such as null:
         let hint = if e.info().contains("mapping values are not allowed") {
@@ -472,6 +530,109 @@ mod tests {
 
     fn write(dir: &Path, name: &str, text: &str) {
         std::fs::write(dir.join(name), text).unwrap();
+    }
+
+    #[test]
+    fn an_alias_bomb_is_refused_before_it_is_expanded() {
+        let d = tempfile::tempdir().unwrap();
+        let mut flags = String::from("      a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..9 {
+            let prev = format!("*a{}", i - 1);
+            let list = [prev.as_str(); 10].join(", ");
+            flags.push_str(&format!("      a{i}: &a{i} [{list}]\n"));
+        }
+        write(
+            d.path(),
+            "bomb.yaml",
+            &format!("benchmarks:\n- redis_ycsb:\n    flags:\n{flags}"),
+        );
+        let (result, peak) = sojourn_testkit::fuzz::peak_allocated(|| read(d.path()));
+        let e = format!("{:#}", result.err().expect("refused"));
+        assert!(e.contains("bomb.yaml") && e.contains("aliases"), "{e}");
+        assert!(peak < 16 << 20, "{peak} bytes");
+        // Anchors and aliases within reason still work.
+        write(
+            d.path(),
+            "bomb.yaml",
+            "benchmarks:\n- redis_ycsb:\n    flags: &f\n      ycsb_record_count: 10\n\
+             - cloud_bigtable_ycsb:\n    flags: *f\n",
+        );
+        let f = read(d.path()).unwrap();
+        let b = &f.config("bomb.yaml").unwrap().benchmarks;
+        assert_eq!(b[1].flags["ycsb_record_count"].value, "10");
+    }
+
+    /// Fuzzed configs and runner files (from the walkthrough's own, plus a
+    /// YAML alias bomb) are read, and each benchmark mapped to its stages
+    /// as `sojourn suite` does, without a panic or unbounded allocation
+    /// (see `sojourn_testkit::fuzz`; `SOJOURN_FUZZ_ITERATIONS` runs longer).
+    #[test]
+    fn fuzzed_suite_folders_read_and_map_without_panicking() {
+        use sojourn_testkit::fuzz::Fuzz;
+        let walkthrough =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pkb-walkthrough");
+        let (mut seeds, mut runner_seeds) = (Vec::new(), Vec::new());
+        for sub in ["parallel_tests", "sequential_tests"] {
+            for e in std::fs::read_dir(walkthrough.join(sub)).unwrap() {
+                let path = e.unwrap().path();
+                let text = std::fs::read(&path).unwrap();
+                if path.ends_with(RUNNER_FILE) {
+                    runner_seeds.push(text);
+                } else {
+                    seeds.push(text);
+                }
+            }
+        }
+        let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..12 {
+            let prev = format!("*a{}", i - 1);
+            bomb.push_str(&format!(
+                "a{i}: &a{i} [{}]\n",
+                [prev.as_str(); 10].join(", ")
+            ));
+        }
+        let bomb = format!(
+            "benchmarks:\n- redis_ycsb:\n    flags:\n      {}",
+            bomb.replace('\n', "\n      ")
+        );
+        seeds.push(bomb.into_bytes());
+        let seeds: Vec<&[u8]> = seeds.iter().map(Vec::as_slice).collect();
+        let runner_seeds: Vec<&[u8]> = runner_seeds.iter().map(Vec::as_slice).collect();
+        let mut configs = Fuzz::new(&seeds, 1500);
+        let mut runners = Fuzz::new(&runner_seeds, 1500);
+        let d = tempfile::tempdir().unwrap();
+        let (mut read_ok, mut mapped) = (0, 0);
+        configs.run("reading and mapping a suite folder", |config| {
+            let runner = String::from_utf8_lossy(&runners.input()).into_owned();
+            write(d.path(), "a.yaml", config);
+            write(d.path(), RUNNER_FILE, &runner);
+            let Ok(folder) = read(d.path()) else {
+                return;
+            };
+            read_ok += 1;
+            let mut seed = || 1;
+            for cf in &folder.configs {
+                for b in &cf.benchmarks {
+                    let mut flags = folder.pkb_flags.clone();
+                    flags.extend(b.flags.clone());
+                    let mut ctx = super::super::pkb::MapContext {
+                        dir: d.path(),
+                        suite: "fuzz",
+                        file: &cf.file,
+                        benchmark: &b.name,
+                        db: None,
+                        seed: &mut seed,
+                    };
+                    if super::super::pkb::map(&flags, &mut ctx).is_ok() {
+                        mapped += 1;
+                    }
+                }
+            }
+        });
+        assert!(
+            read_ok > 50 && mapped > 10,
+            "read {read_ok}, mapped {mapped}"
+        );
     }
 
     #[test]
