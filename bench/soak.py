@@ -42,8 +42,10 @@ def main():
     ap.add_argument("--target", type=int, default=100_000, help="operations per second offered")
     ap.add_argument("--interval", type=float, default=0.01, help="time-series interval in seconds")
     ap.add_argument("--every", type=float, default=5, help="seconds between memory samples")
+    ap.add_argument("--no-build", action="store_true", help="use target/release/sojourn as it is")
     a = ap.parse_args()
-    build()
+    if not a.no_build:
+        build()
     data = tempfile.mkdtemp(prefix="sojourn-soak-")
     cmd = [BIN, "run", "--db", "null:", "-P", "workloads/workloada", "--no-progress", "--data-dir", data,
            "-threads", "16", "-target", str(a.target), "-p", "operationcount=0",

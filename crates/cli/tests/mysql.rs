@@ -45,6 +45,22 @@ impl TestDb for Mariadb {
     fn restart(&mut self) {
         Mariadb::restart(self)
     }
+    fn cut_connections(&self) -> usize {
+        let ids = self.sql(&format!(
+            "SELECT id FROM information_schema.processlist \
+             WHERE id <> CONNECTION_ID() AND user = '{}'",
+            self.user()
+        ));
+        let ids: Vec<&str> = ids.split_whitespace().collect();
+        let kills: String = ids
+            .iter()
+            .map(|id| format!("KILL CONNECTION {id};"))
+            .collect();
+        if !kills.is_empty() {
+            self.sql(&kills);
+        }
+        ids.len()
+    }
 }
 
 #[test]
@@ -65,6 +81,14 @@ fn survives_a_stall_longer_than_the_timeout() {
         return;
     };
     sql_common::survives(&mut db, Fault::Stall(Duration::from_secs(2)));
+}
+
+#[test]
+fn survives_its_connections_being_cut() {
+    let Some(mut db) = Mariadb::start() else {
+        return;
+    };
+    sql_common::survives(&mut db, Fault::Cut(Duration::from_secs(1)));
 }
 
 #[test]

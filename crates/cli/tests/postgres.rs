@@ -49,6 +49,15 @@ impl TestDb for Postgres {
     fn restart(&mut self) {
         Postgres::restart(self)
     }
+    fn cut_connections(&self) -> usize {
+        self.psql(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+             WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
+        )
+        .trim()
+        .parse()
+        .unwrap()
+    }
 }
 
 #[test]
@@ -69,6 +78,14 @@ fn survives_a_stall_longer_than_the_timeout() {
         return;
     };
     sql_common::survives(&mut db, Fault::Stall(Duration::from_secs(2)));
+}
+
+#[test]
+fn survives_its_connections_being_cut() {
+    let Some(mut db) = Postgres::start() else {
+        return;
+    };
+    sql_common::survives(&mut db, Fault::Cut(Duration::from_secs(1)));
 }
 
 #[test]

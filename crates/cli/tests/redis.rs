@@ -324,6 +324,7 @@ fn server_pause_longer_than_the_timeout() {
         "{s:#?}"
     );
     assert!(get(&s, "OVERALL", "RunTime(ms)") >= 4500.0);
+    assert_stall_blamed_on_the_database(&stderr);
 }
 
 #[test]
@@ -359,6 +360,35 @@ fn server_killed_and_restarted() {
             || get(&s, "Intended-READ", "MaxLatency(us)") >= 300_000.0,
         "{s:#?}"
     );
+}
+
+#[test]
+fn connections_cut_by_the_server() {
+    let Some(server) = RedisServer::start(None) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (child, rest) = start_run(&server, dir.path(), 4000);
+    let cut = || {
+        let n = server.command(&["CLIENT", "KILL", "TYPE", "normal"]);
+        n.trim_start_matches(':').parse::<u64>().unwrap()
+    };
+    // Every connection of the run, each time.
+    assert!(cut() >= 4);
+    // The gap between the two cuts: the fault's shape, not a
+    // synchronisation.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(cut() >= 4);
+    let out = finish(child);
+    let stderr = rest.join().unwrap();
+    assert!(out.status.success(), "{stderr}");
+    let s = parse_summary(&text(&out.stdout));
+    let okc = get(&s, "READ", "Return=OK");
+    let errors = get_or_zero(&s, "READ", "Return=ERROR");
+    // Every operation counted once, by its status; the run went on over
+    // new connections.
+    assert_eq!(okc + errors, 4000.0, "{s:#?}\n{stderr}");
+    assert!(errors <= 40.0 && okc >= 3900.0, "{s:#?}");
 }
 
 #[test]

@@ -205,7 +205,7 @@ fn no_secret_reaches_any_output_store_or_file() {
             "--settle",
             "0.1",
             "--precision",
-            "0.5",
+            "0.4",
             "--threads",
             "2",
         ],

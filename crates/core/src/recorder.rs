@@ -108,6 +108,22 @@ impl OpStats {
             .sum()
     }
 
+    /// The longest service time of any operation, failed or not (0 if
+    /// none), without merging histograms as [`OpStats::all`] does.
+    pub fn all_service_max(&self) -> u64 {
+        Self::max_of(&self.ok.service, self.failed.as_ref().map(|f| &f.service))
+    }
+
+    /// The longest response time of any operation, failed or not.
+    pub fn all_response_max(&self) -> u64 {
+        Self::max_of(&self.ok.response, self.failed.as_ref().map(|f| &f.response))
+    }
+
+    fn max_of(ok: &Histogram<u64>, failed: Option<&Histogram<u64>>) -> u64 {
+        let max = |h: &Histogram<u64>| if h.is_empty() { 0 } else { h.max() };
+        max(ok).max(failed.map_or(0, max))
+    }
+
     /// Service and response time of all operations, failed or not.
     pub fn all(&self) -> Latencies {
         let mut all = self.ok.clone();

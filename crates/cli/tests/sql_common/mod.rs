@@ -29,6 +29,10 @@ pub trait TestDb {
     fn resume(&self);
     fn kill(&mut self);
     fn restart(&mut self);
+    /// End every client session but the administrator's own, as a DBA (or
+    /// a failover) does: each connection is cut under whatever it was
+    /// doing. Returns how many were cut.
+    fn cut_connections(&self) -> usize;
 }
 
 fn ok_count(s: &Summary, group: &str) -> f64 {
@@ -231,6 +235,9 @@ pub enum Fault {
     Stall(Duration),
     /// SIGKILL the server, wait this long, start it again on the same port.
     Restart(Duration),
+    /// The server ends every client session (the run's connections and
+    /// its counter sampler), twice, this long apart.
+    Cut(Duration),
 }
 
 /// Operation timeout of the fault runs.
@@ -301,6 +308,15 @@ pub fn survives(db: &mut dyn TestDb, fault: Fault) {
             db.restart();
             d
         }
+        Fault::Cut(d) => {
+            // At least the run's four connections each time.
+            assert!(db.cut_connections() >= 4);
+            // The gap between the two cuts: the fault's shape, not a
+            // synchronisation.
+            std::thread::sleep(d);
+            assert!(db.cut_connections() >= 4);
+            Duration::ZERO
+        }
     };
     let out = finish(guard.0.take().unwrap());
     let stderr = rest.join().unwrap();
@@ -348,5 +364,6 @@ pub fn survives(db: &mut dyn TestDb, fault: Fault) {
             timed_out >= 0.9 * (TIMEOUT_MS * 1000) as f64,
             "service time of failures reaches the timeout: {s:#?}"
         );
+        assert_stall_blamed_on_the_database(&stderr);
     }
 }

@@ -200,3 +200,21 @@ pub fn assert_all_stored(stderr: &str) {
         assert!(!stderr.contains(lost), "{lost:?} in stderr:\n{stderr}");
     }
 }
+
+/// The warnings name the stall as the database's, with when and how long,
+/// and do not blame the client.
+pub fn assert_stall_blamed_on_the_database(stderr: &str) {
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("the database stopped answering for at least"))
+        .unwrap_or_else(|| panic!("no stall warning:\n{stderr}"));
+    assert!(
+        line.contains("s into the run") && line.contains("timed out; some waited"),
+        "{line}"
+    );
+    assert!(
+        !stderr.contains("give the client more CPU")
+            && !stderr.contains("client or machine is too busy"),
+        "{stderr}"
+    );
+}

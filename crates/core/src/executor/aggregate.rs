@@ -66,10 +66,11 @@ impl Aggregator {
             let interval = Interval::of(&stats, self.last_at, length, cpu, in_warmup);
             obs.interval_closed(&interval);
             self.intervals += 1;
+            // Failed operations too: one that timed out in a stall says
+            // when the stall was.
             let service_ns = stats
                 .kinds()
-                .filter(|(_, s)| !s.ok.service.is_empty())
-                .map(|(_, s)| s.ok.service.max())
+                .map(|(_, s)| s.all_service_max())
                 .max()
                 .unwrap_or(0);
             if service_ns > self.slowest.map_or(0, |s| s.service_ns) {

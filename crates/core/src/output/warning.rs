@@ -143,6 +143,10 @@ pub struct DatabaseStall {
     /// About when the operation was sent, in seconds from the start, when
     /// the time series tells.
     pub at_s: Option<f64>,
+    /// The longest response time, where it is well beyond `longest_s`:
+    /// operations queued behind the stall (open loop) or waited through
+    /// several timeouts, so the stall lasted about this long.
+    pub longest_wait_s: Option<f64>,
     /// Operations due while it lasted (open loop), which waited too.
     pub due: Option<u64>,
 }
@@ -177,16 +181,25 @@ impl DatabaseStall {
         // its service time before that interval's middle.
         let at_s = o
             .slowest
-            .filter(|s| !cut_short && (s.service_ns as f64 - longest).abs() <= 0.01 * longest)
+            .filter(|s| (s.service_ns as f64 - longest).abs() <= 0.01 * longest)
             .map(|s| {
                 let middle = s.interval_start + s.interval_length / 2;
                 (middle.as_secs_f64() - longest_s).max(0.0)
             });
-        let due = o.target.map(|t| (t * longest_s).round() as u64);
+        let longest_wait_s = o
+            .all
+            .kinds()
+            .map(|(_, s)| s.all_response_max())
+            .max()
+            .map(|ns| ns as f64 / 1e9)
+            .filter(|&w| w > 1.2 * longest_s);
+        let length_s = longest_wait_s.unwrap_or(longest_s);
+        let due = o.target.map(|t| (t * length_s).round() as u64);
         Some(DatabaseStall {
             longest_s,
             cut_short,
             at_s,
+            longest_wait_s,
             due,
         })
     }
@@ -203,8 +216,11 @@ impl fmt::Display for DatabaseStall {
         if let Some(at) = self.at_s {
             write!(f, ", about {at:.1} s into the run")?;
         }
-        if self.cut_short {
-            f.write_str(" (operations timed out)")?;
+        match (self.cut_short, self.longest_wait_s) {
+            (true, Some(w)) => write!(f, " (operations timed out; some waited {w:.2} s)")?,
+            (true, None) => f.write_str(" (operations timed out)")?,
+            (false, Some(w)) => write!(f, " (some operations waited {w:.2} s)")?,
+            (false, None) => {}
         }
         if let Some(due) = self.due {
             write!(
