@@ -300,7 +300,7 @@ mod tests {
         // after a drain in which nothing was sent.
         let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(9);
         let (mut t, mut sent) = (0u64, 0usize);
-        let mut whole = vec![0u32; 40];
+        let mut whole = [0u32; 40];
         let mut arrivals = Arrivals::new(BIN);
         let mut tick = 300_000_000u64;
         loop {
