@@ -175,6 +175,10 @@ fn missing_files_unknown_databases_and_malformed_arguments() {
         &["run", "null:", "-P", "no/such/workload"],
         &["no/such/workload"],
     );
+    // The OS's reason once, not once per link of the error chain.
+    let dir = tempfile::tempdir().unwrap();
+    let err = text(&sojourn(dir.path(), &["run", "null:", "-P", "/no/such/file"]).stderr);
+    assert_eq!(err.matches("No such file").count(), 1, "{err}");
     fails(
         &["run", "--db", "nosuchdb://x", "-P", "workloada"],
         &["nosuchdb", "sqlite:"],

@@ -176,10 +176,12 @@ impl fmt::Display for UnknownKey {
 /// Why properties could not be read or a value could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum PropertyError {
-    #[error("cannot read properties file {}: {source}", path.display())]
+    // The OS's reason is in the message, not a source too: a chain
+    // printer would say it twice.
+    #[error("cannot read properties file {}: {reason}", path.display())]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        reason: std::io::Error,
     },
     #[error("{}:{line}: {problem}: {}", path.display(), printable(.text))]
     Syntax {
@@ -322,9 +324,9 @@ impl Properties {
     /// is the encoding Java's `Properties.load` assumes, so files written
     /// for YCSB with accented characters still read as their authors meant.
     pub fn read_file(path: &Path) -> Result<Properties, PropertyError> {
-        let bytes = std::fs::read(path).map_err(|source| PropertyError::Read {
+        let bytes = std::fs::read(path).map_err(|reason| PropertyError::Read {
             path: path.to_path_buf(),
-            source,
+            reason,
         })?;
         let text = match String::from_utf8(bytes) {
             Ok(text) => text,

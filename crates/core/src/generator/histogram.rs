@@ -53,9 +53,9 @@ impl HistogramGen {
 
     /// Read a YCSB histogram file.
     pub fn from_file(path: &Path) -> Result<HistogramGen, GeneratorError> {
-        let text = std::fs::read_to_string(path).map_err(|source| GeneratorError::Io {
+        let text = std::fs::read_to_string(path).map_err(|reason| GeneratorError::Io {
             path: path.to_path_buf(),
-            source,
+            reason,
         })?;
         Self::parse(path, &text)
     }

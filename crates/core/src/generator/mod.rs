@@ -38,11 +38,12 @@ pub type Rng = rand_xoshiro::Xoshiro256PlusPlus;
 /// Why a generator could not be built from a file.
 #[derive(Debug, thiserror::Error)]
 pub enum GeneratorError {
-    #[error("cannot read {}: {source}", path.display())]
+    // The OS's reason is in the message, not a source too: a chain
+    // printer would say it twice.
+    #[error("cannot read {}: {reason}", path.display())]
     Io {
         path: std::path::PathBuf,
-        #[source]
-        source: std::io::Error,
+        reason: std::io::Error,
     },
     #[error("{}, line {line}: expected {expected}, found {found:?}", path.display())]
     Parse {
