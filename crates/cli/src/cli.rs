@@ -242,6 +242,12 @@ pub struct CapacityArgs {
     #[arg(long, value_name = "FRACTION", default_value_t = 0.01)]
     pub max_error_rate: f64,
 
+    /// Tries of the capacity found beyond the first: it stands if it held
+    /// in all but at most one (a missed step is always tried again before
+    /// the search believes it).
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub confirm: u32,
+
     /// Load the data first if the table is empty (as `bench` does).
     #[arg(long)]
     pub load: bool,

@@ -36,6 +36,7 @@ struct Settings {
     settle: Duration,
     precision: f64,
     max_error_rate: f64,
+    confirm: u32,
 }
 
 fn seconds(flag: &str, v: f64, min: f64) -> Result<Duration> {
@@ -63,6 +64,10 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
         max_error_rate: match a.max_error_rate {
             r if (0.0..=1.0).contains(&r) => r,
             r => bail!("--max-error-rate {r}: expected a fraction from 0 to 1"),
+        },
+        confirm: match a.confirm {
+            n @ 0..=20 => n,
+            n => bail!("--confirm {n}: expected 0 to 20 further tries of the capacity found"),
         },
     };
     let opts = Options::new(a.phase)?;
@@ -156,7 +161,7 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
 
     let mut by_target = steps.clone();
     by_target.sort_by(|a, b| a.target.total_cmp(&b.target));
-    let mut s = Search::new(1.0, 2.0, settings.precision);
+    let mut s = Search::new(1.0, 2.0, settings.precision, settings.confirm);
     for v in &steps {
         s.record(v.target, v.sustained);
     }
@@ -183,18 +188,44 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
         println!("  {}", if v.sustained { "ok" } else { "missed" });
     }
     let result = s.result();
-    // The capacity is what the database served at the best sustained
-    // step: a target a few percent above it can pass a short step.
-    let best = result.and_then(|(t, _, _)| steps.iter().find(|v| v.sustained && v.target == t));
-    match (result, best) {
-        (Some((_, lo, hi)), Some(best)) => println!(
-            "capacity: {:.0} ops/s sustained under {} (at target {lo:.0}; target {} missed; +-{:.1}%)",
-            best.achieved,
-            slo_text.join(", "),
-            if hi > lo { format!("{hi:.0}") } else { "none".to_string() },
-            100.0 * (hi - lo) / (hi + lo)
-        ),
-        _ => println!(
+    // The capacity is what the database served in the steps at the
+    // target that held: a target a few percent above it can pass a step.
+    let held = |t: f64| -> Vec<f64> {
+        steps
+            .iter()
+            .filter(|v| v.sustained && v.target == t)
+            .map(|v| v.achieved)
+            .collect()
+    };
+    let found = result.as_ref().map(|r| {
+        let achieved = held(r.target);
+        let mean = achieved.iter().sum::<f64>() / achieved.len().max(1) as f64;
+        let lo = achieved.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = achieved.iter().copied().fold(0.0, f64::max);
+        (r, mean, [lo, hi])
+    });
+    match &found {
+        Some((r, mean, [lo, hi])) => {
+            println!(
+                "capacity: {mean:.0} ops/s sustained under {} (target {:.0} held in {} of {} \
+                 tries, achieving {lo:.0} to {hi:.0} ops/s; {})",
+                slo_text.join(", "),
+                r.target,
+                r.tries.held,
+                r.tries.held + r.tries.missed,
+                match (r.failed, r.plus_minus()) {
+                    (Some(b), Some(pm)) => format!(
+                        "target {b:.0} missed twice; +-{:.1}%: the capacity lies between the \
+                         two targets, and repeating the search lands there unless the \
+                         database's own capacity varies by more than the tries above",
+                        100.0 * pm
+                    ),
+                    _ => "no target missed: the search stopped before finding an upper bound"
+                        .to_string(),
+                }
+            );
+        }
+        None => println!(
             "capacity: no step was sustained, down to {:.0} ops/s; the SLOs may be out of reach",
             by_target.first().map_or(0.0, |v| v.target)
         ),
@@ -213,11 +244,17 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
             threads: plan.run.workers(),
             slos: slo_text,
             precision: settings.precision,
+            confirm: settings.confirm,
             probe_ops_per_sec: probe,
             steps: &steps,
-            capacity_ops_per_sec: best.map(|v| v.achieved),
-            capacity_target_ops_per_sec: result.map(|r| r.0),
-            bracket_ops_per_sec: result.map(|r| [r.1, r.2]),
+            capacity_ops_per_sec: found.as_ref().map(|f| f.1),
+            capacity_target_ops_per_sec: found.as_ref().map(|f| f.0.target),
+            capacity_achieved_range: found.as_ref().map(|f| f.2),
+            capacity_tries: found.as_ref().map(|f| [f.0.tries.held, f.0.tries.missed]),
+            bracket_ops_per_sec: found
+                .as_ref()
+                .map(|f| [f.0.target, f.0.failed.unwrap_or(f.0.target)]),
+            plus_minus: found.as_ref().and_then(|f| f.0.plus_minus()),
         };
         std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")
             .with_context(|| format!("writing {}", path.display()))?;
@@ -237,14 +274,22 @@ struct CapacityReport<'a> {
     threads: usize,
     slos: Vec<String>,
     precision: f64,
+    confirm: u32,
     probe_ops_per_sec: Option<f64>,
     steps: &'a [Verdict],
-    /// Achieved rate of the highest sustained step.
+    /// Mean achieved rate of the steps at the capacity's target that held.
     capacity_ops_per_sec: Option<f64>,
-    /// That step's target.
+    /// The highest target that held (in `1 + confirm` tries, missing at
+    /// most one).
     capacity_target_ops_per_sec: Option<f64>,
-    /// Highest sustained and lowest missed target.
+    /// Lowest and highest achieved rate of those steps.
+    capacity_achieved_range: Option<[f64; 2]>,
+    /// Steps at that target that held and that missed.
+    capacity_tries: Option<[u32; 2]>,
+    /// The capacity's target and the lowest target that missed twice.
     bracket_ops_per_sec: Option<[f64; 2]>,
+    /// Half that bracket over its middle: the search's resolution.
+    plus_minus: Option<f64>,
 }
 
 /// Probe (unless a start is given), then ramp and bisect. Returns the
@@ -267,7 +312,7 @@ fn search(
             (rate / 8.0).max(1.0)
         }
     };
-    let mut s = Search::new(start, 2.0, settings.precision);
+    let mut s = Search::new(start, 2.0, settings.precision, settings.confirm);
     let mut verdicts = Vec::new();
     let mut stored = 0;
     while let Some(target) = s.next_target() {
@@ -290,14 +335,21 @@ fn search(
                 )
             })
             .collect();
+        s.record(target, v.sustained);
+        let again = s.next_target() == Some(target);
         eprintln!(
-            "step {n:>2}: target {:>9.0}  achieved {:>9.0}  {}  {}",
+            "step {n:>2}: target {:>9.0}  achieved {:>9.0}  {}  {}{}",
             target,
             v.achieved,
             checks.join("  "),
             match &v.reason {
                 None => "sustained".to_string(),
                 Some(r) => format!("missed: {r}"),
+            },
+            match (again, v.sustained) {
+                (true, false) => "; trying it again (one miss may be a transient)",
+                (true, true) => "; trying it again to confirm",
+                (false, _) => "",
             }
         );
         let mut verdict = BTreeMap::from([(SUSTAINED_LABEL.to_string(), v.sustained.to_string())]);
@@ -307,7 +359,6 @@ fn search(
         if m.finish(&verdict)?.store.is_some() {
             stored += 1;
         }
-        s.record(target, v.sustained);
         verdicts.push(v);
     }
     Ok((probe, verdicts, stored))
