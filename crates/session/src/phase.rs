@@ -221,6 +221,7 @@ pub(crate) fn run<'s, B: Backend>(
     if let Some(wait) = start_at.and_then(|t| t.duration_since(SystemTime::now()).ok()) {
         std::thread::sleep(wait);
     }
+    show.note(&ycsb_command_line(&meta.command_line, plan.phase));
     if plan.seed_generated {
         let seed = cfg.seed;
         show.note(&format!(
@@ -287,6 +288,22 @@ impl Observer for Tee<'_> {
             let _ = tx.send(interval.clone());
         }
     }
+}
+
+/// The line YCSB prints first on stderr, from which PerfKitBenchmarker's
+/// parser takes the stage (`-load` for a load, `-t` for a run): the
+/// arguments sojourn was given (already redacted), after the command name.
+fn ycsb_command_line(command_line: &str, phase: Phase) -> String {
+    let flag = match phase {
+        Phase::Load => "-load",
+        Phase::Run => "-t",
+    };
+    let args: Vec<&str> = command_line
+        .split(' ')
+        .skip(2)
+        .filter(|a| !a.is_empty())
+        .collect();
+    format!("Command line: {} {flag}", args.join(" ")).replace("  ", " ")
 }
 
 /// The store keeps times to the microsecond.
