@@ -42,7 +42,11 @@ fn stored(seed: u64) -> (tempfile::TempDir, RunRecord, Synthetic) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("results.sqlite");
     let store = Store::open(path.to_str().unwrap()).unwrap();
-    let run = synthetic(seed, 4, 1);
+    let mut run = synthetic(seed, 4, 1);
+    // As a suite keeps PKB's `ycsb_version` flag.
+    run.meta
+        .labels
+        .insert("ycsb_version".to_string(), "0.17.0".to_string());
     record(&store, &run, &[]);
     let loaded = store.load(run.meta.id.as_str()).unwrap();
     (dir, loaded, run)
@@ -192,6 +196,15 @@ fn walkthrough_regexes_read_the_labels_and_numbers_match_the_summary() {
     // A value holding `|`, `,` and `:` survives, escaped, and comes back.
     let note = extract(r"\|note:([^|]+)\|").unwrap();
     assert_eq!(pkb::unescape(&note), "a|b,c:d");
+    // What produced the numbers is not overridden by a label of that
+    // name (a suite's `ycsb_version` flag); the label is kept beside it.
+    assert!(extract(r"\|ycsb_version:([^|]+)\|")
+        .unwrap()
+        .starts_with("sojourn-"));
+    assert_eq!(
+        extract(r"\|requested_ycsb_version:([^|]+)\|").as_deref(),
+        Some("0.17.0")
+    );
     // Every label parses back to the metadata.
     let parsed = pkb::parse_labels(labels);
     let mut md = pkb::metadata(&run);

@@ -123,7 +123,10 @@ pub fn command_line(run: &RunRecord) -> String {
 /// `command_line`, `fieldcount`, `fieldlength`, `recordcount`, `target` as
 /// the total over client processes), sojourn's own (`sojourn_run_id`,
 /// `backend`, `run_status`), then the run's labels (`--label`, PKB
-/// `metadata` such as `experiment`, and what a suite records), which win.
+/// `metadata` such as `experiment`, and what a suite records), which win,
+/// except over what says what produced the numbers ([`FACTS`]): a label of
+/// that name (a suite's `ycsb_version: 0.17.0` flag) is kept as
+/// `requested_NAME` instead.
 pub fn metadata(run: &RunRecord) -> BTreeMap<String, String> {
     let m = run.meta();
     let clients = m.client_count.max(1);
@@ -170,10 +173,18 @@ pub fn metadata(run: &RunRecord) -> BTreeMap<String, String> {
         md.insert("target".into(), number(t));
     }
     for (k, v) in &m.labels {
-        md.insert(k.clone(), v.clone());
+        let key = match FACTS.contains(&k.as_str()) {
+            true => format!("requested_{k}"),
+            false => k.clone(),
+        };
+        md.insert(key, v.clone());
     }
     md
 }
+
+/// Labels that say what produced a run's numbers: no user label or suite
+/// flag overrides them.
+pub const FACTS: &[&str] = &["ycsb_version", "sojourn_run_id", "backend", "run_status"];
 
 /// Escape a label key or value so the collapsed string stays parseable:
 /// `%`, `|`, `,` and `:` become `%25`, `%7C`, `%2C`, `%3A`.
