@@ -703,6 +703,20 @@ fn client_processes_load_disjoint_keys_and_merge_exactly() {
     }
     assert_eq!(total_ops, 4500);
     assert_eq!(merged.summary.totals.as_ref().unwrap().operations, 4500);
+    // `last`, and the id of any one client, name the whole run, merged.
+    for selector in ["last", runs[1].meta.id.as_str()] {
+        let whole = store.load_merged(selector).unwrap();
+        assert_eq!(whole.summary.totals.as_ref().unwrap().operations, 4500);
+    }
+    let shown = ok(&bin()
+        .args(["results", "show", "last", "--results"])
+        .arg(s.results())
+        .run_to_end());
+    let shown = parse_summary(&shown);
+    assert_eq!(
+        get(&shown, "READ", "Operations") + get(&shown, "UPDATE", "Operations"),
+        4500.0
+    );
 
     // PKB's samples of the merged run: the totals over the clients.
     let merged_samples = samples(&merged, &PkbOptions::default());

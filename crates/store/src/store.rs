@@ -883,6 +883,28 @@ impl Store {
         Err(StoreError::NoSuchRun(run.to_string()))
     }
 
+    /// Every client process of the run `id` belongs to (its run URI and
+    /// phase), when it had several; else `id` alone. So `last`, or the id
+    /// of one client, names the whole run, as a PKB user means it.
+    fn whole_run(&self, id: &RunId) -> Result<Vec<RunId>, StoreError> {
+        let all: Vec<RunId> = self
+            .read(
+                || format!("finding the client processes of run {id}"),
+                "SELECT c.id FROM runs r JOIN runs c ON c.run_uri = r.run_uri AND c.phase = r.phase \
+                 WHERE r.id = ? AND r.client_count > 1 ORDER BY c.client_index, c.started_unix",
+                &[text(&id.0)],
+            )?
+            .rows
+            .into_iter()
+            .filter_map(|row| row[0].as_text().map(|s| RunId(s.to_string())))
+            .collect();
+        Ok(if all.is_empty() {
+            vec![id.clone()]
+        } else {
+            all
+        })
+    }
+
     /// The one run that `run` names (see [`Store::resolve_all`]); a run
     /// URI shared by several client processes is ambiguous here.
     pub fn resolve(&self, run: &str) -> Result<RunId, StoreError> {
@@ -926,8 +948,11 @@ impl Store {
         run: &str,
         detail: IntervalDetail,
     ) -> Result<RunRecord, StoreError> {
-        let runs = self
-            .resolve_all(run)?
+        let mut ids = self.resolve_all(run)?;
+        if let [id] = &ids[..] {
+            ids = self.whole_run(id)?;
+        }
+        let runs = ids
             .iter()
             .map(|id| self.load_id(id, detail))
             .collect::<Result<Vec<_>, _>>()?;
