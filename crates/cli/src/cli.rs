@@ -466,9 +466,25 @@ pub enum ExportFormat {
 
 #[derive(Args, Debug)]
 pub struct ExportArgs {
-    /// Runs: ids (or unique prefixes), run URIs, or `last`.
-    #[arg(value_name = "RUN", required = true)]
+    /// Runs: ids (or unique prefixes), run URIs, or `last`; each names the
+    /// whole run (its client processes merged).
+    #[arg(value_name = "RUN", required_unless_present_any = ["all", "labels", "since"])]
     pub runs: Vec<String>,
+
+    /// Every run in the store (with --label and --since: every run they
+    /// select), oldest first: `results export --all --format pkb >
+    /// samples.json` is a whole BigQuery load.
+    #[arg(long)]
+    pub all: bool,
+
+    /// Also every run with this label (repeatable; all must match).
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+
+    /// Also every run started since: a date (2025-11-21,
+    /// 2025-11-21T10:00:00Z) or a time ago (30m, 2h, 7d).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
 
     #[arg(long, value_enum)]
     pub format: ExportFormat,

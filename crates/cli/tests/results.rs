@@ -1054,6 +1054,78 @@ fn secrets_never_reach_the_store() {
 }
 
 #[test]
+fn export_selects_runs_in_bulk_for_a_bigquery_load() {
+    let dir = tempfile::tempdir().unwrap();
+    for exp in ["one", "two", "two"] {
+        ok(&sojourn(
+            dir.path(),
+            &[
+                "run",
+                "null:",
+                "-P",
+                "workloadc",
+                "-p",
+                "operationcount=200",
+                "--label",
+                &format!("experiment={exp}"),
+            ],
+        ));
+    }
+    let run_ids = |ndjson: &str| -> std::collections::BTreeSet<String> {
+        ndjson
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                let labels = v["labels"].as_str().unwrap().to_string();
+                let id = labels.split("|sojourn_run_id:").nth(1).unwrap();
+                id.split('|').next().unwrap().to_string()
+            })
+            .collect()
+    };
+    let all = ok(&results(
+        dir.path(),
+        &["export", "--all", "--format", "pkb"],
+    ));
+    assert_eq!(run_ids(&all).len(), 3, "{all}");
+    let two = ok(&results(
+        dir.path(),
+        &["export", "--label", "experiment=two", "--format", "pkb"],
+    ));
+    assert_eq!(run_ids(&two).len(), 2);
+    assert!(!two.contains("|experiment:one|"));
+    let recent = ok(&results(
+        dir.path(),
+        &[
+            "export",
+            "--since",
+            "1h",
+            "--label",
+            "experiment=one",
+            "--format",
+            "csv",
+        ],
+    ));
+    assert_eq!(
+        recent.lines().count(),
+        2,
+        "header and one read row: {recent}"
+    );
+    let none = results(
+        dir.path(),
+        &["export", "--label", "experiment=three", "--format", "pkb"],
+    );
+    assert!(!none.status.success());
+    assert!(
+        text(&none.stderr).contains("no run in"),
+        "{}",
+        text(&none.stderr)
+    );
+    // Without a run or a selector, clap says what is missing.
+    let bare = results(dir.path(), &["export", "--format", "pkb"]);
+    assert!(!bare.status.success());
+}
+
+#[test]
 fn list_filters_and_query_reads_only() {
     let dir = tempfile::tempdir().unwrap();
     for (w, exp) in [("workloada", "one"), ("workloadc", "two")] {

@@ -12,7 +12,7 @@ use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use sojourn_core::output::time::rfc3339;
 use sojourn_core::output::ycsb::Summary;
 use sojourn_core::output::{hdrlog, json, pkb, table, Export};
@@ -291,9 +291,47 @@ fn show(store: &Store, a: ShowArgs) -> Result<()> {
     Ok(())
 }
 
+/// The runs `--all`, `--label` and `--since` select, one selector per
+/// whole run (its client processes are merged when it is loaded), oldest
+/// first; none when none of the three is given.
+fn selected(store: &Store, a: &ExportArgs) -> Result<Vec<String>> {
+    if !a.all && a.labels.is_empty() && a.since.is_none() {
+        return Ok(Vec::new());
+    }
+    let filter = Filter {
+        labels: a
+            .labels
+            .iter()
+            .map(|l| parse_label(l))
+            .collect::<Result<_>>()?,
+        since: a
+            .since
+            .as_deref()
+            .map(|s| parse_since(s, SystemTime::now()))
+            .transpose()?,
+        ..Filter::default()
+    };
+    let mut runs = store.list(&filter)?;
+    runs.sort_by_key(|r| r.meta.started_at);
+    let mut seen = std::collections::BTreeSet::new();
+    Ok(runs
+        .into_iter()
+        .filter(|r| seen.insert((r.meta.run_uri.clone(), r.meta.phase.clone())))
+        .map(|r| r.meta.id.as_str().to_string())
+        .collect())
+}
+
 fn export(store: &Store, a: ExportArgs) -> Result<()> {
-    let runs = a
-        .runs
+    let mut names = a.runs.clone();
+    names.extend(selected(store, &a)?);
+    if names.is_empty() {
+        bail!(
+            "no run in {} matches --all, --label or --since as given; `sojourn results list` \
+             shows what is there",
+            store.location()
+        );
+    }
+    let runs = names
         .iter()
         .map(|r| load(store, r, a.format == ExportFormat::Hdrlog))
         .collect::<Result<Vec<_>>>()?;
