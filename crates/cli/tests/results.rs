@@ -1123,6 +1123,32 @@ fn export_selects_runs_in_bulk_for_a_bigquery_load() {
     // Without a run or a selector, clap says what is missing.
     let bare = results(dir.path(), &["export", "--format", "pkb"]);
     assert!(!bare.status.success());
+
+    // A bench's run URI names its load and its run: exported as both.
+    let bench = tempfile::tempdir().unwrap();
+    ok(&sojourn(
+        bench.path(),
+        &[
+            "bench",
+            "memory:",
+            "-P",
+            "workloadc",
+            "-p",
+            "recordcount=100",
+            "-p",
+            "operationcount=100",
+        ],
+    ));
+    let uri = ok(&results(
+        bench.path(),
+        &["query", "SELECT DISTINCT run_uri FROM runs", "--format", "csv"],
+    ));
+    let uri = uri.lines().nth(1).unwrap().trim().to_string();
+    let both = ok(&results(bench.path(), &["export", &uri, "--format", "pkb"]));
+    assert!(both.contains("|stage:load|") && both.contains("|stage:run|"), "{both}");
+    let shown = results(bench.path(), &["show", &uri]);
+    assert!(!shown.status.success());
+    assert!(text(&shown.stderr).contains("holds a load and a run"));
 }
 
 #[test]

@@ -942,6 +942,51 @@ impl Store {
         self.load_merged_with(run, IntervalDetail::Histograms)
     }
 
+    /// What `run` names, one merged record per phase: a run URI that
+    /// `bench` gave its load and its run (as PKB gives one URI to a
+    /// benchmark's stages) is both, load first; anything else is
+    /// [`Store::load_merged_with`]'s one record.
+    pub fn load_phases(
+        &self,
+        run: &str,
+        detail: IntervalDetail,
+    ) -> Result<Vec<RunRecord>, StoreError> {
+        let phases: Vec<String> = self
+            .read(
+                || format!("finding run {run}"),
+                "SELECT DISTINCT phase FROM runs WHERE run_uri = ? ORDER BY phase",
+                &[text(run)],
+            )?
+            .rows
+            .into_iter()
+            .filter_map(|row| row[0].as_text().map(str::to_string))
+            .collect();
+        if phases.len() < 2 {
+            return Ok(vec![self.load_merged_with(run, detail)?]);
+        }
+        phases
+            .iter()
+            .map(|phase| {
+                let ids: Vec<RunId> = self
+                    .read(
+                        || format!("finding the {phase} of run {run}"),
+                        "SELECT id FROM runs WHERE run_uri = ? AND phase = ? \
+                         ORDER BY client_index, started_unix",
+                        &[text(run), text(phase)],
+                    )?
+                    .rows
+                    .into_iter()
+                    .filter_map(|row| row[0].as_text().map(|s| RunId(s.to_string())))
+                    .collect();
+                let runs = ids
+                    .iter()
+                    .map(|id| self.load_id(id, detail))
+                    .collect::<Result<Vec<_>, _>>()?;
+                crate::merge(&runs)
+            })
+            .collect()
+    }
+
     /// [`Store::load_merged`], its interval histograms decoded or not.
     pub fn load_merged_with(
         &self,

@@ -235,13 +235,26 @@ fn print_table(out: &mut dyn Write, rows: &[Vec<String>]) -> io::Result<()> {
 /// the run never stored its totals (its summary is then their sum): a long
 /// run has thousands of them.
 fn load(store: &Store, run: &str, intervals: bool) -> Result<RunRecord> {
+    let mut phases = load_phases(store, run, intervals)?;
+    if phases.len() > 1 {
+        bail!(
+            "{run} holds a load and a run (a `bench`): name one of them by its id \
+             (`sojourn results list` shows them), or export both with `results export {run}`"
+        );
+    }
+    Ok(phases.remove(0))
+}
+
+/// What `run` names, one record per phase (a `bench`'s URI is its load
+/// and its run), each merged over its client processes.
+fn load_phases(store: &Store, run: &str, intervals: bool) -> Result<Vec<RunRecord>> {
     if !intervals {
-        let r = store.load_merged_with(run, IntervalDetail::Figures)?;
-        if r.summary.totals.is_some() {
+        let r = store.load_phases(run, IntervalDetail::Figures)?;
+        if r.iter().all(|r| r.summary.totals.is_some()) {
             return Ok(r);
         }
     }
-    Ok(store.load_merged_with(run, IntervalDetail::Histograms)?)
+    Ok(store.load_phases(run, IntervalDetail::Histograms)?)
 }
 
 fn show(store: &Store, a: ShowArgs) -> Result<()> {
@@ -331,10 +344,10 @@ fn export(store: &Store, a: ExportArgs) -> Result<()> {
             store.location()
         );
     }
-    let runs = names
-        .iter()
-        .map(|r| load(store, r, a.format == ExportFormat::Hdrlog))
-        .collect::<Result<Vec<_>>>()?;
+    let mut runs = Vec::new();
+    for name in &names {
+        runs.extend(load_phases(store, name, a.format == ExportFormat::Hdrlog)?);
+    }
     let mut sink: Box<dyn Write> = match &a.output {
         Some(path) => Box::new(BufWriter::new(
             File::create(path).with_context(|| format!("creating -o {}", path.display()))?,
