@@ -1141,11 +1141,19 @@ fn export_selects_runs_in_bulk_for_a_bigquery_load() {
     ));
     let uri = ok(&results(
         bench.path(),
-        &["query", "SELECT DISTINCT run_uri FROM runs", "--format", "csv"],
+        &[
+            "query",
+            "SELECT DISTINCT run_uri FROM runs",
+            "--format",
+            "csv",
+        ],
     ));
     let uri = uri.lines().nth(1).unwrap().trim().to_string();
     let both = ok(&results(bench.path(), &["export", &uri, "--format", "pkb"]));
-    assert!(both.contains("|stage:load|") && both.contains("|stage:run|"), "{both}");
+    assert!(
+        both.contains("|stage:load|") && both.contains("|stage:run|"),
+        "{both}"
+    );
     let shown = results(bench.path(), &["show", &uri]);
     assert!(!shown.status.success());
     assert!(text(&shown.stderr).contains("holds a load and a run"));

@@ -734,6 +734,10 @@ fn client_processes_load_disjoint_keys_and_merge_exactly() {
     let labels = &merged_samples[0].labels;
     assert!(labels.contains("|vm_count:3|"), "{labels}");
     assert!(labels.contains("|threads_per_client_vm:2|"), "{labels}");
+    assert!(
+        labels.contains("|throughput_merge:all_operations_over_longest_client_time|"),
+        "{labels}"
+    );
 
     // The printed summary is the merged one.
     let summary = parse_summary(&text(&o.stdout));
