@@ -196,6 +196,41 @@ fn walkthrough_regexes_read_the_labels_and_numbers_match_the_summary() {
     // A value holding `|`, `,` and `:` survives, escaped, and comes back.
     let note = extract(r"\|note:([^|]+)\|").unwrap();
     assert_eq!(pkb::unescape(&note), "a|b,c:d");
+    // The server's CPU, for the cost query: unknown without counters, said
+    // so; with them, in cores over the run's elapsed time.
+    let cpu = |run: &RunRecord| {
+        let s = pkb::samples(run, &pkb::PkbOptions::default());
+        let c: Vec<_> = s
+            .iter()
+            .filter(|x| x.metric.starts_with("cpu_load"))
+            .cloned()
+            .collect();
+        assert_eq!(c.len(), 2, "cpu_load_array and cpu_load_hottest_node_array");
+        c
+    };
+    assert!(cpu(&run)[0]
+        .labels
+        .contains("|cpu_average_utilization:unknown|"));
+    let mut with_server = run.clone();
+    let elapsed = with_server
+        .summary
+        .totals
+        .as_ref()
+        .unwrap()
+        .elapsed
+        .as_secs_f64();
+    with_server.server = Some(sojourn_core::backend::ServerStats {
+        operations: 1,
+        deltas: [("server_cpu_s".to_string(), elapsed / 4.0)].into(),
+    });
+    for s in cpu(&with_server) {
+        assert!((s.value - 0.25).abs() < 1e-9, "{}", s.value);
+        assert!(
+            s.labels.contains("|cpu_average_utilization:0.2500|"),
+            "{}",
+            s.labels
+        );
+    }
     // What produced the numbers is not overridden by a label of that
     // name (a suite's `ycsb_version` flag); the label is kept beside it.
     assert!(extract(r"\|ycsb_version:([^|]+)\|")

@@ -28,16 +28,18 @@ pub enum Need {
     Memcached,
     Bigtable,
     Chromium,
+    Duckdb,
 }
 
 impl Need {
-    pub const ALL: [Need; 6] = [
+    pub const ALL: [Need; 7] = [
         Need::Postgres,
         Need::Mariadb,
         Need::Redis,
         Need::Memcached,
         Need::Bigtable,
         Need::Chromium,
+        Need::Duckdb,
     ];
 
     /// Its name in `SOJOURN_TEST_LEAVE_OUT` (and its snippet in
@@ -50,6 +52,7 @@ impl Need {
             Need::Memcached => "memcached",
             Need::Bigtable => "bigtable",
             Need::Chromium => "chromium",
+            Need::Duckdb => "duckdb",
         }
     }
 
@@ -67,6 +70,11 @@ impl Need {
                  SOJOURN_BIGTABLE_EMULATOR=/path/to/emulator"
             }
             Need::Chromium => "Debian package chromium",
+            Need::Duckdb => {
+                "DuckDB for Python: `python3 -m venv /opt/sojourn-duckdb`, \
+                 `/opt/sojourn-duckdb/bin/pip install duckdb`, and its python3 on PATH as \
+                 sojourn-duckdb (scripts/deps does all three)"
+            }
         }
     }
 }

@@ -441,7 +441,66 @@ pub fn samples(run: &RunRecord, opts: &PkbOptions) -> Vec<Sample> {
             });
         }
     }
+    if run.meta().phase == "run" {
+        for metric in ["cpu_load_array", "cpu_load_hottest_node_array"] {
+            let (value, md) = server_cpu(run, &base);
+            out.push(Sample {
+                metric: metric.to_string(),
+                value,
+                unit: "cores".to_string(),
+                timestamp,
+                test: test.clone(),
+                product_name: opts.product_name.clone(),
+                official: opts.official,
+                owner: opts.owner.clone(),
+                run_uri: run.meta().run_uri.clone(),
+                sample_uri: uuid::Uuid::new_v4().to_string(),
+                labels: collapse_labels(&md),
+            });
+        }
+    }
     out
+}
+
+/// The server's CPU over a run stage, as PKB's Bigtable monitoring labels
+/// it (`cpu_average_utilization`), so the walkthrough's cost query finds a
+/// row for every run: the server's CPU seconds over the phase's elapsed
+/// time, in cores (1.0 = one core busy throughout). One server, so it is
+/// also the hottest. Where the database did not tell (no counters, or
+/// not a process on this machine), the label says `unknown` and why,
+/// rather than a figure.
+fn server_cpu(run: &RunRecord, base: &BTreeMap<String, String>) -> (f64, BTreeMap<String, String>) {
+    let mut md = base.clone();
+    md.insert("cpu_utilization_unit".into(), "cores".into());
+    let elapsed = run
+        .summary
+        .totals
+        .as_ref()
+        .map_or(0.0, |t| t.elapsed.as_secs_f64());
+    let cpu = run
+        .server
+        .as_ref()
+        .and_then(|s| s.deltas.get("server_cpu_s"))
+        .filter(|_| elapsed > 0.0);
+    match cpu {
+        Some(cpu_s) => {
+            let cores = cpu_s / elapsed;
+            md.insert("cpu_average_utilization".into(), format!("{cores:.4}"));
+            (cores, md)
+        }
+        None => {
+            md.insert("cpu_average_utilization".into(), "unknown".into());
+            md.insert(
+                "cpu_unknown_because".into(),
+                match run.server {
+                    None => "the database gave no server counters for this run",
+                    Some(_) => "the server's CPU is not readable from this machine",
+                }
+                .into(),
+            );
+            (0.0, md)
+        }
+    }
 }
 
 /// Write samples as newline-delimited JSON.
