@@ -198,6 +198,7 @@ pub(crate) fn run<'s, B: Backend>(
     if let Some(line) = narrator.as_ref().and_then(|n| n.before(plan.phase)) {
         show.note(&line);
     }
+    let gated = spec.gate.is_some();
     let start_at = match spec.gate.as_mut() {
         Some(gate) => gate()?,
         None => None,
@@ -221,7 +222,11 @@ pub(crate) fn run<'s, B: Backend>(
     if let Some(wait) = start_at.and_then(|t| t.duration_since(SystemTime::now()).ok()) {
         std::thread::sleep(wait);
     }
-    show.note(&ycsb_command_line(&meta.command_line, plan.phase));
+    // A suite's stages are not YCSB command lines (their summaries are
+    // the suite's), so only a phase of its own prints one.
+    if !gated {
+        show.note(&ycsb_command_line(&meta.command_line, plan.phase));
+    }
     if plan.seed_generated {
         let seed = cfg.seed;
         show.note(&format!(

@@ -87,9 +87,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ),
 ];
 
-/// `ycsb_operation_count` that means "as many as the time limit allows".
-const INT_MAX: u64 = 2_147_483_647;
-
 /// The workload files PKB runs when `ycsb_workload_files` is not set.
 const DEFAULT_WORKLOADS: &str = "workloada,workloadb";
 
@@ -718,10 +715,9 @@ pub fn map(flags: &Flags, ctx: &mut MapContext<'_>) -> Result<BenchPlan> {
         let op_count = r.u64("ycsb_operation_count", u64::MAX)?.filter(|&n| n > 0);
         let mut base = common.clone();
         match op_count {
-            // INT_MAX is PKB's "run until the time limit": no count.
-            Some(INT_MAX) if timelimit > 0 => {
-                base.set("operationcount", "0", &r.origin("ycsb_operation_count"))
-            }
+            // 2147483647 is PKB's "run until the time limit"; it is passed
+            // on as PKB passes it, so the run's labels read as PKB's (the
+            // time limit ends the run long before the count).
             Some(n) => base.set(
                 "operationcount",
                 n.to_string(),
@@ -1066,7 +1062,7 @@ mod tests {
         assert_eq!(run.target_total, Some(24000.0));
         for c in &run.clients {
             assert_eq!(prop(c, "target").unwrap(), "6000");
-            assert_eq!(prop(c, "operationcount").unwrap(), "0");
+            assert_eq!(prop(c, "operationcount").unwrap(), "2147483647");
             assert_eq!(prop(c, "maxexecutiontime").unwrap(), "600");
             assert_eq!(prop(c, "readallfields").unwrap(), "false");
             assert_eq!(prop(c, "requestdistribution").unwrap(), "zipfian");
