@@ -717,6 +717,40 @@ fn client_processes_load_disjoint_keys_and_merge_exactly() {
         get(&shown, "READ", "Operations") + get(&shown, "UPDATE", "Operations"),
         4500.0
     );
+    // The views give one row per run (and operation), not one per client.
+    let query = |sql: &str| -> Vec<String> {
+        ok(&bin()
+            .args(["results", "query", "--format", "csv", sql, "--results"])
+            .arg(s.results())
+            .run_to_end())
+        .lines()
+        .skip(1)
+        .map(str::to_string)
+        .collect()
+    };
+    let perf = query(&format!(
+        "SELECT operation, operations, vm_count, actual_throughput FROM performance \
+         WHERE run_uri = '{uri}' ORDER BY operation"
+    ));
+    assert_eq!(perf.len(), 2, "{perf:?}");
+    let ops: u64 = perf
+        .iter()
+        .map(|r| r.split(',').nth(1).unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(ops, 4500);
+    let whole = merged.summary.totals.as_ref().unwrap().throughput;
+    for r in &perf {
+        let cols: Vec<&str> = r.split(',').collect();
+        assert_eq!(cols[2], "3");
+        assert!(
+            (cols[3].parse::<f64>().unwrap() - whole).abs() < 1e-6 * whole,
+            "{r}"
+        );
+    }
+    let cost = query(&format!(
+        "SELECT actual_throughput FROM cost WHERE run_uri = '{uri}'"
+    ));
+    assert_eq!(cost.len(), 1, "{cost:?}");
 
     // PKB's samples of the merged run: the totals over the clients.
     let merged_samples = samples(&merged, &PkbOptions::default());

@@ -19,9 +19,12 @@
 //! - `intervals`, `interval_ops`: the time series, written as the run goes.
 //! - `run_server_counters`: the change of the database's own counters over
 //!   the run, where it tells.
+//! - `merged_runs`, `merged_ops`: a run of several client processes as a
+//!   whole (its clients merged exactly), written when its last client
+//!   finishes, so the views give one row per run.
 
 /// The schema version this build writes; older stores are migrated on open.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// Column names of the counts by status, in [`sojourn_core::backend::Status::ALL`] order.
 pub(crate) const STATUS_COLUMNS: [&str; 9] = [
@@ -43,7 +46,7 @@ pub(crate) const FIGURES: [&str; 9] = [
 ];
 
 /// Migration `n` (1-based) takes a store from version n-1 to n.
-pub(crate) const MIGRATIONS: [&str; 3] = [V1, V2, V3];
+pub(crate) const MIGRATIONS: [&str; 4] = [V1, V2, V3, V4];
 
 /// The first schema: runs, their side tables, totals per operation kind,
 /// and the time series.
@@ -267,6 +270,116 @@ CREATE TABLE run_server_counters (
     per_op DOUBLE PRECISION,
     PRIMARY KEY (run_id, name)
 );
+"#;
+
+/// A run of several client processes as one row of the views: its clients
+/// merged exactly (histograms added) when the last of them finishes, kept
+/// in `merged_runs` and `merged_ops`; `performance` and `cost` then give
+/// one row per run (and operation), where they gave one per client.
+const V4: &str = r#"
+CREATE TABLE merged_runs (
+    run_uri TEXT NOT NULL,
+    phase TEXT NOT NULL,
+    first_run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    clients BIGINT NOT NULL,
+    operations BIGINT NOT NULL,
+    measured_s DOUBLE PRECISION NOT NULL,
+    throughput DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (run_uri, phase)
+);
+CREATE TABLE merged_ops (
+    run_uri TEXT NOT NULL,
+    phase TEXT NOT NULL,
+    op TEXT NOT NULL,
+    operations BIGINT NOT NULL,
+    service_p50_us DOUBLE PRECISION, service_p99_us DOUBLE PRECISION,
+    service_p99_9_us DOUBLE PRECISION,
+    response_p50_us DOUBLE PRECISION, response_p99_us DOUBLE PRECISION,
+    response_p99_9_us DOUBLE PRECISION,
+    PRIMARY KEY (run_uri, phase, op),
+    FOREIGN KEY (run_uri, phase) REFERENCES merged_runs (run_uri, phase) ON DELETE CASCADE
+);
+DROP VIEW cost;
+DROP VIEW performance;
+
+CREATE VIEW performance AS
+SELECT
+    i.run_id, i.run_uri, i.started_at, i.ended_at, i.status, i.stage,
+    i.experiment, i.workload_name, i.workload_index,
+    o.op AS operation,
+    i.target_throughput, i.actual_throughput AS actual_throughput,
+    o.operations,
+    o.service_p50_us / 1000.0 AS p50_latency_ms,
+    o.service_p99_us / 1000.0 AS p99_latency_ms,
+    o.service_p99_9_us / 1000.0 AS p999_latency_ms,
+    o.response_p50_us / 1000.0 AS response_p50_latency_ms,
+    o.response_p99_us / 1000.0 AS response_p99_latency_ms,
+    o.response_p99_9_us / 1000.0 AS response_p999_latency_ms,
+    i.fieldlength, i.fieldcount, i.recordcount,
+    i.readallfields, i.requestdistribution,
+    i.threads_per_vm, i.vm_count,
+    i.machine_type, i.node_count, i.storage_type
+FROM run_info i
+JOIN run_ops o ON o.run_id = i.run_id
+WHERE i.vm_count = 1
+UNION ALL
+SELECT
+    i.run_id, i.run_uri, i.started_at, i.ended_at, i.status, i.stage,
+    i.experiment, i.workload_name, i.workload_index,
+    o.op AS operation,
+    i.target_throughput, m.throughput AS actual_throughput,
+    o.operations,
+    o.service_p50_us / 1000.0 AS p50_latency_ms,
+    o.service_p99_us / 1000.0 AS p99_latency_ms,
+    o.service_p99_9_us / 1000.0 AS p999_latency_ms,
+    o.response_p50_us / 1000.0 AS response_p50_latency_ms,
+    o.response_p99_us / 1000.0 AS response_p99_latency_ms,
+    o.response_p99_9_us / 1000.0 AS response_p999_latency_ms,
+    i.fieldlength, i.fieldcount, i.recordcount,
+    i.readallfields, i.requestdistribution,
+    i.threads_per_vm, i.vm_count,
+    i.machine_type, i.node_count, i.storage_type
+FROM merged_runs m
+JOIN run_info i ON i.run_id = m.first_run_id
+JOIN merged_ops o ON o.run_uri = m.run_uri AND o.phase = m.phase;
+
+CREATE VIEW cost AS
+SELECT
+    c.*,
+    CAST(c.node_count_or_default AS DOUBLE PRECISION) * 0.65 * 24 * 30
+        + c.baseline_table_gb * (CASE WHEN c.storage_type_or_default = 'hdd' THEN 0.026 ELSE 0.17 END)
+        AS baseline_monthly_cost_usd
+FROM (
+    SELECT
+        i.run_id, i.run_uri, i.started_at, i.ended_at, i.status, i.stage,
+        i.experiment, i.workload_name, i.workload_index,
+        i.actual_throughput AS actual_throughput,
+        i.node_count,
+        COALESCE(i.node_count, 1) AS node_count_or_default,
+        i.storage_type,
+        COALESCE(i.storage_type, 'ssd') AS storage_type_or_default,
+        CAST((COALESCE(i.fieldlength, 100) + 39) * COALESCE(i.fieldcount, 10)
+            * COALESCE(i.recordcount, 0) AS DOUBLE PRECISION) / 1073741824.0 AS baseline_table_gb,
+        CAST(NULL AS DOUBLE PRECISION) AS avg_cpu_all_nodes,
+        CAST(NULL AS DOUBLE PRECISION) AS avg_cpu_hottest_node
+    FROM run_info i
+    WHERE i.vm_count = 1
+    UNION ALL
+    SELECT
+        i.run_id, i.run_uri, i.started_at, i.ended_at, i.status, i.stage,
+        i.experiment, i.workload_name, i.workload_index,
+        m.throughput AS actual_throughput,
+        i.node_count,
+        COALESCE(i.node_count, 1) AS node_count_or_default,
+        i.storage_type,
+        COALESCE(i.storage_type, 'ssd') AS storage_type_or_default,
+        CAST((COALESCE(i.fieldlength, 100) + 39) * COALESCE(i.fieldcount, 10)
+            * COALESCE(i.recordcount, 0) AS DOUBLE PRECISION) / 1073741824.0 AS baseline_table_gb,
+        CAST(NULL AS DOUBLE PRECISION) AS avg_cpu_all_nodes,
+        CAST(NULL AS DOUBLE PRECISION) AS avg_cpu_hottest_node
+    FROM merged_runs m
+    JOIN run_info i ON i.run_id = m.first_run_id
+) c;
 "#;
 
 /// Migration `n`'s SQL for a dialect.

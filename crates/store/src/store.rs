@@ -526,7 +526,108 @@ impl Store {
         if changed == 0 {
             return Err(StoreError::NoSuchRun(run.0.clone()));
         }
-        Ok(())
+        self.merge_if_last(run)
+    }
+
+    /// When `run` is the last client process of its run to finish, keep
+    /// the run as a whole: its clients merged exactly, for the views' one
+    /// row per run. Clients finishing at once may both get here; each
+    /// writes the same whole, and the last to commit has seen every client.
+    fn merge_if_last(&self, run: &RunId) -> Result<(), StoreError> {
+        let rows = self
+            .read(
+                || format!("reading run {run}"),
+                "SELECT run_uri, phase, client_count FROM runs WHERE id = ?",
+                &[text(&run.0)],
+            )?
+            .rows;
+        let Some(row) = rows.first() else {
+            return Ok(());
+        };
+        let (uri, phase, clients) = (
+            row[0].as_text().unwrap_or_default().to_string(),
+            row[1].as_text().unwrap_or_default().to_string(),
+            as_u64(&row[2]),
+        );
+        if clients <= 1 {
+            return Ok(());
+        }
+        let ids: Vec<RunId> = self
+            .read(
+                || format!("finding the client processes of run {uri}"),
+                "SELECT id FROM runs WHERE run_uri = ? AND phase = ? AND status IN (?, ?) \
+                 ORDER BY client_index, started_unix",
+                &[
+                    text(&uri),
+                    text(&phase),
+                    text(RunStatus::Completed.as_str()),
+                    text(RunStatus::Interrupted.as_str()),
+                ],
+            )?
+            .rows
+            .into_iter()
+            .filter_map(|row| row[0].as_text().map(|s| RunId(s.to_string())))
+            .collect();
+        if (ids.len() as u64) < clients {
+            return Ok(());
+        }
+        let runs = ids
+            .iter()
+            .map(|id| self.load_id(id, IntervalDetail::Figures))
+            .collect::<Result<Vec<_>, _>>()?;
+        let whole = crate::merge(&runs)?;
+        let Some(totals) = &whole.summary.totals else {
+            return Ok(());
+        };
+        self.write(
+            || format!("storing run {uri} as a whole"),
+            |db| {
+                let key = [text(&uri), text(&phase)];
+                db.exec(
+                    "DELETE FROM merged_ops WHERE run_uri = ? AND phase = ?",
+                    &key,
+                )?;
+                db.exec(
+                    "DELETE FROM merged_runs WHERE run_uri = ? AND phase = ?",
+                    &key,
+                )?;
+                db.exec(
+                    "INSERT INTO merged_runs (run_uri, phase, first_run_id, clients, operations, \
+                     measured_s, throughput) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    &[
+                        text(&uri),
+                        text(&phase),
+                        text(&ids[0].0),
+                        int(clients),
+                        int(totals.operations),
+                        Value::Real(totals.measured.as_secs_f64()),
+                        Value::Real(totals.throughput),
+                    ],
+                )?;
+                for (kind, s) in whole.total.kinds() {
+                    let service = LatencySummary::of(&s.ok.service);
+                    let response = LatencySummary::of(&s.ok.response);
+                    db.exec(
+                        "INSERT INTO merged_ops (run_uri, phase, op, operations, service_p50_us, \
+                         service_p99_us, service_p99_9_us, response_p50_us, response_p99_us, \
+                         response_p99_9_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        &[
+                            text(&uri),
+                            text(&phase),
+                            text(kind.name()),
+                            int(s.count()),
+                            Value::Real(service.p50_us),
+                            Value::Real(service.p99_us),
+                            Value::Real(service.p99_9_us),
+                            Value::Real(response.p50_us),
+                            Value::Real(response.p99_us),
+                            Value::Real(response.p99_9_us),
+                        ],
+                    )?;
+                }
+                Ok(())
+            },
+        )
     }
 
     /// Mark a run that is still `running` failed, keeping what it stored

@@ -165,6 +165,20 @@ fn the_store_works_on_postgres() {
         expected.add(&p.outcome.total);
     }
     assert_same_stats(&merged.total, &expected, "merged");
+    // The views: one row per operation of the whole run, not per client.
+    let q = store
+        .query(
+            "SELECT operation, operations, vm_count FROM performance \
+             WHERE run_uri = 'c0ffee00' ORDER BY operation",
+        )
+        .unwrap();
+    let kinds: Vec<_> = merged.total.kinds().collect();
+    assert_eq!(q.rows.len(), kinds.len(), "{:?}", q.rows);
+    for ((kind, stats), row) in kinds.iter().zip(&q.rows) {
+        assert_eq!(row[0], Value::Text(kind.name().to_string()));
+        assert_eq!(row[1], Value::Integer(stats.count() as i64));
+        assert_eq!(row[2], Value::Integer(2));
+    }
 
     // Concurrent writers, each with its own connection.
     std::thread::scope(|s| {
