@@ -28,7 +28,7 @@ use std::sync::OnceLock;
 pub use sojourn_core::backend::memory::{MemoryBackend, MemoryOptions};
 pub use sojourn_core::backend::null::{NullBackend, NullConnection};
 use sojourn_core::backend::Backend;
-use sojourn_core::properties::Properties;
+use sojourn_core::properties::{Properties, UnknownKey};
 pub use sojourn_core::redact::redact_url;
 
 // The backends' own modules (registered in the table at the end), then
@@ -140,6 +140,29 @@ pub fn property_prefixes() -> &'static [&'static str] {
     })
 }
 
+/// The properties under a backend's prefix (`redis.*`, `db.*`, ...) that
+/// no backend reads, as unknown-property warnings with the likeliest
+/// meant name: a backend property mistyped, or one from a YCSB binding
+/// that sojourn does not implement, must not pass in silence.
+pub fn unknown_properties(props: &Properties) -> Vec<UnknownKey> {
+    let prefixes = property_prefixes();
+    let mut known: Vec<&str> = Vec::new();
+    let mut known_prefixes: Vec<&str> = Vec::new();
+    for p in REGISTRY.iter().flat_map(|r| r.properties) {
+        // An entry ending in `.` lets every key under it be.
+        if p.ends_with('.') {
+            known_prefixes.push(p);
+        } else {
+            known.push(p);
+        }
+    }
+    props
+        .unknown_keys(&known, &known_prefixes)
+        .into_iter()
+        .filter(|u| prefixes.iter().any(|p| u.key.starts_with(p)))
+        .collect()
+}
+
 impl AnyBackend {
     /// What the backend points at; never contains a password.
     pub fn describe(&self) -> String {
@@ -188,7 +211,8 @@ macro_rules! backends {
         $(#[doc = $doc:literal])*
         $variant:ident: $(#[$boxed:ident])? $ty:ident $(in $module:ident if $feature:literal)?,
         $names:ident [$($scheme:literal),+],
-        prefixes [$($prefix:literal),*];
+        prefixes [$($prefix:literal),*]
+        $(, properties [$($property:literal),* $(,)?])?;
     )*) => {
         $($(
             #[cfg(feature = $feature)]
@@ -210,6 +234,7 @@ macro_rules! backends {
                 schemes: &[$($scheme),+],
                 jdbc: backends!(@jdbc $names),
                 prefixes: &[$($prefix),*],
+                properties: &[$($($property),*)?],
             },
         )*];
 
@@ -271,16 +296,33 @@ backends! {
     Sqlite: SqliteBackend in sqlite if "sqlite", schemes ["sqlite"], prefixes ["sqlite."];
     // Boxed: these hold their whole configuration.
     Redis: #[boxed] RedisBackend in redis if "redis",
-        schemes ["redis", "rediss"], prefixes ["redis."];
+        schemes ["redis", "rediss"], prefixes ["redis."],
+        properties [
+            "redis.host", "redis.port", "redis.password", "redis.db", "redis.timeout",
+            "redis.cluster", "redis.mode", "redis.command_group", "redis.checked",
+            "redis.tls", "redis.tls.ca", "redis.tls.cert", "redis.tls.key", "redis.tls.insecure",
+        ];
     Memcached: #[boxed] MemcachedBackend in memcached if "memcached",
-        schemes ["memcached"], prefixes ["memcached."];
+        schemes ["memcached"], prefixes ["memcached."],
+        properties ["memcached.hosts", "memcached.opTimeoutMillis"];
+    // YCSB's JDBC binding needs db.driver; sojourn knows the driver from
+    // the URL, so it is read and not needed.
     Postgres: PostgresBackend in postgres if "postgres",
-        jdbc ["postgres", "postgresql"], prefixes ["db.", "jdbc.", "postgres."];
+        jdbc ["postgres", "postgresql"], prefixes ["db.", "jdbc.", "postgres."],
+        properties ["db.url", "db.user", "db.passwd", "db.driver"];
     Mysql: MysqlBackend in mysql if "mysql",
-        jdbc ["mysql", "mariadb"], prefixes ["db.", "jdbc.", "mysql."];
-    Rocksdb: RocksBackend in rocksdb if "rocksdb", schemes ["rocksdb"], prefixes ["rocksdb."];
-    // YCSB's Bigtable binding names the column family with a bare key.
+        jdbc ["mysql", "mariadb"], prefixes ["db.", "jdbc.", "mysql."],
+        properties ["db.url", "db.user", "db.passwd", "db.driver"];
+    Rocksdb: RocksBackend in rocksdb if "rocksdb", schemes ["rocksdb"], prefixes ["rocksdb."],
+        properties ["rocksdb.dir", "rocksdb.optionsfile"];
+    // YCSB's Bigtable binding names the column family with a bare key; its
+    // HBase client settings (hbase.*) have no meaning here and are let be.
     Bigtable: BigtableBackend in bigtable if "bigtable",
         schemes ["bigtable", "googlebigtable"],
-        prefixes ["bigtable.", "google.", "hbase.", "columnfamily"];
+        prefixes ["bigtable.", "google.", "hbase.", "columnfamily"],
+        properties [
+            "columnfamily", "bigtable.presplit", "bigtable.checkexists",
+            "google.bigtable.project.id", "google.bigtable.instance.id",
+            "google.bigtable.auth.json.keyfile", "hbase.",
+        ];
 }

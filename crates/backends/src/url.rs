@@ -53,6 +53,9 @@ pub(crate) struct Registration {
     /// them), known even when it is not compiled in, so that a properties
     /// file written for it is not reported as full of unknown keys.
     pub(crate) prefixes: &'static [&'static str],
+    /// The properties under those prefixes it reads, whole names (one
+    /// ending in `.` covers every key under it): any other is unknown.
+    pub(crate) properties: &'static [&'static str],
 }
 
 impl Registration {

@@ -107,14 +107,26 @@ impl Options {
     /// is touched.
     /// The plan of `phase`. When it cannot be made, the unknown properties
     /// are said first: `operationcout=100` is why operationcount is 0.
+    /// Backend properties (`redis.*`, `db.*`) no backend reads are
+    /// unknown too.
     pub fn plan(&self, phase: Phase) -> Result<Plan> {
         let prefixes = sojourn_backends::property_prefixes();
-        Plan::from_properties(&self.props, phase, prefixes).map_err(|e| {
-            for u in Plan::unknown_keys(&self.props, prefixes) {
-                eprintln!("warning: {}", Warning::UnknownProperty(u));
+        let backend_unknown = sojourn_backends::unknown_properties(&self.props);
+        match Plan::from_properties(&self.props, phase, prefixes) {
+            Ok(mut plan) => {
+                plan.unknown.extend(backend_unknown);
+                Ok(plan)
             }
-            e.into()
-        })
+            Err(e) => {
+                for u in Plan::unknown_keys(&self.props, prefixes)
+                    .into_iter()
+                    .chain(backend_unknown)
+                {
+                    eprintln!("warning: {}", Warning::UnknownProperty(u));
+                }
+                Err(e.into())
+            }
+        }
     }
 }
 

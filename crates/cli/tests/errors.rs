@@ -169,6 +169,45 @@ fn an_unknown_property_is_named_when_the_plan_then_fails() {
     );
 }
 
+/// A backend property no backend reads (a typo, or a YCSB binding's
+/// setting sojourn does not implement) is named, with the likeliest meant
+/// one; those a backend reads pass in silence.
+#[test]
+fn unknown_backend_properties_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = sojourn(
+        dir.path(),
+        &[
+            "run",
+            "null:",
+            "-P",
+            "workloadc",
+            "-p",
+            "operationcount=300",
+            "-p",
+            "redis.hots=h",
+            "-p",
+            "db.batchsize=10",
+            "-p",
+            "redis.host=h",
+            "-p",
+            "redis.command_group=string",
+            "-p",
+            "db.driver=org.postgresql.Driver",
+        ],
+    );
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("unknown property 'redis.hots' (did you mean 'redis.host'?)"),
+        "{err}"
+    );
+    assert!(err.contains("unknown property 'db.batchsize'"), "{err}");
+    for read in ["'redis.host'", "'redis.command_group'", "'db.driver'"] {
+        assert!(!err.contains(&format!("unknown property {read}")), "{err}");
+    }
+}
+
 #[test]
 fn missing_files_unknown_databases_and_malformed_arguments() {
     fails(
