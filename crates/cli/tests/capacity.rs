@@ -6,36 +6,47 @@ mod util;
 
 use util::*;
 
+/// A search of `db` (a `memory:` URL) with the settings the tests share
+/// and `extra` flags: its output and its `--json` report.
+fn memory_search(
+    dir: &std::path::Path,
+    db: &str,
+    extra: &[&str],
+) -> (std::process::Output, serde_json::Value) {
+    let json = dir.join("cap.json");
+    let mut args = vec![
+        "capacity",
+        db,
+        "-P",
+        "workloadc",
+        "--load",
+        "--slo",
+        "read.p99<200ms",
+        "--step",
+        "1.5",
+        "--settle",
+        "0.3",
+        "-threads",
+        "16",
+        "--seed",
+        "1",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let out = sojourn(dir, &args);
+    let report = std::fs::read_to_string(&json)
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .unwrap_or(serde_json::Value::Null);
+    (out, report)
+}
+
 #[test]
 fn finds_a_known_capacity_within_precision() {
     let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("cap.json");
     let k = 2000.0;
-    let out = sojourn(
-        dir.path(),
-        &[
-            "capacity",
-            "memory:?max_ops_per_sec=2000",
-            "-P",
-            "workloadc",
-            "--load",
-            "--slo",
-            "read.p99<200ms",
-            "--step",
-            "1.5",
-            "--settle",
-            "0.3",
-            "-threads",
-            "16",
-            "--seed",
-            "1",
-            "--json",
-            json.to_str().unwrap(),
-        ],
-    );
+    let (out, r) = memory_search(dir.path(), "memory:?max_ops_per_sec=2000", &[]);
     let stdout = ok(&out);
-    let r: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let cap = r["capacity_ops_per_sec"].as_f64().expect("a capacity");
     assert!(
         (cap - k).abs() <= 0.05 * k,
@@ -77,38 +88,16 @@ fn finds_a_known_capacity_within_precision() {
 #[test]
 fn a_transient_stall_is_tried_again_not_believed() {
     let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("cap.json");
     // Load 1,000 records, then steps of 1.8 s at 800 (about 1,440
     // operations) and 1,600 ops/s: the stall falls 1,000 operations into
     // the second.
-    let out = sojourn(
+    let (out, r) = memory_search(
         dir.path(),
-        &[
-            "capacity",
-            "memory:?max_ops_per_sec=2000&stall_at=3440&stall_ms=1000",
-            "-P",
-            "workloadc",
-            "--load",
-            "--slo",
-            "read.p99<200ms",
-            "--start",
-            "800",
-            "--step",
-            "1.5",
-            "--settle",
-            "0.3",
-            "-threads",
-            "16",
-            "--seed",
-            "1",
-            "--json",
-            json.to_str().unwrap(),
-        ],
+        "memory:?max_ops_per_sec=2000&stall_at=3440&stall_ms=1000",
+        &["--start", "800"],
     );
     let stdout = ok(&out);
     let stderr = text(&out.stderr);
-    let r: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let steps = r["steps"].as_array().unwrap();
     let at_1600: Vec<bool> = steps
         .iter()

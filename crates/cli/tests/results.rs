@@ -107,7 +107,7 @@ fn show_prints_the_summary_the_run_printed() {
     let out = results(dir.path(), &["show", &run.meta.run_uri]);
     assert!(!out.status.success());
     assert!(
-        text(&out.stderr).contains("name one run by its id"),
+        text(&out.stderr).contains("name one of them by its id"),
         "{}",
         text(&out.stderr)
     );

@@ -446,7 +446,8 @@ mod tests {
         let mut first_miss = true;
         let mut no_retest = Search::new(1000.0, 2.0, 0.05, 2);
         while let Some(t) = no_retest.next_target() {
-            let held = !(t <= cap && t > 6_000.0 && std::mem::take(&mut first_miss)) && t <= cap;
+            let transient = t <= cap && t > 6_000.0 && std::mem::take(&mut first_miss);
+            let held = t <= cap && !transient;
             // A miss recorded twice: what believing the first would do.
             no_retest.record(t, held);
             if !held {

@@ -302,46 +302,40 @@ CREATE TABLE merged_ops (
 DROP VIEW cost;
 DROP VIEW performance;
 
+-- Each run's rows: a run of one client process as it is, a run of
+-- several as its merged whole (under its first client's id, whose run
+-- carries the labels and properties).
 CREATE VIEW performance AS
 SELECT
     i.run_id, i.run_uri, i.started_at, i.ended_at, i.status, i.stage,
     i.experiment, i.workload_name, i.workload_index,
-    o.op AS operation,
-    i.target_throughput, i.actual_throughput AS actual_throughput,
-    o.operations,
-    o.service_p50_us / 1000.0 AS p50_latency_ms,
-    o.service_p99_us / 1000.0 AS p99_latency_ms,
-    o.service_p99_9_us / 1000.0 AS p999_latency_ms,
-    o.response_p50_us / 1000.0 AS response_p50_latency_ms,
-    o.response_p99_us / 1000.0 AS response_p99_latency_ms,
-    o.response_p99_9_us / 1000.0 AS response_p999_latency_ms,
+    x.op AS operation,
+    i.target_throughput, x.throughput AS actual_throughput,
+    x.operations,
+    x.service_p50_us / 1000.0 AS p50_latency_ms,
+    x.service_p99_us / 1000.0 AS p99_latency_ms,
+    x.service_p99_9_us / 1000.0 AS p999_latency_ms,
+    x.response_p50_us / 1000.0 AS response_p50_latency_ms,
+    x.response_p99_us / 1000.0 AS response_p99_latency_ms,
+    x.response_p99_9_us / 1000.0 AS response_p999_latency_ms,
     i.fieldlength, i.fieldcount, i.recordcount,
     i.readallfields, i.requestdistribution,
     i.threads_per_vm, i.vm_count,
     i.machine_type, i.node_count, i.storage_type
-FROM run_info i
-JOIN run_ops o ON o.run_id = i.run_id
-WHERE i.vm_count = 1
-UNION ALL
-SELECT
-    i.run_id, i.run_uri, i.started_at, i.ended_at, i.status, i.stage,
-    i.experiment, i.workload_name, i.workload_index,
-    o.op AS operation,
-    i.target_throughput, m.throughput AS actual_throughput,
-    o.operations,
-    o.service_p50_us / 1000.0 AS p50_latency_ms,
-    o.service_p99_us / 1000.0 AS p99_latency_ms,
-    o.service_p99_9_us / 1000.0 AS p999_latency_ms,
-    o.response_p50_us / 1000.0 AS response_p50_latency_ms,
-    o.response_p99_us / 1000.0 AS response_p99_latency_ms,
-    o.response_p99_9_us / 1000.0 AS response_p999_latency_ms,
-    i.fieldlength, i.fieldcount, i.recordcount,
-    i.readallfields, i.requestdistribution,
-    i.threads_per_vm, i.vm_count,
-    i.machine_type, i.node_count, i.storage_type
-FROM merged_runs m
-JOIN run_info i ON i.run_id = m.first_run_id
-JOIN merged_ops o ON o.run_uri = m.run_uri AND o.phase = m.phase;
+FROM (
+    SELECT r.id AS run_id, r.throughput, o.op, o.operations,
+        o.service_p50_us, o.service_p99_us, o.service_p99_9_us,
+        o.response_p50_us, o.response_p99_us, o.response_p99_9_us
+    FROM runs r JOIN run_ops o ON o.run_id = r.id
+    WHERE r.client_count = 1
+    UNION ALL
+    SELECT m.first_run_id, m.throughput, o.op, o.operations,
+        o.service_p50_us, o.service_p99_us, o.service_p99_9_us,
+        o.response_p50_us, o.response_p99_us, o.response_p99_9_us
+    FROM merged_runs m
+    JOIN merged_ops o ON o.run_uri = m.run_uri AND o.phase = m.phase
+) x
+JOIN run_info i ON i.run_id = x.run_id;
 
 CREATE VIEW cost AS
 SELECT
@@ -353,7 +347,7 @@ FROM (
     SELECT
         i.run_id, i.run_uri, i.started_at, i.ended_at, i.status, i.stage,
         i.experiment, i.workload_name, i.workload_index,
-        i.actual_throughput AS actual_throughput,
+        x.throughput AS actual_throughput,
         i.node_count,
         COALESCE(i.node_count, 1) AS node_count_or_default,
         i.storage_type,
@@ -362,23 +356,12 @@ FROM (
             * COALESCE(i.recordcount, 0) AS DOUBLE PRECISION) / 1073741824.0 AS baseline_table_gb,
         CAST(NULL AS DOUBLE PRECISION) AS avg_cpu_all_nodes,
         CAST(NULL AS DOUBLE PRECISION) AS avg_cpu_hottest_node
-    FROM run_info i
-    WHERE i.vm_count = 1
-    UNION ALL
-    SELECT
-        i.run_id, i.run_uri, i.started_at, i.ended_at, i.status, i.stage,
-        i.experiment, i.workload_name, i.workload_index,
-        m.throughput AS actual_throughput,
-        i.node_count,
-        COALESCE(i.node_count, 1) AS node_count_or_default,
-        i.storage_type,
-        COALESCE(i.storage_type, 'ssd') AS storage_type_or_default,
-        CAST((COALESCE(i.fieldlength, 100) + 39) * COALESCE(i.fieldcount, 10)
-            * COALESCE(i.recordcount, 0) AS DOUBLE PRECISION) / 1073741824.0 AS baseline_table_gb,
-        CAST(NULL AS DOUBLE PRECISION) AS avg_cpu_all_nodes,
-        CAST(NULL AS DOUBLE PRECISION) AS avg_cpu_hottest_node
-    FROM merged_runs m
-    JOIN run_info i ON i.run_id = m.first_run_id
+    FROM (
+        SELECT id AS run_id, throughput FROM runs WHERE client_count = 1
+        UNION ALL
+        SELECT first_run_id, throughput FROM merged_runs
+    ) x
+    JOIN run_info i ON i.run_id = x.run_id
 ) c;
 "#;
 

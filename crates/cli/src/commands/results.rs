@@ -134,24 +134,28 @@ fn parse_since(s: &str, now: SystemTime) -> Result<SystemTime> {
     Ok(UNIX_EPOCH + Duration::from_secs(secs as u64))
 }
 
-fn list(store: &Store, a: ListArgs) -> Result<()> {
-    let filter = Filter {
-        labels: a
-            .labels
+/// The filter of `--label KEY=VALUE` and `--since WHEN`.
+fn filter(labels: &[String], since: Option<&str>) -> Result<Filter> {
+    Ok(Filter {
+        labels: labels
             .iter()
             .map(|l| parse_label(l))
             .collect::<Result<_>>()?,
+        since: since
+            .map(|s| parse_since(s, SystemTime::now()))
+            .transpose()?,
+        ..Filter::default()
+    })
+}
+
+fn list(store: &Store, a: ListArgs) -> Result<()> {
+    let filter = Filter {
         workload: a.workload,
         backend: a.backend,
         phase: a.phase,
         status: a.status.as_deref().and_then(RunStatus::parse),
-        since: a
-            .since
-            .as_deref()
-            .map(|s| parse_since(s, SystemTime::now()))
-            .transpose()?,
         limit: a.limit,
-        ..Filter::default()
+        ..filter(&a.labels, a.since.as_deref())?
     };
     let runs = store.list(&filter)?;
     let mut rows = vec![[
@@ -311,20 +315,7 @@ fn selected(store: &Store, a: &ExportArgs) -> Result<Vec<String>> {
     if !a.all && a.labels.is_empty() && a.since.is_none() {
         return Ok(Vec::new());
     }
-    let filter = Filter {
-        labels: a
-            .labels
-            .iter()
-            .map(|l| parse_label(l))
-            .collect::<Result<_>>()?,
-        since: a
-            .since
-            .as_deref()
-            .map(|s| parse_since(s, SystemTime::now()))
-            .transpose()?,
-        ..Filter::default()
-    };
-    let mut runs = store.list(&filter)?;
+    let mut runs = store.list(&filter(&a.labels, a.since.as_deref())?)?;
     runs.sort_by_key(|r| r.meta.started_at);
     let mut seen = std::collections::BTreeSet::new();
     Ok(runs

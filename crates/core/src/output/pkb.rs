@@ -420,43 +420,38 @@ pub fn samples(run: &RunRecord, opts: &PkbOptions) -> Vec<Sample> {
         .unwrap_or_default()
         .as_secs_f64();
     let test = test_name(run, opts);
+    let sample = |metric: String, value: f64, unit: &str, labels: String| Sample {
+        metric,
+        value,
+        unit: unit.to_string(),
+        timestamp,
+        test: test.clone(),
+        product_name: opts.product_name.clone(),
+        official: opts.official,
+        owner: opts.owner.clone(),
+        run_uri: run.meta().run_uri.clone(),
+        sample_uri: uuid::Uuid::new_v4().to_string(),
+        labels,
+    };
     let mut out = Vec::new();
     for (group, stats) in groups(run) {
         let mut md = base.clone();
         md.insert("operation".into(), group.clone());
         let labels = collapse_labels(&md);
         for (stat, value, unit) in stats {
-            out.push(Sample {
-                metric: format!("{group} {stat}"),
+            out.push(sample(
+                format!("{group} {stat}"),
                 value,
-                unit: unit.to_string(),
-                timestamp,
-                test: test.clone(),
-                product_name: opts.product_name.clone(),
-                official: opts.official,
-                owner: opts.owner.clone(),
-                run_uri: run.meta().run_uri.clone(),
-                sample_uri: uuid::Uuid::new_v4().to_string(),
-                labels: labels.clone(),
-            });
+                unit,
+                labels.clone(),
+            ));
         }
     }
     if run.meta().phase == "run" {
+        let (cores, md) = server_cpu(run, &base);
+        let labels = collapse_labels(&md);
         for metric in ["cpu_load_array", "cpu_load_hottest_node_array"] {
-            let (value, md) = server_cpu(run, &base);
-            out.push(Sample {
-                metric: metric.to_string(),
-                value,
-                unit: "cores".to_string(),
-                timestamp,
-                test: test.clone(),
-                product_name: opts.product_name.clone(),
-                official: opts.official,
-                owner: opts.owner.clone(),
-                run_uri: run.meta().run_uri.clone(),
-                sample_uri: uuid::Uuid::new_v4().to_string(),
-                labels: collapse_labels(&md),
-            });
+            out.push(sample(metric.to_string(), cores, "cores", labels.clone()));
         }
     }
     out

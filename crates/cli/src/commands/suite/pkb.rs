@@ -714,16 +714,15 @@ pub fn map(flags: &Flags, ctx: &mut MapContext<'_>) -> Result<BenchPlan> {
         let timelimit = r.u64("ycsb_timelimit", 1_000_000_000)?.unwrap_or(1800);
         let op_count = r.u64("ycsb_operation_count", u64::MAX)?.filter(|&n| n > 0);
         let mut base = common.clone();
-        match op_count {
-            // 2147483647 is PKB's "run until the time limit"; it is passed
-            // on as PKB passes it, so the run's labels read as PKB's (the
-            // time limit ends the run long before the count).
-            Some(n) => base.set(
+        // 2147483647 is PKB's "run until the time limit"; it is passed on
+        // as PKB passes it, so the run's labels read as PKB's (the time
+        // limit ends the run long before the count).
+        if let Some(n) = op_count {
+            base.set(
                 "operationcount",
                 n.to_string(),
                 &r.origin("ycsb_operation_count"),
-            ),
-            None => {}
+            );
         }
         if timelimit > 0 {
             base.set(
