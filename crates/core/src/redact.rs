@@ -18,8 +18,8 @@ pub fn redact_url(url: &str) -> String {
     redact_url_within(url, 0)
 }
 
-/// URLs inside a URL's query (`?next=redis://u:pw@h`) are redacted in
-/// turn, this deep at most; a deeper one loses its whole query parameter.
+/// URLs inside a URL's query or fragment (`?next=redis://u:pw@h`) are
+/// redacted in turn, this deep at most; a deeper one is hidden whole.
 const NESTED_URLS: usize = 4;
 
 fn redact_url_within(url: &str, depth: usize) -> String {
@@ -125,10 +125,12 @@ fn redact_conninfo(s: &str) -> String {
 fn redact_query(url: &str, depth: usize) -> String {
     // A URL inside this one's query or fragment is redacted in turn.
     let nested = |part: &str| {
-        if depth >= NESTED_URLS {
+        if depth < NESTED_URLS {
+            redact_url_within(part, depth + 1)
+        } else if part.contains("://") {
             "***".to_string()
         } else {
-            redact_url_within(part, depth + 1)
+            part.to_string()
         }
     };
     let (url, fragment) = match url.find('#') {

@@ -288,8 +288,8 @@ impl Observer for KeepSeries {
     }
 }
 
-/// The interval in which the run's slowest successful answer came, for
-/// the stall warning, which places a stall in time.
+/// The interval in which the run's slowest answer came (a timeout
+/// included), for the stall warning, which places a stall in time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SlowestAnswer {
     pub service_ns: u64,
