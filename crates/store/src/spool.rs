@@ -280,7 +280,10 @@ impl Store {
                 || format!("importing run {id} from {shown}"),
                 |db| copy_run(db, &id, first, &run, &rows),
             )?;
-            imported.push(RunId(id));
+            let id = RunId(id);
+            // The last client of a multi-client run to arrive completes it.
+            self.merge_if_last(&id)?;
+            imported.push(id);
         }
         drop(source);
         if spool {

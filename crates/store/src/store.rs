@@ -533,7 +533,7 @@ impl Store {
     /// the run as a whole: its clients merged exactly, for the views' one
     /// row per run. Clients finishing at once may both get here; each
     /// writes the same whole, and the last to commit has seen every client.
-    fn merge_if_last(&self, run: &RunId) -> Result<(), StoreError> {
+    pub(crate) fn merge_if_last(&self, run: &RunId) -> Result<(), StoreError> {
         let rows = self
             .read(
                 || format!("reading run {run}"),
