@@ -19,6 +19,9 @@
 //! SQLite gets without giving that up) and a busy timeout, so that
 //! concurrent writers queue for SQLite's single write lock instead of failing.
 //! `timeout.ms` does not apply: a statement cannot be abandoned midway.
+//! Statements run on a thread of the connection's own (see
+//! [`SqliteConnection`]), so one that blocks never delays another
+//! connection's send.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -227,7 +230,8 @@ impl Backend for SqliteBackend {
                 self.connect_error(format!("{e} (the file does not exist)"))
             }
         })?;
-        Ok(SqliteConnection::new(conn, &schema))
+        SqliteConnection::new(conn, &schema)
+            .map_err(|e| self.connect_error(format!("starting the connection's thread: {e}")))
     }
 }
 
@@ -406,17 +410,36 @@ fn push_fields(
 
 /// A connection of [`SqliteBackend`].
 ///
-/// Statements run inline in the async methods rather than on
-/// `spawn_blocking`: each takes microseconds, the executor gives every
-/// connection its own task (so a statement only ever blocks its own worker),
-/// and no lock is held across an `.await` (autocommit statements take and
-/// release SQLite's locks within the call). A hand-off to the blocking pool
-/// would cost more than most statements.
+/// Its statements run on a thread of its own, not on the runtime thread
+/// that paces it: SQLite's calls block (a write waits for the database's
+/// single write lock), and a runtime thread hosts several connections, so
+/// a slow statement run inline would hold back the others' sends and the
+/// response times would include the tool's own queueing. A statement
+/// travels in a request that is reused, buffers and all, so the hand-off
+/// allocates nothing once warm.
 pub struct SqliteConnection {
-    conn: rusqlite::Connection,
-    sql: SqlTexts,
+    to_thread: std::sync::mpsc::SyncSender<Box<Request>>,
+    from_thread: tokio::sync::mpsc::Receiver<Box<Request>>,
+    /// The request, when no statement is in flight.
+    idle: Option<Box<Request>>,
     guard: Guard,
     last_error: Option<String>,
+}
+
+/// One statement and the buffers it reads and fills.
+#[derive(Default)]
+struct Request {
+    op: Option<Op>,
+    /// `Op::Delete` has no SQL shape: it is told apart by `delete`.
+    delete: bool,
+    key: String,
+    /// `None`: all fields.
+    fields: Option<Vec<usize>>,
+    count: usize,
+    values: Vec<FieldValue>,
+    out: Vec<FieldValue>,
+    rows: Vec<Row>,
+    result: Option<rusqlite::Result<Status>>,
 }
 
 impl Settle for SqliteConnection {
@@ -437,13 +460,31 @@ impl Settle for SqliteConnection {
 }
 
 impl SqliteConnection {
-    fn new(conn: rusqlite::Connection, schema: &Schema) -> SqliteConnection {
-        SqliteConnection {
+    fn new(conn: rusqlite::Connection, schema: &Schema) -> std::io::Result<SqliteConnection> {
+        let (to_thread, requests) = std::sync::mpsc::sync_channel::<Box<Request>>(1);
+        let (answers, from_thread) = tokio::sync::mpsc::channel(1);
+        let mut statements = Statements {
             conn,
             sql: SqlTexts::new(schema),
+        };
+        std::thread::Builder::new()
+            .name("sojourn-sqlite".into())
+            .spawn(move || {
+                // Ends when the connection is dropped (its sender with it).
+                while let Ok(mut request) = requests.recv() {
+                    request.result = Some(statements.run(&mut request));
+                    if answers.blocking_send(request).is_err() {
+                        break;
+                    }
+                }
+            })?;
+        Ok(SqliteConnection {
+            to_thread,
+            from_thread,
+            idle: Some(Box::default()),
             guard: Guard::new(schema.field_count(), None),
             last_error: None,
-        }
+        })
     }
 
     /// The message of the most recent SQLite error on this connection, for
@@ -451,59 +492,205 @@ impl SqliteConnection {
     pub fn last_error(&self) -> Option<&str> {
         self.last_error.as_deref()
     }
+
+    /// Run the statement `fill` describes on the connection's thread.
+    async fn call(
+        &mut self,
+        fill: impl FnOnce(&mut Request),
+    ) -> rusqlite::Result<(Status, &mut Request)> {
+        let gone = || {
+            rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_MISUSE),
+                Some("the connection's thread has ended".into()),
+            )
+        };
+        let mut request = match self.idle.take() {
+            Some(r) => r,
+            // A statement whose caller gave up waiting is still out: its
+            // request comes back first.
+            None => self.from_thread.recv().await.ok_or_else(gone)?,
+        };
+        request.result = None;
+        fill(&mut request);
+        self.to_thread.send(request).map_err(|_| gone())?;
+        let request = self.from_thread.recv().await.ok_or_else(gone)?;
+        let request = self.idle.insert(request);
+        match request.result.take() {
+            Some(Ok(status)) => Ok((status, request)),
+            Some(Err(e)) => Err(e),
+            None => Err(gone()),
+        }
+    }
+}
+
+fn set_fields(request: &mut Request, fields: Fields<'_>) {
+    match fields {
+        Fields::All => request.fields = None,
+        Fields::Some(list) => {
+            let v = request.fields.get_or_insert_with(Vec::new);
+            v.clear();
+            v.extend_from_slice(list);
+        }
+    }
 }
 
 impl Bodies for SqliteConnection {
     async fn read_now(&mut self, read: Read<'_>) -> rusqlite::Result<Status> {
-        let (text, columns) = self.sql.reading(Op::Read, read.fields);
-        let mut stmt = self.conn.prepare_cached(text)?;
-        let mut rows = stmt.query([read.key])?;
-        match rows.next()? {
-            Some(row) => {
-                push_fields(row, 0, columns, read.out)?;
-                Ok(Status::Ok)
-            }
-            None => Ok(Status::NotFound),
-        }
+        let (status, request) = self
+            .call(|r| {
+                r.op = Some(Op::Read);
+                r.delete = false;
+                r.key.clear();
+                r.key.push_str(read.key);
+                set_fields(r, read.fields);
+                r.out.clear();
+            })
+            .await?;
+        read.out.append(&mut request.out);
+        Ok(status)
     }
 
     async fn scan_now(&mut self, scan: Scan<'_>) -> rusqlite::Result<Status> {
-        let (text, columns) = self.sql.reading(Op::Scan, scan.fields);
-        let limit = i64::try_from(scan.count).unwrap_or(i64::MAX);
-        let mut stmt = self.conn.prepare_cached(text)?;
-        let mut rows = stmt.query(rusqlite::params![scan.start_key, limit])?;
-        while let Some(row) = rows.next()? {
-            let mut fields = Vec::with_capacity(columns.len());
-            push_fields(row, 1, columns, &mut fields)?;
-            scan.out.push(Row {
-                key: row.get(0)?,
-                fields,
-            });
-        }
-        Ok(Status::Ok)
+        let (status, request) = self
+            .call(|r| {
+                r.op = Some(Op::Scan);
+                r.delete = false;
+                r.key.clear();
+                r.key.push_str(scan.start_key);
+                r.count = scan.count;
+                set_fields(r, scan.fields);
+                r.rows.clear();
+            })
+            .await?;
+        scan.out.append(&mut request.rows);
+        Ok(status)
     }
 
     async fn update_now(&mut self, key: &str, values: &[FieldValue]) -> rusqlite::Result<Status> {
-        if values.is_empty() {
-            // Nothing to set: the answer is only whether the record exists.
-            let found = self.conn.prepare_cached(&self.sql.exists)?.exists([key])?;
-            return Ok(Status::found(found));
-        }
-        let text = self.sql.writing(Op::Update, values);
-        Ok(Status::found(
-            execute_write(&self.conn, text, key, values)? > 0,
-        ))
+        self.write(Op::Update, key, values).await
     }
 
     async fn insert_now(&mut self, key: &str, values: &[FieldValue]) -> rusqlite::Result<Status> {
-        let text = self.sql.writing(Op::Insert, values);
-        execute_write(&self.conn, text, key, values)?;
-        Ok(Status::Ok)
+        self.write(Op::Insert, key, values).await
     }
 
     async fn delete_now(&mut self, key: &str) -> rusqlite::Result<Status> {
-        let changed = self.conn.prepare_cached(&self.sql.delete)?.execute([key])?;
-        Ok(Status::found(changed > 0))
+        let (status, _) = self
+            .call(|r| {
+                r.op = None;
+                r.delete = true;
+                r.key.clear();
+                r.key.push_str(key);
+            })
+            .await?;
+        Ok(status)
+    }
+}
+
+impl SqliteConnection {
+    async fn write(
+        &mut self,
+        op: Op,
+        key: &str,
+        values: &[FieldValue],
+    ) -> rusqlite::Result<Status> {
+        let (status, _) = self
+            .call(|r| {
+                r.op = Some(op);
+                r.delete = false;
+                r.key.clear();
+                r.key.push_str(key);
+                copy_values(&mut r.values, values);
+            })
+            .await?;
+        Ok(status)
+    }
+}
+
+/// `from` into `into`, reusing the byte buffers already there: the
+/// hand-off to the connection's thread then allocates nothing once warm.
+fn copy_values(into: &mut Vec<FieldValue>, from: &[FieldValue]) {
+    into.truncate(from.len());
+    for (i, v) in from.iter().enumerate() {
+        match into.get_mut(i) {
+            Some(dst) => {
+                dst.field = v.field;
+                dst.value.clear();
+                dst.value.extend_from_slice(&v.value);
+            }
+            None => into.push(v.clone()),
+        }
+    }
+}
+
+/// The statements of one connection, run on its thread.
+struct Statements {
+    conn: rusqlite::Connection,
+    sql: SqlTexts,
+}
+
+impl Statements {
+    fn run(&mut self, r: &mut Request) -> rusqlite::Result<Status> {
+        let fields = match &r.fields {
+            None => Fields::All,
+            Some(list) => Fields::Some(list),
+        };
+        match (r.op, r.delete) {
+            (_, true) => {
+                let changed = self
+                    .conn
+                    .prepare_cached(&self.sql.delete)?
+                    .execute([&r.key])?;
+                Ok(Status::found(changed > 0))
+            }
+            (Some(Op::Read), _) => {
+                let (text, columns) = self.sql.reading(Op::Read, fields);
+                let mut stmt = self.conn.prepare_cached(text)?;
+                let mut rows = stmt.query([&r.key])?;
+                match rows.next()? {
+                    Some(row) => {
+                        push_fields(row, 0, columns, &mut r.out)?;
+                        Ok(Status::Ok)
+                    }
+                    None => Ok(Status::NotFound),
+                }
+            }
+            (Some(Op::Scan), _) => {
+                let (text, columns) = self.sql.reading(Op::Scan, fields);
+                let limit = i64::try_from(r.count).unwrap_or(i64::MAX);
+                let mut stmt = self.conn.prepare_cached(text)?;
+                let mut rows = stmt.query(rusqlite::params![r.key, limit])?;
+                while let Some(row) = rows.next()? {
+                    let mut fields = Vec::with_capacity(columns.len());
+                    push_fields(row, 1, columns, &mut fields)?;
+                    r.rows.push(Row {
+                        key: row.get(0)?,
+                        fields,
+                    });
+                }
+                Ok(Status::Ok)
+            }
+            (Some(Op::Update), _) => {
+                if r.values.is_empty() {
+                    // Nothing to set: the answer is only whether the record exists.
+                    let found = self
+                        .conn
+                        .prepare_cached(&self.sql.exists)?
+                        .exists([&r.key])?;
+                    return Ok(Status::found(found));
+                }
+                let text = self.sql.writing(Op::Update, &r.values);
+                Ok(Status::found(
+                    execute_write(&self.conn, text, &r.key, &r.values)? > 0,
+                ))
+            }
+            (Some(Op::Insert), _) => {
+                let text = self.sql.writing(Op::Insert, &r.values);
+                execute_write(&self.conn, text, &r.key, &r.values)?;
+                Ok(Status::Ok)
+            }
+            (None, false) => Ok(Status::BadRequest),
+        }
     }
 }
 
