@@ -429,8 +429,9 @@ pub struct SqliteConnection {
 /// One statement and the buffers it reads and fills.
 #[derive(Default)]
 struct Request {
+    /// The statement's shape; a delete has none (its SQL is fixed) and is
+    /// told by `delete`.
     op: Option<Op>,
-    /// `Op::Delete` has no SQL shape: it is told apart by `delete`.
     delete: bool,
     key: String,
     /// `None`: all fields.
