@@ -208,6 +208,7 @@ pub fn assert_stall_blamed_on_the_database(stderr: &str) {
         .lines()
         .find(|l| l.contains("the database stopped answering for at least"))
         .unwrap_or_else(|| panic!("no stall warning:\n{stderr}"));
+    // When, that operations timed out, and how long the queued ones waited.
     assert!(
         line.contains("s into the run") && line.contains("timed out; some waited"),
         "{line}"
