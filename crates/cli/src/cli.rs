@@ -356,9 +356,15 @@ pub struct PhaseArgs {
     pub labels: Vec<String>,
 
     /// Run URI shared by the client processes of one run, so that their
-    /// results merge (set by suites) [default: a new one].
+    /// results merge, and by a benchmark's stages [default: a new one].
     #[arg(long, value_name = "URI")]
     pub run_uri: Option<String>,
+
+    /// Which stage of the run URI this run is, when one URI covers several
+    /// run stages (as a suite's benchmark does): the client processes of one
+    /// stage share URI and stage index.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub stage_index: u32,
 
     /// This process's index among the run's client processes (set by suites).
     #[arg(long, value_name = "N", default_value_t = 0)]

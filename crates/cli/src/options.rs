@@ -86,6 +86,7 @@ impl Options {
         if let Some(uri) = a.run_uri {
             tags.run_uri = uri;
         }
+        tags.stage_index = a.stage_index;
         tags.client_index = a.client_index;
         tags.client_count = a.client_count;
         tags.check_share()?;

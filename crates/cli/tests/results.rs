@@ -103,13 +103,21 @@ fn show_prints_the_summary_the_run_printed() {
         ok(&results(dir.path(), &["show", run.meta.id.as_str()])),
         printed
     );
-    // The shared URI names two phases, so it is refused with a way out.
+    // The shared URI names two stages, so it is refused with a way out,
+    // and the way out shows what the run printed.
     let out = results(dir.path(), &["show", &run.meta.run_uri]);
     assert!(!out.status.success());
     assert!(
-        text(&out.stderr).contains("name one of them by its id"),
+        text(&out.stderr).contains(&format!("name one as {}/STAGE", run.meta.run_uri)),
         "{}",
         text(&out.stderr)
+    );
+    assert_eq!(
+        ok(&results(
+            dir.path(),
+            &["show", &format!("{}/1", run.meta.run_uri)]
+        )),
+        printed
     );
 }
 
@@ -1154,9 +1162,36 @@ fn export_selects_runs_in_bulk_for_a_bigquery_load() {
         both.contains("|stage:load|") && both.contains("|stage:run|"),
         "{both}"
     );
+    // `show` wants one stage, and says how to name each.
     let shown = results(bench.path(), &["show", &uri]);
     assert!(!shown.status.success());
-    assert!(text(&shown.stderr).contains("holds a load and a run"));
+    let said = text(&shown.stderr);
+    assert!(
+        said.contains("2 stages") && said.contains(&format!("{uri}/0 (load), {uri}/1 (run)")),
+        "{said}"
+    );
+    for (stage, phase) in [
+        ("0", "load"),
+        ("load", "load"),
+        ("1", "run"),
+        ("run", "run"),
+    ] {
+        let one = ok(&results(
+            bench.path(),
+            &["export", &format!("{uri}/{stage}"), "--format", "json"],
+        ));
+        let rows: serde_json::Value = serde_json::from_str(&one).unwrap();
+        let rows = rows.as_array().unwrap();
+        assert!(!rows.is_empty());
+        assert!(rows.iter().all(|r| r["phase"] == phase), "{stage}: {one}");
+    }
+    let none = results(bench.path(), &["show", &format!("{uri}/2")]);
+    assert!(!none.status.success());
+    assert!(
+        text(&none.stderr).contains("2 stages"),
+        "{}",
+        text(&none.stderr)
+    );
 }
 
 #[test]

@@ -653,6 +653,10 @@ fn client_processes_load_disjoint_keys_and_merge_exactly() {
     assert_eq!(runs.len(), 3);
     let uri = &runs[0].meta.run_uri;
     assert!(runs.iter().all(|r| &r.meta.run_uri == uri));
+    // The benchmark's load and run share it, as PKB's stages do.
+    assert!(loads.iter().all(|r| &r.meta.run_uri == uri));
+    assert!(loads.iter().all(|r| r.meta.stage_index == 0));
+    assert!(runs.iter().all(|r| r.meta.stage_index == 1));
     let mut idx: Vec<u32> = runs.iter().map(|r| r.meta.client_index).collect();
     idx.sort();
     assert_eq!(idx, [0, 1, 2]);
@@ -675,7 +679,7 @@ fn client_processes_load_disjoint_keys_and_merge_exactly() {
 
     // The merged histograms equal every client's samples put together.
     let store = s.store();
-    let merged = store.load_merged(uri).unwrap();
+    let merged = store.load_merged(runs[0].meta.id.as_str()).unwrap();
     let clients: Vec<_> = runs
         .iter()
         .map(|r| store.load(r.meta.id.as_str()).unwrap())
@@ -730,7 +734,7 @@ fn client_processes_load_disjoint_keys_and_merge_exactly() {
     };
     let perf = query(&format!(
         "SELECT operation, operations, vm_count, actual_throughput FROM performance \
-         WHERE run_uri = '{uri}' ORDER BY operation"
+         WHERE run_uri = '{uri}' AND stage = 'run' ORDER BY operation"
     ));
     assert_eq!(perf.len(), 2, "{perf:?}");
     let ops: u64 = perf
@@ -748,7 +752,7 @@ fn client_processes_load_disjoint_keys_and_merge_exactly() {
         );
     }
     let cost = query(&format!(
-        "SELECT actual_throughput FROM cost WHERE run_uri = '{uri}'"
+        "SELECT actual_throughput FROM cost WHERE run_uri = '{uri}' AND stage = 'run'"
     ));
     assert_eq!(cost.len(), 1, "{cost:?}");
 
@@ -780,6 +784,123 @@ fn client_processes_load_disjoint_keys_and_merge_exactly() {
     assert_eq!(
         get(&summary, "READ", "Return=OK"),
         merged.total.op(OpKind::Read).unwrap().count() as f64
+    );
+}
+
+/// One iteration of a benchmark is one run URI, as PKB gives one to a
+/// benchmark run: its load and every run stage of the staircase share it,
+/// each stage's clients merge with each other and with no other stage's,
+/// and the URI exports every stage.
+#[test]
+fn a_benchmarks_stages_share_one_run_uri_and_merge_apart() {
+    let s = Scratch::new();
+    let db = s.db("db.sqlite");
+    s.write(
+        "stairs.yaml",
+        &format!(
+            "benchmarks:\n- cloud_bigtable_ycsb:\n    flags:\n      num_vms: 2\n      \
+             sojourn_db: {db}\n      ycsb_record_count: 200\n      ycsb_preload_threads: 1\n      \
+             ycsb_threads_per_client: 1,2\n      ycsb_operation_count: 300\n      \
+             ycsb_timelimit: 0\n      ycsb_workload_files: workloadc\n      \
+             ycsb_field_count: 1\n"
+        ),
+    );
+    let o = s.run(&[]);
+    assert_final(&o, true);
+    let all = s.runs(&[("suite_config", "stairs.yaml")]);
+    assert_eq!(all.len(), 6, "2 clients each of a load and two run stages");
+    let uri = &all[0].meta.run_uri;
+    assert!(all.iter().all(|r| &r.meta.run_uri == uri));
+    let mut stages: Vec<(String, u32, u64)> = all
+        .iter()
+        .map(|r| (r.meta.phase.clone(), r.meta.stage_index, r.meta.threads))
+        .collect();
+    stages.sort();
+    assert_eq!(
+        stages,
+        [
+            ("load".to_string(), 0, 1),
+            ("load".to_string(), 0, 1),
+            ("run".to_string(), 1, 1),
+            ("run".to_string(), 1, 1),
+            ("run".to_string(), 2, 2),
+            ("run".to_string(), 2, 2),
+        ]
+    );
+    // Each run stage merges its own two clients, whichever is named.
+    let store = s.store();
+    for r in all.iter().filter(|r| r.meta.phase == "run") {
+        let whole = store.load_merged(r.meta.id.as_str()).unwrap();
+        assert_eq!(whole.meta().client_count, 2);
+        assert_eq!(whole.meta().stage_index, r.meta.stage_index);
+        assert_eq!(whole.meta().threads, 2 * r.meta.threads);
+        let ops = whole.summary.totals.as_ref().unwrap().operations;
+        let own: u64 = all
+            .iter()
+            .filter(|c| c.meta.stage_index == r.meta.stage_index)
+            .map(|c| c.totals.as_ref().unwrap().operations)
+            .sum();
+        assert_eq!(ops, own);
+    }
+    // The views: one row per run stage, with the threads it ran.
+    let query = |sql: String| -> Vec<String> {
+        ok(&bin()
+            .args(["results", "query", "--format", "csv", "--results"])
+            .arg(s.results())
+            .arg(sql)
+            .run_to_end())
+        .lines()
+        .skip(1)
+        .map(str::to_string)
+        .collect()
+    };
+    let perf = query(format!(
+        "SELECT threads_per_vm, vm_count, operation FROM performance \
+         WHERE run_uri = '{uri}' AND stage = 'run' ORDER BY threads_per_vm"
+    ));
+    assert_eq!(perf, ["1,2,read", "2,2,read"]);
+    let cost = query(format!(
+        "SELECT stage FROM cost WHERE run_uri = '{uri}' ORDER BY stage"
+    ));
+    assert_eq!(cost, ["load", "run", "run"]);
+    // The URI exports all three stages; `show` asks for one of them.
+    let samples = ok(&bin()
+        .args(["results", "export", uri, "--format", "pkb", "--results"])
+        .arg(s.results())
+        .run_to_end());
+    let throughput: Vec<&str> = samples
+        .lines()
+        .filter(|l| l.contains("\"overall Throughput\""))
+        .collect();
+    assert_eq!(throughput.len(), 3, "{samples}");
+    assert_eq!(
+        throughput
+            .iter()
+            .filter(|l| l.contains("|stage:load|"))
+            .count(),
+        1
+    );
+    for threads in ["-threads 1 ", "-threads 2 "] {
+        assert!(
+            throughput
+                .iter()
+                .any(|l| l.contains("|stage:run|") && l.contains(threads)),
+            "no run stage with {threads}: {samples}"
+        );
+    }
+    assert!(throughput
+        .iter()
+        .all(|l| l.contains(&format!("\"run_uri\": \"{uri}\""))
+            || l.contains(&format!("\"run_uri\":\"{uri}\""))));
+    let shown = bin()
+        .args(["results", "show", uri, "--results"])
+        .arg(s.results())
+        .run_to_end();
+    assert!(!shown.status.success());
+    assert!(
+        text(&shown.stderr).contains("3 stages"),
+        "{}",
+        text(&shown.stderr)
     );
 }
 
@@ -816,7 +937,7 @@ fn client_processes_sample_the_server_and_the_merge_counts_every_read() {
         // At least its own reads; at most every client's.
         assert!((400.0..=800.0).contains(&calls), "{calls}");
     }
-    let merged = store.load_merged(&runs[0].meta.run_uri).unwrap();
+    let merged = store.load_merged(runs[0].meta.id.as_str()).unwrap();
     assert_eq!(merged.total.op(OpKind::Read).unwrap().count(), 800);
     assert_eq!(merged.server.unwrap().deltas["calls_hgetall"], 800.0);
     let stderr = text(&o.stderr);

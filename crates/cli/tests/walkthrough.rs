@@ -99,7 +99,14 @@ fn the_walkthroughs_queries_read_one_row_per_stage_with_what_it_ran() {
             .unwrap()
             .to_string();
         let shown = parse_summary(&ok(&bin()
-            .args(["results", "show", &uri, "--data-dir", data_arg])
+            // The URI is the benchmark's, as PKB's: its run is stage 1.
+            .args([
+                "results",
+                "show",
+                &format!("{uri}/1"),
+                "--data-dir",
+                data_arg,
+            ])
             .run_to_end()));
         for op in ops {
             let of_op: Vec<_> = rows

@@ -80,8 +80,13 @@ impl fmt::Display for RunStatus {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RunMeta {
     pub id: RunId,
-    /// PKB-style run URI; the client processes of one run share it.
+    /// PKB-style run URI: one benchmark's stages (its load and each of its
+    /// runs) share it, and so do the client processes of each stage.
     pub run_uri: String,
+    /// Which stage of its run URI this is (0 for the load and for a lone
+    /// run; a suite counts its run stages from 1). The client processes of
+    /// one stage share URI, phase and stage index, and merge.
+    pub stage_index: u32,
     pub started_at: SystemTime,
     /// `load` or `run`.
     pub phase: String,
@@ -127,6 +132,7 @@ impl RunMeta {
         RunMeta {
             id: RunId(new_run_id()),
             run_uri: new_run_uri(),
+            stage_index: 0,
             started_at: std::time::UNIX_EPOCH + Duration::from_micros(now.as_micros() as u64),
             phase: phase.to_string(),
             workloads: Vec::new(),

@@ -203,10 +203,14 @@ impl<'s> Database<'s> {
         };
         let mut step = |conns: &mut Connections<'_, 's>, plan: &Plan| -> Result<bool> {
             let brief = plan.phase == Phase::Load && run.is_some();
+            // A run after a load is the benchmark's second stage, as a
+            // suite numbers them, so each stage of the URI has an index.
+            let stage_index = (plan.phase == Phase::Run && load.is_some()).then_some(1);
             let m = conns.run(
                 plan,
                 PhaseSpec {
                     brief,
+                    stage_index,
                     ..PhaseSpec::default()
                 },
             )?;

@@ -79,6 +79,9 @@ pub struct PhaseSpec<'g> {
     pub labels: BTreeMap<String, String>,
     /// A run URI of its own (each capacity step), not the session's.
     pub run_uri: Option<String>,
+    /// The phase's stage in its run URI, not the session's (`bench`'s run
+    /// follows its load, stage 0, as stage 1).
+    pub stage_index: Option<u32>,
     /// Called once the steps are built and every connection is open:
     /// returns the instant the run starts (`None`: at once). A suite's
     /// client processes wait for each other here.
@@ -96,6 +99,7 @@ impl Default for PhaseSpec<'_> {
             run: None,
             labels: BTreeMap::new(),
             run_uri: None,
+            stage_index: None,
             gate: None,
             brief: false,
         }
@@ -207,6 +211,9 @@ pub(crate) fn run<'s, B: Backend>(
     tags.labels.extend(std::mem::take(&mut spec.labels));
     if let Some(uri) = spec.run_uri.take() {
         tags.run_uri = uri;
+    }
+    if let Some(i) = spec.stage_index {
+        tags.stage_index = i;
     }
     let mut meta = tags.meta(plan, &cfg, session.props, b.describe);
     if let Some(t) = start_at {

@@ -17,8 +17,11 @@ use sojourn_store::RunMeta;
 pub struct RunTags {
     /// `--label KEY=VALUE` and PKB `metadata` pairs.
     pub labels: BTreeMap<String, String>,
-    /// Shared by the client processes of one run, so their results merge.
+    /// Shared by the client processes of one run, so their results merge,
+    /// and by a benchmark's stages, as PKB's is.
     pub run_uri: String,
+    /// Which stage of the run URI this is (0: the load, or a lone run).
+    pub stage_index: u32,
     /// This process's share: `client_index` of `client_count`.
     pub client_index: u32,
     pub client_count: u32,
@@ -35,6 +38,7 @@ impl RunTags {
         RunTags {
             labels: BTreeMap::new(),
             run_uri: sojourn_store::new_run_uri(),
+            stage_index: 0,
             client_index: 0,
             client_count: 1,
             command_line: redact::command_line(std::env::args()),
@@ -61,6 +65,7 @@ impl RunTags {
     pub fn meta(&self, plan: &Plan, run: &RunConfig, props: &Properties, backend: &str) -> RunMeta {
         let mut m = RunMeta::new(plan.phase.name());
         m.run_uri = self.run_uri.clone();
+        m.stage_index = self.stage_index;
         m.workloads = self.workloads.clone();
         m.properties = props
             .iter()

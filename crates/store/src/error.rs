@@ -63,6 +63,18 @@ pub enum StoreError {
     )]
     ShortPrefix(String),
 
+    /// A run URI names several stages of one benchmark.
+    #[error(
+        "run URI {uri} covers {count} stages of one benchmark ({stages}): name one as \
+         {uri}/STAGE, or export them all with `sojourn results export {uri}`"
+    )]
+    Stages {
+        uri: String,
+        count: usize,
+        /// Each stage's selector and what it ran: `{uri}/0 (load)`.
+        stages: String,
+    },
+
     /// A run id prefix matches several runs.
     #[error("{prefix:?} matches {count} runs ({examples}); give more of the run id")]
     Ambiguous {

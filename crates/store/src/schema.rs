@@ -22,9 +22,11 @@
 //! - `merged_runs`, `merged_ops`: a run of several client processes as a
 //!   whole (its clients merged exactly), written when its last client
 //!   finishes, so the views give one row per run.
+//! - A run URI names a whole benchmark, as PKB's does: its load and each of
+//!   its run stages (`runs.stage_index`), each of one or more clients.
 
 /// The schema version this build writes; older stores are migrated on open.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// Column names of the counts by status, in [`sojourn_core::backend::Status::ALL`] order.
 pub(crate) const STATUS_COLUMNS: [&str; 9] = [
@@ -46,7 +48,7 @@ pub(crate) const FIGURES: [&str; 9] = [
 ];
 
 /// Migration `n` (1-based) takes a store from version n-1 to n.
-pub(crate) const MIGRATIONS: [&str; 4] = [V1, V2, V3, V4];
+pub(crate) const MIGRATIONS: [&str; 5] = [V1, V2, V3, V4, V5];
 
 /// The first schema: runs, their side tables, totals per operation kind,
 /// and the time series.
@@ -334,6 +336,115 @@ FROM (
         o.response_p50_us, o.response_p99_us, o.response_p99_9_us
     FROM merged_runs m
     JOIN merged_ops o ON o.run_uri = m.run_uri AND o.phase = m.phase
+) x
+JOIN run_info i ON i.run_id = x.run_id;
+
+CREATE VIEW cost AS
+SELECT
+    c.*,
+    CAST(c.node_count_or_default AS DOUBLE PRECISION) * 0.65 * 24 * 30
+        + c.baseline_table_gb * (CASE WHEN c.storage_type_or_default = 'hdd' THEN 0.026 ELSE 0.17 END)
+        AS baseline_monthly_cost_usd
+FROM (
+    SELECT
+        i.run_id, i.run_uri, i.started_at, i.ended_at, i.status, i.stage,
+        i.experiment, i.workload_name, i.workload_index,
+        x.throughput AS actual_throughput,
+        i.node_count,
+        COALESCE(i.node_count, 1) AS node_count_or_default,
+        i.storage_type,
+        COALESCE(i.storage_type, 'ssd') AS storage_type_or_default,
+        CAST((COALESCE(i.fieldlength, 100) + 39) * COALESCE(i.fieldcount, 10)
+            * COALESCE(i.recordcount, 0) AS DOUBLE PRECISION) / 1073741824.0 AS baseline_table_gb,
+        CAST(NULL AS DOUBLE PRECISION) AS avg_cpu_all_nodes,
+        CAST(NULL AS DOUBLE PRECISION) AS avg_cpu_hottest_node
+    FROM (
+        SELECT id AS run_id, throughput FROM runs WHERE client_count = 1
+        UNION ALL
+        SELECT first_run_id, throughput FROM merged_runs
+    ) x
+    JOIN run_info i ON i.run_id = x.run_id
+) c;
+"#;
+
+/// One run URI for a benchmark's stages, as PKB gives: `stage_index` tells
+/// a suite's run stages apart (0 for a load and for a lone run), and the
+/// clients that merge are those of one URI, phase and stage index. The
+/// merged tables are derived data, rebuilt with the wider key; runs stored
+/// before this version keep index 0, which is what they were.
+const V5: &str = r#"
+ALTER TABLE runs ADD COLUMN stage_index BIGINT NOT NULL DEFAULT 0;
+DROP VIEW cost;
+DROP VIEW performance;
+CREATE TABLE merged_runs_v5 (
+    run_uri TEXT NOT NULL,
+    phase TEXT NOT NULL,
+    stage_index BIGINT NOT NULL,
+    first_run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    clients BIGINT NOT NULL,
+    operations BIGINT NOT NULL,
+    measured_s DOUBLE PRECISION NOT NULL,
+    throughput DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (run_uri, phase, stage_index)
+);
+CREATE TABLE merged_ops_v5 (
+    run_uri TEXT NOT NULL,
+    phase TEXT NOT NULL,
+    stage_index BIGINT NOT NULL,
+    op TEXT NOT NULL,
+    operations BIGINT NOT NULL,
+    service_p50_us DOUBLE PRECISION, service_p99_us DOUBLE PRECISION,
+    service_p99_9_us DOUBLE PRECISION,
+    response_p50_us DOUBLE PRECISION, response_p99_us DOUBLE PRECISION,
+    response_p99_9_us DOUBLE PRECISION,
+    PRIMARY KEY (run_uri, phase, stage_index, op),
+    FOREIGN KEY (run_uri, phase, stage_index)
+        REFERENCES merged_runs_v5 (run_uri, phase, stage_index) ON DELETE CASCADE
+);
+INSERT INTO merged_runs_v5 (run_uri, phase, stage_index, first_run_id, clients, operations,
+    measured_s, throughput)
+SELECT run_uri, phase, 0, first_run_id, clients, operations, measured_s, throughput
+FROM merged_runs;
+INSERT INTO merged_ops_v5 (run_uri, phase, stage_index, op, operations, service_p50_us,
+    service_p99_us, service_p99_9_us, response_p50_us, response_p99_us, response_p99_9_us)
+SELECT run_uri, phase, 0, op, operations, service_p50_us, service_p99_us, service_p99_9_us,
+    response_p50_us, response_p99_us, response_p99_9_us
+FROM merged_ops;
+DROP TABLE merged_ops;
+DROP TABLE merged_runs;
+ALTER TABLE merged_runs_v5 RENAME TO merged_runs;
+ALTER TABLE merged_ops_v5 RENAME TO merged_ops;
+
+CREATE VIEW performance AS
+SELECT
+    i.run_id, i.run_uri, i.started_at, i.ended_at, i.status, i.stage,
+    i.experiment, i.workload_name, i.workload_index,
+    x.op AS operation,
+    i.target_throughput, x.throughput AS actual_throughput,
+    x.operations,
+    x.service_p50_us / 1000.0 AS p50_latency_ms,
+    x.service_p99_us / 1000.0 AS p99_latency_ms,
+    x.service_p99_9_us / 1000.0 AS p999_latency_ms,
+    x.response_p50_us / 1000.0 AS response_p50_latency_ms,
+    x.response_p99_us / 1000.0 AS response_p99_latency_ms,
+    x.response_p99_9_us / 1000.0 AS response_p999_latency_ms,
+    i.fieldlength, i.fieldcount, i.recordcount,
+    i.readallfields, i.requestdistribution,
+    i.threads_per_vm, i.vm_count,
+    i.machine_type, i.node_count, i.storage_type
+FROM (
+    SELECT r.id AS run_id, r.throughput, o.op, o.operations,
+        o.service_p50_us, o.service_p99_us, o.service_p99_9_us,
+        o.response_p50_us, o.response_p99_us, o.response_p99_9_us
+    FROM runs r JOIN run_ops o ON o.run_id = r.id
+    WHERE r.client_count = 1
+    UNION ALL
+    SELECT m.first_run_id, m.throughput, o.op, o.operations,
+        o.service_p50_us, o.service_p99_us, o.service_p99_9_us,
+        o.response_p50_us, o.response_p99_us, o.response_p99_9_us
+    FROM merged_runs m
+    JOIN merged_ops o
+        ON o.run_uri = m.run_uri AND o.phase = m.phase AND o.stage_index = m.stage_index
 ) x
 JOIN run_info i ON i.run_id = x.run_id;
 

@@ -309,8 +309,9 @@ impl Store {
                 db.exec(
                     "INSERT INTO runs (id, run_uri, started_at, started_unix, phase, workload, \
                      backend, threads, target, tool_version, host, pid, command_line, status, \
-                     client_index, client_count, measurement_interval, percentiles, warmup_s, seed) \
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     client_index, client_count, measurement_interval, percentiles, warmup_s, seed, \
+                     stage_index) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     &[
                         text(&meta.id.0),
                         text(&meta.run_uri),
@@ -332,6 +333,7 @@ impl Store {
                         text(&join_f64(&meta.percentiles)),
                         Value::Real(meta.warmup.as_secs_f64()),
                         int(meta.seed),
+                        int(meta.stage_index as u64),
                     ],
                 )?;
                 for (table, map) in [
@@ -529,25 +531,26 @@ impl Store {
         self.merge_if_last(run)
     }
 
-    /// When `run` is the last client process of its run to finish, keep
-    /// the run as a whole: its clients merged exactly, for the views' one
-    /// row per run. Clients finishing at once may both get here; each
+    /// When `run` is the last client process of its stage to finish, keep
+    /// the stage as a whole: its clients merged exactly, for the views' one
+    /// row per run stage. Clients finishing at once may both get here; each
     /// writes the same whole, and the last to commit has seen every client.
     pub(crate) fn merge_if_last(&self, run: &RunId) -> Result<(), StoreError> {
         let rows = self
             .read(
                 || format!("reading run {run}"),
-                "SELECT run_uri, phase, client_count FROM runs WHERE id = ?",
+                "SELECT run_uri, phase, stage_index, client_count FROM runs WHERE id = ?",
                 &[text(&run.0)],
             )?
             .rows;
         let Some(row) = rows.first() else {
             return Ok(());
         };
-        let (uri, phase, clients) = (
+        let (uri, phase, stage, clients) = (
             row[0].as_text().unwrap_or_default().to_string(),
             row[1].as_text().unwrap_or_default().to_string(),
             as_u64(&row[2]),
+            as_u64(&row[3]),
         );
         if clients <= 1 {
             return Ok(());
@@ -555,11 +558,12 @@ impl Store {
         let ids: Vec<RunId> = self
             .read(
                 || format!("finding the client processes of run {uri}"),
-                "SELECT id FROM runs WHERE run_uri = ? AND phase = ? AND status IN (?, ?) \
-                 ORDER BY client_index, started_unix",
+                "SELECT id FROM runs WHERE run_uri = ? AND phase = ? AND stage_index = ? \
+                 AND status IN (?, ?) ORDER BY client_index, started_unix",
                 &[
                     text(&uri),
                     text(&phase),
+                    int(stage),
                     text(RunStatus::Completed.as_str()),
                     text(RunStatus::Interrupted.as_str()),
                 ],
@@ -582,21 +586,22 @@ impl Store {
         self.write(
             || format!("storing run {uri} as a whole"),
             |db| {
-                let key = [text(&uri), text(&phase)];
+                let key = [text(&uri), text(&phase), int(stage)];
                 db.exec(
-                    "DELETE FROM merged_ops WHERE run_uri = ? AND phase = ?",
+                    "DELETE FROM merged_ops WHERE run_uri = ? AND phase = ? AND stage_index = ?",
                     &key,
                 )?;
                 db.exec(
-                    "DELETE FROM merged_runs WHERE run_uri = ? AND phase = ?",
+                    "DELETE FROM merged_runs WHERE run_uri = ? AND phase = ? AND stage_index = ?",
                     &key,
                 )?;
                 db.exec(
-                    "INSERT INTO merged_runs (run_uri, phase, first_run_id, clients, operations, \
-                     measured_s, throughput) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO merged_runs (run_uri, phase, stage_index, first_run_id, clients, \
+                     operations, measured_s, throughput) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     &[
                         text(&uri),
                         text(&phase),
+                        int(stage),
                         text(&ids[0].0),
                         int(clients),
                         int(totals.operations),
@@ -608,12 +613,14 @@ impl Store {
                     let service = LatencySummary::of(&s.ok.service);
                     let response = LatencySummary::of(&s.ok.response);
                     db.exec(
-                        "INSERT INTO merged_ops (run_uri, phase, op, operations, service_p50_us, \
-                         service_p99_us, service_p99_9_us, response_p50_us, response_p99_us, \
-                         response_p99_9_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        "INSERT INTO merged_ops (run_uri, phase, stage_index, op, operations, \
+                         service_p50_us, service_p99_us, service_p99_9_us, response_p50_us, \
+                         response_p99_us, response_p99_9_us) \
+                         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         &[
                             text(&uri),
                             text(&phase),
+                            int(stage),
                             text(kind.name()),
                             int(s.count()),
                             Value::Real(service.p50_us),
@@ -862,6 +869,7 @@ impl Store {
             meta: RunMeta {
                 id: RunId(id.clone()),
                 run_uri: t(1),
+                stage_index: as_u64(&row[37]) as u32,
                 started_at: from_unix(as_f64(&row[3]).ok_or_else(|| bad("start time"))?),
                 phase: t(4),
                 workloads: if workload.is_empty() {
@@ -897,8 +905,10 @@ impl Store {
     }
 
     /// Every client run that `run` names: a full run id, a unique prefix
-    /// of one (at least 4 characters), a run URI (all client processes of
-    /// that run), or `last` for the newest run.
+    /// of one (at least 4 characters), a run URI of one stage (all client
+    /// processes of that run), `URI/STAGE` for one stage of a benchmark's
+    /// URI (its index, or `load` or `run` where only one stage is that),
+    /// or `last` for the newest run.
     pub fn resolve_all(&self, run: &str) -> Result<Vec<RunId>, StoreError> {
         let ids = |r: QueryResult| -> Vec<RunId> {
             r.rows
@@ -926,35 +936,26 @@ impl Store {
         if !exact.is_empty() {
             return Ok(exact);
         }
-        let by_uri = ids(self.read(
-            || format!("finding run {run}"),
-            "SELECT id FROM runs WHERE run_uri = ? ORDER BY client_index, started_unix",
-            &[text(run)],
-        )?);
-        if !by_uri.is_empty() {
-            // A run URI covers the client processes of one phase; `bench`
-            // gives its load and run phases one URI, as PKB gives its stages.
-            let phases = self.read(
-                || format!("finding run {run}"),
-                "SELECT DISTINCT phase FROM runs WHERE run_uri = ? ORDER BY phase",
-                &[text(run)],
-            )?;
-            if phases.rows.len() > 1 {
-                return Err(StoreError::Ambiguous {
-                    prefix: run.to_string(),
-                    count: by_uri.len(),
-                    examples: format!(
-                        "phases {}; name one run by its id",
-                        phases
-                            .rows
-                            .iter()
-                            .filter_map(|r| r[0].as_text())
-                            .collect::<Vec<_>>()
-                            .join(" and ")
-                    ),
-                });
+        if let Some((uri, part)) = run.rsplit_once('/') {
+            let stages = self.stages_of(uri)?;
+            if !stages.is_empty() {
+                let chosen: Vec<&Stage> = match part.parse::<u64>() {
+                    Ok(i) => stages.iter().filter(|s| s.index == i).collect(),
+                    Err(_) => stages.iter().filter(|s| s.phase == part).collect(),
+                };
+                return match chosen[..] {
+                    [stage] => self.clients_of(uri, stage),
+                    _ => Err(self.stages_error(uri, &stages)),
+                };
             }
-            return Ok(by_uri);
+        }
+        let stages = self.stages_of(run)?;
+        match &stages[..] {
+            [] => {}
+            [stage] => return self.clients_of(run, stage),
+            // `bench` and suites give a benchmark's stages one URI, as PKB
+            // does; one run of it is one of those stages.
+            _ => return Err(self.stages_error(run, &stages)),
         }
         if run.chars().count() >= 4 {
             let by_prefix = ids(self.read(
@@ -984,14 +985,71 @@ impl Store {
         Err(StoreError::NoSuchRun(run.to_string()))
     }
 
-    /// Every client process of the run `id` belongs to (its run URI and
-    /// phase), when it had several; else `id` alone. So `last`, or the id
-    /// of one client, names the whole run, as a PKB user means it.
+    /// The stages a run URI covers, load first, then each run stage in
+    /// order (none: no run has that URI).
+    fn stages_of(&self, uri: &str) -> Result<Vec<Stage>, StoreError> {
+        Ok(self
+            .read(
+                || format!("finding run {uri}"),
+                "SELECT DISTINCT phase, stage_index FROM runs WHERE run_uri = ? \
+                 ORDER BY phase, stage_index",
+                &[text(uri)],
+            )?
+            .rows
+            .into_iter()
+            .map(|row| Stage {
+                phase: row[0].as_text().unwrap_or_default().to_string(),
+                index: as_u64(&row[1]),
+            })
+            .collect())
+    }
+
+    /// What to say when a run URI names several stages where one is meant.
+    pub(crate) fn stages_error(&self, uri: &str, stages: &[Stage]) -> StoreError {
+        StoreError::Stages {
+            uri: uri.to_string(),
+            count: stages.len(),
+            // By index; by phase where an index is not the stage's own (a
+            // store from before indices: `bench`'s load and run both 0).
+            stages: stages
+                .iter()
+                .map(|s| {
+                    if stages.iter().filter(|o| o.index == s.index).count() == 1 {
+                        format!("{uri}/{} ({})", s.index, s.phase)
+                    } else {
+                        format!("{uri}/{}", s.phase)
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
+    }
+
+    /// The client processes of one stage of the run URI `uri`.
+    fn clients_of(&self, uri: &str, stage: &Stage) -> Result<Vec<RunId>, StoreError> {
+        Ok(self
+            .read(
+                || format!("finding the {stage} of run {uri}"),
+                "SELECT id FROM runs WHERE run_uri = ? AND phase = ? AND stage_index = ? \
+                 ORDER BY client_index, started_unix",
+                &[text(uri), text(&stage.phase), int(stage.index)],
+            )?
+            .rows
+            .into_iter()
+            .filter_map(|row| row[0].as_text().map(|s| RunId(s.to_string())))
+            .collect())
+    }
+
+    /// Every client process of the run stage `id` belongs to (its run URI,
+    /// phase and stage index), when it had several; else `id` alone. So
+    /// `last`, or the id of one client, names the whole run, as a PKB user
+    /// means it.
     fn whole_run(&self, id: &RunId) -> Result<Vec<RunId>, StoreError> {
         let all: Vec<RunId> = self
             .read(
                 || format!("finding the client processes of run {id}"),
                 "SELECT c.id FROM runs r JOIN runs c ON c.run_uri = r.run_uri AND c.phase = r.phase \
+                 AND c.stage_index = r.stage_index \
                  WHERE r.id = ? AND r.client_count > 1 ORDER BY c.client_index, c.started_unix",
                 &[text(&id.0)],
             )?
@@ -1043,43 +1101,24 @@ impl Store {
         self.load_merged_with(run, IntervalDetail::Histograms)
     }
 
-    /// What `run` names, one merged record per phase: a run URI that
-    /// `bench` gave its load and its run (as PKB gives one URI to a
-    /// benchmark's stages) is both, load first; anything else is
+    /// What `run` names, one merged record per stage: a run URI that
+    /// `bench` or a suite gave a benchmark's stages (as PKB gives one URI
+    /// to them) is each of them, load first; anything else is
     /// [`Store::load_merged_with`]'s one record.
-    pub fn load_phases(
+    pub fn load_stages(
         &self,
         run: &str,
         detail: IntervalDetail,
     ) -> Result<Vec<RunRecord>, StoreError> {
-        let phases: Vec<String> = self
-            .read(
-                || format!("finding run {run}"),
-                "SELECT DISTINCT phase FROM runs WHERE run_uri = ? ORDER BY phase",
-                &[text(run)],
-            )?
-            .rows
-            .into_iter()
-            .filter_map(|row| row[0].as_text().map(str::to_string))
-            .collect();
-        if phases.len() < 2 {
+        let stages = self.stages_of(run)?;
+        if stages.len() < 2 {
             return Ok(vec![self.load_merged_with(run, detail)?]);
         }
-        phases
+        stages
             .iter()
-            .map(|phase| {
-                let ids: Vec<RunId> = self
-                    .read(
-                        || format!("finding the {phase} of run {run}"),
-                        "SELECT id FROM runs WHERE run_uri = ? AND phase = ? \
-                         ORDER BY client_index, started_unix",
-                        &[text(run), text(phase)],
-                    )?
-                    .rows
-                    .into_iter()
-                    .filter_map(|row| row[0].as_text().map(|s| RunId(s.to_string())))
-                    .collect();
-                let runs = ids
+            .map(|stage| {
+                let runs = self
+                    .clients_of(run, stage)?
                     .iter()
                     .map(|id| self.load_id(id, detail))
                     .collect::<Result<Vec<_>, _>>()?;
@@ -1368,13 +1407,28 @@ impl Store {
     }
 }
 
+/// One stage of a run URI: the load, or one of its run stages.
+pub(crate) struct Stage {
+    phase: String,
+    index: u64,
+}
+
+impl std::fmt::Display for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.index {
+            0 => f.write_str(&self.phase),
+            i => write!(f, "{} stage {i}", self.phase),
+        }
+    }
+}
+
 /// The `runs` columns [`Store::summary_from_row`] reads, by position.
 const RUN_COLUMNS: &str = "id, run_uri, started_at, started_unix, phase, workload, backend, \
      threads, target, tool_version, host, pid, command_line, status, error, ended_at, \
      ended_unix, elapsed_s, measured_s, operations, operations_all, throughput, offered, \
      scheduled, abandoned, stop_reason, seed, runtime_threads, cpu_user_s, cpu_system_s, \
      client_index, client_count, measurement_interval, percentiles, warmup_s, \
-     (SELECT COUNT(*) FROM intervals i WHERE i.run_id = r.id), lag_hist";
+     (SELECT COUNT(*) FROM intervals i WHERE i.run_id = r.id), lag_hist, stage_index";
 
 /// The first word of a statement, after whitespace and SQL comments.
 /// The first call in `sql` of a server's administrative function: a read-

@@ -750,3 +750,52 @@ fn server_counters_round_trip_and_merge() {
     assert_eq!(s.deltas["blks_hit"], 1200.0);
     assert_eq!(s.operations as f64, ops + b.outcome.all.ops_done as f64);
 }
+
+/// A store written by the previous schema (version 4, dumped as SQL from
+/// a store where two client processes of one run merged) keeps its merged
+/// run through the migration that widened the merge key with the stage
+/// index: the views still give the run one row, and the run reads back
+/// whole.
+#[test]
+fn a_version_4_store_keeps_its_merged_runs() {
+    let (dir, _) = temp_store();
+    let path = dir.path().join("v4.sqlite");
+    {
+        let dump = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/v4-two-clients.sql"),
+        )
+        .unwrap();
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(&dump).unwrap();
+        let v: i64 = conn
+            .query_row("SELECT version FROM schema_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, 4);
+    }
+    let store = Store::open(path.to_str().unwrap()).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    let q = store
+        .query(
+            "SELECT operation, operations, vm_count, experiment FROM performance \
+             WHERE run_uri = 'feed0004'",
+        )
+        .unwrap();
+    assert_eq!(
+        q.rows,
+        vec![vec![
+            Value::Text("read".into()),
+            Value::Integer(40),
+            Value::Integer(2),
+            Value::Text("v4".into()),
+        ]]
+    );
+    let q = store
+        .query("SELECT stage_index, clients FROM merged_runs")
+        .unwrap();
+    assert_eq!(q.rows, vec![vec![Value::Integer(0), Value::Integer(2)]]);
+    let whole = store.load_merged("feed0004").unwrap();
+    assert_eq!(whole.meta().client_count, 2);
+    assert_eq!(whole.meta().stage_index, 0);
+    assert_eq!(whole.summary.totals.as_ref().unwrap().operations, 40);
+}

@@ -180,7 +180,11 @@ fn list(store: &Store, a: ListArgs) -> Result<()> {
             m.id.as_str().chars().take(8).collect(),
             m.run_uri.clone(),
             started[..19].replace('T', " "),
-            m.phase.clone(),
+            // A benchmark's run stages are `URI/N` (N from 1) to a selector.
+            match m.stage_index {
+                0 => m.phase.clone(),
+                n => format!("{} {n}", m.phase),
+            },
             m.workloads.join(","),
             m.backend.clone(),
             m.threads.to_string(),
@@ -239,26 +243,26 @@ fn print_table(out: &mut dyn Write, rows: &[Vec<String>]) -> io::Result<()> {
 /// the run never stored its totals (its summary is then their sum): a long
 /// run has thousands of them.
 fn load(store: &Store, run: &str, intervals: bool) -> Result<RunRecord> {
-    let mut phases = load_phases(store, run, intervals)?;
-    if phases.len() > 1 {
-        bail!(
-            "{run} holds a load and a run (a `bench`): name one of them by its id \
-             (`sojourn results list` shows them), or export both with `results export {run}`"
-        );
+    if !intervals {
+        let r = store.load_merged_with(run, IntervalDetail::Figures)?;
+        if r.summary.totals.is_some() {
+            return Ok(r);
+        }
     }
-    Ok(phases.remove(0))
+    Ok(store.load_merged_with(run, IntervalDetail::Histograms)?)
 }
 
-/// What `run` names, one record per phase (a `bench`'s URI is its load
-/// and its run), each merged over its client processes.
-fn load_phases(store: &Store, run: &str, intervals: bool) -> Result<Vec<RunRecord>> {
+/// What `run` names, one record per stage (a `bench`'s or a suite
+/// benchmark's URI is its load and its runs), each merged over its client
+/// processes.
+fn load_stages(store: &Store, run: &str, intervals: bool) -> Result<Vec<RunRecord>> {
     if !intervals {
-        let r = store.load_phases(run, IntervalDetail::Figures)?;
+        let r = store.load_stages(run, IntervalDetail::Figures)?;
         if r.iter().all(|r| r.summary.totals.is_some()) {
             return Ok(r);
         }
     }
-    Ok(store.load_phases(run, IntervalDetail::Histograms)?)
+    Ok(store.load_stages(run, IntervalDetail::Histograms)?)
 }
 
 fn show(store: &Store, a: ShowArgs) -> Result<()> {
@@ -320,7 +324,10 @@ fn selected(store: &Store, a: &ExportArgs) -> Result<Vec<String>> {
     let mut seen = std::collections::BTreeSet::new();
     Ok(runs
         .into_iter()
-        .filter(|r| seen.insert((r.meta.run_uri.clone(), r.meta.phase.clone())))
+        .filter(|r| {
+            let m = &r.meta;
+            seen.insert((m.run_uri.clone(), m.phase.clone(), m.stage_index))
+        })
         .map(|r| r.meta.id.as_str().to_string())
         .collect())
 }
@@ -337,7 +344,7 @@ fn export(store: &Store, a: ExportArgs) -> Result<()> {
     }
     let mut runs = Vec::new();
     for name in &names {
-        runs.extend(load_phases(store, name, a.format == ExportFormat::Hdrlog)?);
+        runs.extend(load_stages(store, name, a.format == ExportFormat::Hdrlog)?);
     }
     let mut sink: Box<dyn Write> = match &a.output {
         Some(path) => Box::new(BufWriter::new(

@@ -44,8 +44,12 @@ pub struct ShareSpec {
     /// The results store.
     pub results: String,
     pub labels: BTreeMap<String, String>,
-    /// Shared by the clients of one stage, so their runs merge.
+    /// Shared by a benchmark's stages, as PKB's run URI is; with the
+    /// stage index, by the clients of one stage, so their runs merge.
     pub run_uri: String,
+    /// The stage's place in its benchmark: 0 for the load, runs from 1.
+    #[serde(default)]
+    pub stage_index: u32,
     pub client_index: u32,
     pub client_count: u32,
     /// The suite's command line, redacted.
@@ -105,6 +109,7 @@ pub fn run_share(
     let tags = RunTags {
         labels: spec.labels.clone(),
         run_uri: spec.run_uri.clone(),
+        stage_index: spec.stage_index,
         client_index: spec.client_index,
         client_count: spec.client_count,
         command_line: spec.command_line.clone(),

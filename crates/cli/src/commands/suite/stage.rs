@@ -121,6 +121,13 @@ fn tables(
 pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<()> {
     let mut labels = plan.labels.clone();
     labels.insert("suite_iteration".into(), iteration.to_string());
+    // One URI for the iteration's stages, as PKB gives one to a benchmark
+    // run: the load is stage 0, the runs count from 1.
+    let run_uri = sojourn_store::new_run_uri();
+    let at = |index| StageAt {
+        run_uri: &run_uri,
+        index,
+    };
     if let Some(load) = &plan.load {
         let backend = backend_for(env, &plan.db_url, load)?;
         let describe = backend.describe();
@@ -136,7 +143,7 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
             );
         } else {
             tables(env, &backend, &load.plan, TableStep::Prepare)?;
-            let stats = run_stage(plan, load, &labels, iteration, env)?;
+            let stats = run_stage(plan, load, at(0), &labels, iteration, env)?;
             let failed_inserts = stats.op(OpKind::Insert).map_or(0, |s| s.failures());
             if plan.fail_on_incomplete_loading && failed_inserts > 0 {
                 bail!(
@@ -152,7 +159,7 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
         }
         sleep_after_load(plan.sleep_after_load, env.stop)?;
     }
-    for run in &plan.runs {
+    for (i, run) in plan.runs.iter().enumerate() {
         let backend = backend_for(env, &plan.db_url, run)?;
         if tables(env, &backend, &run.plan, TableStep::IsEmpty)? == Some(true) {
             bail!(
@@ -163,7 +170,7 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
                 backend.describe()
             );
         }
-        let stats = run_stage(plan, run, &labels, iteration, env)?;
+        let stats = run_stage(plan, run, at(i as u32 + 1), &labels, iteration, env)?;
         check_error_rate(&stats, plan.max_error_rate, &plan.file, "run")?;
     }
     Ok(())
@@ -218,11 +225,19 @@ fn describe_stage(plan: &BenchPlan, stage: &StagePlan, iteration: u32) -> String
     )
 }
 
+/// Where a stage is recorded: its benchmark's run URI and its place there.
+#[derive(Clone, Copy)]
+struct StageAt<'a> {
+    run_uri: &'a str,
+    index: u32,
+}
+
 /// Run one stage with all its clients; print its summary; return its
 /// statistics (merged over the clients).
 fn run_stage(
     plan: &BenchPlan,
     stage: &StagePlan,
+    at: StageAt<'_>,
     labels: &BTreeMap<String, String>,
     iteration: u32,
     env: &Env<'_>,
@@ -230,7 +245,6 @@ fn run_stage(
     if env.stop.is_stopped() {
         return Err(Interrupted.into());
     }
-    let run_uri = sojourn_store::new_run_uri();
     let mut labels = labels.clone();
     labels.extend(stage.labels.clone());
     let n = stage.clients.len() as u32;
@@ -245,7 +259,8 @@ fn run_stage(
             default_sqlite: env.default_sqlite.to_path_buf(),
             results: env.results.to_string(),
             labels: labels.clone(),
-            run_uri: run_uri.clone(),
+            run_uri: at.run_uri.to_string(),
+            stage_index: at.index,
             client_index: i as u32,
             client_count: n,
             command_line: env.command_line.to_string(),
@@ -304,7 +319,9 @@ fn run_stage(
             eprintln!("warning: {tag}: {w}");
         }
         eprintln!(
-            "{tag}: recorded as run {run_uri} ({n} client run{}) in {}",
+            "{tag}: recorded as run {} stage {} ({n} client run{}) in {}",
+            at.run_uri,
+            at.index,
             if n == 1 { "" } else { "s" },
             env.store.location()
         );
