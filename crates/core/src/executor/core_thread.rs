@@ -4,8 +4,10 @@
 //! under a target, a pacer for its share of the schedule) until they finish
 //! or the coordinator aborts them, and takes the connections back.
 
+use std::cell::RefCell;
 use std::future::Future;
 use std::pin::{pin, Pin};
+use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Barrier};
@@ -101,6 +103,15 @@ impl ThreadCtx {
     /// This job's send counts, for the coordinator to fold.
     pub fn starts(&self) -> Option<&Mutex<StartBins>> {
         self.starts.as_ref()
+    }
+
+    /// The intended time (from the start) of this job's next arrival no
+    /// worker has taken yet; `None` when none is left. An operation is
+    /// counted for the Poisson check at or after its intended time, so the
+    /// bins before this one are complete but for a release a worker has
+    /// taken and not yet counted, a few instructions later.
+    pub fn next_untaken(&self) -> Option<u64> {
+        self.schedule.as_ref().and_then(|s| s.lock().peek())
     }
 
     /// Wake every waiting worker and the job task, so they look at the
@@ -235,7 +246,8 @@ async fn run_job<C: Send + 'static, S: Step<C>>(
     }
     let ctxs: Vec<Arc<ThreadCtx>> = lanes.iter().map(|l| l.ctx.clone()).collect();
     for lane in lanes {
-        for (id, step) in lane.steps {
+        let free = Rc::new(LaneFree::new(lane.steps.len()));
+        for (seat, (id, step)) in lane.steps.into_iter().enumerate() {
             let slot = slots.next().expect("a connection per worker");
             let conn = slot.take().expect("every connection is open at the start");
             handles.push(tokio::task::spawn_local(worker(
@@ -244,7 +256,13 @@ async fn run_job<C: Send + 'static, S: Step<C>>(
                 conn,
                 step,
                 shared.clone(),
-                lane.ctx.clone(),
+                (
+                    lane.ctx.clone(),
+                    Seat {
+                        free: free.clone(),
+                        index: seat,
+                    },
+                ),
             )));
         }
     }
@@ -306,13 +324,54 @@ async fn wait_abort(shared: &Shared, ctx: &ThreadCtx) {
     }
 }
 
+/// When each connection of a lane would have come free had the client
+/// kept its schedule, as its worker last left it (`None`: in flight). An
+/// operation ended `lag` later than a punctual client's would have when it
+/// left `lag` late, so a connection's time is its last end less that lag.
+///
+/// An arrival waits for a connection, the database's doing, only while
+/// every connection of its lane is (virtually) busy; while one is free, any
+/// delay is the client's. Judged by the worker's own connection alone, a
+/// stall of the thread was hidden: the worker that held the thread took the
+/// backlog it left, one operation after another, each seemingly waiting
+/// for that worker's connection while the others stood idle.
+struct LaneFree(RefCell<Vec<Option<Instant>>>);
+
+impl LaneFree {
+    fn new(workers: usize) -> LaneFree {
+        LaneFree(RefCell::new(vec![Some(Instant::now()); workers]))
+    }
+
+    /// The earliest an arrival due at `intended` could have left: then, if
+    /// a connection of the lane was free by then; else when the first came
+    /// free. `seat` is the taker's own connection, free now.
+    fn could_leave(&self, seat: usize, intended: Instant) -> Instant {
+        let times = self.0.borrow();
+        if times[seat].is_some_and(|t| t <= intended) {
+            return intended;
+        }
+        let first = times.iter().flatten().min().copied();
+        first.map_or(intended, |f| f.max(intended))
+    }
+
+    fn set(&self, seat: usize, free: Option<Instant>) {
+        self.0.borrow_mut()[seat] = free;
+    }
+}
+
+/// A worker's place in its lane.
+struct Seat {
+    free: Rc<LaneFree>,
+    index: usize,
+}
+
 async fn worker<C, S: Step<C>>(
     id: usize,
     group: usize,
     mut conn: C,
     mut step: S,
     shared: Arc<Shared>,
-    ctx: Arc<ThreadCtx>,
+    (ctx, seat): (Arc<ThreadCtx>, Seat),
 ) -> C {
     let slot = shared.recorder.slot(id);
     let start = shared.start();
@@ -339,10 +398,6 @@ async fn worker<C, S: Step<C>>(
         return conn;
     }
     loop {
-        // This connection is free from here on: an arrival due before now
-        // waited for it, and that wait is the database's doing (every
-        // connection busy), counted in response time, not the client's.
-        let free = Instant::now();
         let t = match ctx.take(start) {
             Take::Due(t) => t,
             Take::Done => break,
@@ -369,18 +424,32 @@ async fn worker<C, S: Step<C>>(
         let intended = start + Duration::from_nanos(t);
         let sent = Instant::now();
         // The client's own lateness: from when the operation could have
-        // left (its intended time, or when this connection came free if
-        // that was later) to when it did.
-        let lag = sent.saturating_duration_since(intended.max(free));
+        // left (its intended time, or when a connection of its lane came
+        // free if that was later; see `LaneFree`) to when it did. A waiting
+        // worker's connection stays free, so a pacer that wakes late counts
+        // as the client's lateness.
+        let lag = sent.saturating_duration_since(seat.free.could_leave(seat.index, intended));
+        seat.free.set(seat.index, None);
         if let Some(bins) = &ctx.starts {
+            // The Poisson check judges the client: an operation counts at
+            // its intended time plus the client's lateness, its wait for a
+            // busy connection left out (the database's doing, which response
+            // time, the stall warning and the served fraction report).
+            // Counted when sent, the operations queued behind a database
+            // that held every connection for a moment bunched up after it,
+            // and the check blamed the client.
             bins.lock()
-                .record(sent.duration_since(start).as_nanos() as u64);
+                .record((intended + lag).duration_since(start).as_nanos() as u64);
         }
         meter.intended = intended;
         step.step(&mut conn, &mut meter).await;
         let mut stats = slot.lock();
         meter.flush(&mut stats);
         stats.record_lag(lag.as_nanos() as u64);
+        drop(stats);
+        let end = Instant::now();
+        seat.free
+            .set(seat.index, Some(end.checked_sub(lag).unwrap_or(end)));
     }
     finish(&mut step, &mut conn, &shared).await;
     conn

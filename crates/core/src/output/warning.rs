@@ -103,11 +103,12 @@ impl fmt::Display for Warning {
             ),
             Warning::NotPoisson { dispersion, z } => write!(
                 f,
-                "operations were not sent as a Poisson process (dispersion {dispersion:.2}, 1 expected; z = {z:.1}): {}",
+                "the client did not release operations as a Poisson process (dispersion {dispersion:.2}, 1 \
+                 expected; z = {z:.1}; waits for busy connections left out): {}",
                 if *dispersion < 1.0 {
-                    "sends were paced by completions, so the database, not the schedule, set the rate; lower -target"
+                    "it released them at its own pace, too slow for the schedule; give the client more CPU or lower -target"
                 } else {
-                    "sends came in bursts, so the client or machine stalled; give the client more CPU or lower -target"
+                    "it released them in bursts, so the client or its machine stalled; give the client more CPU or lower -target"
                 }
             ),
             Warning::DatabaseStall(stall) => write!(f, "{stall}"),
@@ -267,16 +268,10 @@ impl Warning {
             .filter(|&p99_ms| p99_ms > LATE_SEND_MS);
         let stall = DatabaseStall::of(o);
         if let Some(c) = o.arrival_check.as_ref().filter(|c| !c.passed) {
-            // Sends bunch up behind a database that stopped answering (every
-            // connection waits on it); that is the stall's warning, unless
-            // the client was late as well.
-            let explained = c.dispersion > 1.0 && stall.is_some() && late.is_none();
-            if !explained {
-                w.push(Warning::NotPoisson {
-                    dispersion: c.dispersion,
-                    z: c.z,
-                });
-            }
+            w.push(Warning::NotPoisson {
+                dispersion: c.dispersion,
+                z: c.z,
+            });
         }
         if let Some(stall) = stall {
             w.push(Warning::DatabaseStall(stall));
