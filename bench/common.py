@@ -18,6 +18,58 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target", "release", "sojourn")
 
 
+# CPUs the database servers and the clients are pinned to (see `pin_apart`);
+# empty: not pinned.
+SERVER_CPUS = set()
+CLIENT_CPUS = set()
+
+
+def pin_apart(server_cpus=1, client_cpus=8):
+    """On a machine of at least server_cpus + 2 CPUs, put the servers on the
+    first `server_cpus` CPUs this process may use and every client on the
+    next `client_cpus` (or all the rest), so neither takes the other's
+    cores and the figures mean the same on any many-core machine. Returns a
+    line saying what was done."""
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) < server_cpus + 2:
+        return f"not pinned: {len(allowed)} CPUs (pinning needs {server_cpus + 2} or more)"
+    SERVER_CPUS.update(allowed[:server_cpus])
+    CLIENT_CPUS.update(allowed[server_cpus:server_cpus + client_cpus])
+    return f"servers pinned to CPUs {cpu_list(SERVER_CPUS)}, clients to {cpu_list(CLIENT_CPUS)}"
+
+
+def cpu_list(cpus):
+    return ",".join(str(c) for c in sorted(cpus))
+
+
+def pin_server(pid):
+    """Pin a started server: every thread of it and of its child processes
+    (PostgreSQL's backends, forked later, inherit it from the postmaster)."""
+    if not SERVER_CPUS:
+        return
+    pids = {pid}
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            with open(stat) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            if int(fields[1]) == pid:
+                pids.add(int(stat.split("/")[2]))
+        except (OSError, IndexError, ValueError):
+            continue
+    for p in pids:
+        for task in glob.glob(f"/proc/{p}/task/*"):
+            try:
+                os.sched_setaffinity(int(os.path.basename(task)), SERVER_CPUS)
+            except OSError:
+                pass
+
+
+def client_cpus():
+    """preexec_fn for a client: run on the client CPUs, if pinned."""
+    if CLIENT_CPUS:
+        os.sched_setaffinity(0, CLIENT_CPUS)
+
+
 def build():
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "sojourn"], cwd=ROOT, check=True)
 
@@ -72,7 +124,8 @@ def measured(cmd, env=None, cwd=ROOT, timeout=900):
     `/usr/bin/time -f "%U %S"` prints."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         t0 = time.time()
-        p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                             preexec_fn=client_cpus)
         deadline = t0 + timeout
         while True:
             pid, status, ru = os.wait4(p.pid, os.WNOHANG)
@@ -120,6 +173,7 @@ def redis_server(tmp):
     port = free_port()
     server = start(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                     "--appendonly", "no", "--dir", tmp], port)
+    pin_server(server.pid)
     return server, port
 
 
@@ -189,6 +243,7 @@ class Postgres:
                 self.stop()
                 sys.exit("postgres did not start")
             time.sleep(0.05)
+        pin_server(self.server.pid)
 
     def tool(self, name):
         """A client program next to the server's, else on PATH, else None."""

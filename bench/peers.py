@@ -16,7 +16,19 @@ installed:
     prepared`, its own 100,000 accounts) run next to workload C as
     references;
   - null: sojourn's `null:` against YCSB's BasicDB and go-ycsb's `basic`,
-    at 1 and 16 threads (the backend does nothing: this is client overhead).
+    at 1 and 16 threads (the backend does nothing: this is client overhead);
+  - Redis, sojourn alone: the open-loop self-check at 10k, 40k and 80k
+    ops/s (workload C, 16 connections), the runtime thread sweep (1, 2, 4,
+    8 threads for 16 connections) and the multiplexed pair (-threads 16 over
+    2 connections, -threads 64 over 4) beside redis-benchmark -P;
+  - pacing: `null:` open loop at 100k, 500k, 1M and 2M ops/s with 8
+    connections: client CPU per operation, the Poisson self-check and the
+    scheduling lag;
+  - sqlite: workload A with 8 connections at 5k and 20k ops/s: how far the
+    reads' response time is above their service time.
+
+On a machine of 4 CPUs or more, the servers are pinned to the first CPU and
+the clients to the next eight (--no-pin to leave them be).
 
 Defaults: 100,000 records of one 100-byte field, 500,000 operations per run,
 zipfian requests. Every tool's client CPU is the kernel's rusage of its whole
@@ -26,7 +38,8 @@ Ratios are sojourn / peer at the same workload and connection count.
 
 It is a benchmark, not a test: it is run by hand, prints figures, and never
 fails on them. Downloads are cached (--cache, default ~/.cache/sojourn-peers).
-Usage: python3 bench/peers.py [--ops N] [--records N] [--only redis|postgres|null] [--json FILE]
+Usage: python3 bench/peers.py [--ops N] [--records N] [--only redis|postgres|null|pacing|sqlite]
+       [--json FILE] [--no-pin]
 """
 
 import argparse
@@ -40,7 +53,7 @@ import sys
 import tempfile
 import time
 
-from common import BIN, Failed, Postgres, ROOT, build, measured, redis_server, stop
+from common import BIN, Failed, Postgres, ROOT, build, measured, pin_apart, redis_server, stop
 
 GO_MODULE = "github.com/pingcap/go-ycsb"
 # `@latest` first, as go-ycsb's README says; then tagged versions.
@@ -250,6 +263,8 @@ class Runner:
         self.a, self.tmp, self.files = a, tmp, files
         self.go_ycsb, self.ycsb_cp = go_ycsb, ycsb_cp
         self.results = []
+        # Figures of sojourn's own jobs, by table: rows of named columns.
+        self.tables = {}
         self.limit = a.time_limit
 
     def keep(self, r):
@@ -363,19 +378,92 @@ class Runner:
                     if "redis" in self.ycsb_cp:
                         self.keep(self.attempt(f"YCSB redis {w}/{conns}", self.ycsb, "run", self.ycsb_cp["redis"],
                                                "site.ycsb.db.RedisClient", "redis", w, conns, y_props))
-            if shutil.which("redis-benchmark"):
+            bench = shutil.which("redis-benchmark")
+            if bench:
                 # One 100-byte value under the key `-t get` reads (else every GET is nil).
                 self.attempt("redis-benchmark -t set", measured, ["redis-benchmark", "-p", str(port), "-c", "1",
                                                                    "-n", "1", "-t", "set", "-d", "100", "-q"])
                 for conns in (16, 1):
                     self.keep(self.attempt(f"redis-benchmark {conns}", self.redis_benchmark, port, conns))
+            self.redis_own(url, port, bench)
         finally:
             stop(server)
 
-    def redis_benchmark(self, port, conns):
-        n = self.a.ops
+    def redis_own(self, url, port, bench):
+        """The self-check at rates well below capacity, the thread sweep and
+        the multiplexed pair: sojourn's own figures on Redis."""
+        for rate in (10_000, 40_000, 80_000):
+            self.attempt(f"sojourn redis self-check {rate}", self.open_loop, "Redis open loop (workload C, 16 "
+                         "connections): the self-check well below capacity", url, "c", 16, rate, 15)
+        title = "Redis workload C, 16 connections, one request in flight each: runtime threads"
+        for threads in (1, 2, 4, 8):
+            r = self.attempt(f"sojourn redis threads {threads}", self.sojourn_run, "redis", url, "c", 16,
+                             ["-p", f"runtime.threads={threads}"])
+            if r:
+                self.row(title, {"runtime threads": threads, "ops/s": r["ops_per_sec"],
+                                 "cpu us/op": r["cpu_us_per_op"]})
+        title = "Redis workload C, multiplexed: N workers over K connections, against redis-benchmark -P"
+        peers = {}
+        if bench:
+            for conns, depth in ((2, 8), (4, 16)):
+                p = self.attempt(f"redis-benchmark -c {conns} -P {depth}", self.redis_benchmark, port, conns,
+                                 depth)
+                if p:
+                    peers[conns] = p
+                    self.row(title, {"tool": f"redis-benchmark -c {conns} -P {depth}", "ops/s": p["ops_per_sec"],
+                                     "cpu us/op": p["cpu_us_per_op"]})
+        for workers, conns in ((16, 2), (64, 4)):
+            r = self.attempt(f"sojourn redis {workers}/{conns}", self.sojourn_run, "redis", url, "c", workers,
+                             ["-p", f"connections={conns}"])
+            if r:
+                p = peers.get(conns)
+                self.row(title, {"tool": f"sojourn -threads {workers} connections={conns}",
+                                 "ops/s": r["ops_per_sec"], "cpu us/op": r["cpu_us_per_op"],
+                                 "ops/s vs peer": r["ops_per_sec"] / p["ops_per_sec"] if p else None,
+                                 "cpu vs peer": r["cpu_us_per_op"] / p["cpu_us_per_op"] if p else None})
+
+    def row(self, title, r):
+        self.tables.setdefault(title, []).append(r)
+        print(f"#   {title[:40]}: " + ", ".join(f"{k} {fmt(v)}" for k, v in r.items()), file=sys.stderr,
+              flush=True)
+
+    def open_loop(self, title, db_url, w, conns, rate, seconds):
+        """One open-loop run at `rate` for `seconds`: the client's CPU per
+        operation, the self-check, and how far reads' response time is above
+        their service time (the wait the client or the database added)."""
+        extra = ["-target", str(rate), "-p", f"operationcount={int(rate * seconds)}",
+                 "-p", f"maxexecutiontime={seconds}"]
+        r, wall, user, sys_ = self.sojourn("run", db_url, w, conns, extra)
+        check = r["self_check"]
+        arr = check.get("arrivals") or {}
+        read = r["ops"].get("read") or {}
+        svc, resp = read.get("service") or {}, read.get("response") or {}
+        self.row(title, {
+            "target": rate, "ops/s": r["achieved_ops_per_sec"],
+            "cpu us/op": (user + sys_) * 1e6 / max(r["operations"], 1),
+            "lag p99 us": check["scheduling_lag_p99_us"],
+            "dispersion": arr.get("dispersion"), "z": arr.get("z"), "check": "passed" if check["passed"] else
+            "FAILED", "read service p99 us": svc.get("p99_us"), "read response p99 us": resp.get("p99_us"),
+            "response - service p99 us": (resp["p99_us"] - svc["p99_us"]) if svc and resp else None,
+        })
+
+    def pacing(self):
+        title = "null: open loop, Poisson, 8 connections: the pacer's cost and precision"
+        for rate in (100_000, 500_000, 1_000_000, 2_000_000):
+            self.attempt(f"sojourn null open loop {rate}", self.open_loop, title, "null:", "c", 8, rate, 10)
+
+    def sqlite(self):
+        title = "SQLite workload A, 8 connections: reads' response time above their service time"
+        db = "sqlite:" + os.path.join(self.tmp, "bench.sqlite")
+        if not self.attempt("sojourn load sqlite", self.sojourn, "load", db, "a", 1):
+            return
+        for rate in (5_000, 20_000):
+            self.attempt(f"sojourn sqlite {rate}", self.open_loop, title, db, "a", 8, rate, 15)
+
+    def redis_benchmark(self, port, conns, pipeline=1):
+        n = self.a.ops * max(pipeline // 2, 1)
         out, _, wall, user, sys_ = measured(["redis-benchmark", "-p", str(port), "-c", str(conns), "-n", str(n),
-                                             "-t", "get", "--csv"], timeout=self.limit + 60)
+                                             "-P", str(pipeline), "-t", "get", "--csv"], timeout=self.limit + 60)
         rows = [l.replace('"', "").split(",") for l in out.strip().splitlines()]
         head, vals = rows[0], rows[-1]
         v = dict(zip(head, vals))
@@ -440,6 +528,63 @@ class Runner:
 
 
 # --- output ---------------------------------------------------------------
+
+def fmt(v):
+    if isinstance(v, float):
+        return f"{v:.2f}" if abs(v) < 100 else f"{v:.0f}"
+    return "-" if v is None else str(v)
+
+
+def own_tables(tables):
+    for title, rows in tables.items():
+        print(f"\n## {title}")
+        cols = list(dict.fromkeys(k for r in rows for k in r))
+        widths = [max(len(c), *(len(fmt(r.get(c))) for r in rows)) for c in cols]
+        print("  ".join(f"{c:>{w}}" for c, w in zip(cols, widths)))
+        for r in rows:
+            print("  ".join(f"{fmt(r.get(c)):>{w}}" for c, w in zip(cols, widths)))
+
+
+def own_verdicts(tables):
+    """The issues' targets on sojourn's own figures."""
+    out = []
+
+    def say(label, ok, detail):
+        status = "not measured" if ok is None else ("met" if ok else "not met")
+        print(f"{label:60} {status:13} {detail}")
+        out.append({"target": label, "status": status, "detail": detail})
+
+    pacing = next((rows for t, rows in tables.items() if t.startswith("null: open loop")), [])
+    if pacing:
+        say("null: open loop, client CPU <= 1.5 us/op from 100k to 2M ops/s",
+            all(r["cpu us/op"] <= 1.5 for r in pacing),
+            ", ".join(f"{r['target'] // 1000}k: {r['cpu us/op']:.2f}" for r in pacing))
+        upto = [r for r in pacing if r["target"] <= 1_000_000]
+        say("null: self-check passes up to 1M ops/s", all(r["check"] == "passed" for r in upto),
+            ", ".join(f"{r['target'] // 1000}k: {r['check']}" for r in upto))
+        say("null: scheduling lag p99 < 50 us up to 1M ops/s", all(r["lag p99 us"] < 50 for r in upto),
+            ", ".join(f"{r['target'] // 1000}k: {r['lag p99 us']:.0f} us" for r in upto))
+    check = next((rows for t, rows in tables.items() if t.startswith("Redis open loop")), [])
+    if check:
+        say("Redis: self-check passes at 10k, 40k, 80k ops/s", all(r["check"] == "passed" for r in check),
+            ", ".join(f"{r['target'] // 1000}k: {r['check']} ({fmt(r['dispersion'])})" for r in check))
+    sqlite = next((rows for t, rows in tables.items() if t.startswith("SQLite")), [])
+    at20 = [r for r in sqlite if r["target"] == 20_000 and r["response - service p99 us"] is not None]
+    if at20:
+        say("SQLite A at 20k ops/s: read response - service p99 < 1 ms",
+            at20[0]["response - service p99 us"] < 1000, f"{at20[0]['response - service p99 us']:.0f} us")
+    mux = next((rows for t, rows in tables.items() if t.startswith("Redis workload C, multiplexed")), [])
+    r16 = next((r for r in mux if r["tool"].startswith("sojourn -threads 16")), None)
+    if r16:
+        say("Redis -threads 16 connections=2: client CPU <= 1.5 us/op", r16["cpu us/op"] <= 1.5,
+            f"{r16['cpu us/op']:.2f} us")
+    r64 = next((r for r in mux if r["tool"].startswith("sojourn -threads 64")), None)
+    if r64:
+        ratio = r64.get("ops/s vs peer")
+        say("Redis -threads 64 connections=4: ops/s >= redis-benchmark -c 4 -P 16",
+            None if ratio is None else ratio >= 1.0, f"{fmt(ratio)}x")
+    return out
+
 
 def same_job(s, r):
     """The sojourn row a peer row is compared with."""
@@ -518,8 +663,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ops", type=int, default=500_000, help="operations per run (default 500000)")
     ap.add_argument("--records", type=int, default=100_000, help="records loaded (default 100000)")
-    ap.add_argument("--only", choices=["redis", "postgres", "null"], action="append",
+    ap.add_argument("--only", choices=["redis", "postgres", "null", "pacing", "sqlite"], action="append",
                     help="run only this job (repeatable)")
+    ap.add_argument("--no-pin", action="store_true", help="leave servers and clients unpinned")
     ap.add_argument("--json", metavar="FILE", help="also save every figure to FILE")
     ap.add_argument("--cache", default=os.path.join(os.environ.get("XDG_CACHE_HOME") or
                                                     os.path.expanduser("~/.cache"), "sojourn-peers"),
@@ -528,15 +674,20 @@ def main():
                     help="seconds any one run may take (maxexecutiontime; the process is killed a minute later)")
     ap.add_argument("--sojourn", metavar="BIN", help="this sojourn binary instead of building target/release/sojourn")
     a = ap.parse_args()
-    jobs = a.only or ["redis", "postgres", "null"]
+    if a.sojourn:
+        a.sojourn = os.path.abspath(a.sojourn)  # the clients run from the repository's root
+    jobs = a.only or ["redis", "postgres", "null", "pacing", "sqlite"]
     started = time.time()
+    pinning = "not pinned (--no-pin)" if a.no_pin else pin_apart()
 
     if "redis" in jobs:
         apt_install("redis-benchmark", "redis-tools")
     if "postgres" in jobs:
         apt_install("pgbench", "postgresql-client")
-    go_ycsb = install_go_ycsb(a.cache)
-    ycsb_cp = install_ycsb(a.cache)
+    # sojourn's own jobs need no peer installed.
+    peers = any(j in jobs for j in ("redis", "postgres", "null"))
+    go_ycsb = install_go_ycsb(a.cache) if peers else None
+    ycsb_cp = install_ycsb(a.cache) if peers else {}
     if not a.sojourn:
         build()
 
@@ -547,7 +698,7 @@ def main():
         files = workload_files(tmp, a.records, a.ops)
         runner = Runner(a, tmp, files, go_ycsb, ycsb_cp)
         load_before = os.getloadavg()
-        for job in ("redis", "postgres", "null"):
+        for job in ("redis", "postgres", "null", "pacing", "sqlite"):
             if job in jobs:
                 getattr(runner, job)()
         load_after = os.getloadavg()
@@ -558,13 +709,15 @@ def main():
     add_ratios(results)
     print(f"# sojourn vs peers: {a.records} records of 1 field of 100 B, {a.ops} operations per run, zipfian; "
           f"{os.cpu_count()} cores; load average {load_before[0]:.2f} before, {load_after[0]:.2f} after "
-          f"({(time.time() - started) / 60:.1f} min)")
+          f"({(time.time() - started) / 60:.1f} min); {pinning}")
     print(f"# go-ycsb: {go_ycsb_version(a.cache) if go_ycsb else 'not installed'}; YCSB 0.17.0 bindings: "
           f"{', '.join(sorted(k for k in ycsb_cp)) or 'none'}")
     table(results, "redis", "Redis (redis-benchmark: GET of one 100-byte string, next to workload C)")
     table(results, "postgres", "PostgreSQL (pgbench: -S -M prepared -j 1 on its own table, next to workload C)")
     table(results, "null", "null backend: client overhead (sojourn null:, YCSB BasicDB, go-ycsb basic; workload A)")
+    own_tables(runner.tables)
     target_lines = verdicts(results, jobs)
+    target_lines += own_verdicts(runner.tables)
     print("\n# notes:")
     print("#  - cpu us/op = the kernel's rusage of the whole client process (user + system) / operations: process")
     print("#    start included, and for YCSB the JVM's start, JIT compilation and GC; p50/p99 are of reads, as each")
@@ -577,7 +730,8 @@ def main():
             json.dump({"records": a.records, "operations": a.ops, "cores": os.cpu_count(),
                        "load_average_before": load_before, "load_average_after": load_after,
                        "go_ycsb": go_ycsb_version(a.cache) if go_ycsb else None,
-                       "ycsb_bindings": sorted(ycsb_cp), "results": results, "targets": target_lines,
+                       "ycsb_bindings": sorted(ycsb_cp), "results": results, "own": runner.tables,
+                       "pinning": pinning, "targets": target_lines,
                        "notes": NOTES}, f, indent=2)
 
 
