@@ -304,7 +304,7 @@ backends! {
         ];
     Memcached: #[boxed] MemcachedBackend in memcached if "memcached",
         schemes ["memcached"], prefixes ["memcached."],
-        properties ["memcached.hosts", "memcached.opTimeoutMillis"];
+        properties ["memcached.hosts", "memcached.opTimeoutMillis", "memcached.checked"];
     // YCSB's JDBC binding needs db.driver; sojourn knows the driver from
     // the URL, so it is read and not needed.
     Postgres: PostgresBackend in postgres if "postgres",

@@ -20,13 +20,20 @@
 //! BAD_REQUEST.
 //!
 //! Operations: read is `get`; insert is `set` (replacing the whole record,
-//! like the other backends); delete is `delete`. An update that writes
-//! every field of the schema is one `replace` (which stores only if the
-//! item exists, so an absent record is NOT_FOUND). An update of some fields
-//! is a read-modify-write made atomic with compare-and-swap: `gets`, merge,
-//! `cas`, retried (up to 16 times, with random pauses after the second) while
-//! another client changed the item in between; so concurrent updates of
-//! different fields never lose each other's writes.
+//! like the other backends); delete is `delete`. An update is one `replace`
+//! of the fields it writes, as YCSB's memcached binding sends it: it
+//! stores only if the item exists (an absent record is NOT_FOUND), and the
+//! record is then those fields alone, so after an update of one field a
+//! read of all of them returns that one field, as under YCSB.
+//!
+//! `memcached.checked=true` keeps records whole at a price: an update of
+//! some fields is then a read-modify-write made atomic with
+//! compare-and-swap: `gets`, merge, `cas`, retried (up to 16 times, with
+//! random pauses after the second) while another client changed the item
+//! in between, so concurrent updates of different fields never lose each
+//! other's writes. That is two round trips and two commands per update
+//! where YCSB sends one. An update of every field is one `replace` either
+//! way.
 //!
 //! `prepare` with drop is `flush_all`, which empties the whole server (all
 //! tables), followed by a run of the LRU crawler that reclaims the flushed
@@ -247,6 +254,9 @@ pub struct MemcachedOptions {
     /// The run's connections over fewer sockets (pipelined); `None` for a
     /// socket per connection.
     pub sharing: Option<Sharing>,
+    /// `memcached.checked`: partial updates merged into the record by
+    /// `gets`/`cas` rather than replacing it with the fields written.
+    pub checked: bool,
 }
 
 impl MemcachedOptions {
@@ -256,6 +266,7 @@ impl MemcachedOptions {
             port,
             timeout: DEFAULT_TIMEOUT,
             sharing: None,
+            checked: false,
         }
     }
 
@@ -295,9 +306,13 @@ impl MemcachedOptions {
             Some("memcached.opTimeoutMillis"),
             options.workers,
         )?;
+        let checked = props
+            .get_bool("memcached.checked", false)
+            .map_err(|e| e.to_string())?;
         Ok(MemcachedOptions {
             timeout: pool.timeout,
             sharing: pool.sharing,
+            checked,
             ..MemcachedOptions::new(&host, port)
         })
     }
@@ -406,9 +421,17 @@ impl Backend for MemcachedBackend {
     type Conn = MemcachedConnection;
 
     fn describe(&self) -> String {
-        match self.opts.sharing {
-            Some(sharing) => format!("{} ({sharing})", self.target()),
-            None => self.target(),
+        let mut notes = Vec::new();
+        if self.opts.checked {
+            notes.push("memcached.checked=true".to_string());
+        }
+        if let Some(sharing) = self.opts.sharing {
+            notes.push(sharing.to_string());
+        }
+        if notes.is_empty() {
+            self.target()
+        } else {
+            format!("{} ({})", self.target(), notes.join("; "))
         }
     }
 
@@ -440,6 +463,7 @@ impl Backend for MemcachedBackend {
             // The transport bounds each call itself.
             guard: Guard::new(schema.field_count(), None),
             timeout: self.opts.timeout,
+            checked: self.opts.checked,
             order: Vec::new(),
             decoded: Vec::new(),
             old: Vec::new(),
@@ -468,6 +492,8 @@ pub struct MemcachedConnection {
     guard: Guard,
     /// The operation timeout, which also bounds a partial update's retries.
     timeout: Duration,
+    /// Partial updates by `gets`/`cas` (`memcached.checked`).
+    checked: bool,
     /// Indices into an update's values, in field order, last value winning.
     order: Vec<usize>,
     /// Field ranges of a decoded record.
@@ -625,8 +651,9 @@ impl Bodies for MemcachedConnection {
             return self.read_now(read).await;
         }
         self.order_values(values);
-        if self.order.len() == self.guard.field_count() {
-            // Every field is written: the old record does not matter.
+        if !self.checked || self.order.len() == self.guard.field_count() {
+            // YCSB's one `replace`; with every field written, the old
+            // record does not matter anyway.
             return self.store(b"replace", Store::Replace, key, values).await;
         }
         let started = tokio::time::Instant::now();

@@ -1,5 +1,6 @@
 //! The memcached backend against a real `memcached`: the conformance suite
-//! (scans NOT_IMPLEMENTED) in both topologies, the item layout, partial
+//! (scans NOT_IMPLEMENTED) in both topologies, with YCSB's updates and the
+//! checked ones, YCSB's server work per update, the item layout, partial
 //! updates by compare-and-swap, and a server killed and restarted.
 #![cfg(feature = "memcached")]
 
@@ -11,7 +12,7 @@ use sojourn_backends::{Open, OpenOptions};
 use sojourn_core::backend::{Backend, Connection, Fields, Status};
 use sojourn_core::properties::Properties;
 use sojourn_testkit::memcached_server::MemcachedServer;
-use sojourn_testkit::{conformance_with, fv, read, record, schema, ScanOrder};
+use sojourn_testkit::{conformance_as, fv, read, record, schema, ScanOrder, Writes};
 
 fn props(pairs: &[&str]) -> Properties {
     let mut p = Properties::new();
@@ -44,7 +45,66 @@ async fn conformance() {
     let Some(server) = MemcachedServer::start() else {
         return;
     };
-    conformance_with(&backend(&server, &[]), ScanOrder::NotImplemented).await;
+    conformance_as(
+        &backend(&server, &[]),
+        ScanOrder::NotImplemented,
+        Writes::Replace,
+    )
+    .await;
+    let checked = backend(&server, &["memcached.checked=true"]);
+    assert!(checked.describe().ends_with("(memcached.checked=true)"));
+    conformance_as(&checked, ScanOrder::NotImplemented, Writes::Checked).await;
+}
+
+/// memcached's own counters of a server (`stats`).
+async fn stats(server: &MemcachedServer) -> std::collections::HashMap<String, u64> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(("127.0.0.1", server.port()))
+        .await
+        .unwrap();
+    s.write_all(b"stats\r\n").await.unwrap();
+    let mut text = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !text.ends_with(b"END\r\n") {
+        let n = s.read(&mut buf).await.unwrap();
+        assert!(n > 0, "stats ended early");
+        text.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&text)
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.strip_prefix("STAT ")?.split(' ');
+            Some((w.next()?.to_string(), w.next()?.trim().parse().ok()?))
+        })
+        .collect()
+}
+
+/// An update costs the server what YCSB's binding costs it, one `replace`
+/// and nothing else; the checked variant reads first (`gets`, then `cas`).
+#[tokio::test]
+async fn an_update_is_one_replace_as_under_ycsb() {
+    let Some(server) = MemcachedServer::start() else {
+        return;
+    };
+    let schema = schema();
+    for (pairs, gets, sets) in [(&[][..], 0, 50), (&["memcached.checked=true"][..], 50, 50)] {
+        let b = backend(&server, pairs);
+        b.prepare(&schema, true).await.unwrap();
+        let mut c = b.connect(Arc::clone(&schema)).await.unwrap();
+        assert_eq!(c.insert("k", &record("k")).await, Status::Ok);
+        let before = stats(&server).await;
+        for i in 0..50 {
+            let v = format!("v{i}");
+            assert_eq!(c.update("k", &[fv(1, v.as_bytes())]).await, Status::Ok);
+        }
+        let after = stats(&server).await;
+        let delta = |k: &str| after[k] - before[k];
+        assert_eq!(
+            (delta("cmd_get"), delta("cmd_set")),
+            (gets, sets),
+            "{pairs:?}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -54,7 +114,7 @@ async fn conformance_multiplexed() {
     };
     let b = open(&server.url(), &["connections=2"], 8);
     assert!(b.describe().ends_with("(8 in flight over 2 connections)"));
-    conformance_with(&b, ScanOrder::NotImplemented).await;
+    conformance_as(&b, ScanOrder::NotImplemented, Writes::Replace).await;
 }
 
 #[tokio::test]
@@ -64,10 +124,16 @@ async fn ycsb_property_and_partial_updates() {
     };
     let b = open(
         "memcached",
-        &[&format!("memcached.hosts=127.0.0.1:{}", server.port())],
+        &[
+            &format!("memcached.hosts=127.0.0.1:{}", server.port()),
+            "memcached.checked=true",
+        ],
         1,
     );
-    assert_eq!(b.describe(), server.url());
+    assert_eq!(
+        b.describe(),
+        format!("{} (memcached.checked=true)", server.url())
+    );
     let schema = schema();
     b.prepare(&schema, true).await.unwrap();
     let mut c1 = b.connect(Arc::clone(&schema)).await.unwrap();
