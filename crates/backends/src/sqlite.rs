@@ -434,8 +434,11 @@ struct Request {
     op: Option<Op>,
     delete: bool,
     key: String,
-    /// `None`: all fields.
-    fields: Option<Vec<usize>>,
+    /// Every field, or those of `fields`.
+    all_fields: bool,
+    /// The fields of a read or scan of some; kept between requests, so a
+    /// read of all fields does not give up the buffer the next one reuses.
+    fields: Vec<usize>,
     count: usize,
     values: Vec<FieldValue>,
     out: Vec<FieldValue>,
@@ -525,12 +528,12 @@ impl SqliteConnection {
 }
 
 fn set_fields(request: &mut Request, fields: Fields<'_>) {
+    request.fields.clear();
     match fields {
-        Fields::All => request.fields = None,
+        Fields::All => request.all_fields = true,
         Fields::Some(list) => {
-            let v = request.fields.get_or_insert_with(Vec::new);
-            v.clear();
-            v.extend_from_slice(list);
+            request.all_fields = false;
+            request.fields.extend_from_slice(list);
         }
     }
 }
@@ -632,9 +635,10 @@ struct Statements {
 
 impl Statements {
     fn run(&mut self, r: &mut Request) -> rusqlite::Result<Status> {
-        let fields = match &r.fields {
-            None => Fields::All,
-            Some(list) => Fields::Some(list),
+        let fields = if r.all_fields {
+            Fields::All
+        } else {
+            Fields::Some(&r.fields)
         };
         match (r.op, r.delete) {
             (_, true) => {
