@@ -421,18 +421,12 @@ impl Backend for MemcachedBackend {
     type Conn = MemcachedConnection;
 
     fn describe(&self) -> String {
-        let mut notes = Vec::new();
-        if self.opts.checked {
-            notes.push("memcached.checked=true".to_string());
-        }
-        if let Some(sharing) = self.opts.sharing {
-            notes.push(sharing.to_string());
-        }
-        if notes.is_empty() {
-            self.target()
-        } else {
-            format!("{} ({})", self.target(), notes.join("; "))
-        }
+        let checked = self
+            .opts
+            .checked
+            .then(|| "memcached.checked=true".to_string());
+        let sharing = self.opts.sharing.map(|s| s.to_string());
+        crate::pool::describe(self.target(), checked.into_iter().chain(sharing))
     }
 
     async fn prepare(&self, _schema: &Schema, drop: bool) -> Result<(), BackendError> {

@@ -15,6 +15,18 @@ use sojourn_core::properties::Properties;
 /// Per-operation timeout when none is given.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(2000);
 
+/// A backend's description: its target, then the settings that change
+/// what a run measures (`redis.checked=true`, the shared sockets), so that
+/// a report says which variant ran.
+pub(crate) fn describe(target: String, notes: impl IntoIterator<Item = String>) -> String {
+    let notes: Vec<String> = notes.into_iter().collect();
+    if notes.is_empty() {
+        target
+    } else {
+        format!("{target} ({})", notes.join("; "))
+    }
+}
+
 /// N connections over K sockets (K < N), their requests pipelined.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Sharing {

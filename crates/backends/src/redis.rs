@@ -624,14 +624,8 @@ impl Backend for RedisBackend {
         if self.opts.checked {
             notes.push("redis.checked=true".to_string());
         }
-        if let Some(sharing) = self.opts.sharing {
-            notes.push(sharing.to_string());
-        }
-        if notes.is_empty() {
-            self.target()
-        } else {
-            format!("{} ({})", self.target(), notes.join("; "))
-        }
+        notes.extend(self.opts.sharing.map(|s| s.to_string()));
+        crate::pool::describe(self.target(), notes)
     }
 
     async fn prepare(&self, schema: &Schema, drop: bool) -> Result<(), BackendError> {
