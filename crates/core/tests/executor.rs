@@ -233,9 +233,13 @@ fn a_database_stall_shows_in_response_time_as_queueing_predicts() {
     // rate × the stall's length as measured.
     let length = stall.longest_wait_s.unwrap_or(stall.longest_s);
     assert_eq!(stall.due, Some((10_000.0 * length).round() as u64));
+    // The stall is not blamed on the client. A busy test machine may make
+    // the client itself late now and then, and the lag says so; but not by
+    // anything near the stall's 200 ms.
     assert!(
-        !w.iter()
-            .any(|w| matches!(w, Warning::LateSends { .. } | Warning::NotPoisson { .. })),
+        !w.iter().any(|w| matches!(w,
+            Warning::LateSends { lag_p99_ms } if *lag_p99_ms >= 20.0)
+            || matches!(w, Warning::NotPoisson { .. })),
         "the client is not blamed: {w:?}"
     );
     let text = stall.to_string();
@@ -452,9 +456,11 @@ fn self_check_flags_an_overloaded_run_and_passes_a_normal_one() {
         w.iter().any(|w| matches!(w, Warning::BelowTarget { .. })),
         "{w:?}"
     );
+    // Nor is the queue counted as the client's lateness (it would be
+    // seconds by the end); a busy test machine may add a little of its own.
     assert!(
-        !w.iter()
-            .any(|w| matches!(w, Warning::NotPoisson { .. } | Warning::LateSends { .. })),
+        !w.iter().any(|w| matches!(w, Warning::NotPoisson { .. })
+            || matches!(w, Warning::LateSends { lag_p99_ms } if *lag_p99_ms >= 100.0)),
         "{w:?}"
     );
 }

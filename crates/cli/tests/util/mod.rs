@@ -213,9 +213,20 @@ pub fn assert_stall_blamed_on_the_database(stderr: &str) {
         line.contains("s into the run") && line.contains("timed out; some waited"),
         "{line}"
     );
-    assert!(
-        !stderr.contains("give the client more CPU")
-            && !stderr.contains("client or machine is too busy"),
-        "{stderr}"
-    );
+    // Nothing blames the client for the stall. A busy test machine may
+    // make the client itself late now and then, and the lag warning says
+    // so; but not by anything near the stall's length.
+    assert!(!stderr.contains("give the client more CPU"), "{stderr}");
+    for late in stderr
+        .lines()
+        .filter(|l| l.contains("client or machine is too busy"))
+    {
+        let ms: f64 = late
+            .split("more than ")
+            .nth(1)
+            .and_then(|r| r.split(" ms").next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no lag in {late}"));
+        assert!(ms < 100.0, "the stall is blamed on the client: {late}");
+    }
 }

@@ -256,13 +256,11 @@ async fn run_job<C: Send + 'static, S: Step<C>>(
                 conn,
                 step,
                 shared.clone(),
-                (
-                    lane.ctx.clone(),
-                    Seat {
-                        free: free.clone(),
-                        index: seat,
-                    },
-                ),
+                Seat {
+                    ctx: lane.ctx.clone(),
+                    free: free.clone(),
+                    index: seat,
+                },
             )));
         }
     }
@@ -359,8 +357,10 @@ impl LaneFree {
     }
 }
 
-/// A worker's place in its lane.
+/// A worker's place: its lane's schedule and connections, and which of
+/// those connections is its own.
 struct Seat {
+    ctx: Arc<ThreadCtx>,
     free: Rc<LaneFree>,
     index: usize,
 }
@@ -371,8 +371,9 @@ async fn worker<C, S: Step<C>>(
     mut conn: C,
     mut step: S,
     shared: Arc<Shared>,
-    (ctx, seat): (Arc<ThreadCtx>, Seat),
+    seat: Seat,
 ) -> C {
+    let ctx = &seat.ctx;
     let slot = shared.recorder.slot(id);
     let start = shared.start();
     let mut meter = Meter::new(start);
