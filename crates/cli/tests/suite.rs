@@ -104,6 +104,25 @@ impl Scratch {
         Store::open(&self.results().to_string_lossy()).unwrap()
     }
 
+    /// `sojourn results ARGS` on this store.
+    fn results_cmd(&self, args: &[&str]) -> Output {
+        bin()
+            .arg("results")
+            .args(args)
+            .arg("--results")
+            .arg(self.results())
+            .run_to_end()
+    }
+
+    /// The rows `results query` gives for `sql`, as CSV lines.
+    fn query(&self, sql: &str) -> Vec<String> {
+        ok(&self.results_cmd(&["query", "--format", "csv", sql]))
+            .lines()
+            .skip(1)
+            .map(str::to_string)
+            .collect()
+    }
+
     fn runs(&self, labels: &[(&str, &str)]) -> Vec<RunSummary> {
         self.store()
             .list(&Filter {
@@ -712,27 +731,14 @@ fn client_processes_load_disjoint_keys_and_merge_exactly() {
         let whole = store.load_merged(selector).unwrap();
         assert_eq!(whole.summary.totals.as_ref().unwrap().operations, 4500);
     }
-    let shown = ok(&bin()
-        .args(["results", "show", "last", "--results"])
-        .arg(s.results())
-        .run_to_end());
+    let shown = ok(&s.results_cmd(&["show", "last"]));
     let shown = parse_summary(&shown);
     assert_eq!(
         get(&shown, "READ", "Operations") + get(&shown, "UPDATE", "Operations"),
         4500.0
     );
     // The views give one row per run (and operation), not one per client.
-    let query = |sql: &str| -> Vec<String> {
-        ok(&bin()
-            .args(["results", "query", "--format", "csv", sql, "--results"])
-            .arg(s.results())
-            .run_to_end())
-        .lines()
-        .skip(1)
-        .map(str::to_string)
-        .collect()
-    };
-    let perf = query(&format!(
+    let perf = s.query(&format!(
         "SELECT operation, operations, vm_count, actual_throughput FROM performance \
          WHERE run_uri = '{uri}' AND stage = 'run' ORDER BY operation"
     ));
@@ -751,7 +757,7 @@ fn client_processes_load_disjoint_keys_and_merge_exactly() {
             "{r}"
         );
     }
-    let cost = query(&format!(
+    let cost = s.query(&format!(
         "SELECT actual_throughput FROM cost WHERE run_uri = '{uri}' AND stage = 'run'"
     ));
     assert_eq!(cost.len(), 1, "{cost:?}");
@@ -843,31 +849,17 @@ fn a_benchmarks_stages_share_one_run_uri_and_merge_apart() {
         assert_eq!(ops, own);
     }
     // The views: one row per run stage, with the threads it ran.
-    let query = |sql: String| -> Vec<String> {
-        ok(&bin()
-            .args(["results", "query", "--format", "csv", "--results"])
-            .arg(s.results())
-            .arg(sql)
-            .run_to_end())
-        .lines()
-        .skip(1)
-        .map(str::to_string)
-        .collect()
-    };
-    let perf = query(format!(
+    let perf = s.query(&format!(
         "SELECT threads_per_vm, vm_count, operation FROM performance \
          WHERE run_uri = '{uri}' AND stage = 'run' ORDER BY threads_per_vm"
     ));
     assert_eq!(perf, ["1,2,read", "2,2,read"]);
-    let cost = query(format!(
+    let cost = s.query(&format!(
         "SELECT stage FROM cost WHERE run_uri = '{uri}' ORDER BY stage"
     ));
     assert_eq!(cost, ["load", "run", "run"]);
     // The URI exports all three stages; `show` asks for one of them.
-    let samples = ok(&bin()
-        .args(["results", "export", uri, "--format", "pkb", "--results"])
-        .arg(s.results())
-        .run_to_end());
+    let samples = ok(&s.results_cmd(&["export", uri, "--format", "pkb"]));
     let throughput: Vec<&str> = samples
         .lines()
         .filter(|l| l.contains("\"overall Throughput\""))
@@ -892,10 +884,7 @@ fn a_benchmarks_stages_share_one_run_uri_and_merge_apart() {
         .iter()
         .all(|l| l.contains(&format!("\"run_uri\": \"{uri}\""))
             || l.contains(&format!("\"run_uri\":\"{uri}\""))));
-    let shown = bin()
-        .args(["results", "show", uri, "--results"])
-        .arg(s.results())
-        .run_to_end();
+    let shown = s.results_cmd(&["show", uri]);
     assert!(!shown.status.success());
     assert!(
         text(&shown.stderr).contains("3 stages"),
