@@ -429,10 +429,8 @@ pub struct SqliteConnection {
 /// One statement and the buffers it reads and fills.
 #[derive(Default)]
 struct Request {
-    /// The statement's shape; a delete has none (its SQL is fixed) and is
-    /// told by `delete`.
+    /// The statement's shape; `None` for a delete, whose SQL is fixed.
     op: Option<Op>,
-    delete: bool,
     key: String,
     /// Every field, or those of `fields`.
     all_fields: bool,
@@ -527,13 +525,23 @@ impl SqliteConnection {
     }
 }
 
-fn set_fields(request: &mut Request, fields: Fields<'_>) {
-    request.fields.clear();
-    match fields {
-        Fields::All => request.all_fields = true,
-        Fields::Some(list) => {
-            request.all_fields = false;
-            request.fields.extend_from_slice(list);
+impl Request {
+    /// Aim the request at `key` with the statement of `op` (`None`: delete).
+    fn aim(&mut self, op: Option<Op>, key: &str) {
+        self.op = op;
+        self.key.clear();
+        self.key.push_str(key);
+    }
+
+    /// The fields a read or scan returns.
+    fn set_fields(&mut self, fields: Fields<'_>) {
+        self.fields.clear();
+        match fields {
+            Fields::All => self.all_fields = true,
+            Fields::Some(list) => {
+                self.all_fields = false;
+                self.fields.extend_from_slice(list);
+            }
         }
     }
 }
@@ -542,11 +550,8 @@ impl Bodies for SqliteConnection {
     async fn read_now(&mut self, read: Read<'_>) -> rusqlite::Result<Status> {
         let (status, request) = self
             .call(|r| {
-                r.op = Some(Op::Read);
-                r.delete = false;
-                r.key.clear();
-                r.key.push_str(read.key);
-                set_fields(r, read.fields);
+                r.aim(Some(Op::Read), read.key);
+                r.set_fields(read.fields);
                 r.out.clear();
             })
             .await?;
@@ -557,12 +562,9 @@ impl Bodies for SqliteConnection {
     async fn scan_now(&mut self, scan: Scan<'_>) -> rusqlite::Result<Status> {
         let (status, request) = self
             .call(|r| {
-                r.op = Some(Op::Scan);
-                r.delete = false;
-                r.key.clear();
-                r.key.push_str(scan.start_key);
+                r.aim(Some(Op::Scan), scan.start_key);
                 r.count = scan.count;
-                set_fields(r, scan.fields);
+                r.set_fields(scan.fields);
                 r.rows.clear();
             })
             .await?;
@@ -579,14 +581,7 @@ impl Bodies for SqliteConnection {
     }
 
     async fn delete_now(&mut self, key: &str) -> rusqlite::Result<Status> {
-        let (status, _) = self
-            .call(|r| {
-                r.op = None;
-                r.delete = true;
-                r.key.clear();
-                r.key.push_str(key);
-            })
-            .await?;
+        let (status, _) = self.call(|r| r.aim(None, key)).await?;
         Ok(status)
     }
 }
@@ -600,10 +595,7 @@ impl SqliteConnection {
     ) -> rusqlite::Result<Status> {
         let (status, _) = self
             .call(|r| {
-                r.op = Some(op);
-                r.delete = false;
-                r.key.clear();
-                r.key.push_str(key);
+                r.aim(Some(op), key);
                 copy_values(&mut r.values, values);
             })
             .await?;
@@ -640,15 +632,15 @@ impl Statements {
         } else {
             Fields::Some(&r.fields)
         };
-        match (r.op, r.delete) {
-            (_, true) => {
+        match r.op {
+            None => {
                 let changed = self
                     .conn
                     .prepare_cached(&self.sql.delete)?
                     .execute([&r.key])?;
                 Ok(Status::found(changed > 0))
             }
-            (Some(Op::Read), _) => {
+            Some(Op::Read) => {
                 let (text, columns) = self.sql.reading(Op::Read, fields);
                 let mut stmt = self.conn.prepare_cached(text)?;
                 let mut rows = stmt.query([&r.key])?;
@@ -660,7 +652,7 @@ impl Statements {
                     None => Ok(Status::NotFound),
                 }
             }
-            (Some(Op::Scan), _) => {
+            Some(Op::Scan) => {
                 let (text, columns) = self.sql.reading(Op::Scan, fields);
                 let limit = i64::try_from(r.count).unwrap_or(i64::MAX);
                 let mut stmt = self.conn.prepare_cached(text)?;
@@ -675,7 +667,7 @@ impl Statements {
                 }
                 Ok(Status::Ok)
             }
-            (Some(Op::Update), _) => {
+            Some(Op::Update) => {
                 if r.values.is_empty() {
                     // Nothing to set: the answer is only whether the record exists.
                     let found = self
@@ -689,12 +681,11 @@ impl Statements {
                     execute_write(&self.conn, text, &r.key, &r.values)? > 0,
                 ))
             }
-            (Some(Op::Insert), _) => {
+            Some(Op::Insert) => {
                 let text = self.sql.writing(Op::Insert, &r.values);
                 execute_write(&self.conn, text, &r.key, &r.values)?;
                 Ok(Status::Ok)
             }
-            (None, false) => Ok(Status::BadRequest),
         }
     }
 }
