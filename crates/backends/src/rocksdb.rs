@@ -251,6 +251,12 @@ impl Backend for RocksBackend {
         format!("rocksdb:{}", self.path.display())
     }
 
+    // Every get and put runs on the calling runtime thread (see
+    // `RocksConnection`): the engine's speed is the threads'.
+    fn in_process(&self) -> bool {
+        true
+    }
+
     // Setup runs inline, like every RocksDB call here: it happens once,
     // before the measured phase.
     async fn prepare(&self, schema: &Schema, drop: bool) -> Result<(), BackendError> {

@@ -80,6 +80,7 @@ fn a_writer_waiting_for_the_lock_does_not_hold_back_a_reader_on_its_thread() {
         ],
         arrival: Arrival::Uniform,
         seed: 3,
+        runtime_threads: 1,
         ..RunConfig::default()
     };
     let connector = BackendConnector {
@@ -87,7 +88,7 @@ fn a_writer_waiting_for_the_lock_does_not_hold_back_a_reader_on_its_thread() {
         schema,
     };
     let steps = vec![OneKind(OpKind::Update), OneKind(OpKind::Read)];
-    let o = executor::with_pool(&connector, 2, 1, |pool| {
+    let o = executor::with_pool(&connector, &cfg, |pool| {
         pool.run(steps, &cfg, &StopHandle::new(), &Quiet)
     })
     .unwrap()

@@ -52,6 +52,17 @@ impl CpuTimes {
     }
 }
 
+/// CPU time the calling thread has used so far (zero where the clock
+/// cannot be read).
+pub fn thread_cpu() -> Duration {
+    // SAFETY: clock_gettime writes into the zeroed struct we own.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
 /// Cores this process may run on.
 pub fn available_cores() -> usize {
     std::thread::available_parallelism()

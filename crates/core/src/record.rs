@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::backend::{ServerStats, Status};
 use crate::cpu::CpuTimes;
-use crate::executor::RunOutcome;
+use crate::executor::{RunOutcome, ThreadUse};
 use crate::op::OpKind;
 use crate::recorder::{LatencySummary, Stats};
 use crate::selfcheck::SelfCheck;
@@ -285,6 +285,10 @@ pub struct RunRecord {
     /// run ended; `None` when read back from the store, which keeps the
     /// figures it rests on but not the arrival test's bins.
     pub self_check: Option<SelfCheck>,
+    /// Why the run had the runtime threads it had and how busy the busiest
+    /// was; `None` when read back from the store, which keeps the count
+    /// (and any warning about a saturated thread) but not these.
+    pub thread_use: Option<ThreadUse>,
     /// The summary's statistics (warm-up excluded), with every histogram:
     /// service and response time of successful and of failed operations,
     /// and the scheduling lag. Empty until the run finished; see
@@ -359,6 +363,7 @@ impl RunRecord {
                     outcome.arrival_check.clone(),
                 )
             }),
+            thread_use: Some(outcome.thread_use),
             total: outcome.total.clone(),
             // The time series went to the store as the run went; the run
             // does not keep it.

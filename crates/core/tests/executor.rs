@@ -348,7 +348,7 @@ fn a_pool_keeps_its_connections_across_runs() {
         groups: vec![Group::all(5, None, Some(10_000))],
         ..RunConfig::default()
     };
-    let totals = executor::with_pool(&c, 5, 0, |pool| {
+    let totals = executor::with_pool(&c, &cfg, |pool| {
         (0..3)
             .map(|_| {
                 pool.run(steps(5), &cfg, &StopHandle::new(), &Quiet)
@@ -384,20 +384,27 @@ fn operations_stuck_past_the_drain_timeout_are_abandoned_and_reconnected() {
         drain_timeout: Duration::from_millis(200),
         ..RunConfig::default()
     };
-    let (first, second) = executor::with_pool(&c, 2, 1, |pool| {
-        let first = pool
-            .run(steps(2), &stalled, &StopHandle::new(), &Quiet)
-            .unwrap();
-        let after = RunConfig {
-            groups: vec![Group::all(2, None, Some(50))],
-            ..RunConfig::default()
-        };
-        (
-            first,
-            pool.run(steps(2), &after, &StopHandle::new(), &Quiet)
-                .unwrap(),
-        )
-    })
+    let (first, second) = executor::with_pool(
+        &c,
+        &RunConfig {
+            runtime_threads: 1,
+            ..stalled.clone()
+        },
+        |pool| {
+            let first = pool
+                .run(steps(2), &stalled, &StopHandle::new(), &Quiet)
+                .unwrap();
+            let after = RunConfig {
+                groups: vec![Group::all(2, None, Some(50))],
+                ..RunConfig::default()
+            };
+            (
+                first,
+                pool.run(steps(2), &after, &StopHandle::new(), &Quiet)
+                    .unwrap(),
+            )
+        },
+    )
     .unwrap();
     assert!(first.abandoned >= 1, "{}", first.abandoned);
     assert!(
@@ -578,7 +585,7 @@ fn groups_keep_their_own_rate_and_count() {
         ..RunConfig::default()
     };
     let series = executor::KeepSeries::default();
-    let o = executor::with_pool(&connector(&b), 5, 0, |pool| {
+    let o = executor::with_pool(&connector(&b), &cfg, |pool| {
         pool.run(steps, &cfg, &StopHandle::new(), &series)
     })
     .unwrap()
@@ -638,7 +645,7 @@ fn a_closed_loop_group_runs_beside_an_open_one() {
         arrival: Arrival::Uniform,
         ..RunConfig::default()
     };
-    let o = executor::with_pool(&connector(&b), 2, 0, |pool| {
+    let o = executor::with_pool(&connector(&b), &cfg, |pool| {
         pool.run(steps, &cfg, &StopHandle::new(), &Quiet)
     })
     .unwrap()
@@ -724,4 +731,83 @@ fn batched_releases_keep_every_intended_start_exact() {
     // And the response times start there: none is shorter than its service.
     let r = o.total.op(OpKind::Read).unwrap();
     assert!(r.ok.response.min() >= r.ok.service.min());
+}
+
+/// Holds its runtime thread on a CPU for `spin` per operation, or sleeps
+/// `sleep` without one.
+struct Burn {
+    spin: Duration,
+    sleep: Duration,
+}
+
+impl<C: Connection> Step<C> for Burn {
+    async fn step(&mut self, _: &mut C, m: &mut Meter) {
+        let t = m.start();
+        let until = std::time::Instant::now() + self.spin;
+        let mut x = 1u64;
+        while std::time::Instant::now() < until {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        if !self.sleep.is_zero() {
+            tokio::time::sleep(self.sleep).await;
+        }
+        m.record(OpKind::Read, Status::Ok, t);
+    }
+}
+
+#[test]
+fn the_report_says_how_busy_the_busiest_runtime_thread_was() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let run = |spin, sleep| {
+        let cfg = RunConfig {
+            groups: vec![Group::all(2, None, None)],
+            max_execution_time: Some(Duration::from_millis(600)),
+            runtime_threads: 1,
+            ..RunConfig::default()
+        };
+        let steps = (0..2).map(|_| Burn { spin, sleep }).collect();
+        executor::run(
+            &connector(&NullBackend::new()),
+            steps,
+            &cfg,
+            &StopHandle::new(),
+            &Quiet,
+        )
+        .unwrap()
+    };
+    // The one runtime thread spins: nearly all the process's CPU is that
+    // thread's, however busy the machine (both figures shrink together).
+    let busy = run(Duration::from_micros(200), Duration::ZERO);
+    assert_eq!(busy.thread_use.why, executor::ThreadsWhy::Set);
+    let thread_s = busy.thread_use.busiest * busy.elapsed.as_secs_f64();
+    let process_s = busy.cpu.total_s();
+    assert!(
+        thread_s > 0.8 * process_s && thread_s <= process_s + 0.02,
+        "thread {thread_s} s of the process's {process_s} s"
+    );
+    assert!(busy.thread_use.busiest > 0.2, "{:?}", busy.thread_use);
+    // It sleeps: its loop idles.
+    let idle = run(Duration::ZERO, Duration::from_millis(2));
+    assert!(idle.thread_use.busiest < 0.1, "{:?}", idle.thread_use);
+}
+
+#[test]
+fn threads_are_sized_to_the_connections_unless_set() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let cfg = RunConfig {
+        groups: vec![Group::all(16, None, Some(1_000))],
+        ..RunConfig::default()
+    };
+    let o = run_on(&NullBackend::new(), 16, cfg);
+    assert_eq!(o.runtime_threads, 1);
+    assert_eq!(o.thread_use.why, executor::ThreadsWhy::Load);
+    // An in-process database gets a thread per core for its own work.
+    let cfg = RunConfig {
+        groups: vec![Group::all(16, None, Some(1_000))],
+        ..RunConfig::default()
+    };
+    let o = run_on(&MemoryBackend::new(), 16, cfg);
+    let cores = std::thread::available_parallelism().unwrap().get();
+    assert_eq!(o.runtime_threads, cores.min(16));
+    assert_eq!(o.thread_use.why, executor::ThreadsWhy::InProcess);
 }

@@ -111,8 +111,8 @@ fn phase(backend: &MemoryBackend, plan: Plan) -> (RunOutcome, Vec<u64>, u64) {
         .unwrap();
     let narrator = ready.narrator().expect("the keyvalue workload narrates");
     reads.lock().unwrap().clear();
-    let workers = ready.config().workers();
-    let outcome = executor::with_pool(&connector, workers, 0, |pool| {
+    let cfg = ready.config().clone();
+    let outcome = executor::with_pool(&connector, &cfg, |pool| {
         ready.run(pool, &StopHandle::new(), &Quiet)
     })
     .unwrap()

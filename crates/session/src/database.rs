@@ -162,7 +162,7 @@ impl<'s> Database<'s> {
                     schema: Arc::new(plan.schema.clone()),
                 };
                 let run = &plan.run;
-                executor::with_pool(&connector, run.workers(), run.runtime_threads, |pool| {
+                executor::with_pool(&connector, run, |pool| {
                     let mut bound = Bound {
                         backend,
                         connector: &connector,

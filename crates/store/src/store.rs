@@ -1341,6 +1341,7 @@ impl Store {
         let server = self.load_server(id)?;
         Ok(RunRecord {
             self_check: None,
+            thread_use: None,
             summary,
             warnings,
             total,

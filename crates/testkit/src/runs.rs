@@ -21,7 +21,8 @@ use sojourn_core::backend::memory::MemoryBackend;
 use sojourn_core::backend::{Backend, Status};
 use sojourn_core::cpu::CpuTimes;
 use sojourn_core::executor::{
-    self, BackendConnector, Interval, KeepSeries, RunOutcome, StopHandle, StopReason,
+    self, BackendConnector, Interval, KeepSeries, RunOutcome, StopHandle, StopReason, ThreadUse,
+    ThreadsWhy,
 };
 use sojourn_core::op::OpKind;
 use sojourn_core::plan::Plan;
@@ -135,6 +136,10 @@ impl Synthetic {
             abandoned: 0,
             seed: self.seed,
             runtime_threads: 1,
+            thread_use: ThreadUse {
+                why: ThreadsWhy::Set,
+                busiest: 0.5,
+            },
             arrival_check: None,
             server: None,
         }
@@ -172,6 +177,7 @@ impl Synthetic {
         };
         RunRecord {
             self_check: None,
+            thread_use: None,
             summary: RunSummary {
                 meta,
                 status: RunStatus::Completed,
@@ -288,12 +294,9 @@ pub fn memory_run(
         .block_on(plan.workload.ready(phase, &plan.run, backend, &connector))
         .expect("a valid workload");
     let series = KeepSeries::default();
-    let outcome = executor::with_pool(
-        &connector,
-        plan.run.workers(),
-        plan.run.runtime_threads,
-        |pool| ready.run(pool, &StopHandle::new(), &series),
-    )
+    let outcome = executor::with_pool(&connector, &plan.run, |pool| {
+        ready.run(pool, &StopHandle::new(), &series)
+    })
     .expect("connections open")
     .expect("the run completes");
     (outcome, series.into_intervals())

@@ -325,6 +325,11 @@ impl Backend for MemoryBackend {
         }
     }
 
+    // The map is read and written on the calling thread.
+    fn in_process(&self) -> bool {
+        true
+    }
+
     async fn prepare(&self, schema: &Schema, drop: bool) -> Result<(), BackendError> {
         let table = self.shared.table(&schema.table);
         if drop {

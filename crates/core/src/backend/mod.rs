@@ -247,6 +247,16 @@ pub trait Backend: Send + Sync + 'static {
         async { Ok(None) }
     }
 
+    /// Whether the database does its work on the thread that calls it (an
+    /// engine inside the client's process, called directly), so that its
+    /// speed depends on how many runtime threads there are: the executor
+    /// then runs one per core. A backend that waits on a server, or hands
+    /// its calls to threads of its own, keeps the default, and its
+    /// connections share as few threads as the load needs.
+    fn in_process(&self) -> bool {
+        false
+    }
+
     /// What this backend offers beyond YCSB's five operations: the
     /// capabilities of the workloads it runs (each defined next to its
     /// workload), found there by the workload that needs one. Default:

@@ -106,6 +106,7 @@ impl Aggregator {
             abandoned: p.abandoned,
             seed: p.seed,
             runtime_threads: p.runtime_threads,
+            thread_use: p.thread_use,
             arrival_check: p.arrival_check,
             server: None,
         }

@@ -30,8 +30,12 @@ pub(super) enum Report {
     Connected(Result<(), BackendError>),
     /// A job arrived and the thread is at the start line.
     Ready(Result<(), BackendError>),
-    /// A job ended.
-    Done { scheduled: u64, abandoned: u64 },
+    /// A job ended; `busy` is the thread's CPU time over it.
+    Done {
+        scheduled: u64,
+        abandoned: u64,
+        busy: Duration,
+    },
 }
 
 /// One run's share for one thread: a lane per group with workers here.
@@ -211,6 +215,7 @@ async fn serve_jobs<K: Connector>(
         // Blocking here is fine: the wait is as short as the slowest
         // thread's reconnecting, and nothing of ours is in flight.
         job.ready.wait();
+        let cpu = crate::cpu::thread_cpu();
         let (scheduled, abandoned) = if job.shared.abort.load(Ordering::SeqCst) {
             (0, 0)
         } else {
@@ -219,6 +224,7 @@ async fn serve_jobs<K: Connector>(
         let _ = tx.send(Report::Done {
             scheduled,
             abandoned,
+            busy: crate::cpu::thread_cpu().saturating_sub(cpu),
         });
     }
 }

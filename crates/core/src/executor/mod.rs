@@ -35,6 +35,7 @@
 
 mod aggregate;
 mod core_thread;
+mod threads;
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -51,6 +52,10 @@ use crate::selfcheck::{ArrivalCheck, Arrivals, StartBins};
 
 use aggregate::Aggregator;
 use core_thread::{Job, Lane, Report, ThreadCtx};
+pub use threads::{
+    RuntimeThreads, ThreadUse, ThreadsWhy, CONNECTIONS_PER_THREAD, RATE_PER_THREAD,
+    THREAD_SATURATED,
+};
 
 /// One operation (or a compound such as read-modify-write) on one
 /// connection. Implemented by workloads.
@@ -72,6 +77,12 @@ pub trait Step<C>: Send + 'static {
 pub trait Connector: Sync {
     type Conn: Send + 'static;
     fn connect(&self) -> impl Future<Output = Result<Self::Conn, BackendError>>;
+
+    /// Whether the database does its work on the thread that calls it; see
+    /// [`Backend::in_process`].
+    fn in_process(&self) -> bool {
+        false
+    }
 }
 
 /// A [`Connector`] for a backend and the table a workload uses.
@@ -84,6 +95,10 @@ impl<B: Backend> Connector for BackendConnector<'_, B> {
     type Conn = B::Conn;
     fn connect(&self) -> impl Future<Output = Result<B::Conn, BackendError>> {
         self.backend.connect(self.schema.clone())
+    }
+
+    fn in_process(&self) -> bool {
+        self.backend.in_process()
     }
 }
 
@@ -103,8 +118,8 @@ pub struct RunConfig {
     pub interval: Duration,
     /// How long in-flight operations may take to finish once the run stops.
     pub drain_timeout: Duration,
-    /// OS threads, each with its own single-threaded runtime; 0 picks one
-    /// per available core (never more than the connections).
+    /// OS threads, each with its own single-threaded runtime; 0 sizes them
+    /// to the connections and the rate (see [`RuntimeThreads::size`]).
     pub runtime_threads: usize,
 }
 
@@ -414,6 +429,8 @@ pub struct RunOutcome {
     pub seed: u64,
     /// Runtime threads the connections were spread over.
     pub runtime_threads: usize,
+    /// Why that many, and how busy the busiest was.
+    pub thread_use: ThreadUse,
     /// Whether the sends of a Poisson run looked Poisson (see
     /// [`crate::selfcheck`]); `None` for other runs or too few bins.
     pub arrival_check: Option<ArrivalCheck>,
@@ -498,31 +515,33 @@ pub fn run<K: Connector, S: Step<K::Conn>>(
     stop: &StopHandle,
     observer: &dyn Observer,
 ) -> Result<RunOutcome, BackendError> {
-    with_pool(connector, steps.len(), cfg.runtime_threads, |pool| {
-        pool.run(steps, cfg, stop, observer)
-    })?
+    assert_eq!(steps.len(), cfg.workers(), "one step per connection");
+    with_pool(connector, cfg, |pool| pool.run(steps, cfg, stop, observer))?
 }
 
-/// Open `workers` connections spread over the runtime threads and hand the
-/// pool to `f`, which may run several phases or steps on it (a load then a
-/// run; the steps of a capacity search) without reconnecting. The threads
-/// and connections end when `f` returns.
+/// Open `cfg`'s connections, spread over runtime threads sized for it (see
+/// [`RuntimeThreads::size`]), and hand the pool to `f`, which may run
+/// several phases or steps on it (a load then a run; the steps of a
+/// capacity search) without reconnecting. The threads and connections end
+/// when `f` returns.
 pub fn with_pool<K, R>(
     connector: &K,
-    workers: usize,
-    runtime_threads: usize,
+    cfg: &RunConfig,
     f: impl FnOnce(&mut Pool<K::Conn>) -> R,
 ) -> Result<R, BackendError>
 where
     K: Connector,
 {
+    let workers = cfg.workers();
     assert!(workers > 0, "at least one connection");
-    let n_threads = if runtime_threads == 0 {
-        crate::cpu::available_cores()
-    } else {
-        runtime_threads
-    }
-    .clamp(1, workers);
+    let sizing = RuntimeThreads::size(
+        cfg.runtime_threads,
+        workers,
+        cfg.target(),
+        crate::cpu::available_cores(),
+        connector.in_process(),
+    );
+    let n_threads = sizing.count;
     let (tx, rx) = mpsc::channel::<Report>();
     std::thread::scope(|scope| {
         let mut jobs = Vec::with_capacity(n_threads);
@@ -561,6 +580,7 @@ where
             jobs,
             reports: rx,
             workers,
+            sizing,
         };
         Ok(f(&mut pool))
     })
@@ -572,6 +592,7 @@ pub struct Pool<C> {
     jobs: Vec<tokio::sync::mpsc::UnboundedSender<Job<C>>>,
     reports: mpsc::Receiver<Report>,
     workers: usize,
+    sizing: RuntimeThreads,
 }
 
 impl<C: Send + 'static> Pool<C> {
@@ -724,6 +745,7 @@ impl<C: Send + 'static> Pool<C> {
         let mut running = n_threads;
         let mut scheduled = 0u64;
         let mut abandoned = 0u64;
+        let mut busiest = Duration::ZERO;
         let mut interrupted = false;
         let mut drain_until: Option<Instant> = None;
         while running > 0 {
@@ -733,10 +755,12 @@ impl<C: Send + 'static> Pool<C> {
                 Ok(Report::Done {
                     scheduled: s,
                     abandoned: a,
+                    busy,
                 }) => {
                     running -= 1;
                     scheduled += s;
                     abandoned += a;
+                    busiest = busiest.max(busy);
                 }
                 Ok(_) | Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
@@ -795,6 +819,14 @@ impl<C: Send + 'static> Pool<C> {
             abandoned,
             seed: cfg.seed,
             runtime_threads: n_threads,
+            thread_use: ThreadUse {
+                why: self.sizing.why,
+                busiest: if elapsed.is_zero() {
+                    0.0
+                } else {
+                    busiest.as_secs_f64() / elapsed.as_secs_f64()
+                },
+            },
             arrival_check,
         }))
     }
@@ -823,5 +855,6 @@ struct RunOutcomeParts {
     abandoned: u64,
     seed: u64,
     runtime_threads: usize,
+    thread_use: ThreadUse,
     arrival_check: Option<ArrivalCheck>,
 }

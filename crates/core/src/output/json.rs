@@ -30,6 +30,11 @@ pub struct Report {
     pub seed: u64,
     pub threads: u64,
     pub runtime_threads: u64,
+    /// Why that many runtime threads (a run just measured; null when read
+    /// back from the store).
+    pub runtime_threads_why: Option<String>,
+    /// The busiest runtime thread's CPU time over the run's length.
+    pub busiest_thread: Option<f64>,
     pub arrival: Option<&'static str>,
     pub target_ops_per_sec: Option<f64>,
     /// Arrivals released by the schedule per second of run (open loop).
@@ -152,6 +157,8 @@ impl Report {
             seed: totals.as_ref().map_or(meta.seed, |t| t.seed),
             threads: meta.threads,
             runtime_threads: totals.as_ref().map_or(0, |t| t.runtime_threads),
+            runtime_threads_why: run.thread_use.map(|u| u.why.to_string()),
+            busiest_thread: run.thread_use.map(|u| u.busiest),
             arrival: meta.target.map(|_| arrival(meta)),
             target_ops_per_sec: meta.target,
             offered_ops_per_sec: totals.as_ref().and_then(|t| t.offered),

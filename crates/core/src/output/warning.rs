@@ -37,6 +37,13 @@ pub enum Warning {
         utilisation: f64,
         cores: usize,
     },
+    /// A runtime thread hardly idled, and more threads could have run.
+    ThreadSaturated {
+        busy: f64,
+        threads: usize,
+        connections: usize,
+        suggest: usize,
+    },
     NothingMeasured {
         warmup_s: f64,
         elapsed_s: f64,
@@ -84,6 +91,13 @@ impl fmt::Display for Warning {
                 "the client used {:.0}% of the {cores} CPU core(s) it may use: the figures may describe \
                  sojourn rather than the database. Run the client on other cores or machines, or lower -threads",
                 utilisation * 100.0
+            ),
+            Warning::ThreadSaturated { busy, threads, connections, suggest } => write!(
+                f,
+                "a runtime thread of the client was on a CPU {:.0}% of the run ({threads} thread(s) for \
+                 {connections} connections): it may have set the pace, and its queue may be in the \
+                 response times. -p runtime.threads={suggest} spreads the connections over more threads",
+                busy * 100.0
             ),
             Warning::NothingMeasured { warmup_s, elapsed_s } => write!(
                 f,
@@ -233,6 +247,22 @@ impl fmt::Display for DatabaseStall {
     }
 }
 
+/// A runtime thread near saturation, where more threads could have run (at
+/// one per core, [`Warning::ClientCpuSaturated`] speaks for the client).
+fn thread_saturated(o: &RunOutcome, cores: usize) -> Option<Warning> {
+    let most = cores.min(o.threads);
+    let busy = o.thread_use.busiest;
+    (o.elapsed.as_secs_f64() >= 0.5
+        && busy > crate::executor::THREAD_SATURATED
+        && o.runtime_threads < most)
+        .then(|| Warning::ThreadSaturated {
+            busy,
+            threads: o.runtime_threads,
+            connections: o.threads,
+            suggest: (o.runtime_threads * 2).min(most),
+        })
+}
+
 impl Serialize for Warning {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&self.to_string())
@@ -318,6 +348,9 @@ impl Warning {
                 cores: crate::cpu::available_cores(),
             });
         }
+        if let Some(w2) = thread_saturated(o, crate::cpu::available_cores()) {
+            w.push(w2);
+        }
         if o.total.ops_done == 0 && o.all.ops_done > 0 {
             w.push(Warning::NothingMeasured {
                 warmup_s,
@@ -331,5 +364,66 @@ impl Warning {
             });
         }
         w
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::null::NullBackend;
+    use crate::backend::Schema;
+    use crate::executor::{self, BackendConnector, Group, Meter, Quiet, RunConfig, StopHandle};
+
+    struct Nothing;
+    impl<C: Send + 'static> executor::Step<C> for Nothing {
+        async fn step(&mut self, _: &mut C, m: &mut Meter) {
+            let t = m.start();
+            m.record(OpKind::Read, crate::backend::Status::Ok, t);
+        }
+    }
+
+    fn outcome(connections: usize, runtime_threads: usize, busiest: f64) -> RunOutcome {
+        let b = NullBackend::new();
+        let cfg = RunConfig {
+            groups: vec![Group::all(connections, None, Some(10))],
+            runtime_threads,
+            ..RunConfig::default()
+        };
+        let connector = BackendConnector {
+            backend: &b,
+            schema: std::sync::Arc::new(Schema::ycsb("t", "f", 1)),
+        };
+        let steps = (0..connections).map(|_| Nothing).collect();
+        let mut o = executor::run(&connector, steps, &cfg, &StopHandle::new(), &Quiet).unwrap();
+        // The figures the rule reads, as a longer run would have them.
+        o.elapsed = std::time::Duration::from_secs(10);
+        o.thread_use.busiest = busiest;
+        o
+    }
+
+    #[test]
+    fn a_saturated_thread_is_warned_about_only_where_more_could_run() {
+        let w = thread_saturated(&outcome(16, 1, 0.97), 8).expect("a warning");
+        assert_eq!(
+            w,
+            Warning::ThreadSaturated {
+                busy: 0.97,
+                threads: 1,
+                connections: 16,
+                suggest: 2
+            }
+        );
+        assert!(w.to_string().contains("-p runtime.threads=2"), "{w}");
+        assert!(w.to_string().contains("97%"), "{w}");
+        // Idle enough, or no more threads to be had: one per core, or one
+        // per connection.
+        assert_eq!(thread_saturated(&outcome(16, 1, 0.6), 8), None);
+        assert_eq!(thread_saturated(&outcome(16, 2, 0.97), 2), None);
+        assert_eq!(thread_saturated(&outcome(2, 2, 0.97), 8), None);
+        let w = thread_saturated(&outcome(3, 2, 0.97), 8).expect("a warning");
+        assert!(
+            matches!(w, Warning::ThreadSaturated { suggest: 3, .. }),
+            "{w:?}"
+        );
     }
 }

@@ -8,7 +8,9 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use sojourn_core::backend::Status;
 use sojourn_core::cpu::CpuTimes;
-use sojourn_core::executor::{Interval, IntervalKind, RunOutcome, StopReason};
+use sojourn_core::executor::{
+    Interval, IntervalKind, RunOutcome, StopReason, ThreadUse, ThreadsWhy,
+};
 use sojourn_core::histlog;
 use sojourn_core::op::OpKind;
 use sojourn_core::recorder::{LatencySummary, Stats};
@@ -127,6 +129,10 @@ pub fn synthetic(seed: u64, n: u64, warmup: u64) -> Synthetic {
         abandoned: 0,
         seed,
         runtime_threads: 2,
+        thread_use: ThreadUse {
+            why: ThreadsWhy::Set,
+            busiest: 0.5,
+        },
         arrival_check: None,
         server: None,
     };
