@@ -296,7 +296,8 @@ class Runner:
         read = (r["ops"].get("read") or {}).get("service") or {}
         return result("sojourn", db, w.upper(), conns, r["operations"], r["achieved_ops_per_sec"], wall, user,
                       sys_, read.get("p50_us"), read.get("p99_us"),
-                      {"json_client_cpu": r["client_cpu"]})
+                      {"json_client_cpu": r["client_cpu"], "runtime_threads": r.get("runtime_threads"),
+                       "busiest_thread": r.get("busiest_thread")})
 
     # YCSB (Java)
     def ycsb(self, phase, cp, cls, db, w, conns, props):
@@ -396,12 +397,15 @@ class Runner:
             self.attempt(f"sojourn redis self-check {rate}", self.open_loop, "Redis open loop (workload C, 16 "
                          "connections): the self-check well below capacity", url, "c", 16, rate, 15)
         title = "Redis workload C, 16 connections, one request in flight each: runtime threads"
-        for threads in (1, 2, 4, 8):
-            r = self.attempt(f"sojourn redis threads {threads}", self.sojourn_run, "redis", url, "c", 16,
-                             ["-p", f"runtime.threads={threads}"])
+        # The default first: the count sojourn picks, then each count forced.
+        for threads in (None, 1, 2, 4, 8):
+            forced = ["-p", f"runtime.threads={threads}"] if threads else []
+            r = self.attempt(f"sojourn redis threads {threads or 'default'}", self.sojourn_run, "redis", url,
+                             "c", 16, forced)
             if r:
-                self.row(title, {"runtime threads": threads, "ops/s": r["ops_per_sec"],
-                                 "cpu us/op": r["cpu_us_per_op"]})
+                self.row(title, {"runtime threads": f"{r['runtime_threads']} (default)" if threads is None
+                                 else threads, "ops/s": r["ops_per_sec"], "cpu us/op": r["cpu_us_per_op"],
+                                 "busiest thread": r["busiest_thread"]})
         title = "Redis workload C, multiplexed: N workers over K connections, against redis-benchmark -P"
         peers = {}
         if bench:
@@ -418,6 +422,7 @@ class Runner:
             if r:
                 p = peers.get(conns)
                 self.row(title, {"tool": f"sojourn -threads {workers} connections={conns}",
+                                 "runtime threads": r["runtime_threads"],
                                  "ops/s": r["ops_per_sec"], "cpu us/op": r["cpu_us_per_op"],
                                  "ops/s vs peer": r["ops_per_sec"] / p["ops_per_sec"] if p else None,
                                  "cpu vs peer": r["cpu_us_per_op"] / p["cpu_us_per_op"] if p else None})

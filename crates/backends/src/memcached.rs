@@ -52,7 +52,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sojourn_core::backend::guard::{Bodies, Guard, Read, Scan};
-use sojourn_core::backend::{Backend, BackendError, FieldValue, Fields, Schema, Status};
+use sojourn_core::backend::{Backend, BackendError, FieldValue, Fields, Schema, Status, Threading};
 
 use crate::pool::{PoolOptions, Sharing, DEFAULT_TIMEOUT};
 use crate::wire::{
@@ -427,6 +427,10 @@ impl Backend for MemcachedBackend {
             .then(|| "memcached.checked=true".to_string());
         let sharing = self.opts.sharing.map(|s| s.to_string());
         crate::pool::describe(self.target(), checked.into_iter().chain(sharing))
+    }
+
+    fn threading(&self) -> Threading {
+        crate::pool::threading(self.opts.sharing)
     }
 
     async fn prepare(&self, _schema: &Schema, drop: bool) -> Result<(), BackendError> {

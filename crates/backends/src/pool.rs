@@ -10,6 +10,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use sojourn_core::backend::Threading;
 use sojourn_core::properties::Properties;
 
 /// Per-operation timeout when none is given.
@@ -34,6 +35,12 @@ pub struct Sharing {
     pub workers: usize,
     /// Sockets they share.
     pub sockets: usize,
+}
+
+/// What connections over `sharing`'s sockets (or sockets of their own)
+/// ask of the runtime threads.
+pub(crate) fn threading(sharing: Option<Sharing>) -> Threading {
+    sharing.map_or(Threading::Remote, |s| Threading::Sockets(s.sockets))
 }
 
 impl Sharing {

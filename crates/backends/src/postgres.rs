@@ -47,7 +47,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::CertificateDer;
 use sojourn_core::backend::guard::{Bodies, Failure, Guard, Read, Scan, Settle};
 use sojourn_core::backend::{
-    Backend, BackendError, Extensions, FieldValue, Row, Schema, ServerCounters, Status,
+    Backend, BackendError, Extensions, FieldValue, Row, Schema, ServerCounters, Status, Threading,
     SERVER_INSTANCE,
 };
 use sojourn_core::redact::redact_url;
@@ -655,6 +655,12 @@ impl PostgresBackend {
 
 impl Backend for PostgresBackend {
     type Conn = PostgresConnection;
+
+    fn threading(&self) -> Threading {
+        self.pool
+            .as_ref()
+            .map_or(Threading::Remote, |p| Threading::Sockets(p.slots.len()))
+    }
 
     async fn server_counters(
         &self,

@@ -74,7 +74,7 @@ use std::time::Duration;
 use sojourn_core::backend::guard::{self, Bodies, Guard, Read, Scan};
 use sojourn_core::backend::{
     Backend, BackendError, Extensions, FieldValue, Fields, Row, Schema, ServerCounters, Status,
-    SERVER_INSTANCE,
+    Threading, SERVER_INSTANCE,
 };
 use sojourn_core::properties::PropertyError;
 use sojourn_core::workload::capability::Runs;
@@ -626,6 +626,10 @@ impl Backend for RedisBackend {
         }
         notes.extend(self.opts.sharing.map(|s| s.to_string()));
         crate::pool::describe(self.target(), notes)
+    }
+
+    fn threading(&self) -> Threading {
+        crate::pool::threading(self.opts.sharing)
     }
 
     async fn prepare(&self, schema: &Schema, drop: bool) -> Result<(), BackendError> {

@@ -36,7 +36,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use ::rocksdb::{ColumnFamily, DBPinnableSlice, Options, ReadOptions, WriteOptions, DB};
 use sojourn_core::backend::guard::{Bodies, Failure, Guard, Read, Scan, Settle};
-use sojourn_core::backend::{Backend, BackendError, FieldValue, Fields, Row, Schema, Status};
+use sojourn_core::backend::{
+    Backend, BackendError, FieldValue, Fields, Row, Schema, Status, Threading,
+};
 
 use crate::{url, Open, OpenOptions};
 
@@ -253,8 +255,8 @@ impl Backend for RocksBackend {
 
     // Every get and put runs on the calling runtime thread (see
     // `RocksConnection`): the engine's speed is the threads'.
-    fn in_process(&self) -> bool {
-        true
+    fn threading(&self) -> Threading {
+        Threading::InProcess
     }
 
     // Setup runs inline, like every RocksDB call here: it happens once,

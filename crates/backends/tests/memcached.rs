@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use sojourn_backends::memcached::MemcachedBackend;
 use sojourn_backends::{Open, OpenOptions};
-use sojourn_core::backend::{Backend, Connection, Fields, Status};
+use sojourn_core::backend::{Backend, Connection, Fields, Status, Threading};
 use sojourn_core::properties::Properties;
 use sojourn_testkit::memcached_server::MemcachedServer;
 use sojourn_testkit::{conformance_as, fv, read, record, schema, ScanOrder, Writes};
@@ -114,6 +114,7 @@ async fn conformance_multiplexed() {
     };
     let b = open(&server.url(), &["connections=2"], 8);
     assert!(b.describe().ends_with("(8 in flight over 2 connections)"));
+    assert_eq!(b.threading(), Threading::Sockets(2));
     conformance_as(&b, ScanOrder::NotImplemented, Writes::Replace).await;
 }
 

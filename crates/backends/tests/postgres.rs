@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sojourn_backends::{open, AnyBackend, Open, OpenOptions, PostgresBackend};
-use sojourn_core::backend::{Backend, BackendError, Connection, Fields, Schema, Status};
+use sojourn_core::backend::{Backend, BackendError, Connection, Fields, Schema, Status, Threading};
 use sojourn_core::properties::{Origin, Properties};
 use sojourn_testkit::postgres_server::{Postgres, PASSWORD, USER};
 use sojourn_testkit::{self as util, fv};
@@ -284,6 +284,8 @@ async fn multiplexed_topology_conforms_and_shares_sockets() {
     let url = format!("{}?application_name=mux", pg.url());
     let b = backend_for(&url, &mux, 8);
     assert!(b.describe().ends_with("(8 in flight over 2 connections)"));
+    assert_eq!(b.threading(), Threading::Sockets(2));
+    assert_eq!(backend_for(&url, &[], 8).threading(), Threading::Remote);
     let schema = util::schema();
     let mut conns = Vec::new();
     for _ in 0..8 {

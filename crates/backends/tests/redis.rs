@@ -11,7 +11,7 @@ use sojourn_backends::redis::{
     java_hash, RedisBackend, INSERT_SCRIPT, INSERT_SHA, UPDATE_SCRIPT, UPDATE_SHA,
 };
 use sojourn_backends::{Open, OpenError, OpenOptions};
-use sojourn_core::backend::{Backend, BackendError, Connection, Fields, Schema, Status};
+use sojourn_core::backend::{Backend, BackendError, Connection, Fields, Schema, Status, Threading};
 use sojourn_core::properties::Properties;
 use sojourn_testkit::redis_server::RedisServer;
 use sojourn_testkit::{conformance_as, fv, read, record, scan, schema, ScanOrder, Writes};
@@ -86,6 +86,9 @@ async fn multiplexed_connections_share_sockets() {
         return;
     };
     let b = backend(&server, &["connections=2"], 16);
+    // A runtime thread per socket, where the run has the cores.
+    assert_eq!(b.threading(), Threading::Sockets(2));
+    assert_eq!(backend(&server, &[], 16).threading(), Threading::Remote);
     let schema = schema();
     b.prepare(&schema, true).await.unwrap();
     let mut conns = Vec::new();

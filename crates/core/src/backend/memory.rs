@@ -31,7 +31,7 @@ use parking_lot::{Mutex, RwLock};
 use tokio::time::{sleep_until, Instant};
 
 use super::guard::{Bodies, Failure, Guard, Read, Scan, Settle};
-use super::{Backend, BackendError, FieldValue, Fields, Row, Schema, Status};
+use super::{Backend, BackendError, FieldValue, Fields, Row, Schema, Status, Threading};
 
 /// Longest stall or service time a hook accepts; anything longer is surely a
 /// typo, and the bound keeps `Instant` arithmetic far from overflow.
@@ -326,8 +326,8 @@ impl Backend for MemoryBackend {
     }
 
     // The map is read and written on the calling thread.
-    fn in_process(&self) -> bool {
-        true
+    fn threading(&self) -> Threading {
+        Threading::InProcess
     }
 
     async fn prepare(&self, schema: &Schema, drop: bool) -> Result<(), BackendError> {

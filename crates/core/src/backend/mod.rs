@@ -206,6 +206,24 @@ pub trait Connection: Send + 'static {
     }
 }
 
+/// What a backend's connections ask of the runtime threads that poll them,
+/// so that the executor runs as many as the work needs (see
+/// `executor::RuntimeThreads`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Threading {
+    /// Each connection waits on a server over a socket of its own, or hands
+    /// its calls to threads of its own: the connections share as few
+    /// runtime threads as the load needs.
+    Remote,
+    /// The run's connections share this many sockets, their requests
+    /// pipelined (`-p connections=K`).
+    Sockets(usize),
+    /// The database does its work on the thread that calls it (an engine in
+    /// the client's process, called directly), so its speed is the
+    /// threads': one per core.
+    InProcess,
+}
+
 /// A configured database.
 pub trait Backend: Send + Sync + 'static {
     type Conn: Connection;
@@ -247,14 +265,11 @@ pub trait Backend: Send + Sync + 'static {
         async { Ok(None) }
     }
 
-    /// Whether the database does its work on the thread that calls it (an
-    /// engine inside the client's process, called directly), so that its
-    /// speed depends on how many runtime threads there are: the executor
-    /// then runs one per core. A backend that waits on a server, or hands
-    /// its calls to threads of its own, keeps the default, and its
-    /// connections share as few threads as the load needs.
-    fn in_process(&self) -> bool {
-        false
+    /// What its connections ask of the runtime threads that poll them; see
+    /// [`Threading`]. Default: each waits on a server over a socket of its
+    /// own.
+    fn threading(&self) -> Threading {
+        Threading::Remote
     }
 
     /// What this backend offers beyond YCSB's five operations: the

@@ -43,7 +43,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Barrier, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::backend::{Backend, BackendError, Schema, Status};
+use crate::backend::{Backend, BackendError, Schema, Status, Threading};
 use crate::cpu::CpuTimes;
 use crate::op::OpKind;
 use crate::recorder::{LatencySummary, Recorder, Stats};
@@ -78,10 +78,10 @@ pub trait Connector: Sync {
     type Conn: Send + 'static;
     fn connect(&self) -> impl Future<Output = Result<Self::Conn, BackendError>>;
 
-    /// Whether the database does its work on the thread that calls it; see
-    /// [`Backend::in_process`].
-    fn in_process(&self) -> bool {
-        false
+    /// What the connections ask of the runtime threads; see
+    /// [`Backend::threading`].
+    fn threading(&self) -> Threading {
+        Threading::Remote
     }
 }
 
@@ -97,8 +97,8 @@ impl<B: Backend> Connector for BackendConnector<'_, B> {
         self.backend.connect(self.schema.clone())
     }
 
-    fn in_process(&self) -> bool {
-        self.backend.in_process()
+    fn threading(&self) -> Threading {
+        self.backend.threading()
     }
 }
 
@@ -539,7 +539,7 @@ where
         workers,
         cfg.target(),
         crate::cpu::available_cores(),
-        connector.in_process(),
+        connector.threading(),
     );
     let n_threads = sizing.count;
     let (tx, rx) = mpsc::channel::<Report>();
