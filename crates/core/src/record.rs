@@ -192,6 +192,9 @@ pub struct RunTotals {
     pub stop_reason: String,
     pub seed: u64,
     pub runtime_threads: u64,
+    /// Why that many runtime threads, and how busy the busiest was; `None`
+    /// for runs stored before it was kept.
+    pub thread_use: Option<ThreadUse>,
     /// The client's own CPU time over the run.
     pub cpu: CpuTimes,
 }
@@ -285,10 +288,6 @@ pub struct RunRecord {
     /// run ended; `None` when read back from the store, which keeps the
     /// figures it rests on but not the arrival test's bins.
     pub self_check: Option<SelfCheck>,
-    /// Why the run had the runtime threads it had and how busy the busiest
-    /// was; `None` when read back from the store, which keeps the count
-    /// (and any warning about a saturated thread) but not these.
-    pub thread_use: Option<ThreadUse>,
     /// The summary's statistics (warm-up excluded), with every histogram:
     /// service and response time of successful and of failed operations,
     /// and the scheduling lag. Empty until the run finished; see
@@ -321,6 +320,7 @@ impl RunTotals {
             stop_reason: outcome.stop_reason.name().to_string(),
             seed: outcome.seed,
             runtime_threads: outcome.runtime_threads as u64,
+            thread_use: Some(outcome.thread_use),
             cpu: outcome.cpu,
         }
     }
@@ -363,7 +363,6 @@ impl RunRecord {
                     outcome.arrival_check.clone(),
                 )
             }),
-            thread_use: Some(outcome.thread_use),
             total: outcome.total.clone(),
             // The time series went to the store as the run went; the run
             // does not keep it.

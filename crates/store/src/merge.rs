@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, UNIX_EPOCH};
 
 use sojourn_core::cpu::CpuTimes;
+use sojourn_core::executor::ThreadUse;
 use sojourn_core::recorder::{LatencySummary, Stats};
 
 use crate::StoreError;
@@ -124,6 +125,20 @@ fn merge_totals(runs: &[RunRecord]) -> Option<RunTotals> {
         stop_reason: all[0].stop_reason.clone(),
         seed: all[0].seed,
         runtime_threads: all.iter().map(|t| t.runtime_threads).sum(),
+        // The clients' reason where they agree; the busiest of any client's
+        // threads.
+        thread_use: all
+            .iter()
+            .map(|t| t.thread_use)
+            .collect::<Option<Vec<_>>>()
+            .and_then(|uses| {
+                uses.iter()
+                    .all(|u| u.why == uses[0].why)
+                    .then(|| ThreadUse {
+                        why: uses[0].why,
+                        busiest: uses.iter().map(|u| u.busiest).fold(0.0, f64::max),
+                    })
+            }),
         cpu: CpuTimes {
             user_s: all.iter().map(|t| t.cpu.user_s).sum(),
             system_s: all.iter().map(|t| t.cpu.system_s).sum(),

@@ -26,7 +26,7 @@
 //!   its run stages (`runs.stage_index`), each of one or more clients.
 
 /// The schema version this build writes; older stores are migrated on open.
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// Column names of the counts by status, in [`sojourn_core::backend::Status::ALL`] order.
 pub(crate) const STATUS_COLUMNS: [&str; 9] = [
@@ -48,7 +48,7 @@ pub(crate) const FIGURES: [&str; 9] = [
 ];
 
 /// Migration `n` (1-based) takes a store from version n-1 to n.
-pub(crate) const MIGRATIONS: [&str; 5] = [V1, V2, V3, V4, V5];
+pub(crate) const MIGRATIONS: [&str; 6] = [V1, V2, V3, V4, V5, V6];
 
 /// The first schema: runs, their side tables, totals per operation kind,
 /// and the time series.
@@ -474,6 +474,14 @@ FROM (
     ) x
     JOIN run_info i ON i.run_id = x.run_id
 ) c;
+"#;
+
+/// Why a run had the runtime threads it had (`set`, `load`, `sockets`,
+/// `in_process`) and the busiest one's CPU time over the run's length:
+/// NULL for runs stored before.
+const V6: &str = r#"
+ALTER TABLE runs ADD COLUMN runtime_threads_why TEXT;
+ALTER TABLE runs ADD COLUMN busiest_thread DOUBLE PRECISION;
 "#;
 
 /// Migration `n`'s SQL for a dialect.

@@ -19,7 +19,7 @@ use parking_lot::Mutex;
 use sojourn_core::backend::ServerStats;
 use sojourn_core::backend::Status;
 use sojourn_core::cpu::CpuTimes;
-use sojourn_core::executor::{Interval, RunOutcome};
+use sojourn_core::executor::{Interval, RunOutcome, ThreadUse, ThreadsWhy};
 use sojourn_core::histlog;
 use sojourn_core::op::OpKind;
 use sojourn_core::output::time::rfc3339;
@@ -439,8 +439,8 @@ impl Store {
                     "UPDATE runs SET status = ?, error = NULL, started_at = ?, started_unix = ?, \
                      ended_at = ?, ended_unix = ?, elapsed_s = ?, measured_s = ?, operations = ?, operations_all = ?, \
                      throughput = ?, offered = ?, scheduled = ?, abandoned = ?, stop_reason = ?, \
-                     seed = ?, runtime_threads = ?, cpu_user_s = ?, cpu_system_s = ?, lag_hist = ? \
-                     WHERE id = ?",
+                     seed = ?, runtime_threads = ?, cpu_user_s = ?, cpu_system_s = ?, lag_hist = ?, \
+                     runtime_threads_why = ?, busiest_thread = ? WHERE id = ?",
                     &[
                         text(status.as_str()),
                         text(&rfc3339(outcome.started_at)),
@@ -465,6 +465,8 @@ impl Store {
                             .lag
                             .as_deref()
                             .map_or(Value::Null, |h| Value::Blob(histlog::encode(h))),
+                        t.thread_use.map_or(Value::Null, |u| text(u.why.name())),
+                        t.thread_use.map_or(Value::Null, |u| Value::Real(u.busiest)),
                         text(&run.0),
                     ],
                 )?;
@@ -859,6 +861,11 @@ impl Store {
             stop_reason: row[25].as_text().unwrap_or_default().to_string(),
             seed: as_u64(&row[26]),
             runtime_threads: as_u64(&row[27]),
+            thread_use: row[38]
+                .as_text()
+                .and_then(ThreadsWhy::parse)
+                .zip(as_f64(&row[39]))
+                .map(|(why, busiest)| ThreadUse { why, busiest }),
             cpu: CpuTimes {
                 user_s: as_f64(&row[28]).unwrap_or(0.0),
                 system_s: as_f64(&row[29]).unwrap_or(0.0),
@@ -1341,7 +1348,6 @@ impl Store {
         let server = self.load_server(id)?;
         Ok(RunRecord {
             self_check: None,
-            thread_use: None,
             summary,
             warnings,
             total,
@@ -1429,7 +1435,8 @@ const RUN_COLUMNS: &str = "id, run_uri, started_at, started_unix, phase, workloa
      ended_unix, elapsed_s, measured_s, operations, operations_all, throughput, offered, \
      scheduled, abandoned, stop_reason, seed, runtime_threads, cpu_user_s, cpu_system_s, \
      client_index, client_count, measurement_interval, percentiles, warmup_s, \
-     (SELECT COUNT(*) FROM intervals i WHERE i.run_id = r.id), lag_hist, stage_index";
+     (SELECT COUNT(*) FROM intervals i WHERE i.run_id = r.id), lag_hist, stage_index, \
+     runtime_threads_why, busiest_thread";
 
 /// The first word of a statement, after whitespace and SQL comments.
 /// The first call in `sql` of a server's administrative function: a read-

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use common::*;
+use sojourn_core::executor::ThreadsWhy;
 use sojourn_core::op::OpKind;
 use sojourn_core::recorder::Stats;
 use sojourn_store::{
@@ -50,6 +51,8 @@ fn a_run_reads_back_as_it_was_recorded() {
     assert!((t.measured.as_secs_f64() - 4.0).abs() < 1e-9);
     assert!((t.cpu.user_s - o.cpu.user_s).abs() < 1e-12);
     assert!(t.offered.is_some());
+    assert_eq!(t.runtime_threads, o.runtime_threads as u64);
+    assert_eq!(t.thread_use, Some(o.thread_use));
 
     // The summary's histograms, bucket for bucket, failed ones included.
     assert_same_stats(&loaded.total, &o.total, "total");
@@ -288,6 +291,16 @@ fn client_processes_merge_exactly() {
     assert_eq!(
         t.operations,
         parts.iter().map(|p| p.outcome.total.ops_done).sum::<u64>()
+    );
+    // The clients agree on why; the busiest is the busiest of any client.
+    let busiest = parts
+        .iter()
+        .map(|p| p.outcome.thread_use.busiest)
+        .fold(0.0, f64::max);
+    assert!(parts.iter().any(|p| p.outcome.thread_use.busiest < busiest));
+    assert_eq!(
+        t.thread_use.map(|u| (u.why, u.busiest)),
+        Some((ThreadsWhy::Set, busiest))
     );
     // A run URI names all three; `resolve` wants one.
     assert_eq!(store.resolve_all(&uri).unwrap().len(), 3);
@@ -798,4 +811,6 @@ fn a_version_4_store_keeps_its_merged_runs() {
     assert_eq!(whole.meta().client_count, 2);
     assert_eq!(whole.meta().stage_index, 0);
     assert_eq!(whole.summary.totals.as_ref().unwrap().operations, 40);
+    // Stored before the reason was kept: none is made up.
+    assert_eq!(whole.summary.totals.as_ref().unwrap().thread_use, None);
 }

@@ -173,11 +173,11 @@ impl Synthetic {
             stop_reason: "max_execution_time".to_string(),
             seed: self.seed,
             runtime_threads: 1,
+            thread_use: None,
             cpu: CpuTimes::default(),
         };
         RunRecord {
             self_check: None,
-            thread_use: None,
             summary: RunSummary {
                 meta,
                 status: RunStatus::Completed,

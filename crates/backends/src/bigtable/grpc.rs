@@ -8,7 +8,7 @@
 //! body, so a unary call costs several task wake-ups besides the
 //! connection's own. Here the caller's task drives the call and the only
 //! other task is the connection, spawned on the caller's runtime (with the
-//! executor's thread per core, the same thread).
+//! executor's runtime threads, the same thread).
 
 use std::future::poll_fn;
 use std::sync::Arc;

@@ -2,11 +2,12 @@
 //! driven either back to back (closed loop) or by one global schedule (open
 //! loop), with every operation's service and response time recorded.
 //!
-//! Thread per core: the connections are spread round-robin over one OS
-//! thread per core, each running a single-threaded tokio runtime that opens
-//! its own connections and polls their sockets. Nothing on the hot path
-//! crosses threads: no operation needs a futex wake-up, which on a virtual
-//! machine costs more CPU than the operation itself.
+//! Runtime threads: the connections are spread round-robin over a few OS
+//! threads (as few as the load needs, at most one per core; see
+//! [`RuntimeThreads`]), each running a single-threaded tokio runtime that
+//! opens its own connections and polls their sockets. Nothing on the hot
+//! path crosses threads: no operation needs a futex wake-up, which on a
+//! virtual machine costs more CPU than the operation itself.
 //!
 //! Open loop: there is one schedule for the whole run (so `-target 10000`
 //! offers 10,000 operations per second in total), dealt round-robin to the

@@ -98,6 +98,30 @@ impl RuntimeThreads {
     }
 }
 
+impl ThreadsWhy {
+    /// The name a results store keeps.
+    pub fn name(self) -> &'static str {
+        match self {
+            ThreadsWhy::Set => "set",
+            ThreadsWhy::Load => "load",
+            ThreadsWhy::Sockets => "sockets",
+            ThreadsWhy::InProcess => "in_process",
+        }
+    }
+
+    /// The reason [`ThreadsWhy::name`] named.
+    pub fn parse(name: &str) -> Option<ThreadsWhy> {
+        [
+            ThreadsWhy::Set,
+            ThreadsWhy::Load,
+            ThreadsWhy::Sockets,
+            ThreadsWhy::InProcess,
+        ]
+        .into_iter()
+        .find(|w| w.name() == name)
+    }
+}
+
 impl fmt::Display for ThreadsWhy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -147,6 +171,19 @@ mod tests {
             RuntimeThreads::size(0, 16, None, 16, Threading::Remote).why,
             ThreadsWhy::Load
         );
+    }
+
+    #[test]
+    fn a_reason_reads_back_by_its_name() {
+        for why in [
+            ThreadsWhy::Set,
+            ThreadsWhy::Load,
+            ThreadsWhy::Sockets,
+            ThreadsWhy::InProcess,
+        ] {
+            assert_eq!(ThreadsWhy::parse(why.name()), Some(why));
+        }
+        assert_eq!(ThreadsWhy::parse("many"), None);
     }
 
     #[test]

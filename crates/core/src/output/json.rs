@@ -30,8 +30,8 @@ pub struct Report {
     pub seed: u64,
     pub threads: u64,
     pub runtime_threads: u64,
-    /// Why that many runtime threads (a run just measured; null when read
-    /// back from the store).
+    /// Why that many runtime threads (null for runs stored before it was
+    /// kept).
     pub runtime_threads_why: Option<String>,
     /// The busiest runtime thread's CPU time over the run's length.
     pub busiest_thread: Option<f64>,
@@ -128,6 +128,7 @@ impl Report {
             })
             .collect();
         let totals = run.summary.totals.clone();
+        let thread_use = totals.as_ref().and_then(|t| t.thread_use);
         let measured = run.measured();
         let elapsed = totals.as_ref().map_or(measured, |t| t.elapsed);
         let operations_all = totals.as_ref().map_or(total.ops_done, |t| t.operations_all);
@@ -157,8 +158,8 @@ impl Report {
             seed: totals.as_ref().map_or(meta.seed, |t| t.seed),
             threads: meta.threads,
             runtime_threads: totals.as_ref().map_or(0, |t| t.runtime_threads),
-            runtime_threads_why: run.thread_use.map(|u| u.why.to_string()),
-            busiest_thread: run.thread_use.map(|u| u.busiest),
+            runtime_threads_why: thread_use.map(|u| u.why.to_string()),
+            busiest_thread: thread_use.map(|u| u.busiest),
             arrival: meta.target.map(|_| arrival(meta)),
             target_ops_per_sec: meta.target,
             offered_ops_per_sec: totals.as_ref().and_then(|t| t.offered),

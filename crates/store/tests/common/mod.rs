@@ -131,7 +131,7 @@ pub fn synthetic(seed: u64, n: u64, warmup: u64) -> Synthetic {
         runtime_threads: 2,
         thread_use: ThreadUse {
             why: ThreadsWhy::Set,
-            busiest: 0.5,
+            busiest: (seed % 10) as f64 / 10.0,
         },
         arrival_check: None,
         server: None,
