@@ -99,6 +99,13 @@ impl RuntimeThreads {
 }
 
 impl ThreadsWhy {
+    pub const ALL: [ThreadsWhy; 4] = [
+        ThreadsWhy::Set,
+        ThreadsWhy::Load,
+        ThreadsWhy::Sockets,
+        ThreadsWhy::InProcess,
+    ];
+
     /// The name a results store keeps.
     pub fn name(self) -> &'static str {
         match self {
@@ -111,14 +118,7 @@ impl ThreadsWhy {
 
     /// The reason [`ThreadsWhy::name`] named.
     pub fn parse(name: &str) -> Option<ThreadsWhy> {
-        [
-            ThreadsWhy::Set,
-            ThreadsWhy::Load,
-            ThreadsWhy::Sockets,
-            ThreadsWhy::InProcess,
-        ]
-        .into_iter()
-        .find(|w| w.name() == name)
+        ThreadsWhy::ALL.into_iter().find(|w| w.name() == name)
     }
 }
 
@@ -175,12 +175,7 @@ mod tests {
 
     #[test]
     fn a_reason_reads_back_by_its_name() {
-        for why in [
-            ThreadsWhy::Set,
-            ThreadsWhy::Load,
-            ThreadsWhy::Sockets,
-            ThreadsWhy::InProcess,
-        ] {
+        for why in ThreadsWhy::ALL {
             assert_eq!(ThreadsWhy::parse(why.name()), Some(why));
         }
         assert_eq!(ThreadsWhy::parse("many"), None);

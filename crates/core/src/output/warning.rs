@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::executor::RunOutcome;
+use crate::executor::{RunOutcome, ThreadsWhy};
 use crate::op::OpKind;
 use crate::properties::UnknownKey;
 
@@ -42,7 +42,9 @@ pub enum Warning {
         busy: f64,
         threads: usize,
         connections: usize,
-        suggest: usize,
+        /// Threads to ask for; `None` where the threads follow shared
+        /// sockets, whose count is what to raise.
+        suggest: Option<usize>,
     },
     NothingMeasured {
         warmup_s: f64,
@@ -92,13 +94,24 @@ impl fmt::Display for Warning {
                  sojourn rather than the database. Run the client on other cores or machines, or lower -threads",
                 utilisation * 100.0
             ),
-            Warning::ThreadSaturated { busy, threads, connections, suggest } => write!(
-                f,
-                "a runtime thread of the client was on a CPU {:.0}% of the run ({threads} thread(s) for \
-                 {connections} connections): it may have set the pace, and its queue may be in the \
-                 response times. -p runtime.threads={suggest} spreads the connections over more threads",
-                busy * 100.0
-            ),
+            Warning::ThreadSaturated { busy, threads, connections, suggest } => {
+                write!(
+                    f,
+                    "a runtime thread of the client was on a CPU {:.0}% of the run ({threads} thread(s) \
+                     for {connections} connections): it may have set the pace, and its queue may be in \
+                     the response times. ",
+                    busy * 100.0
+                )?;
+                match suggest {
+                    Some(n) => write!(
+                        f,
+                        "-p runtime.threads={n} spreads the connections over more threads"
+                    ),
+                    None => f.write_str(
+                        "More shared sockets (-p connections=K) give the connections more threads",
+                    ),
+                }
+            }
             Warning::NothingMeasured { warmup_s, elapsed_s } => write!(
                 f,
                 "the run lasted {elapsed_s:.1} s, within its {warmup_s:.1} s warm-up, so the summary is empty; \
@@ -259,7 +272,10 @@ fn thread_saturated(o: &RunOutcome, cores: usize) -> Option<Warning> {
             busy,
             threads: o.runtime_threads,
             connections: o.threads,
-            suggest: (o.runtime_threads * 2).min(most),
+            // More threads than shared sockets would open more sockets:
+            // another topology.
+            suggest: (o.thread_use.why != ThreadsWhy::Sockets)
+                .then(|| (o.runtime_threads * 2).min(most)),
         })
 }
 
@@ -410,7 +426,7 @@ mod tests {
                 busy: 0.97,
                 threads: 1,
                 connections: 16,
-                suggest: 2
+                suggest: Some(2)
             }
         );
         assert!(w.to_string().contains("-p runtime.threads=2"), "{w}");
@@ -422,8 +438,20 @@ mod tests {
         assert_eq!(thread_saturated(&outcome(2, 2, 0.97), 8), None);
         let w = thread_saturated(&outcome(3, 2, 0.97), 8).expect("a warning");
         assert!(
-            matches!(w, Warning::ThreadSaturated { suggest: 3, .. }),
+            matches!(
+                w,
+                Warning::ThreadSaturated {
+                    suggest: Some(3),
+                    ..
+                }
+            ),
             "{w:?}"
         );
+        // Threads that follow shared sockets: more sockets, not threads.
+        let mut shared = outcome(16, 1, 0.97);
+        shared.thread_use.why = ThreadsWhy::Sockets;
+        let w = thread_saturated(&shared, 8).expect("a warning");
+        assert!(w.to_string().contains("-p connections=K"), "{w}");
+        assert!(!w.to_string().contains("runtime.threads"), "{w}");
     }
 }
