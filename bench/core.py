@@ -37,6 +37,13 @@ def sojourn(db, args, data_dir):
     return json.loads(out.stdout)
 
 
+def threads(r):
+    """The runtime threads the run chose and the busiest one's share of the
+    run on a CPU."""
+    busiest = r.get("busiest_thread")
+    return f"{r['runtime_threads']:>7} {busiest if busiest is not None else float('nan'):>7.2f}"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer operations, a rough look")
@@ -50,7 +57,8 @@ def main():
     print(f"# sojourn {BIN}; {os.cpu_count()} cores; workloada (50% read, 50% update, zipfian, 1 field of 100 B)")
     print()
     print("## closed loop: client CPU per operation")
-    print(f"{'backend':8} {'conns':>5} {'ops':>10} {'ops/s':>12} {'cpu us/op':>10} {'user':>7} {'sys':>7}")
+    print(f"{'backend':8} {'conns':>5} {'ops':>10} {'ops/s':>12} {'cpu us/op':>10} {'user':>7} {'sys':>7} "
+          f"{'threads':>7} {'busiest':>7}")
     common = ["-p", "recordcount=100000", "-p", "fieldcount=1", "-p", "fieldlength=100"]
     for db in ["null:", "memory:"]:
         for conns in [1, 16, 64]:
@@ -58,11 +66,11 @@ def main():
             n = r["operations"]
             cpu = r["client_cpu"]
             print(f"{db:8} {conns:>5} {n:>10} {r['achieved_ops_per_sec']:>12.0f} {cpu['us_per_op']:>10.3f} "
-                  f"{cpu['user_s'] * 1e6 / n:>7.3f} {cpu['system_s'] * 1e6 / n:>7.3f}")
+                  f"{cpu['user_s'] * 1e6 / n:>7.3f} {cpu['system_s'] * 1e6 / n:>7.3f} {threads(r)}")
     print()
     print(f"## open loop (Poisson, 16 connections, {seconds:g} s each): achieved vs target, scheduling lag")
     print(f"{'backend':8} {'target':>8} {'offered':>10} {'achieved':>10} {'error %':>8} {'lag p50 us':>10} "
-          f"{'lag p99 us':>10} {'resp p99 us':>11} {'cpu us/op':>10}")
+          f"{'lag p99 us':>10} {'resp p99 us':>11} {'cpu us/op':>10} {'threads':>7} {'busiest':>7}")
     for db in ["null:", "memory:"]:
         for target in [10_000, 100_000, 200_000]:
             ops = int(target * seconds)
@@ -73,7 +81,7 @@ def main():
             resp = max(op["response"]["p99_us"] for op in r["ops"].values())
             print(f"{db:8} {target:>8} {r['offered_ops_per_sec']:>10.0f} {r['achieved_ops_per_sec']:>10.0f} "
                   f"{err:>8.2f} {lag.get('p50_us', 0):>10.1f} {lag.get('p99_us', 0):>10.1f} {resp:>11.1f} "
-                  f"{r['client_cpu']['us_per_op']:>10.3f}")
+                  f"{r['client_cpu']['us_per_op']:>10.3f} {threads(r)}")
 
 
 if __name__ == "__main__":
