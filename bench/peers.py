@@ -639,14 +639,19 @@ def verdicts(results, jobs):
         ("postgres", "go-ycsb", "ops", 1.10, "PostgreSQL: throughput >= 1.1x go-ycsb's"),
         ("null", "YCSB", "cpu", 0.50, "null: client CPU/op <= 0.5x YCSB BasicDB's"),
         ("null", "go-ycsb", "cpu", 0.50, "null: client CPU/op <= 0.5x go-ycsb basic's"),
+        # The C tools, at 16 connections (against sojourn's workload C).
+        ("redis", "redis-benchmark", "cpu", 1.0, "Redis C/16: client CPU/op <= redis-benchmark's"),
+        ("postgres", "pgbench", "cpu", 1.0, "PostgreSQL C/16: client CPU/op <= pgbench's"),
     ]
+    c_tools = ("redis-benchmark", "pgbench")
     out = []
     print("\n## targets (one request in flight per connection)")
     for db, peer, kind, bound, label in targets:
         if db not in jobs:
             continue
         key = "sojourn_over_peer_cpu" if kind == "cpu" else "sojourn_over_peer_ops_per_sec"
-        rows = [r for r in results if r["db"] == db and r["tool"] == peer and r.get(key)]
+        rows = [r for r in results if r["db"] == db and r["tool"] == peer and r.get(key)
+                and (peer not in c_tools or r["conns"] == 16)]
         if not rows:
             status, detail = "not measured", f"no {peer} figures on {db}"
             ref = REFERENCE.get((db, peer))
