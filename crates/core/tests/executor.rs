@@ -53,14 +53,12 @@ fn connector<B: Backend>(b: &B) -> BackendConnector<'_, B> {
 }
 
 fn run_on<B: Backend>(b: &B, threads: usize, cfg: RunConfig) -> RunOutcome {
-    executor::run(
-        &connector(b),
-        steps(threads),
-        &cfg,
-        &StopHandle::new(),
-        &Quiet,
-    )
-    .unwrap()
+    run_steps(b, steps(threads), &cfg)
+}
+
+/// Run `steps` (one per connection) on `b` as `cfg` says.
+fn run_steps<B: Backend, S: Step<B::Conn>>(b: &B, steps: Vec<S>, cfg: &RunConfig) -> RunOutcome {
+    executor::run(&connector(b), steps, cfg, &StopHandle::new(), &Quiet).unwrap()
 }
 
 fn open_loop(rate: f64, ops: u64, arrival: Arrival, threads: usize) -> RunConfig {
@@ -515,14 +513,7 @@ fn a_starved_client_fails_the_poisson_check() {
             hold: Duration::from_millis(250),
         })
         .collect();
-    let o = executor::run(
-        &connector(&NullBackend::new()),
-        hogs,
-        &cfg,
-        &StopHandle::new(),
-        &Quiet,
-    )
-    .unwrap();
+    let o = run_steps(&NullBackend::new(), hogs, &cfg);
     let c = o.arrival_check.as_ref().expect("enough bins");
     assert!(!c.passed && c.dispersion > 1.5, "{c:?}");
     let w = Warning::check(&o, 0.0, &[]);
@@ -699,14 +690,7 @@ fn batched_releases_keep_every_intended_start_exact() {
         runtime_threads: 2,
         ..RunConfig::default()
     };
-    let o = executor::run(
-        &connector(&NullBackend::new()),
-        steps,
-        &cfg,
-        &StopHandle::new(),
-        &Quiet,
-    )
-    .unwrap();
+    let o = run_steps(&NullBackend::new(), steps, &cfg);
     assert_eq!(o.runtime_threads, 2);
     assert_eq!(o.total.ops_done, ops);
     let mut seen = std::mem::take(&mut *seen.lock().unwrap());
@@ -766,14 +750,7 @@ fn the_report_says_how_busy_the_busiest_runtime_thread_was() {
             ..RunConfig::default()
         };
         let steps = (0..2).map(|_| Burn { spin, sleep }).collect();
-        executor::run(
-            &connector(&NullBackend::new()),
-            steps,
-            &cfg,
-            &StopHandle::new(),
-            &Quiet,
-        )
-        .unwrap()
+        run_steps(&NullBackend::new(), steps, &cfg)
     };
     // The one runtime thread spins: nearly all the process's CPU is that
     // thread's, however busy the machine (both figures shrink together).
@@ -798,14 +775,10 @@ fn threads_are_sized_to_the_connections_unless_set() {
         groups: vec![Group::all(16, None, Some(1_000))],
         ..RunConfig::default()
     };
-    let o = run_on(&NullBackend::new(), 16, cfg);
+    let o = run_on(&NullBackend::new(), 16, cfg.clone());
     assert_eq!(o.runtime_threads, 1);
     assert_eq!(o.thread_use.why, executor::ThreadsWhy::Load);
     // An in-process database gets a thread per core for its own work.
-    let cfg = RunConfig {
-        groups: vec![Group::all(16, None, Some(1_000))],
-        ..RunConfig::default()
-    };
     let o = run_on(&MemoryBackend::new(), 16, cfg);
     let cores = std::thread::available_parallelism().unwrap().get();
     assert_eq!(o.runtime_threads, cores.min(16));

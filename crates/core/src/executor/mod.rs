@@ -581,7 +581,7 @@ where
             jobs,
             reports: rx,
             workers,
-            sizing,
+            threads_why: sizing.why,
         };
         Ok(f(&mut pool))
     })
@@ -593,7 +593,8 @@ pub struct Pool<C> {
     jobs: Vec<tokio::sync::mpsc::UnboundedSender<Job<C>>>,
     reports: mpsc::Receiver<Report>,
     workers: usize,
-    sizing: RuntimeThreads,
+    /// Why the pool has the threads it has (their count is `jobs.len()`).
+    threads_why: ThreadsWhy,
 }
 
 impl<C: Send + 'static> Pool<C> {
@@ -821,7 +822,7 @@ impl<C: Send + 'static> Pool<C> {
             seed: cfg.seed,
             runtime_threads: n_threads,
             thread_use: ThreadUse {
-                why: self.sizing.why,
+                why: self.threads_why,
                 busiest: if elapsed.is_zero() {
                     0.0
                 } else {
