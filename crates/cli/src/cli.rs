@@ -472,9 +472,10 @@ pub enum ExportFormat {
 
 #[derive(Args, Debug)]
 pub struct ExportArgs {
-    /// Runs: ids (or unique prefixes), run URIs, or `last`; each names the
-    /// whole run (its client processes merged).
-    #[arg(value_name = "RUN", required_unless_present_any = ["all", "labels", "since"])]
+    /// Runs: ids (or unique prefixes), run URIs, URI/STAGE, or `last`;
+    /// each names the whole run (its client processes merged). Give at
+    /// least one, or select runs with --all, --label or --since.
+    #[arg(value_name = "RUN")]
     pub runs: Vec<String>,
 
     /// Every run in the store (with --label and --since: every run they

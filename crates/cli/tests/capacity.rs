@@ -21,7 +21,7 @@ fn memory_search(
         "workloadc",
         "--load",
         "--slo",
-        "read.p99<200ms",
+        "read.p90<200ms",
         "--step",
         "1.5",
         "--settle",
@@ -124,6 +124,62 @@ fn a_transient_stall_is_tried_again_not_believed() {
     );
 }
 
+/// A step too short for its SLO's percentile says nothing either way: it
+/// is marked so and never counted as held; the search goes up, where steps
+/// hold more operations, and stops where that would pass a target that
+/// failed; the last line says why nothing was found.
+#[test]
+fn a_step_with_too_few_operations_is_not_judged() {
+    let dir = tempfile::tempdir().unwrap();
+    // About 60 ops/s: a step of 1.5 s holds at most some 90 operations,
+    // where a p90 needs 100, and above 60 ops/s steps miss.
+    let k = 60.0;
+    let (out, r) = memory_search(
+        dir.path(),
+        "memory:?max_ops_per_sec=60",
+        &["--start", "20", "-p", "recordcount=50"],
+    );
+    let (stdout, stderr) = (ok(&out), text(&out.stderr));
+    let steps = r["steps"].as_array().unwrap();
+    let too_few: Vec<&serde_json::Value> = steps
+        .iter()
+        .filter(|s| s["too_few_operations"] == true)
+        .collect();
+    assert!(too_few.len() >= 2, "{stderr}");
+    for s in steps {
+        assert_eq!(s["sustained"], false, "{s}");
+        let c = &s["checks"][0];
+        assert_eq!(c["holds"], false, "{c}");
+        if s["too_few_operations"] == true {
+            assert!(c["operations"].as_u64().unwrap() < 100, "{c}");
+        } else {
+            // Only a step the throughput fails is judged: a miss.
+            assert!(s["target"].as_f64().unwrap() > k, "{s}");
+        }
+    }
+    assert!(
+        stderr.contains("too few operations to judge: read.p90<200ms:")
+            && stderr.contains("100 needed")
+            && stderr.contains("trying a higher target, whose steps hold more"),
+        "{stderr}"
+    );
+    assert_eq!(r["capacity_ops_per_sec"], serde_json::Value::Null);
+    let last = stdout.lines().last().unwrap();
+    assert!(
+        last.starts_with("capacity: no step could be judged")
+            && last.contains("too few operations to judge read.p90<200ms")
+            && last.contains("lengthen --step"),
+        "{stdout}"
+    );
+    // The curve gives those steps their own verdict, not "missed".
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.ends_with("  too few operations to judge")),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn bad_slos_and_settings_are_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -161,7 +217,7 @@ fn short_search(data: &std::path::Path, extra: &[&str]) -> std::process::Output 
         "db.passwd=s3cretPW",
         "--load",
         "--slo",
-        "read.p99<200ms",
+        "read.p90<200ms",
         "--start",
         "800",
         "--step",

@@ -241,7 +241,10 @@ fn missing_files_unknown_databases_and_malformed_arguments() {
 
 #[test]
 fn run_on_an_empty_table_says_to_load_first() {
-    fails(&["run", "-P", "workloada"], &["empty", "sojourn load"]);
+    fails(
+        &["run", "-P", "workloada"],
+        &["holds no data for table usertable", "sojourn load"],
+    );
 }
 
 #[test]
@@ -293,4 +296,150 @@ fn passwords_never_appear_in_output() {
         std::fs::read_to_string(&json).unwrap()
     );
     assert!(!all.contains("hunter2"), "{all}");
+}
+
+/// The places in one Rust source text where a string literal holds a
+/// source line's indentation: a line break inside the literal that no `\`
+/// continues, or a run of 10 or more spaces after a word (a wrapped
+/// message joined by hand). Each is `(line, excerpt)`. Raw strings,
+/// comments and char literals are skipped; the spaces that follow an
+/// escaped `\n` are a layout of the text's own (YAML, tables), not one.
+fn wrapped_literals(src: &str) -> Vec<(usize, String)> {
+    let b = src.as_bytes();
+    let mut found = Vec::new();
+    let (mut i, mut line) = (0, 1);
+    while i < b.len() {
+        match b[i] {
+            b'\n' => line += 1,
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'r' if raw_string_at(b, i) => {
+                // A raw string: skip to its closing quote and hashes.
+                let hashes = b[i + 1..].iter().take_while(|&&c| c == b'#').count();
+                let close = format!("\"{}", "#".repeat(hashes));
+                let start = i + 2 + hashes;
+                let end = src[start..].find(&close).map_or(b.len(), |e| start + e);
+                line += src[i..end].matches('\n').count();
+                i = end + close.len();
+                continue;
+            }
+            b'\'' => {
+                // A char literal ('"', '\'', '\\') or a lifetime.
+                if b.get(i + 1) == Some(&b'\\') {
+                    i += 4;
+                    continue;
+                } else if b.get(i + 2) == Some(&b'\'') {
+                    i += 3;
+                    continue;
+                }
+            }
+            b'"' => {
+                let mut spaces = 0;
+                let mut after_word = false;
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    match b[i] {
+                        b'\\' => {
+                            // `\` + newline continues the line (its
+                            // indentation is dropped); `\n` starts one.
+                            if b.get(i + 1) == Some(&b'\n') {
+                                line += 1;
+                            }
+                            after_word = false;
+                            spaces = 0;
+                            i += 2;
+                            continue;
+                        }
+                        b'\n' => {
+                            line += 1;
+                            let next = &src[i + 1..];
+                            if next.starts_with(' ') || next.starts_with('\t') {
+                                found.push((line, next.lines().next().unwrap_or("").to_string()));
+                            }
+                            after_word = false;
+                        }
+                        b' ' => {
+                            spaces += 1;
+                            if spaces == 10 && after_word {
+                                let from = src[..i].rfind('\n').map_or(0, |n| n + 1);
+                                let excerpt = src[from..].lines().next().unwrap_or("").trim();
+                                found.push((line, excerpt.to_string()));
+                            }
+                            i += 1;
+                            continue;
+                        }
+                        _ => after_word = true,
+                    }
+                    spaces = 0;
+                    i += 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    found
+}
+
+/// Whether a raw string (`r"`, `r#"`, `br"`) opens at `i`: not an `r`
+/// ending a name, nor a raw identifier (`r#mod`).
+fn raw_string_at(b: &[u8], i: usize) -> bool {
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let ident_before = match i.checked_sub(1).map(|j| b[j]) {
+        None => false,
+        Some(b'b') => i >= 2 && word(b[i - 2]),
+        Some(c) => word(c),
+    };
+    let hashes = b[i + 1..].iter().take_while(|&&c| c == b'#').count();
+    !ident_before && b.get(i + 1 + hashes) == Some(&b'"')
+}
+
+#[test]
+fn the_wrapped_literal_check_finds_what_it_should() {
+    let bad = "fn f() {\n    let m = \"one sentence,\n        then more\";\n}\n";
+    assert_eq!(wrapped_literals(bad).len(), 1, "{bad}");
+    let joined = format!(
+        "fn f() {{ g(\"a sentence which{}goes on\"); }}",
+        " ".repeat(26)
+    );
+    assert_eq!(wrapped_literals(&joined).len(), 1);
+    let fine = "fn f() {\n    g(\"a sentence \\\n       goes on\", '\"', \"yaml:\\n    key: 1\");\n    h(r#\"raw\n   text\"#); // \"comment\n}\n";
+    assert_eq!(wrapped_literals(fine), Vec::<(usize, String)>::new());
+}
+
+/// A message continued across source lines without a `\` carries the next
+/// line's indentation into what the user reads (as `CREATE_BASE_TABLE`'s
+/// refusal once did, with runs of 26 spaces).
+#[test]
+fn no_message_carries_the_indentation_of_a_wrapped_source_line() {
+    let root = repo_root().join("crates");
+    let mut files = Vec::new();
+    let mut dirs = vec![root];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                files.push(p);
+            }
+        }
+    }
+    assert!(files.len() > 50, "found only {} source files", files.len());
+    let mut bad = Vec::new();
+    for f in &files {
+        let src = std::fs::read_to_string(f).unwrap();
+        for (line, excerpt) in wrapped_literals(&src) {
+            bad.push(format!("{}:{line}: {excerpt}", f.display()));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "string literals holding a wrapped line's indentation (end the line with `\\`):\n{}",
+        bad.join("\n")
+    );
 }

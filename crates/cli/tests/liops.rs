@@ -286,6 +286,14 @@ fn postgres_run_time_and_missing_rows() {
     let s = parse_summary(&stdout);
     assert_eq!(get(&s, "SCAN", "Return=UNEXPECTED_STATE"), 50.0, "{stdout}");
     assert!(stderr.contains("UNEXPECTED_STATE"), "{stderr}");
+    // The warning names this workload's own keys, not YCSB's.
+    assert!(
+        stderr.contains(
+            "loaded with the same workload (SCALE and NUM_SCHEMAS, loaded once: \
+             `sojourn load --drop` loads it again from scratch)"
+        ) && !stderr.contains("recordcount"),
+        "{stderr}"
+    );
     assert_eq!(figure(&stdout, "# rows touched:"), 0.0);
 
     // A workload chosen by `-p workload=liops` alone, with no workload
@@ -319,11 +327,17 @@ fn postgres_run_time_and_missing_rows() {
 fn mariadb_load_and_run() {
     let Some(db) = Mariadb::start() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let (stdout, _) = liops(
+    let (stdout, stderr) = liops(
         dir.path(),
         "bench",
         &db.url(),
         &["dropdata=true", "UPDATE_PCT=10", "operationcount=300"],
+    );
+    // Rows, not load operations: 2 tables of 3,000 rows in batches of 700
+    // (5 a table).
+    assert!(
+        stderr.contains(&format!("loaded {} rows in 10 batches into ", 2 * SCALE)),
+        "{stderr}"
     );
     let s = parse_summary(&stdout);
     let (selects, updates) = (get(&s, "SCAN", "Return=OK"), get(&s, "UPDATE", "Return=OK"));
@@ -339,6 +353,46 @@ fn mariadb_load_and_run() {
         format!("{SCALE}\t1\t{SCALE}")
     );
     assert!(db.sql("SHOW INDEX FROM pgio1").contains("pgio1_mykey"));
+    // A second load would append a second copy of every row (the tables
+    // have no unique key): refused, naming --drop, the tables untouched.
+    let results = dir.path().join("results.sqlite");
+    let e = refused(
+        dir.path(),
+        &[
+            "load",
+            &db.url(),
+            "-P",
+            "workloads/liops",
+            "-p",
+            "NUM_SCHEMAS=2",
+            "-p",
+            &format!("SCALE={SCALE}"),
+            "--results",
+            &results.to_string_lossy(),
+        ],
+    );
+    assert!(
+        e.contains(
+            "already holds data for LIOPS table pgio1: a second load would add a second copy"
+        ) && e.contains("Add --drop to load again from scratch"),
+        "{e}"
+    );
+    assert!(
+        !e.contains(sojourn_testkit::mariadb_server::PASSWORD),
+        "{e}"
+    );
+    for t in ["pgio1", "pgio2"] {
+        assert_eq!(
+            db.sql(&format!("SELECT COUNT(*) FROM {t}")).trim(),
+            SCALE.to_string()
+        );
+    }
+    // With --drop it loads again, once.
+    liops(dir.path(), "load", &db.url(), &["dropdata=true"]);
+    assert_eq!(
+        db.sql("SELECT COUNT(*) FROM pgio1").trim(),
+        SCALE.to_string()
+    );
 }
 
 #[test]
@@ -861,6 +915,9 @@ fn pgio_files_that_cannot_be_used_say_where_and_why() {
         )) && e.contains("Set it to TRUE"),
         "{e}"
     );
+    // One sentence, one space between its words where the source wrapped.
+    let refusal = e.lines().find(|l| l.contains("CREATE_BASE_TABLE")).unwrap();
+    assert!(!refusal.contains("  "), "{refusal}");
     // A command, not an assignment.
     let conf = write("pgio.conf", "SCALE=1000\necho hi\n");
     let e = refuse(&conf, "run");

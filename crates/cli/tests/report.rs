@@ -326,7 +326,7 @@ fn a_capacity_session_reports_as_html_that_renders_in_chromium() {
             "recordcount=200",
             "--load",
             "--slo",
-            "read.p99<200ms",
+            "read.p50<200ms",
             "--start",
             "500",
             "--step",
@@ -392,7 +392,7 @@ fn a_capacity_session_reports_as_html_that_renders_in_chromium() {
         "READ: latency percentiles over time",
         "UPDATE: percentile spectrum",
         "knee ",
-        "SLO read.p99&lt;200ms",
+        "SLO read.p50&lt;200ms",
     ] {
         assert!(html.contains(title), "{title:?} missing");
     }

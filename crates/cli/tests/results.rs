@@ -332,6 +332,41 @@ fn client_processes_write_at_once_and_merge() {
         get(&merged, "READ", "Operations") + get(&merged, "UPDATE", "Operations"),
         60_000.0
     );
+    // However the stage is named (each client's id, its URI, URI/STAGE,
+    // all at once), an export and a report hold it once: a BigQuery load
+    // of it counts every operation once.
+    let ids: Vec<String> = runs
+        .iter()
+        .map(|r| r.meta.id.as_str()[..8].to_string())
+        .collect();
+    let mut names: Vec<&str> = ids.iter().map(String::as_str).collect();
+    names.extend(["feedf00d", "feedf00d/0"]);
+    let mut export = vec!["export"];
+    export.extend(&names);
+    export.extend(["--format", "pkb"]);
+    let samples = ok(&results(dir.path(), &export));
+    let throughput: Vec<&str> = samples
+        .lines()
+        .filter(|l| l.contains("\"overall Throughput\""))
+        .collect();
+    assert_eq!(throughput.len(), 1, "{samples}");
+    let mut report = vec!["report"];
+    report.extend(&names);
+    report.extend(["--format", "csv", "--table", "performance"]);
+    let rows = ok(&bin()
+        .args(&report)
+        .arg("--data-dir")
+        .arg(dir.path())
+        .run_to_end());
+    assert_eq!(
+        rows.lines().count(),
+        2,
+        "a header, then the merged run:\n{rows}"
+    );
+    assert!(
+        rows.lines().nth(1).unwrap().ends_with(",1,3"),
+        "3 clients of 1 thread each: {rows}"
+    );
 }
 
 /// Load on every core and a writer syncing to disk, started by the test
@@ -900,10 +935,32 @@ fn report_export_is_the_json_report_the_run_wrote() {
         assert_close(take(&mut exported), take(&mut written));
     }
     assert_eq!(exported, written);
-    // Several runs: an array of reports.
-    let both = ok(&results(
+    // One run named twice is one report; several runs, an array.
+    let once = ok(&results(
         dir.path(),
         &["export", "last", "last", "--format", "report"],
+    ));
+    let once: serde_json::Value = serde_json::from_str(&once).unwrap();
+    assert!(once.is_object(), "{once:#}");
+    let first = ok(&results(
+        dir.path(),
+        &["query", "SELECT id FROM runs", "--format", "csv"],
+    ));
+    let first = first.lines().nth(1).unwrap().trim().to_string();
+    ok(&sojourn(
+        dir.path(),
+        &[
+            "run",
+            "null:",
+            "-P",
+            "workloada",
+            "-p",
+            "operationcount=200",
+        ],
+    ));
+    let both = ok(&results(
+        dir.path(),
+        &["export", &first, "last", "--format", "report"],
     ));
     let both: serde_json::Value = serde_json::from_str(&both).unwrap();
     assert_eq!(both.as_array().map(Vec::len), Some(2));
@@ -1095,6 +1152,13 @@ fn export_selects_runs_in_bulk_for_a_bigquery_load() {
         &["export", "--all", "--format", "pkb"],
     ));
     assert_eq!(run_ids(&all).len(), 3, "{all}");
+    // Naming nothing is refused with every way to name or select runs.
+    let nothing = results(dir.path(), &["export", "--format", "pkb"]);
+    let said = text(&nothing.stderr);
+    assert!(!nothing.status.success(), "{said}");
+    for way in ["RUN", "URI/STAGE", "`last`", "--all", "--label", "--since"] {
+        assert!(said.contains(way), "{way}: {said}");
+    }
     let two = ok(&results(
         dir.path(),
         &["export", "--label", "experiment=two", "--format", "pkb"],

@@ -197,7 +197,7 @@ fn no_secret_reaches_any_output_store_or_file() {
             "-p",
             "recordcount=200",
             "--slo",
-            "read.p99<50ms",
+            "read.p50<50ms",
             "--start",
             "500",
             "--step",

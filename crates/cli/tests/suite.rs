@@ -891,6 +891,31 @@ fn a_benchmarks_stages_share_one_run_uri_and_merge_apart() {
         "{}",
         text(&shown.stderr)
     );
+    // Each stage said where it went in the words `results list` uses: its
+    // selector, its run URI (the URI column) and its clients' ids (RUN).
+    let said = text(&o.stderr);
+    let listed = ok(&s.results_cmd(&["list"]));
+    for stage in 0..3u32 {
+        let line = said
+            .lines()
+            .find(|l| {
+                l.contains(&format!(
+                    "recorded as {uri}/{stage} (run URI {uri}, stage {stage}; client runs "
+                ))
+            })
+            .unwrap_or_else(|| panic!("stage {stage}: {said}"));
+        let ids = line.split("client runs ").nth(1).unwrap();
+        let ids: Vec<&str> = ids.split(')').next().unwrap().split(", ").collect();
+        assert_eq!(ids.len(), 2, "{line}");
+        for id in ids {
+            assert!(
+                listed
+                    .lines()
+                    .any(|l| l.starts_with(id) && l.contains(uri.as_str())),
+                "{id} not in the RUN column:\n{listed}"
+            );
+        }
+    }
 }
 
 /// Every client samples the server's counters around its share; the

@@ -217,6 +217,17 @@ fn redis_counters() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
+    // On the empty server a run is refused in words for a database that
+    // has no tables.
+    let e = refused(
+        dir.path(),
+        &["run", &server.url(), "-P", "workloads/vote", "--no-store"],
+    );
+    assert!(
+        e.contains("holds no data for the vote workload's articles: run `sojourn load`"),
+        "{e}"
+    );
+    assert!(!e.contains("table"), "{e}");
     let (s, _) = bench(dir.path(), &server.url(), None, "join");
     let votes = get(&s, "INSERT", "Return=OK") as u64;
     let counted: u64 = (1..=ARTICLES)

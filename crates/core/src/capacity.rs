@@ -8,6 +8,12 @@
 //! under the limit. (A percentile whose interval straddles the limit counts
 //! as a miss: a capacity claim should not rest on luck.)
 //!
+//! A step whose operations are too few to judge a percentile (fewer than
+//! ten beyond it, the rule the summary's own warning uses: 1,000 for a
+//! p99) is never sustained, nor counted as missed: it says nothing. The
+//! search goes on upwards from it, where a step of the same length holds
+//! more operations, and ends where that would pass a target that failed.
+//!
 //! The search ramps geometrically from a low start until a step fails, then
 //! bisects between the last sustained and the first failed target until they
 //! are within the stated precision. It knows nothing of time or databases:
@@ -19,7 +25,7 @@ use serde::Serialize;
 
 use crate::executor::RunOutcome;
 use crate::op::OpKind;
-use crate::recorder::percentile_ci;
+use crate::recorder::{enough_samples, percentile_ci, samples_needed};
 
 /// One service-level objective on response time: `read.p99<10ms`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -118,6 +124,10 @@ pub struct SloCheck {
     pub value_us: f64,
     pub ci95_us: [f64; 2],
     pub holds: bool,
+    /// The operations the percentile rests on.
+    pub operations: u64,
+    /// Too few of them to judge the percentile (see the module's doc).
+    pub too_few_operations: bool,
 }
 
 /// The verdict on one step.
@@ -128,8 +138,36 @@ pub struct Verdict {
     pub error_rate: f64,
     pub checks: Vec<SloCheck>,
     pub sustained: bool,
+    /// Some SLO rests on too few operations to judge it: the step says
+    /// nothing either way, and is not sustained.
+    pub too_few_operations: bool,
     /// Why not, when not sustained.
     pub reason: Option<String>,
+}
+
+impl Verdict {
+    /// The step's verdict in a word or three.
+    pub fn word(&self) -> &'static str {
+        if self.sustained {
+            "sustained"
+        } else if self.too_few_operations {
+            "too few operations to judge"
+        } else {
+            "missed"
+        }
+    }
+}
+
+/// A rate of operations per second to enough digits to tell a search's
+/// steps apart (they are at least a precision's width apart, 0.1% at the
+/// finest): four significant digits, and whole numbers from 1,000 up.
+pub fn format_rate(r: f64) -> String {
+    let digits = if r.abs() >= 1000.0 || r == 0.0 || !r.is_finite() {
+        0
+    } else {
+        (3 - r.abs().log10().floor() as i32).clamp(0, 3) as usize
+    };
+    format!("{r:.digits$}")
 }
 
 /// Judge a step's outcome against the target, the SLOs and the error-rate
@@ -158,10 +196,18 @@ pub fn judge(o: &RunOutcome, target: f64, slos: &[Slo], max_error_rate: f64) -> 
         } else {
             (merged.value_at_quantile(q), percentile_ci(&merged, q))
         };
-        let holds = !merged.is_empty() && ci[1] < slo.limit_ns;
+        let operations = merged.len();
+        let too_few = !merged.is_empty() && !enough_samples(operations, q);
+        let holds = !merged.is_empty() && !too_few && ci[1] < slo.limit_ns;
         if !holds && reason.is_none() {
             reason = Some(if merged.is_empty() {
                 format!("{slo}: no operations of that kind")
+            } else if too_few {
+                format!(
+                    "{slo}: {operations} operations, too few to judge a p{} ({} needed)",
+                    slo.percentile,
+                    samples_needed(q)
+                )
             } else {
                 format!(
                     "{slo}: {} (95% CI up to {})",
@@ -175,17 +221,25 @@ pub fn judge(o: &RunOutcome, target: f64, slos: &[Slo], max_error_rate: f64) -> 
             value_us: value as f64 / 1e3,
             ci95_us: [ci[0] as f64 / 1e3, ci[1] as f64 / 1e3],
             holds,
+            operations,
+            too_few_operations: too_few,
         });
     }
+    // Throughput and errors judge a step however few its operations; only
+    // a step they pass can be too short for its percentiles.
+    let mut too_few_operations = checks.iter().any(|c| c.too_few_operations);
     // Against what was offered, not the nominal target: a short Poisson
     // step offers a few percent more or less than its target by chance.
     let served = o.served_fraction();
     if served < 0.95 {
+        too_few_operations = false;
         reason = Some(format!(
-            "achieved {achieved:.0} ops/s, {:.1}% of the load offered",
+            "achieved {} ops/s, {:.1}% of the load offered",
+            format_rate(achieved),
             served * 100.0
         ));
     } else if error_rate > max_error_rate {
+        too_few_operations = false;
         reason = Some(format!(
             "error rate {:.2}% above {:.2}%",
             error_rate * 100.0,
@@ -198,6 +252,7 @@ pub fn judge(o: &RunOutcome, target: f64, slos: &[Slo], max_error_rate: f64) -> 
         error_rate,
         checks,
         sustained: reason.is_none(),
+        too_few_operations,
         reason,
     }
 }
@@ -222,6 +277,8 @@ pub struct Search {
     tries: Vec<Tries>,
     /// The last target tried.
     last: Option<f64>,
+    /// Whether its step had too few operations to judge.
+    last_too_few: bool,
     start: f64,
     growth: f64,
     precision: f64,
@@ -261,6 +318,7 @@ impl Search {
         Search {
             tries: Vec::new(),
             last: None,
+            last_too_few: false,
             start,
             growth: growth.max(1.1),
             precision: precision.clamp(0.001, 0.5),
@@ -297,6 +355,15 @@ impl Search {
         if let Some(last) = self.last.and_then(|l| self.at(l)).filter(|t| t.unsure()) {
             return Some(last.target);
         }
+        if let (true, Some(last)) = (self.last_too_few, self.last) {
+            // Too few to judge: a higher rate holds more operations, unless
+            // it would reach a target that failed.
+            let next = last * self.growth;
+            return match self.bad() {
+                Some(b) if next >= b => None,
+                _ => Some(next),
+            };
+        }
         match (self.good(), self.bad()) {
             (None, None) => Some(self.start),
             (Some(g), None) => Some(g * self.growth),
@@ -329,6 +396,14 @@ impl Search {
             self.tries[i].missed += 1;
         }
         self.last = Some(target);
+        self.last_too_few = false;
+    }
+
+    /// Report that the step at `target` had too few operations to judge:
+    /// neither held nor missed.
+    pub fn record_too_few(&mut self, target: f64) {
+        self.last = Some(target);
+        self.last_too_few = true;
     }
 
     /// The capacity found: the highest target that held, the lowest that
@@ -386,6 +461,59 @@ mod tests {
             let e = parse_slos(bad).unwrap_err();
             assert!(e.contains("read.p99<10ms"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn rates_print_to_enough_digits_to_tell_steps_apart() {
+        // Two steps 5% apart at 13 ops/s once both printed as "13".
+        assert_eq!(
+            (format_rate(12.77), format_rate(13.48)),
+            ("12.77".into(), "13.48".into())
+        );
+        assert_eq!(format_rate(0.5), "0.500");
+        assert_eq!(format_rate(123.456), "123.5");
+        assert_eq!(format_rate(51234.4), "51234");
+        assert_eq!(format_rate(0.0), "0");
+        // A bisection at 0.1% precision still tells its steps apart.
+        assert_ne!(format_rate(1000.0), format_rate(1001.0));
+        assert_ne!(format_rate(99.9), format_rate(100.0));
+    }
+
+    /// Steps too short to judge at low rates say nothing: the search goes
+    /// up until they can be judged, then finds the capacity as before; a
+    /// search that must go down into them ends there.
+    #[test]
+    fn steps_too_short_to_judge_count_neither_way() {
+        let cap = 7_300.0;
+        // Below 3,000 ops/s a step holds too few operations.
+        let mut s = Search::new(500.0, 2.0, 0.05, 2);
+        let mut tried = Vec::new();
+        while let Some(t) = s.next_target() {
+            tried.push(t);
+            assert!(tried.len() < 60, "search does not end");
+            if t < 3000.0 {
+                s.record_too_few(t);
+            } else {
+                s.record(t, t <= cap);
+            }
+        }
+        assert_eq!(&tried[..3], [500.0, 1000.0, 2000.0]);
+        let r = s.result().unwrap();
+        assert!(r.target <= cap && r.target >= cap * 0.9, "{r:?}");
+        // Missed twice at the start, and too short to judge below it.
+        let mut s = Search::new(4000.0, 2.0, 0.05, 2);
+        let mut tried = Vec::new();
+        while let Some(t) = s.next_target() {
+            tried.push(t);
+            assert!(tried.len() < 60, "search does not end");
+            if t < 3000.0 {
+                s.record_too_few(t);
+            } else {
+                s.record(t, false);
+            }
+        }
+        assert_eq!(tried, [4000.0, 4000.0, 2000.0]);
+        assert!(s.result().is_none());
     }
 
     /// Run a search against `holds(target, try)` to its end.

@@ -196,7 +196,10 @@ impl Plan {
                 return Err(p.invalid(
                     "CREATE_BASE_TABLE",
                     format!(
-                        "asks PGIO's setup to reuse its seed table (pgio_base), which sojourn                          does not keep: each load writes {} table(s) itself. Set it to TRUE or                          leave it out to load; to use tables already loaded, run without                          loading (`sojourn run`)",
+                        "asks PGIO's setup to reuse its seed table (pgio_base), which sojourn \
+                         does not keep: each load writes {} table(s) itself. Set it to TRUE or \
+                         leave it out to load; to use tables already loaded, run without \
+                         loading (`sojourn run`)",
                         l.schemas
                     ),
                 ));

@@ -339,12 +339,13 @@ pub fn percentile_ci(h: &Histogram<u64>, q: f64) -> [u64; 2] {
 /// samples beyond it and it is noise (a p99.9 from 2,000 operations rests
 /// on two).
 pub fn enough_samples(n: u64, q: f64) -> bool {
-    (n as f64) * (1.0 - q) >= 10.0
+    n >= samples_needed(q)
 }
 
-/// Samples needed for [`enough_samples`].
+/// Samples needed for [`enough_samples`]. (1 - 0.9 is not exactly 0.1 in
+/// floating point: without the tolerance a p90 would need 101.)
 pub fn samples_needed(q: f64) -> u64 {
-    (10.0 / (1.0 - q)).ceil() as u64
+    (10.0 / (1.0 - q) - 1e-6).ceil() as u64
 }
 
 impl LatencySummary {
@@ -458,6 +459,8 @@ mod tests {
         assert!(!enough_samples(2000, 0.999));
         assert!(enough_samples(10_000, 0.999));
         assert_eq!(samples_needed(0.99), 1000);
+        assert_eq!(samples_needed(0.9), 100);
+        assert!(enough_samples(100, 0.9) && !enough_samples(99, 0.9));
         let mut h = new_histogram();
         assert_eq!(percentile_ci(&h, 0.99), [0, 0]);
         for v in 1..=1000u64 {

@@ -214,7 +214,7 @@ fn a_database_stall_shows_in_response_time_as_queueing_predicts() {
     );
     // The warnings blame the database, with when and for how long.
     use sojourn_core::output::Warning;
-    let w = Warning::check(&o, 0.0, &[]);
+    let w = Warning::check(&o, 0.0, &[], "recordcount");
     let stall = w
         .iter()
         .find_map(|w| match w {
@@ -428,7 +428,7 @@ fn self_check_flags_an_overloaded_run_and_passes_a_normal_one() {
     let c = normal.arrival_check.as_ref().expect("enough bins");
     assert!(c.passed, "{c:?}");
     assert!((normal.served_fraction() - 1.0).abs() < 1e-9);
-    let w = Warning::check(&normal, 0.0, &[]);
+    let w = Warning::check(&normal, 0.0, &[], "recordcount");
     assert!(
         !w.iter()
             .any(|w| matches!(w, Warning::NotPoisson { .. } | Warning::BelowTarget { .. })),
@@ -456,7 +456,7 @@ fn self_check_flags_an_overloaded_run_and_passes_a_normal_one() {
     assert!(over.served_fraction() < 0.9, "{}", over.served_fraction());
     let c = over.arrival_check.as_ref().expect("enough bins");
     assert!(c.passed, "the queue is the database's: {c:?}");
-    let w = Warning::check(&over, 0.0, &[]);
+    let w = Warning::check(&over, 0.0, &[], "recordcount");
     assert!(
         w.iter().any(|w| matches!(w, Warning::BelowTarget { .. })),
         "{w:?}"
@@ -516,7 +516,7 @@ fn a_starved_client_fails_the_poisson_check() {
     let o = run_steps(&NullBackend::new(), hogs, &cfg);
     let c = o.arrival_check.as_ref().expect("enough bins");
     assert!(!c.passed && c.dispersion > 1.5, "{c:?}");
-    let w = Warning::check(&o, 0.0, &[]);
+    let w = Warning::check(&o, 0.0, &[], "recordcount");
     let said: Vec<String> = w.iter().map(|w| w.to_string()).collect();
     assert!(
         said.iter().any(|w| w.contains("released them in bursts")),

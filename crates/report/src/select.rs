@@ -13,7 +13,8 @@ use crate::run::{SESSION_LABEL, STEP_LABEL};
 use crate::ReportError;
 
 /// The runs `names` and `labels` select, in the order named (label matches
-/// after, oldest first), each once.
+/// after, oldest first), each stage once: two client runs of one stage,
+/// its run URI and its `URI/STAGE` all name the same merged run.
 pub fn select(
     store: &Store,
     names: &[String],
@@ -22,7 +23,8 @@ pub fn select(
     let mut out: Vec<RunRecord> = Vec::new();
     let mut seen = BTreeSet::new();
     let mut push = |r: RunRecord, out: &mut Vec<RunRecord>| {
-        if seen.insert(r.id().clone()) {
+        let m = r.meta();
+        if seen.insert((m.run_uri.clone(), m.phase.clone(), m.stage_index)) {
             out.push(r);
         }
     };
@@ -36,17 +38,19 @@ pub fn select(
             labels: labels.to_vec(),
             ..Filter::default()
         };
-        let mut uris = Vec::new();
-        for s in store.list(&filter)? {
-            if !uris.contains(&s.meta.run_uri) {
-                uris.push(s.meta.run_uri.clone());
+        // One run per stage (a `bench` is a load and a run under one
+        // URI), merged over its client processes.
+        let mut stages = store.list(&filter)?;
+        stages.sort_by_key(|s| s.meta.started_at);
+        let mut picked = BTreeSet::new();
+        for s in stages {
+            let m = &s.meta;
+            if picked.insert((m.run_uri.clone(), m.phase.clone(), m.stage_index)) {
+                push(
+                    store.load_merged_with(m.id.as_str(), IntervalDetail::Histograms)?,
+                    &mut out,
+                );
             }
-        }
-        for uri in uris {
-            push(
-                store.load_merged_with(&uri, IntervalDetail::Histograms)?,
-                &mut out,
-            );
         }
         if out.is_empty() {
             let shown: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v}")).collect();

@@ -120,7 +120,14 @@ impl<'s> Database<'s> {
             // another layout (which `is_empty` refuses) matter.
             let empty = if drop { None } else { self.is_empty(load)? };
             if run.is_some() && empty == Some(false) {
-                eprintln!("{describe}: {what} already holds data; skipping load");
+                eprintln!("{describe} already holds data for {what}; skipping load");
+            } else if empty == Some(false) && load.workload.load_appends() {
+                bail!(
+                    "{describe} already holds data for {what}: a second load would add a \
+                     second copy of every row (the tables have no unique key), and every \
+                     statement of the next run would then fail. Add --drop to load again \
+                     from scratch, or run on the data already there (`sojourn run`)"
+                );
             } else {
                 self.prepare(load, drop)?;
                 loading = true;
@@ -129,8 +136,8 @@ impl<'s> Database<'s> {
         if let Some(run) = run.filter(|_| !loading) {
             if self.is_empty(run)? == Some(true) {
                 bail!(
-                    "{what} in {describe} is empty: run `sojourn load` with the same workload \
-                     first, or `sojourn bench` to load and run"
+                    "{describe} holds no data for {what}: run `sojourn load` with the same \
+                     workload first, or `sojourn bench` to load and run"
                 );
             }
         }

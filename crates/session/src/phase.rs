@@ -269,10 +269,11 @@ pub(crate) fn run<'s, B: Backend>(
         show.note(&line);
     }
     let server_warning = attach_server(&mut outcome, server_start, server_end);
+    let shape = plan.workload.data_shape();
     let mut warnings = if spec.brief {
-        Warning::check(&outcome, 0.0, &[])
+        Warning::check(&outcome, 0.0, &[], shape)
     } else {
-        Warning::check(&outcome, cfg.warmup.as_secs_f64(), &plan.percentiles)
+        Warning::check(&outcome, cfg.warmup.as_secs_f64(), &plan.percentiles, shape)
     };
     warnings.extend(server_warning);
     Ok(Measured {

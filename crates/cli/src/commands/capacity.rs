@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
-use sojourn_core::capacity::{self, Search, Slo, Verdict};
+use sojourn_core::capacity::{self, format_rate, Search, Slo, Verdict};
 use sojourn_core::executor::{Group, RunConfig, StopHandle};
 use sojourn_core::output::Warning;
 use sojourn_core::plan::Plan;
@@ -126,9 +126,9 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
     let load = load.filter(|_| empty);
     if empty && load.is_none() {
         bail!(
-            "table {} in {describe} is empty: run `sojourn load` with the same workload first, \
+            "{describe} holds no data for {}: run `sojourn load` with the same workload first, \
              or pass --load",
-            plan.schema.table
+            plan.workload.what(&plan.schema)
         );
     }
     if load.is_some() {
@@ -151,8 +151,8 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
             };
             let o = conns.run(load, quiet)?.finish(&BTreeMap::new())?.outcome;
             eprintln!(
-                "loaded {} records in {:.2} s",
-                o.all.ops_done,
+                "loaded {} in {:.2} s",
+                load.workload.loaded(o.all.ops_done),
                 o.elapsed.as_secs_f64()
             );
         }
@@ -163,7 +163,7 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
     by_target.sort_by(|a, b| a.target.total_cmp(&b.target));
     let mut s = Search::new(1.0, 2.0, settings.precision, settings.confirm);
     for v in &steps {
-        s.record(v.target, v.sustained);
+        record(&mut s, v);
     }
     println!();
     println!("latency-throughput curve (response time, 95% CI):");
@@ -173,7 +173,11 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
     }
     println!("  verdict");
     for v in &by_target {
-        print!("{:>10.0} {:>10.0}", v.target, v.achieved);
+        print!(
+            "{:>10} {:>10}",
+            format_rate(v.target),
+            format_rate(v.achieved)
+        );
         for c in &v.checks {
             print!(
                 " {:>28}",
@@ -185,8 +189,41 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
                 )
             );
         }
-        println!("  {}", if v.sustained { "ok" } else { "missed" });
+        println!(
+            "  {}",
+            match (v.sustained, v.too_few_operations) {
+                (true, _) => "ok",
+                (false, true) => "too few operations to judge",
+                (false, false) => "missed",
+            }
+        );
     }
+    // Steps too short for their SLO's percentile: where the search ended
+    // in them, its result says so.
+    let too_few: Vec<f64> = by_target
+        .iter()
+        .filter(|v| v.too_few_operations)
+        .map(|v| v.target)
+        .collect();
+    let judged_too_few = |t: f64| too_few.contains(&t);
+    let lengthen = || {
+        let needed = steps
+            .iter()
+            .flat_map(|v| &v.checks)
+            .filter(|c| c.too_few_operations)
+            .map(|c| c.slo.as_str())
+            .collect::<std::collections::BTreeSet<_>>();
+        format!(
+            "steps at {} held too few operations to judge {} (fewer than 10 beyond the \
+             percentile): lengthen --step or raise the rate",
+            too_few
+                .iter()
+                .map(|&t| format_rate(t))
+                .collect::<Vec<_>>()
+                .join(", "),
+            needed.into_iter().collect::<Vec<_>>().join(", ")
+        )
+    };
     let result = s.result();
     // The capacity is what the database served in the steps at the
     // target that held: a target a few percent above it can pass a step.
@@ -207,17 +244,26 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
     match &found {
         Some((r, mean, [lo, hi])) => {
             println!(
-                "capacity: {mean:.0} ops/s sustained under {} (target {:.0} held in {} of {} \
-                 tries, achieving {lo:.0} to {hi:.0} ops/s; {})",
+                "capacity: {} ops/s sustained under {} (target {} held in {} of {} \
+                 tries, achieving {} to {} ops/s; {})",
+                format_rate(*mean),
                 slo_text.join(", "),
-                r.target,
+                format_rate(r.target),
                 r.tries.held,
                 r.tries.held + r.tries.missed,
+                format_rate(*lo),
+                format_rate(*hi),
                 match (r.failed, r.plus_minus()) {
+                    (Some(b), _) if judged_too_few(b) => format!(
+                        "the search ended at target {}, whose {}",
+                        format_rate(b),
+                        lengthen()
+                    ),
                     (Some(b), Some(pm)) => format!(
-                        "target {b:.0} missed twice; +-{:.1}%: the capacity lies between the \
+                        "target {} missed twice; +-{:.1}%: the capacity lies between the \
                          two targets, and repeating the search lands there unless the \
                          database's own capacity varies by more than the tries above",
+                        format_rate(b),
                         100.0 * pm
                     ),
                     _ => "no target missed: the search stopped before finding an upper bound"
@@ -225,9 +271,14 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
                 }
             );
         }
+        None if !too_few.is_empty() => println!(
+            "capacity: no step could be judged, down to {} ops/s: the {}",
+            format_rate(by_target.first().map_or(0.0, |v| v.target)),
+            lengthen()
+        ),
         None => println!(
-            "capacity: no step was sustained, down to {:.0} ops/s; the SLOs may be out of reach",
-            by_target.first().map_or(0.0, |v| v.target)
+            "capacity: no step was sustained, down to {} ops/s; the SLOs may be out of reach",
+            format_rate(by_target.first().map_or(0.0, |v| v.target))
         ),
     }
     if let (Some(store), true) = (&store, stored > 0) {
@@ -335,21 +386,24 @@ fn search(
                 )
             })
             .collect();
-        s.record(target, v.sustained);
-        let again = s.next_target() == Some(target);
+        record(&mut s, &v);
+        let next = s.next_target();
+        let again = next == Some(target);
         eprintln!(
-            "step {n:>2}: target {:>9.0}  achieved {:>9.0}  {}  {}{}",
-            target,
-            v.achieved,
+            "step {n:>2}: target {:>9}  achieved {:>9}  {}  {}{}",
+            format_rate(target),
+            format_rate(v.achieved),
             checks.join("  "),
             match &v.reason {
                 None => "sustained".to_string(),
-                Some(r) => format!("missed: {r}"),
+                Some(r) => format!("{}: {r}", v.word()),
             },
-            match (again, v.sustained) {
-                (true, false) => "; trying it again (one miss may be a transient)",
-                (true, true) => "; trying it again to confirm",
-                (false, _) => "",
+            match (v.too_few_operations, next, again, v.sustained) {
+                (true, Some(_), _, _) => "; trying a higher target, whose steps hold more",
+                (true, None, _, _) => "; stopping: a higher target would reach one that failed",
+                (false, _, true, false) => "; trying it again (one miss may be a transient)",
+                (false, _, true, true) => "; trying it again to confirm",
+                _ => "",
             }
         );
         let mut verdict = BTreeMap::from([(SUSTAINED_LABEL.to_string(), v.sustained.to_string())]);
@@ -362,6 +416,15 @@ fn search(
         verdicts.push(v);
     }
     Ok((probe, verdicts, stored))
+}
+
+/// Tell the search how a step went.
+fn record(s: &mut Search, v: &Verdict) {
+    if v.too_few_operations {
+        s.record_too_few(v.target);
+    } else {
+        s.record(v.target, v.sustained);
+    }
 }
 
 /// One step: open loop at `target` (closed loop when `None`, the probe,

@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 use sojourn_core::output::json::JsonReport;
 use sojourn_core::output::ycsb::Summary;
 use sojourn_core::output::{Export, Warning};
+use sojourn_core::plan::Plan;
 use sojourn_core::workload::Phase;
 use sojourn_session::{watch_ctrl_c, Measured, Session};
 
@@ -67,7 +68,7 @@ pub fn main(args: PhaseArgs, mode: Mode) -> Result<ExitCode> {
             code = ExitCode::from(130);
         }
         if bench && plan.phase == Phase::Load {
-            loaded(&describe, m)?;
+            loaded(&describe, plan, m)?;
         } else {
             report(m, &opts)?;
         }
@@ -76,14 +77,16 @@ pub fn main(args: PhaseArgs, mode: Mode) -> Result<ExitCode> {
     Ok(code)
 }
 
-/// `bench` says what it loaded and goes on to the run.
-fn loaded(describe: &str, m: Measured<'_>) -> Result<()> {
+/// `bench` says what it loaded (in the workload's units: records, or
+/// LIOPS rows, which load in batches) and goes on to the run.
+fn loaded(describe: &str, plan: &Plan, m: Measured<'_>) -> Result<()> {
     let o = &m.outcome;
+    let loaded = plan.workload.loaded(o.all.ops_done);
+    let secs = o.elapsed.as_secs_f64();
     eprintln!(
-        "loaded {} records into {describe} in {:.2} s ({:.0} inserts/s)",
-        o.all.ops_done,
-        o.elapsed.as_secs_f64(),
-        o.throughput()
+        "loaded {loaded} into {describe} in {secs:.2} s ({:.0} {}/s)",
+        loaded.count as f64 / secs.max(1e-9),
+        loaded.unit
     );
     if let Some(s) = &o.server {
         eprintln!("server: {}", s.digest());

@@ -333,6 +333,14 @@ fn selected(store: &Store, a: &ExportArgs) -> Result<Vec<String>> {
 }
 
 fn export(store: &Store, a: ExportArgs) -> Result<()> {
+    if a.runs.is_empty() && !a.all && a.labels.is_empty() && a.since.is_none() {
+        bail!(
+            "results export: name the runs to export (RUN...: a run id or a unique prefix of \
+             one, a run URI, URI/STAGE, or `last`), or select them with --all (every run), \
+             --label KEY=VALUE or --since WHEN; e.g. `sojourn results export --all --format \
+             pkb > samples.json` is a whole BigQuery load"
+        );
+    }
     let mut names = a.runs.clone();
     names.extend(selected(store, &a)?);
     if names.is_empty() {
@@ -342,9 +350,17 @@ fn export(store: &Store, a: ExportArgs) -> Result<()> {
             store.location()
         );
     }
-    let mut runs = Vec::new();
+    // Each stage once, however it was named (two client runs of one
+    // stage, its URI, `URI/STAGE`), or a BigQuery load would count it twice.
+    let mut runs: Vec<RunRecord> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
     for name in &names {
-        runs.extend(load_stages(store, name, a.format == ExportFormat::Hdrlog)?);
+        for r in load_stages(store, name, a.format == ExportFormat::Hdrlog)? {
+            let m = r.meta();
+            if seen.insert((m.run_uri.clone(), m.phase.clone(), m.stage_index)) {
+                runs.push(r);
+            }
+        }
     }
     let mut sink: Box<dyn Write> = match &a.output {
         Some(path) => Box::new(BufWriter::new(

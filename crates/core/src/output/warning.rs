@@ -32,6 +32,9 @@ pub enum Warning {
         failed: u64,
         total: u64,
         detail: String,
+        /// The workload's properties a run must share with the load
+        /// ([`crate::workload::Workload::data_shape`]).
+        data_shape: String,
     },
     ClientCpuSaturated {
         utilisation: f64,
@@ -82,10 +85,10 @@ impl fmt::Display for Warning {
                  Lower -target, or add -threads if service times are low",
                 100.0 * achieved / target
             ),
-            Warning::Failures { kind, failed, total, detail } => write!(
+            Warning::Failures { kind, failed, total, detail, data_shape } => write!(
                 f,
                 "{failed} of {total} {} operations did not succeed ({detail}); check the database's \
-                 log and that the data was loaded with the same workload (recordcount, insertorder, fieldcount)",
+                 log and that the data was loaded with the same workload ({data_shape})",
                 kind.ycsb_name()
             ),
             Warning::ClientCpuSaturated { utilisation, cores } => write!(
@@ -286,9 +289,17 @@ impl Serialize for Warning {
 }
 
 impl Warning {
-    /// What a finished run should be warned about.
-    /// `percentiles` are the ones the summary prints (e.g. 95, 99).
-    pub fn check(o: &RunOutcome, warmup_s: f64, percentiles: &[f64]) -> Vec<Warning> {
+    /// What a finished run should be warned about. `percentiles` are the
+    /// ones the summary prints (e.g. 95, 99); `data_shape` names what a run
+    /// must share with the load
+    /// ([`crate::workload::Workload::data_shape`]), for the warning about
+    /// failed operations.
+    pub fn check(
+        o: &RunOutcome,
+        warmup_s: f64,
+        percentiles: &[f64],
+        data_shape: &str,
+    ) -> Vec<Warning> {
         let mut w = Vec::new();
         if o.interrupted() {
             w.push(Warning::Interrupted);
@@ -339,6 +350,7 @@ impl Warning {
                     failed,
                     total: s.count(),
                     detail,
+                    data_shape: data_shape.to_string(),
                 });
             }
         }

@@ -239,6 +239,22 @@ impl LiopsConfig {
         self.batches_per_table() * u64::from(self.schemas)
     }
 
+    /// Rows written by `done` load batches. Each table's last batch may be
+    /// short, so a partial load is counted as if its short batches came
+    /// last: the count is never more than what was written.
+    pub fn rows_in_batches(&self, done: u64) -> u64 {
+        let per_table = self.batches_per_table();
+        let full_per_table = self.scale / self.batch;
+        let full = u64::from(self.schemas) * full_per_table;
+        let short_rows = self.scale - full_per_table * self.batch;
+        if done <= full {
+            done * self.batch
+        } else {
+            let short = (done - full).min(u64::from(self.schemas) * (per_table - full_per_table));
+            full * self.batch + short * short_rows
+        }
+    }
+
     fn batches_per_table(&self) -> u64 {
         self.scale.div_ceil(self.batch)
     }
@@ -530,6 +546,27 @@ mod tests {
         );
         assert_eq!(c.tables(), ["pgio1", "pgio2", "pgio3", "pgio4"]);
         assert_eq!(c.run_sessions(), 4);
+    }
+
+    #[test]
+    fn a_load_counts_rows_not_batches() {
+        // 2 tables of 2,500 rows in batches of 1,000: per table 1,000 +
+        // 1,000 + 500.
+        let c = LiopsConfig::from_properties(&props(&[
+            "SCALE=2500",
+            "NUM_SCHEMAS=2",
+            "WORK_UNIT=10",
+            "liops.batch=1000",
+        ]))
+        .unwrap();
+        assert_eq!(c.load_batches(), 6);
+        assert_eq!(c.rows_in_batches(6), 5000);
+        assert_eq!(c.rows_in_batches(0), 0);
+        assert_eq!(c.rows_in_batches(4), 4000);
+        assert_eq!(c.rows_in_batches(5), 4500);
+        // PGIO's own sizes: one batch per table.
+        let c = LiopsConfig::from_properties(&props(&["SCALE=2000", "NUM_SCHEMAS=4"])).unwrap();
+        assert_eq!((c.load_batches(), c.rows_in_batches(4)), (4, 8000));
     }
 
     #[test]

@@ -91,12 +91,61 @@ impl Workload {
         }
     }
 
-    /// What holds the workload's data, for messages.
+    /// What holds the workload's data, for messages: words for every
+    /// backend, tables or not (`… holds data for {what}`).
     pub fn what(&self, schema: &Schema) -> String {
         match self {
-            Workload::Vote(_) => "the vote workload's Article table".to_string(),
+            Workload::Vote(_) => "the vote workload's articles".to_string(),
             Workload::Liops(l) => format!("LIOPS table {}", l.table(1)),
             Workload::Core(_) | Workload::KeyValue(_) => format!("table {}", schema.table),
+        }
+    }
+
+    /// The properties a run must share with the load for its operations to
+    /// find the data they expect, for the warning about failed operations.
+    pub fn data_shape(&self) -> &'static str {
+        match self {
+            Workload::Core(_) => "recordcount, insertstart, insertorder, fieldcount",
+            Workload::KeyValue(_) => "num_unique_keys, value_size, nouuid/uuid",
+            Workload::Vote(_) => "vote.articles, vote.variant",
+            Workload::Liops(_) => {
+                "SCALE and NUM_SCHEMAS, loaded once: `sojourn load --drop` loads it again from scratch"
+            }
+        }
+    }
+
+    /// Whether a second load into tables that hold data would add a second
+    /// copy of them rather than fail on keys already there: the LIOPS
+    /// tables have no unique key (as PGIO's have none), so a load must
+    /// start from empty tables.
+    pub fn load_appends(&self) -> bool {
+        matches!(self, Workload::Liops(_))
+    }
+
+    /// What `done` load operations wrote, in the workload's own units:
+    /// records, articles, or LIOPS rows (each load operation is a batch).
+    pub fn loaded(&self, done: u64) -> Loaded {
+        match self {
+            Workload::Liops(l) => Loaded {
+                count: l.rows_in_batches(done),
+                unit: "rows",
+                batches: Some(done),
+            },
+            Workload::Vote(_) => Loaded {
+                count: done,
+                unit: "articles",
+                batches: None,
+            },
+            Workload::KeyValue(_) => Loaded {
+                count: done,
+                unit: "keys",
+                batches: None,
+            },
+            Workload::Core(_) => Loaded {
+                count: done,
+                unit: "records",
+                batches: None,
+            },
         }
     }
 
@@ -218,6 +267,26 @@ impl Workload {
                 support.phase(steps, cfg.clone())
             }
         })
+    }
+}
+
+/// What a load wrote, for messages ([`Workload::loaded`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Loaded {
+    pub count: u64,
+    /// `records`, `rows`, `articles`, `keys`.
+    pub unit: &'static str,
+    /// The load operations, where each wrote many rows.
+    pub batches: Option<u64>,
+}
+
+impl std::fmt::Display for Loaded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.count, self.unit)?;
+        if let Some(b) = self.batches {
+            write!(f, " in {b} batch{}", if b == 1 { "" } else { "es" })?;
+        }
+        Ok(())
     }
 }
 

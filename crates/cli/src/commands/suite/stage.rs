@@ -137,9 +137,10 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
             && tables(env, &backend, &load.plan, TableStep::IsEmpty)? == Some(false);
         if keep {
             eprintln!(
-                "{}: table {} in {describe} already holds data and ycsb_reload_database is false; \
+                "{}: {describe} already holds data for {} and ycsb_reload_database is false; \
                  skipping the load stage",
-                plan.file, load.plan.schema.table
+                plan.file,
+                load.plan.workload.what(&load.plan.schema)
             );
         } else {
             tables(env, &backend, &load.plan, TableStep::Prepare)?;
@@ -163,11 +164,11 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
         let backend = backend_for(env, &plan.db_url, run)?;
         if tables(env, &backend, &run.plan, TableStep::IsEmpty)? == Some(true) {
             bail!(
-                "{}: table {} in {} is empty, so there is nothing to run against: load it first \
+                "{}: {} holds no data for {}, so there is nothing to run against: load it first \
                  (a config without ycsb_skip_load_stage, in an earlier ordered stage)",
                 plan.file,
-                run.plan.schema.table,
-                backend.describe()
+                backend.describe(),
+                run.plan.workload.what(&run.plan.schema)
             );
         }
         let stats = run_stage(plan, run, at(i as u32 + 1), &labels, iteration, env)?;
@@ -269,7 +270,7 @@ fn run_stage(
         .collect();
     let header = describe_stage(plan, stage, iteration);
     let tag = format!("{} #{iteration} {}", plan.file, stage.phase.name());
-    let (stats, summary, interrupted, warnings, server) = if n == 1 {
+    let (ids, stats, summary, interrupted, warnings, server) = if n == 1 {
         let backend = backend_for(env, &plan.db_url, stage)?;
         let share = client::run_share(
             &specs[0],
@@ -284,7 +285,14 @@ fn run_stage(
         let warnings = share.warnings.iter().map(|w| w.to_string()).collect();
         let interrupted = share.outcome.interrupted();
         let server = share.outcome.server;
-        (share.outcome.total, summary, interrupted, warnings, server)
+        (
+            vec![share.run_id],
+            share.outcome.total,
+            summary,
+            interrupted,
+            warnings,
+            server,
+        )
     } else {
         let ids = spawn_clients(&specs, &tag, env)?;
         // By the ids the clients reported, not by run URI: a URI is short
@@ -297,6 +305,7 @@ fn run_stage(
         let mut summary = ycsb::summary(&merged);
         summary.push_str(&workload_lines(&merged));
         (
+            ids,
             merged.total.clone(),
             summary,
             merged.summary.status == RunStatus::Interrupted,
@@ -318,11 +327,19 @@ fn run_stage(
         for w in &warnings {
             eprintln!("warning: {tag}: {w}");
         }
+        // The stage's selector, and the ids `results list` shows in its
+        // RUN column (its URI column holds the run URI).
         eprintln!(
-            "{tag}: recorded as run {} stage {} ({n} client run{}) in {}",
+            "{tag}: recorded as {}/{} (run URI {}, stage {}; client run{} {}) in {}",
+            at.run_uri,
+            at.index,
             at.run_uri,
             at.index,
             if n == 1 { "" } else { "s" },
+            ids.iter()
+                .map(|id| id.as_str().chars().take(8).collect::<String>())
+                .collect::<Vec<_>>()
+                .join(", "),
             env.store.location()
         );
     }

@@ -1,0 +1,992 @@
+//! Docs that cannot drift: every shell command shown in README.md,
+//! docs/*.md and suites/README.md runs, in document order within its file,
+//! against this test's own servers, and every output line a doc shows
+//! appears in what its command printed, in that shape.
+//!
+//! What counts as a command: each line of a fenced block marked `sh`,
+//! `bash` or `shell` (a line ending in `\` goes on to the next; `#` lines
+//! are comments), and each `$ ` line of a `console` block, whose other
+//! lines are that command's output. A command in an indented block, or in
+//! a fenced block of another kind, fails the test: it would go unchecked.
+//!
+//! Markers, HTML comments a reader of the rendered page does not see:
+//! - `<!-- not run: REASON -->` on the line before a block: its commands
+//!   are not run (the test command itself, the peer benchmarks that
+//!   install and run other tools for minutes, a store failure). The test
+//!   counts these ([`NOT_RUN`]), so none is added silently.
+//! - `<!-- doc-test: COMMAND -->`: a command run at that point and not
+//!   shown, setting up what the next shown command reads (runs to compare).
+//! - `<!-- doc-test: let NAME = COMMAND -->`: NAME, as a whole word in
+//!   the file's later commands, stands for what COMMAND prints (a run id
+//!   where the doc writes `RUN_A`).
+//!
+//! How a shown command is adapted before it runs ([`adapt`]), the same for
+//! every file:
+//! - `cargo run --release --` is the binary under test, `sojourn` on PATH;
+//! - the servers' default ports (Redis 6379, memcached 11211, PostgreSQL
+//!   5432 and YugabyteDB's 5433, MariaDB 3306) become the test servers'
+//!   ports, and the host `host` in a URL is 127.0.0.1. The servers have the
+//!   doc's user `bench` with the password `PASSWORD` (and PGIO's
+//!   `yugabyte`/`yugabyte`) and its databases `db`, `ycsb`, `bench`,
+//!   `yugabyte`; `PGPASSWORD`, `MYSQL_PWD` and `REDIS_PASSWORD` hold
+//!   `PASSWORD`, as for a user who followed the docs;
+//! - sizes are scaled down: every count the doc or a workload or suite
+//!   file it reads gives (records, operations, keys, articles, writes,
+//!   reads) is at most 1,000, PGIO's `SCALE` at most 4,000 rows, and
+//!   every duration (`maxexecutiontime`, `RUN_TIME`, `ycsb_timelimit`) at
+//!   most 1 s; `capacity` gets `--step 0.5 --settle 0.2 --precision 0.2`
+//!   unless it names a step. The files read are copies, scaled so, beside
+//!   the commands;
+//! - each file runs in a scratch directory of its own (its `HOME` and
+//!   `SOJOURN_DATA_DIR`; `/tmp/` is in it; `~/pkb_configs` and
+//!   `../pkb_configs`, a user's own PKB folder, are a copy of
+//!   `suites/walkthrough-sequential`), on servers emptied before it.
+//!
+//! Output lines match in shape: every number may differ, runs of spaces
+//! may differ in length, `...` stands for anything, and a run of hex digits
+//! (an id) may be any id. Each shown line must match a whole line of the
+//! command's stdout or stderr, in order.
+//!
+//! A written runner rather than `trycmd`: the commands need ports known
+//! only once the servers are up, credentials, scaled sizes, hidden setup
+//! and ids from earlier commands, none of which a static snapshot holds.
+
+mod util;
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use regex::Regex;
+use sojourn_testkit::mariadb_server::Mariadb;
+use sojourn_testkit::memcached_server::MemcachedServer;
+use sojourn_testkit::needs::{self, Need};
+use sojourn_testkit::postgres_server::Postgres;
+use sojourn_testkit::process::try_output_within;
+use sojourn_testkit::redis_server::RedisServer;
+use util::*;
+
+/// The blocks marked `<!-- not run: ... -->` in all the docs.
+const NOT_RUN: usize = 3;
+
+/// The password, user and databases of the docs' own examples.
+const PASSWORD: &str = "PASSWORD";
+const USER: &str = "bench";
+const DATABASES: [&str; 4] = ["db", "ycsb", "bench", "yugabyte"];
+
+/// How long one documented command may take before it counts as hung.
+const COMMAND_LIMIT: Duration = Duration::from_secs(180);
+
+/// One thing a doc asks for, in document order.
+#[derive(Clone, Debug, PartialEq)]
+enum Item {
+    /// A command, shown or hidden, and the output lines the doc shows for
+    /// it (line number and text).
+    Run {
+        line: usize,
+        command: String,
+        hidden: bool,
+        output: Vec<(usize, String)>,
+    },
+    /// `let NAME = COMMAND`.
+    Let {
+        line: usize,
+        name: String,
+        command: String,
+    },
+    /// A block marked not run, with why.
+    NotRun {
+        line: usize,
+        reason: String,
+        commands: Vec<String>,
+    },
+}
+
+const MARK_NOT_RUN: &str = "<!-- not run:";
+const MARK_HIDDEN: &str = "<!-- doc-test:";
+
+/// The items of a markdown file, or what is wrong with it (a command the
+/// test would miss, a marker that marks nothing).
+fn parse(md: &str) -> Result<Vec<Item>, String> {
+    let lines: Vec<&str> = md.lines().collect();
+    let mut items = Vec::new();
+    let mut not_run: Option<(usize, String)> = None;
+    let mut i = 0;
+    while i < lines.len() {
+        let n = i + 1;
+        let line = lines[i];
+        let trimmed = line.trim();
+        if let Some(rest) = trimmed.strip_prefix(MARK_NOT_RUN) {
+            let reason = rest
+                .strip_suffix("-->")
+                .ok_or_else(|| format!("line {n}: a not-run marker ends on its line with -->"))?;
+            not_run = Some((n, reason.trim().to_string()));
+            i += 1;
+            continue;
+        }
+        if let Some(rest) = trimmed.strip_prefix(MARK_HIDDEN) {
+            let body = rest
+                .strip_suffix("-->")
+                .ok_or_else(|| format!("line {n}: a doc-test marker ends on its line with -->"))?
+                .trim();
+            match body.strip_prefix("let ") {
+                Some(l) => {
+                    let (name, command) = l
+                        .split_once(" = ")
+                        .ok_or_else(|| format!("line {n}: expected `let NAME = COMMAND`"))?;
+                    items.push(Item::Let {
+                        line: n,
+                        name: name.trim().to_string(),
+                        command: command.trim().to_string(),
+                    });
+                }
+                None => items.push(Item::Run {
+                    line: n,
+                    command: body.to_string(),
+                    hidden: true,
+                    output: Vec::new(),
+                }),
+            }
+            i += 1;
+            continue;
+        }
+        if let Some(info) = line.strip_prefix("```") {
+            let info = info.trim();
+            let start = i + 1;
+            let mut end = start;
+            while end < lines.len() && !lines[end].starts_with("```") {
+                end += 1;
+            }
+            if end == lines.len() {
+                return Err(format!("line {n}: a code block that never closes"));
+            }
+            let body = &lines[start..end];
+            let block = match info {
+                "sh" | "bash" | "shell" => shell_block(start, body),
+                "console" => console_block(start, body),
+                _ => {
+                    if let Some((k, l)) =
+                        body.iter().enumerate().find(|(_, l)| looks_like_command(l))
+                    {
+                        return Err(format!(
+                            "line {}: `{}` is in a ```{info} block, so no test runs it: make the \
+                             block ```sh (or ```console with its output), or mark it not run",
+                            start + k + 1,
+                            l.trim()
+                        ));
+                    }
+                    Vec::new()
+                }
+            };
+            match not_run.take() {
+                Some((mark, reason)) => {
+                    if mark + 1 != n {
+                        return Err(format!(
+                            "line {mark}: a not-run marker belongs on the line just before its block"
+                        ));
+                    }
+                    items.push(Item::NotRun {
+                        line: n,
+                        reason,
+                        commands: block
+                            .into_iter()
+                            .filter_map(|it| match it {
+                                Item::Run { command, .. } => Some(command),
+                                _ => None,
+                            })
+                            .collect(),
+                    });
+                }
+                None => items.extend(block),
+            }
+            i = end + 1;
+            continue;
+        }
+        if let Some((mark, _)) = &not_run {
+            if !trimmed.is_empty() {
+                return Err(format!(
+                    "line {mark}: a not-run marker with no block after it"
+                ));
+            }
+        }
+        // An indented code block (after a blank line) holding a command.
+        if line.starts_with("    ")
+            && i > 0
+            && lines[i - 1].trim().is_empty()
+            && looks_like_command(line)
+        {
+            return Err(format!(
+                "line {n}: `{}` is in an indented block, so no test runs it: put it in a \
+                 fenced ```sh block",
+                line.trim()
+            ));
+        }
+        i += 1;
+    }
+    if let Some((mark, _)) = not_run {
+        return Err(format!(
+            "line {mark}: a not-run marker with no block after it"
+        ));
+    }
+    Ok(items)
+}
+
+/// Whether a line of a block reads as a command someone would type.
+fn looks_like_command(line: &str) -> bool {
+    let t = line.trim_start().trim_start_matches("$ ");
+    let first = t
+        .split_whitespace()
+        .find(|w| !w.contains('='))
+        .unwrap_or("");
+    matches!(first, "sojourn" | "cargo" | "scripts/test" | "python3")
+}
+
+/// A shell block's commands, continued lines joined.
+fn shell_block(start: usize, body: &[&str]) -> Vec<Item> {
+    let mut items = Vec::new();
+    let mut k = 0;
+    while k < body.len() {
+        let line = body[k];
+        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+            k += 1;
+            continue;
+        }
+        let first = start + k + 1;
+        let mut command = line.to_string();
+        while (command.ends_with('\\') || open_quote(&command)) && k + 1 < body.len() {
+            k += 1;
+            command.push('\n');
+            command.push_str(body[k]);
+        }
+        items.push(Item::Run {
+            line: first,
+            command,
+            hidden: false,
+            output: Vec::new(),
+        });
+        k += 1;
+    }
+    items
+}
+
+/// Whether a shell command line leaves a quote open (the command goes on
+/// on the next line, as a multi-line SQL query does).
+fn open_quote(command: &str) -> bool {
+    let mut quote: Option<char> = None;
+    let mut after_space = true;
+    let mut chars = command.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (None, '\\') | (Some('"'), '\\') => {
+                chars.next();
+            }
+            // A comment to the end of the line (`# sojourn's own jobs`).
+            (None, '#') if after_space => while chars.next().is_some_and(|c| c != '\n') {},
+            (None, '\'' | '"') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            _ => {}
+        }
+        after_space = c.is_whitespace();
+    }
+    quote.is_some()
+}
+
+/// A console block's `$ ` commands, each with the lines after it as its
+/// output.
+fn console_block(start: usize, body: &[&str]) -> Vec<Item> {
+    let mut items = Vec::new();
+    let mut k = 0;
+    while k < body.len() {
+        let line = body[k];
+        if let Some(c) = line.strip_prefix("$ ") {
+            let first = start + k + 1;
+            let mut command = c.to_string();
+            while (command.ends_with('\\') || open_quote(&command)) && k + 1 < body.len() {
+                k += 1;
+                command.push('\n');
+                command.push_str(body[k]);
+            }
+            items.push(Item::Run {
+                line: first,
+                command,
+                hidden: false,
+                output: Vec::new(),
+            });
+        } else if !line.trim().is_empty() {
+            if let Some(Item::Run { output, .. }) = items.last_mut() {
+                output.push((start + k + 1, line.to_string()));
+            }
+        }
+        k += 1;
+    }
+    items
+}
+
+/// A shown output line as a pattern of its shape (see the module's doc).
+fn shape(line: &str) -> Regex {
+    const DAYS: &str = "Mon|Tue|Wed|Thu|Fri|Sat|Sun";
+    const MONTHS: &str = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec";
+    let mut re = String::from(r"^\s*");
+    let chars: Vec<char> = line.trim().chars().collect();
+    let run = |from: usize, f: &dyn Fn(char) -> bool| {
+        (from..chars.len())
+            .find(|&j| !f(chars[j]))
+            .unwrap_or(chars.len())
+    };
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let starts_word = i == 0 || !chars[i - 1].is_ascii_alphanumeric();
+        if c.is_whitespace() {
+            i = run(i, &|c| c.is_whitespace());
+            re.push_str(r"\s+");
+            continue;
+        }
+        if chars[i..].starts_with(&['.', '.', '.']) {
+            re.push_str(".*");
+            i += 3;
+            continue;
+        }
+        if starts_word && c.is_ascii_hexdigit() {
+            // Hex digits and hyphens holding a digit and a letter: an id.
+            let end = run(i, &|c| c.is_ascii_hexdigit() || c == '-');
+            let word = &chars[i..end];
+            let ends_word = end == chars.len() || !chars[end].is_ascii_alphanumeric();
+            if ends_word
+                && word.len() >= 6
+                && word.iter().any(|c| c.is_ascii_digit())
+                && word.iter().any(|c| c.is_ascii_alphabetic())
+            {
+                re.push_str(r"[0-9a-f-]+");
+                i = end;
+                continue;
+            }
+        }
+        if starts_word && c.is_ascii_digit() {
+            re.push_str(r"[0-9][0-9.]*");
+            i = run(i, &|c| c.is_ascii_digit() || c == '.');
+            continue;
+        }
+        if starts_word && c.is_ascii_alphabetic() {
+            // A day or month name in a date is any day or month.
+            let end = run(i, &|c| c.is_ascii_alphanumeric());
+            let word: String = chars[i..end].iter().collect();
+            if let Some(names) = [DAYS, MONTHS]
+                .into_iter()
+                .find(|n| n.split('|').any(|d| d == word))
+            {
+                re.push_str(&format!("(?:{names})"));
+                i = end;
+                continue;
+            }
+        }
+        re.push_str(&regex::escape(&c.to_string()));
+        i += 1;
+    }
+    re.push_str(r"\s*$");
+    Regex::new(&re).unwrap_or_else(|e| panic!("{line:?}: {e}"))
+}
+
+/// Whether every shown line matches a line of `stdout` or `stderr`, each
+/// stream in order; the first that does not, if any.
+fn first_missing<'a>(
+    shown: &'a [(usize, String)],
+    stdout: &str,
+    stderr: &str,
+) -> Option<&'a (usize, String)> {
+    let streams = [
+        stdout.lines().collect::<Vec<_>>(),
+        stderr.lines().collect::<Vec<_>>(),
+    ];
+    let mut at = [0usize; 2];
+    'shown: for s in shown {
+        let re = shape(&s.1);
+        for (k, lines) in streams.iter().enumerate() {
+            if let Some(j) = (at[k]..lines.len()).find(|&j| re.is_match(lines[j])) {
+                at[k] = j + 1;
+                continue 'shown;
+            }
+        }
+        return Some(s);
+    }
+    None
+}
+
+/// The largest count and duration a doc's command may ask for.
+const CAPS: [(&str, u64); 16] = [
+    ("recordcount", 1000),
+    ("operationcount", 1000),
+    ("insertcount", 1000),
+    ("ycsb_record_count", 1000),
+    ("ycsb_operation_count", 1000),
+    ("vote.articles", 1000),
+    ("num_unique_keys", 1000),
+    ("num_writes", 1000),
+    ("num_reads", 1000),
+    ("SCALE", 4000),
+    ("maxexecutiontime", 1),
+    ("RUN_TIME", 1),
+    ("ycsb_timelimit", 1),
+    ("--ops", 1000),
+    ("--records", 1000),
+    ("--run_time", 1),
+];
+
+/// The test servers' ports, by the default port a doc writes.
+struct Ports(BTreeMap<u16, u16>);
+
+/// A command or file text adapted to the test's servers and sizes (see the
+/// module's doc).
+fn adapt(text: &str, ports: &Ports, scratch: &Path) -> String {
+    let mut t = text.replace("cargo run --release --", "sojourn");
+    t = t.replace("@host:", "@127.0.0.1:");
+    let port = Regex::new(r"([:=])(6379|11211|5432|5433|3306)\b").unwrap();
+    t = port
+        .replace_all(&t, |c: &regex::Captures| {
+            let default: u16 = c[2].parse().unwrap();
+            match ports.0.get(&default) {
+                Some(p) => format!("{}{p}", &c[1]),
+                None => c[0].to_string(),
+            }
+        })
+        .into_owned();
+    t = t.replace("/tmp/", &format!("{}/tmp/", scratch.display()));
+    let keys: Vec<String> = CAPS.iter().map(|(k, _)| regex::escape(k)).collect();
+    let sized = Regex::new(&format!(
+        r"(^|[^A-Za-z_.])({})(\s*[=:]\s*|\s+)([0-9]+[A-Za-z]*)\b",
+        keys.join("|")
+    ))
+    .unwrap();
+    t = sized
+        .replace_all(&t, |c: &regex::Captures| {
+            let cap = CAPS.iter().find(|(k, _)| *k == &c[2]).unwrap().1;
+            let value = &c[4];
+            let over = match value.parse::<u64>() {
+                Ok(v) => v > cap,
+                Err(_) => true,
+            };
+            if over {
+                format!("{}{}{}{cap}", &c[1], &c[2], &c[3])
+            } else {
+                c[0].to_string()
+            }
+        })
+        .into_owned();
+    if t.contains("sojourn capacity") && !t.contains("--step") {
+        t.push_str(" --step 0.5 --settle 0.2 --precision 0.2");
+    }
+    t
+}
+
+/// What a command needs: the servers whose default ports it names, or
+/// the suite folder it runs names.
+fn needs_of(command: &str, repo: &Path) -> Vec<Need> {
+    let mut text = command.to_string();
+    if let Some(dir) = command
+        .split_whitespace()
+        .skip_while(|w| *w != "suite")
+        .nth(1)
+        .filter(|d| d.starts_with("suites/"))
+    {
+        if let Ok(entries) = std::fs::read_dir(repo.join(dir)) {
+            for e in entries.flatten() {
+                text.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
+            }
+        }
+    }
+    let mut needs = Vec::new();
+    for (port, need) in [
+        ("6379", Need::Redis),
+        ("11211", Need::Memcached),
+        ("5432", Need::Postgres),
+        ("5433", Need::Postgres),
+        ("3306", Need::Mariadb),
+    ] {
+        if text.contains(port) && !needs.contains(&need) {
+            needs.push(need);
+        }
+    }
+    needs
+}
+
+/// The test's servers, each with the docs' user and databases.
+struct Servers {
+    pg: Option<Postgres>,
+    maria: Option<Mariadb>,
+    redis: Option<RedisServer>,
+    memcached: Option<MemcachedServer>,
+}
+
+impl Servers {
+    fn start() -> Servers {
+        let pg = Postgres::start();
+        if let Some(pg) = &pg {
+            pg.psql(&format!(
+                "CREATE ROLE {USER} LOGIN SUPERUSER PASSWORD '{PASSWORD}';\n\
+                 CREATE ROLE yugabyte LOGIN SUPERUSER PASSWORD 'yugabyte';\n"
+            ));
+        }
+        let maria = Mariadb::start();
+        if let Some(m) = &maria {
+            m.sql(&format!(
+                "CREATE USER '{USER}'@'%' IDENTIFIED BY '{PASSWORD}'; \
+                 GRANT ALL ON *.* TO '{USER}'@'%';"
+            ));
+        }
+        Servers {
+            pg,
+            maria,
+            redis: RedisServer::start(Some(PASSWORD)),
+            memcached: MemcachedServer::start(),
+        }
+    }
+
+    fn ports(&self) -> Ports {
+        let mut m = BTreeMap::new();
+        if let Some(s) = &self.redis {
+            m.insert(6379, s.port());
+        }
+        if let Some(s) = &self.memcached {
+            m.insert(11211, s.port());
+        }
+        if let Some(s) = &self.pg {
+            m.insert(5432, s.port());
+            m.insert(5433, s.port());
+        }
+        if let Some(s) = &self.maria {
+            m.insert(3306, s.port());
+        }
+        Ports(m)
+    }
+
+    fn has(&self, need: Need) -> bool {
+        match need {
+            Need::Postgres => self.pg.is_some(),
+            Need::Mariadb => self.maria.is_some(),
+            Need::Redis => self.redis.is_some(),
+            Need::Memcached => self.memcached.is_some(),
+            _ => false,
+        }
+    }
+
+    /// Empty every database, as a new user's would be.
+    fn empty(&self) {
+        if let Some(pg) = &self.pg {
+            let mut sql = String::new();
+            for d in DATABASES {
+                sql.push_str(&format!(
+                    "DROP DATABASE IF EXISTS {d} WITH (FORCE);\nCREATE DATABASE {d} OWNER {USER};\n"
+                ));
+            }
+            pg.psql(&sql);
+        }
+        if let Some(m) = &self.maria {
+            let mut sql = String::new();
+            for d in DATABASES {
+                sql.push_str(&format!(
+                    "DROP DATABASE IF EXISTS {d}; CREATE DATABASE {d}; "
+                ));
+            }
+            m.sql(&sql);
+        }
+        if let Some(r) = &self.redis {
+            assert_eq!(r.command(&["FLUSHALL"]).trim(), "+OK");
+        }
+        if let Some(m) = &self.memcached {
+            let mut s = std::net::TcpStream::connect(("127.0.0.1", m.port())).unwrap();
+            s.write_all(b"flush_all\r\n").unwrap();
+            let mut reply = [0u8; 4];
+            std::io::Read::read_exact(&mut s, &mut reply).unwrap();
+            assert_eq!(&reply, b"OK\r\n");
+        }
+    }
+}
+
+/// Copy `from` into `to`, each file's text adapted.
+fn copy_adapted(from: &Path, to: &Path, ports: &Ports, scratch: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_adapted(&p, &dest, ports, scratch);
+        } else {
+            let text = std::fs::read_to_string(&p).unwrap();
+            std::fs::write(dest, adapt(&text, ports, scratch)).unwrap();
+        }
+    }
+}
+
+/// One file's scratch place: its HOME, the commands' directory, the
+/// binary on PATH.
+struct Scratch {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    work: PathBuf,
+}
+
+impl Scratch {
+    fn new(repo: &Path, ports: &Ports) -> Scratch {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().to_path_buf();
+        let work = home.join("work");
+        for d in ["tmp", "data", "work"] {
+            std::fs::create_dir_all(home.join(d)).unwrap();
+        }
+        copy_adapted(
+            &repo.join("workloads"),
+            &work.join("workloads"),
+            ports,
+            &home,
+        );
+        copy_adapted(&repo.join("suites"), &work.join("suites"), ports, &home);
+        copy_adapted(
+            &repo.join("suites/walkthrough-sequential"),
+            &home.join("pkb_configs"),
+            ports,
+            &home,
+        );
+        Scratch {
+            _dir: dir,
+            home,
+            work,
+        }
+    }
+
+    /// Run `command` with bash in the scratch directory.
+    fn run(&self, command: &str) -> Result<std::process::Output, String> {
+        let bin = Path::new(env!("CARGO_BIN_EXE_sojourn"));
+        let path = format!(
+            "{}:{}",
+            bin.parent().unwrap().display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let mut cmd = Command::new("bash");
+        cmd.arg("-c")
+            .arg(command)
+            .current_dir(&self.work)
+            .env("PATH", path)
+            .env("HOME", &self.home)
+            .env("SOJOURN_DATA_DIR", self.home.join("data"))
+            .env("PGPASSWORD", PASSWORD)
+            .env("MYSQL_PWD", PASSWORD)
+            .env("REDIS_PASSWORD", PASSWORD)
+            .env_remove("SOJOURN_RESULTS");
+        match try_output_within(&mut cmd, None, COMMAND_LIMIT) {
+            Ok(Ok(out)) => Ok(out),
+            Ok(Err(overran)) => Err(overran.to_string()),
+            Err(e) => Err(format!("bash: {e}")),
+        }
+    }
+}
+
+/// The docs the test reads, in the order it runs them.
+fn doc_files(repo: &Path) -> Vec<PathBuf> {
+    let mut files = vec![repo.join("README.md")];
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(repo.join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    docs.sort();
+    files.extend(docs);
+    files.push(repo.join("suites/README.md"));
+    files
+}
+
+/// The tail of a command's output, for a failure's message.
+fn tail(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(15)..].join("\n")
+}
+
+#[test]
+fn every_documented_command_runs_as_shown() {
+    let repo = repo_root().canonicalize().unwrap();
+    let files = doc_files(&repo);
+    let mut parsed = Vec::new();
+    let mut not_run = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&repo).unwrap().display().to_string();
+        let items =
+            parse(&std::fs::read_to_string(f).unwrap()).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        for it in &items {
+            if let Item::NotRun { line, reason, .. } = it {
+                not_run.push(format!("{rel}:{line}: {reason}"));
+            }
+        }
+        parsed.push((rel, items));
+    }
+    assert_eq!(
+        not_run.len(),
+        NOT_RUN,
+        "the blocks marked not run changed; each needs a reason a reviewer accepts, \
+         then NOT_RUN updated:\n{}",
+        not_run.join("\n")
+    );
+    let servers = Servers::start();
+    let ports = servers.ports();
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for (rel, items) in &parsed {
+        let started = Instant::now();
+        servers.empty();
+        let scratch = Scratch::new(&repo, &ports);
+        let mut names: Vec<(String, String)> = Vec::new();
+        for it in items {
+            let (line, command, output, bind) = match it {
+                Item::Run {
+                    line,
+                    command,
+                    output,
+                    ..
+                } => (*line, command, output.as_slice(), None),
+                Item::Let {
+                    line,
+                    name,
+                    command,
+                } => (*line, command, &[][..], Some(name)),
+                Item::NotRun { .. } => continue,
+            };
+            let missing: Vec<Need> = needs_of(command, &repo)
+                .into_iter()
+                .filter(|n| !servers.has(*n))
+                .collect();
+            if !missing.is_empty() {
+                for n in missing {
+                    assert!(needs::left_out(n), "{} was not started", n.name());
+                }
+                continue;
+            }
+            let mut adapted = adapt(command, &ports, &scratch.home);
+            for (name, value) in &names {
+                let word =
+                    Regex::new(&format!(r"(^|[^\w-]){}([^\w-]|$)", regex::escape(name))).unwrap();
+                adapted = word
+                    .replace_all(&adapted, |c: &regex::Captures| {
+                        format!("{}{value}{}", &c[1], &c[2])
+                    })
+                    .into_owned();
+            }
+            ran += 1;
+            let began = Instant::now();
+            let out = scratch.run(&adapted);
+            eprintln!(
+                "{rel}:{line}: {:.1} s: {}",
+                began.elapsed().as_secs_f64(),
+                command.lines().next().unwrap_or("")
+            );
+            let out = match out {
+                Ok(out) => out,
+                Err(e) => {
+                    failures.push(format!(
+                        "{rel}:{line}: {command}\n  ran as: {adapted}\n  {e}"
+                    ));
+                    continue;
+                }
+            };
+            let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+            if !out.status.success() {
+                failures.push(format!(
+                    "{rel}:{line}: {command}\n  ran as: {adapted}\n  exited with {}\n  stdout:\n{}\n  stderr:\n{}",
+                    out.status,
+                    tail(&stdout),
+                    tail(&stderr)
+                ));
+                continue;
+            }
+            if stderr.contains("panicked") {
+                failures.push(format!(
+                    "{rel}:{line}: {command}\n  panicked:\n{}",
+                    tail(&stderr)
+                ));
+            }
+            if let Some((n, shown)) = first_missing(output, &stdout, &stderr) {
+                failures.push(format!(
+                    "{rel}:{n}: the doc shows `{shown}` as output of `{command}`, and no line of \
+                     its output has that shape\n  stdout:\n{stdout}\n  stderr:\n{}",
+                    tail(&stderr)
+                ));
+            }
+            if let Some(name) = bind {
+                let value = stdout.trim().to_string();
+                if value.is_empty() || value.contains('\n') {
+                    failures.push(format!(
+                        "{rel}:{line}: `let {name}` expects one line of output from `{command}`, got {stdout:?}"
+                    ));
+                }
+                names.push((name.clone(), value));
+            }
+        }
+        eprintln!("{rel}: {:.1} s", started.elapsed().as_secs_f64());
+    }
+    assert!(ran > 50, "only {ran} documented commands ran");
+    assert!(
+        failures.is_empty(),
+        "{} documented command(s) did not run as shown:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+#[test]
+fn blocks_commands_and_markers_are_read_as_documented() {
+    let md = "text\n\n```sh\nsojourn load -P w \\\n  -p a=1\n# a comment\nsojourn run -P w   # why\n```\n\
+              <!-- doc-test: sojourn bench -P w -->\n\
+              <!-- doc-test: let RUN_A = sojourn results list -->\n\
+              <!-- not run: it is the test command -->\n```sh\nscripts/test\n```\n\
+              ```console\n$ sojourn results show last\n[OVERALL], Throughput(ops/sec), 12.5\n\n$ sojourn x\n```\n\
+              ```text\n# liops: 1 selects\n```\n";
+    let items = parse(md).unwrap();
+    assert_eq!(
+        items,
+        vec![
+            Item::Run {
+                line: 4,
+                command: "sojourn load -P w \\\n  -p a=1".into(),
+                hidden: false,
+                output: vec![]
+            },
+            Item::Run {
+                line: 7,
+                command: "sojourn run -P w   # why".into(),
+                hidden: false,
+                output: vec![]
+            },
+            Item::Run {
+                line: 9,
+                command: "sojourn bench -P w".into(),
+                hidden: true,
+                output: vec![]
+            },
+            Item::Let {
+                line: 10,
+                name: "RUN_A".into(),
+                command: "sojourn results list".into()
+            },
+            Item::NotRun {
+                line: 12,
+                reason: "it is the test command".into(),
+                commands: vec!["scripts/test".into()]
+            },
+            Item::Run {
+                line: 16,
+                command: "sojourn results show last".into(),
+                hidden: false,
+                output: vec![(17, "[OVERALL], Throughput(ops/sec), 12.5".into())]
+            },
+            Item::Run {
+                line: 19,
+                command: "sojourn x".into(),
+                hidden: false,
+                output: vec![]
+            },
+        ]
+    );
+    // Commands nobody would run are refused, with where they are.
+    let indented = "text\n\n    sojourn run -P w\n";
+    assert!(parse(indented).unwrap_err().contains("line 3"));
+    let quoted = "```sh\nsojourn results query \"SELECT a,\n  b FROM t\"\nsojourn x\n```\n";
+    let items = parse(quoted).unwrap();
+    assert_eq!(items.len(), 2, "{items:?}");
+    assert!(matches!(&items[0], Item::Run { command, .. } if command.ends_with("b FROM t\"")));
+    let in_text = "```text\nsojourn run -P w\n```\n";
+    assert!(parse(in_text).unwrap_err().contains("```text block"));
+    let stray = "<!-- not run: why -->\nsome text\n```sh\nsojourn x\n```\n";
+    assert!(parse(stray).is_err());
+}
+
+#[test]
+fn output_lines_match_in_shape_not_in_figures() {
+    let shown = "[READ], 99thPercentileLatency(us), 1234";
+    assert!(shape(shown).is_match("[READ], 99thPercentileLatency(us), 87"));
+    assert!(!shape(shown).is_match("[UPDATE], 99thPercentileLatency(us), 87"));
+    let spaced = "throughput (ops/s)   496.4  [461.2, 531.6]  +91.8%";
+    assert!(shape(spaced).is_match("throughput (ops/s) 12.0    [1.5, 3.25]  +1.0%"));
+    assert!(!shape(spaced).is_match("throughput (ops/s) 12.0 [1.5, 3.25] -1.0%"));
+    let id = "recorded as run 6e1af3e8-... in /data/results.sqlite";
+    assert!(shape(id).is_match("recorded as run 0a9b8c7d-1234-5678 in /data/results.sqlite"));
+    assert!(!shape(id).is_match("recorded as run 0a9b8c7d-1234 in another.sqlite"));
+    // A word with hex letters in it is a word, not an id.
+    assert!(!shape("# pgio: DBNAME:  yugabyte.").is_match("# pgio: DBNAME: yb."));
+    assert!(shape("A: a646f8dc-46b8-4a01-ac7e-ef5659266866  run")
+        .is_match("A: 0b1c2d3e-aaaa-1111-bbbb-000011112222 run"));
+    let date = "#[StartTime: 1763723756.123 (seconds since epoch), Fri Nov 21 11:15:56 UTC 2025]";
+    assert!(shape(date).is_match(
+        "#[StartTime: 1795657875.759 (seconds since epoch), Thu Dec 26 01:51:15 UTC 2026]"
+    ));
+    assert!(!shape(date).is_match(
+        "#[StartTime: 1795657875.759 (seconds since epoch), Day Nov 26 01:51:15 UTC 2026]"
+    ));
+    let lines = [(1, "a 1".to_string()), (2, "b 2".to_string())];
+    assert_eq!(first_missing(&lines, "x\na 5\n", "b 7\n"), None);
+    assert_eq!(first_missing(&lines, "b 2\na 5\n", ""), Some(&lines[1]));
+}
+
+#[test]
+fn commands_are_scaled_and_pointed_at_the_test_servers() {
+    let ports = Ports(BTreeMap::from([
+        (5432, 40001),
+        (5433, 40001),
+        (6379, 40002),
+    ]));
+    let scratch = Path::new("/s");
+    let a = adapt(
+        "PGPASSWORD=PASSWORD sojourn load postgres://bench@127.0.0.1:5432/ycsb -P workloada \
+         -p recordcount=100000 -p operationcount=500 -p maxexecutiontime=30",
+        &ports,
+        scratch,
+    );
+    assert_eq!(
+        a,
+        "PGPASSWORD=PASSWORD sojourn load postgres://bench@127.0.0.1:40001/ycsb -P workloada \
+         -p recordcount=1000 -p operationcount=500 -p maxexecutiontime=1"
+    );
+    assert_eq!(
+        adapt(
+            "CONNECT_STRING='postgres://yugabyte:yugabyte@host:5433/yugabyte' SCALE=1000000 RUN_TIME=1000",
+            &ports,
+            scratch
+        ),
+        "CONNECT_STRING='postgres://yugabyte:yugabyte@127.0.0.1:40001/yugabyte' SCALE=4000 RUN_TIME=1"
+    );
+    assert_eq!(
+        adapt(
+            "SCALE=256M\nycsb_timelimit: 60\nnum_writes=500000,write_rate=8500",
+            &ports,
+            scratch
+        ),
+        "SCALE=4000\nycsb_timelimit: 1\nnum_writes=1000,write_rate=8500"
+    );
+    assert_eq!(
+        adapt(
+            "sojourn capacity --db redis://127.0.0.1:6379 --slo 'read.p99<1ms'",
+            &ports,
+            scratch
+        ),
+        "sojourn capacity --db redis://127.0.0.1:40002 --slo 'read.p99<1ms' --step 0.5 --settle 0.2 \
+         --precision 0.2"
+    );
+    assert_eq!(
+        adapt(
+            "cargo run --release -- bench --db sqlite:/tmp/b.sqlite",
+            &ports,
+            scratch
+        ),
+        "sojourn bench --db sqlite:/s/tmp/b.sqlite"
+    );
+    // A server the run leaves out keeps its port, and the command is not run.
+    assert_eq!(
+        adapt("memcached://127.0.0.1:11211", &ports, scratch),
+        "memcached://127.0.0.1:11211"
+    );
+    assert_eq!(
+        needs_of(
+            "sojourn run memcached -p memcached.hosts=127.0.0.1:11211",
+            Path::new("/")
+        ),
+        [Need::Memcached]
+    );
+}
