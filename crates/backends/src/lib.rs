@@ -63,8 +63,6 @@ pub mod pool;
 mod proc_cpu;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 mod sql;
-#[cfg(any(feature = "postgres", feature = "redis"))]
-mod tls;
 pub mod url;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 mod vote_sql;

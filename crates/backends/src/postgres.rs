@@ -42,9 +42,6 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use futures_util::{SinkExt, TryStreamExt};
-use rustls::client::danger::ServerCertVerifier;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::CertificateDer;
 use sojourn_core::backend::guard::{Bodies, Failure, Guard, Read, Scan, Settle};
 use sojourn_core::backend::{
     Backend, BackendError, Extensions, FieldValue, Row, Schema, ServerCounters, Status, Threading,
@@ -55,7 +52,6 @@ use sojourn_core::workload::capability::Runs;
 use sojourn_core::workload::liops::{Liops, LiopsConfig, LiopsRow};
 use sojourn_core::workload::vote::{ArticleRow, Vote, VoteVariant};
 use tokio::task::AbortHandle;
-use tokio_postgres::config::SslMode;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
 use tokio_postgres::{Client, Config, NoTls, Statement};
@@ -66,7 +62,7 @@ use crate::sql::{
     self, checked_table, sql_connection, Backoff, ByShape, Dialect, Layout, Op, SqlOps, SqlUrl,
     Target, UrlRules, SETUP_TIMEOUT,
 };
-use crate::{liops_sql, tls, vote_sql, Open, OpenOptions};
+use crate::{liops_sql, vote_sql, Open, OpenOptions};
 
 /// PostgreSQL's URLs. In a JDBC URL, pgjdbc's `ssl=true` means
 /// `sslmode=require`.
@@ -142,11 +138,11 @@ impl Open for PostgresBackend {
             }
         }
         let pool = PoolOptions::from_properties(props, None, options.workers)?;
-        let ssl = SslSettings {
-            mode: sql_url.ssl_mode,
-            root_cert: sql_url.ssl_ca,
-        };
-        let tls = ssl.connector(&mut config)?;
+        let tls = sojourn_tls::postgres::connector(
+            sql_url.ssl_mode.as_deref(),
+            sql_url.ssl_ca.as_deref(),
+            &mut config,
+        )?;
         let mut describe = redact_url(url.trim());
         if let Some(sharing) = pool.sharing {
             describe.push_str(&format!(" ({sharing})"));
@@ -186,72 +182,6 @@ impl PostgresBackend {
         target
             .connect(open_client(&self.inner), |e| error_text(&e))
             .await
-    }
-}
-
-struct SslSettings {
-    mode: Option<String>,
-    root_cert: Option<String>,
-}
-
-impl SslSettings {
-    /// The TLS connector for the mode (None: no TLS), setting the mode on
-    /// `config` too.
-    fn connector(self, config: &mut Config) -> Result<Option<MakeRustlsConnect>, String> {
-        let mode = self.mode.as_deref().unwrap_or("disable");
-        let provider = tls::provider();
-        let verifier: Arc<dyn ServerCertVerifier> = match mode {
-            "disable" | "allow" => {
-                config.ssl_mode(SslMode::Disable);
-                return Ok(None);
-            }
-            "prefer" | "require" => {
-                config.ssl_mode(if mode == "prefer" {
-                    SslMode::Prefer
-                } else {
-                    SslMode::Require
-                });
-                tls::accept_any_certificate(&provider)
-            }
-            "verify-ca" | "verify-full" => {
-                config.ssl_mode(SslMode::Require);
-                let Some(path) = &self.root_cert else {
-                    return Err(format!(
-                        "sslmode={mode} needs sslrootcert=PATH (a PEM file of the CA certificates)"
-                    ));
-                };
-                let mut roots = rustls::RootCertStore::empty();
-                let certs = CertificateDer::pem_file_iter(path)
-                    .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-                    .map_err(|e| format!("cannot read sslrootcert {path}: {e}"))?;
-                for cert in certs {
-                    roots
-                        .add(cert)
-                        .map_err(|e| format!("bad certificate in sslrootcert {path}: {e}"))?;
-                }
-                let chain = rustls::client::WebPkiServerVerifier::builder_with_provider(
-                    Arc::new(roots),
-                    Arc::clone(&provider),
-                )
-                .build()
-                .map_err(|e| format!("sslrootcert {path}: {e}"))?;
-                if mode == "verify-ca" {
-                    tls::ignore_host_name(&provider, chain)
-                } else {
-                    chain
-                }
-            }
-            other => {
-                return Err(format!(
-                    "sslmode={other} is not one of disable, allow, prefer, require, verify-ca, verify-full"
-                ))
-            }
-        };
-        let tls = tls::builder(&provider)?
-            .dangerous()
-            .with_custom_certificate_verifier(verifier)
-            .with_no_client_auth();
-        Ok(Some(MakeRustlsConnect::new(tls)))
     }
 }
 
@@ -1179,6 +1109,7 @@ impl Runs<Liops> for PostgresBackend {
 #[cfg(test)]
 mod tests {
     use sojourn_core::properties::Properties;
+    use tokio_postgres::config::SslMode;
 
     use super::*;
     use crate::OpenError;

@@ -59,6 +59,10 @@ pub(crate) enum DbError {
     /// that drops packets).
     #[cfg(feature = "postgres")]
     TimedOut(Duration),
+    /// A setting of the location that cannot be used (a TLS mode, a
+    /// certificate file), said in words.
+    #[cfg(feature = "postgres")]
+    Config(String),
 }
 
 impl From<rusqlite::Error> for DbError {
@@ -96,7 +100,7 @@ impl DbError {
                 })
             }
             #[cfg(feature = "postgres")]
-            DbError::TimedOut(_) => false,
+            DbError::TimedOut(_) | DbError::Config(_) => false,
         }
     }
 }

@@ -4,10 +4,14 @@
 //! from inside another runtime). Statements arrive with `?` placeholders
 //! and become `$1, $2, ...`; values are bound to whatever type the server
 //! infers for each parameter, so one [`Value`] fits BIGINT, INTEGER and
-//! DOUBLE PRECISION columns alike. TLS is not offered yet: use it on a
-//! trusted network or through a tunnel. Every call gives up after the
-//! store's wait: a stalled server or a network that drops packets would
-//! otherwise hold a run's records (and its process) forever.
+//! DOUBLE PRECISION columns alike. TLS is libpq's `?sslmode=` (with
+//! `sslrootcert=PATH` for `verify-ca` and `verify-full`), as the PostgreSQL
+//! backend reads it. The password comes from the URL, else
+//! `$SOJOURN_RESULTS_PASSWORD`, else `$PGPASSWORD`: the store's own
+//! variable lets an agent hold one password for the database it measures
+//! and another for the store. Every call gives up after the store's wait:
+//! a stalled server or a network that drops packets would otherwise hold a
+//! run's records (and its process) forever.
 
 use std::error::Error;
 use std::future::Future;
@@ -49,20 +53,42 @@ impl Postgres {
             .enable_all()
             .build()
             .expect("a current-thread runtime builds");
+        let (url, ssl_mode, root_cert) = split_tls(url);
         let mut config: tokio_postgres::Config = url.parse()?;
-        // As libpq and the benchmark's own PostgreSQL backend do: a password
-        // kept out of the URL (and so out of `ps`) comes from $PGPASSWORD.
+        // A password kept out of the URL (and so out of `ps`) comes from
+        // the store's own variable, else $PGPASSWORD as libpq's.
         if config.get_password().is_none() {
-            if let Ok(password) = std::env::var("PGPASSWORD") {
+            if let Some(password) = [PASSWORD_ENV, "PGPASSWORD"]
+                .iter()
+                .find_map(|v| std::env::var(v).ok())
+            {
                 config.password(password);
             }
         }
+        let tls = sojourn_tls::postgres::connector(
+            ssl_mode.as_deref(),
+            root_cert.as_deref(),
+            &mut config,
+        )
+        .map_err(DbError::Config)?;
         let client = within(&rt, wait, async {
-            let (client, connection) = config.connect(NoTls).await?;
-            // Driven whenever a call blocks on the runtime.
-            tokio::spawn(async move {
-                let _ = connection.await;
-            });
+            let client = match tls {
+                Some(tls) => {
+                    let (client, connection) = config.connect(tls).await?;
+                    // Driven whenever a call blocks on the runtime.
+                    tokio::spawn(async move {
+                        let _ = connection.await;
+                    });
+                    client
+                }
+                None => {
+                    let (client, connection) = config.connect(NoTls).await?;
+                    tokio::spawn(async move {
+                        let _ = connection.await;
+                    });
+                    client
+                }
+            };
             Ok::<_, tokio_postgres::Error>(client)
         })?;
         let mut pg = Postgres { rt, client, wait };
@@ -71,6 +97,38 @@ impl Postgres {
         }
         Ok(pg)
     }
+}
+
+/// The variable the store's password may come from.
+pub const PASSWORD_ENV: &str = "SOJOURN_RESULTS_PASSWORD";
+
+/// `url` without its `sslmode` and `sslrootcert` parameters (which
+/// tokio-postgres reads only in part), and their values.
+fn split_tls(url: &str) -> (String, Option<String>, Option<String>) {
+    let Some((base, query)) = url.split_once('?') else {
+        return (url.to_string(), None, None);
+    };
+    let (mut mode, mut root) = (None, None);
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|kv| match kv.split_once('=') {
+            Some(("sslmode", v)) => {
+                mode = Some(v.to_string());
+                false
+            }
+            Some(("sslrootcert", v)) => {
+                root = Some(v.to_string());
+                false
+            }
+            _ => !kv.is_empty(),
+        })
+        .collect();
+    let url = if kept.is_empty() {
+        base.to_string()
+    } else {
+        format!("{base}?{}", kept.join("&"))
+    };
+    (url, mode, root)
 }
 
 /// `?` placeholders to PostgreSQL's `$n` (the store's own SQL never has a

@@ -349,6 +349,11 @@ pub(crate) fn db_error(location: &str, context: String, e: DbError) -> StoreErro
             context,
             waited,
         },
+        #[cfg(feature = "postgres")]
+        DbError::Config(reason) => StoreError::Location {
+            location: location.to_string(),
+            reason,
+        },
     }
 }
 

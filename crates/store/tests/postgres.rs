@@ -370,3 +370,46 @@ fn a_stalled_postgres_store_is_given_up_on_after_its_wait() {
         RunStatus::Completed
     );
 }
+
+/// A store on a server that takes TLS connections only: `sslmode` as the
+/// PostgreSQL backend reads it (`verify-full` with the server's CA
+/// certificate connects; a clear connection is refused by the server;
+/// `verify-ca` without `sslrootcert` is refused before connecting, naming
+/// it), and the store's password from its own variable, which wins over
+/// `$PGPASSWORD` (an agent's may be the measured database's).
+#[test]
+fn a_store_over_tls_with_a_password_of_its_own() {
+    use sojourn_testkit::postgres_server::{self as pg, Postgres};
+    let Some(server) = Postgres::start_tls() else {
+        return;
+    };
+    let ca = server.ca_cert();
+    let plain = server.url_without_password();
+    let url = format!("{plain}?sslmode=verify-full&sslrootcert={}", ca.display());
+    // SAFETY: this test's own variables; the other tests give their
+    // stores' passwords in the URL and read neither.
+    unsafe {
+        std::env::set_var("PGPASSWORD", "not-the-store's");
+        std::env::set_var("SOJOURN_RESULTS_PASSWORD", pg::PASSWORD);
+    }
+    let store = Store::open(&url).unwrap_or_else(|e| panic!("{e}"));
+    let run = synthetic(4, 1, 0);
+    record(&store, &run, &[]);
+    assert_eq!(store.list(&Filter::default()).unwrap().len(), 1);
+    let e = Store::open(&format!("{plain}?sslmode=disable"))
+        .err()
+        .expect("a clear connection to a TLS-only server");
+    assert!(
+        e.to_string().contains("no encryption") || e.to_string().contains("pg_hba"),
+        "{e}"
+    );
+    let e = Store::open(&format!("{plain}?sslmode=verify-ca"))
+        .err()
+        .expect("verify-ca without a CA");
+    assert!(e.to_string().contains("sslrootcert=PATH"), "{e}");
+    let e = Store::open(&format!("{plain}?sslmode=strict"))
+        .err()
+        .expect("an unknown sslmode");
+    assert!(e.to_string().contains("verify-full"), "{e}");
+    assert!(!e.to_string().contains(pg::PASSWORD), "{e}");
+}

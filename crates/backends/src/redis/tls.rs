@@ -8,8 +8,8 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 
 use super::TlsOptions;
-use crate::tls;
 use crate::wire::Tls;
+use sojourn_tls as tls;
 
 /// Where Debian, Fedora and others keep the system's trusted authorities.
 const SYSTEM_BUNDLES: &[&str] = &[

@@ -1,7 +1,10 @@
-//! The rustls pieces of the backends that configure TLS themselves
-//! (PostgreSQL's `sslmode`, Redis' `rediss://`): the crypto provider (ring,
-//! so no OpenSSL and no cmake), and the one verifier of the two server
-//! checks weaker than a full one that their users ask for by name.
+//! sojourn-tls: the rustls pieces of the clients that configure TLS
+//! themselves (the PostgreSQL backend and results store's `sslmode`,
+//! Redis' `rediss://`): the crypto provider (ring, so no OpenSSL and no
+//! cmake), the one verifier of the two server checks weaker than a full
+//! one that their users ask for by name, and libpq's `sslmode` for
+//! tokio-postgres ([`postgres::connector`], feature `postgres`), so that
+//! the benchmark's connections and the store's read one setting one way.
 
 use std::sync::Arc;
 
@@ -13,12 +16,12 @@ use rustls::{CertificateError, ClientConfig, ConfigBuilder, DigitallySignedStruc
 use rustls::{SignatureScheme, WantsVerifier};
 
 /// The provider compiled in.
-pub(crate) fn provider() -> Arc<CryptoProvider> {
+pub fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
 /// A client configuration on `provider` with rustls' safe protocol versions.
-pub(crate) fn builder(
+pub fn builder(
     provider: &Arc<CryptoProvider>,
 ) -> Result<ConfigBuilder<ClientConfig, WantsVerifier>, String> {
     ClientConfig::builder_with_provider(Arc::clone(provider))
@@ -30,9 +33,7 @@ pub(crate) fn builder(
 /// `sslmode=require`, `redis.tls.insecure=true`): any certificate is
 /// accepted, but the handshake's signatures are still checked, so the
 /// session is encrypted with whoever answered.
-pub(crate) fn accept_any_certificate(
-    provider: &Arc<CryptoProvider>,
-) -> Arc<dyn ServerCertVerifier> {
+pub fn accept_any_certificate(provider: &Arc<CryptoProvider>) -> Arc<dyn ServerCertVerifier> {
     Arc::new(Relaxed {
         provider: Arc::clone(provider),
         chain: None,
@@ -41,8 +42,7 @@ pub(crate) fn accept_any_certificate(
 
 /// The chain must lead to a trusted root, whatever host name the
 /// certificate names (libpq's `sslmode=verify-ca`).
-#[cfg(feature = "postgres")]
-pub(crate) fn ignore_host_name(
+pub fn ignore_host_name(
     provider: &Arc<CryptoProvider>,
     chain: Arc<WebPkiServerVerifier>,
 ) -> Arc<dyn ServerCertVerifier> {
@@ -108,3 +108,6 @@ impl Relaxed {
         &self.provider.signature_verification_algorithms
     }
 }
+
+#[cfg(feature = "postgres")]
+pub mod postgres;
