@@ -41,10 +41,15 @@ pub use merge::merge;
 pub use model::{Filter, IntervalDetail, QueryResult, Value};
 // What a run is and measured: core's, so every format reads stored and
 // live runs alike; re-exported for the store's callers.
+#[cfg(feature = "postgres")]
+pub use postgres::PASSWORD_ENV;
 pub use schema::SCHEMA_VERSION;
 pub use sojourn_core::record::{
     host_name, new_run_id, new_run_uri, IntervalFigures, IntervalOp, RunId, RunMeta, RunRecord,
     RunStatus, RunSummary, RunTotals, StoredInterval,
 };
 pub use spool::{Spool, SpoolImport};
-pub use store::{Store, WAIT};
+pub use store::{
+    AgentInfo, AgentStatus, ClaimedShare, Heartbeat, PhaseSignal, PostedPhase, ShareReport,
+    ShareState, ShareView, Store, WAIT,
+};

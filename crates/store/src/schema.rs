@@ -24,9 +24,13 @@
 //!   finishes, so the views give one row per run.
 //! - A run URI names a whole benchmark, as PKB's does: its load and each of
 //!   its run stages (`runs.stage_index`), each of one or more clients.
+//! - `agents`, `agent_phases`, `agent_shares`: where agents on many
+//!   machines meet (a PostgreSQL store): who is there and alive, the phases
+//!   a coordinator posted, and each share, who claimed it, how it went and
+//!   the run it recorded (see agents.rs).
 
 /// The schema version this build writes; older stores are migrated on open.
-pub const SCHEMA_VERSION: u32 = 6;
+pub const SCHEMA_VERSION: u32 = 7;
 
 /// Column names of the counts by status, in [`sojourn_core::backend::Status::ALL`] order.
 pub(crate) const STATUS_COLUMNS: [&str; 9] = [
@@ -48,7 +52,7 @@ pub(crate) const FIGURES: [&str; 9] = [
 ];
 
 /// Migration `n` (1-based) takes a store from version n-1 to n.
-pub(crate) const MIGRATIONS: [&str; 6] = [V1, V2, V3, V4, V5, V6];
+pub(crate) const MIGRATIONS: [&str; 7] = [V1, V2, V3, V4, V5, V6, V7];
 
 /// The first schema: runs, their side tables, totals per operation kind,
 /// and the time series.
@@ -482,6 +486,61 @@ FROM (
 const V6: &str = r#"
 ALTER TABLE runs ADD COLUMN runtime_threads_why TEXT;
 ALTER TABLE runs ADD COLUMN busiest_thread DOUBLE PRECISION;
+"#;
+
+/// Agents on many machines, coordinated through the store: each agent's
+/// registration and heartbeat (times on the store server's clock, so
+/// liveness never depends on a machine's own), the phases coordinators
+/// post, and their shares. A stage merged without some of its clients
+/// says which are missing (`merged_runs.missing`, NULL when whole).
+const V7: &str = r#"
+CREATE TABLE agents (
+    name TEXT PRIMARY KEY,
+    incarnation TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid BIGINT NOT NULL,
+    cores BIGINT NOT NULL,
+    version TEXT NOT NULL,
+    started_unix DOUBLE PRECISION NOT NULL,
+    heartbeat_unix DOUBLE PRECISION NOT NULL,
+    clock_offset_us DOUBLE PRECISION,
+    state TEXT NOT NULL,
+    stop_requested BIGINT NOT NULL DEFAULT 0
+);
+CREATE TABLE agent_phases (
+    id TEXT PRIMARY KEY,
+    created_unix DOUBLE PRECISION NOT NULL,
+    coordinator TEXT NOT NULL,
+    version TEXT NOT NULL,
+    run_uri TEXT NOT NULL,
+    stage_index BIGINT NOT NULL,
+    phase TEXT NOT NULL,
+    shares BIGINT NOT NULL,
+    state TEXT NOT NULL,
+    setup TEXT,
+    start_unix DOUBLE PRECISION,
+    heartbeat_unix DOUBLE PRECISION NOT NULL,
+    stop_requested BIGINT NOT NULL DEFAULT 0,
+    missing TEXT
+);
+CREATE TABLE agent_shares (
+    phase_id TEXT NOT NULL REFERENCES agent_phases (id) ON DELETE CASCADE,
+    share_index BIGINT NOT NULL,
+    spec TEXT NOT NULL,
+    state TEXT NOT NULL,
+    agent TEXT,
+    incarnation TEXT,
+    claimed_unix DOUBLE PRECISION,
+    ready_unix DOUBLE PRECISION,
+    done_unix DOUBLE PRECISION,
+    run_id TEXT,
+    error TEXT,
+    clock_offset_us DOUBLE PRECISION,
+    start_lateness_us DOUBLE PRECISION,
+    PRIMARY KEY (phase_id, share_index)
+);
+CREATE INDEX agent_shares_by_state ON agent_shares (state);
+ALTER TABLE merged_runs ADD COLUMN missing TEXT;
 "#;
 
 /// Migration `n`'s SQL for a dialect.

@@ -36,9 +36,15 @@ use sojourn_core::record::{
     StoredInterval,
 };
 
+mod agents;
 mod query;
 mod read;
 mod write;
+
+pub use agents::{
+    AgentInfo, AgentStatus, ClaimedShare, Heartbeat, PhaseSignal, PostedPhase, ShareReport,
+    ShareState, ShareView,
+};
 
 /// How long the store waits for other processes' locks before an
 /// operation fails: long enough for any number of client processes

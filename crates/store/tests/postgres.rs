@@ -413,3 +413,184 @@ fn a_store_over_tls_with_a_password_of_its_own() {
     assert!(e.to_string().contains("verify-full"), "{e}");
     assert!(!e.to_string().contains(pg::PASSWORD), "{e}");
 }
+
+/// The coordination tables on a real server: agents register and
+/// heartbeat; a posted phase's shares are claimed once each, never two of
+/// one phase by one agent, never by an agent of another version; shares
+/// move through their states only for the incarnation that holds them;
+/// a share given up is lost (or cancelled when unclaimed); a stage kept
+/// whole without a client says what is missing, and a client index with
+/// two runs counts once.
+#[test]
+fn agents_meet_through_the_store() {
+    use sojourn_store::{AgentInfo, PostedPhase, ShareReport, ShareState};
+    let Some((_server, url)) = server() else {
+        return;
+    };
+    let store = Store::open(&url).unwrap();
+    let agent = |name: &str, version: &str| AgentInfo {
+        name: name.into(),
+        incarnation: format!("{name}-1"),
+        host: format!("{name}.example"),
+        pid: 1,
+        cores: 2,
+        version: version.into(),
+    };
+    let (a, b, old) = (
+        agent("a", "0.1.0"),
+        agent("b", "0.1.0"),
+        agent("old", "0.0.9"),
+    );
+    for x in [&a, &b, &old] {
+        store.register_agent(x).unwrap();
+    }
+    let hb = store.agent_heartbeat(&a, "idle", Some(-250.0)).unwrap();
+    assert!(!hb.stop_requested && !hb.replaced);
+    let listed = store.agents().unwrap();
+    assert_eq!(listed.len(), 3);
+    assert_eq!(listed[0].clock_offset_us, Some(-250.0));
+    assert!(listed[0].heartbeat_age_s < 5.0, "{listed:?}");
+    let specs: Vec<String> = (0..3).map(|i| format!("{{\"share\":{i}}}")).collect();
+    store
+        .post_phase(&PostedPhase {
+            id: "ph1",
+            coordinator: "laptop 42",
+            version: "0.1.0",
+            run_uri: "abcd0123",
+            stage_index: 1,
+            phase: "run",
+            specs: &specs,
+        })
+        .unwrap();
+    // Another version claims nothing, and sees the phase it leaves.
+    assert_eq!(store.claim_share(&old).unwrap(), None);
+    assert_eq!(
+        store.foreign_phases("0.0.9").unwrap(),
+        [("ph1".to_string(), "0.1.0".to_string())]
+    );
+    let ca = store.claim_share(&a).unwrap().unwrap();
+    assert_eq!(
+        (ca.index, ca.shares, ca.spec.as_str()),
+        (0, 3, "{\"share\":0}")
+    );
+    // One share of a phase per agent.
+    assert_eq!(store.claim_share(&a).unwrap(), None);
+    let cb = store.claim_share(&b).unwrap().unwrap();
+    assert_eq!(cb.index, 1);
+    // Only the holder moves a share.
+    assert!(!store.share_ready("ph1", 0, "b-1").unwrap());
+    assert!(store.share_ready("ph1", 0, "a-1").unwrap());
+    assert!(store.share_ready("ph1", 1, "b-1").unwrap());
+    let start = store.start_phase("ph1", 0.5).unwrap();
+    let now = store.server_clock().unwrap();
+    assert!((start - now - 0.5).abs() < 0.4, "{start} {now}");
+    let signal = store.phase_signal("ph1").unwrap();
+    assert_eq!(
+        (signal.state.as_str(), signal.start_unix),
+        ("running", Some(start))
+    );
+    assert!(store.share_running("ph1", 0, "a-1").unwrap());
+    // Two runs of client 0 (a restarted agent's first, failed; its
+    // share's), one of client 1 that completed.
+    let mut runs = Vec::new();
+    for (client, complete) in [(0u32, false), (0, true), (1, true)] {
+        let mut r = common::synthetic(40 + runs.len() as u64, 2, 0);
+        r.meta.run_uri = "abcd0123".into();
+        r.meta.phase = "run".into();
+        r.meta.stage_index = 1;
+        r.meta.client_index = client;
+        r.meta.client_count = 3;
+        if complete {
+            record(&store, &r, &[]);
+        } else {
+            let id = store.begin_run(&r.meta).unwrap();
+            store.fail_run(&id, "killed").unwrap();
+        }
+        runs.push(r);
+    }
+    fn report(id: &str) -> ShareReport<'_> {
+        ShareReport {
+            run_id: id,
+            start_lateness_us: Some(120.0),
+            clock_offset_us: Some(-250.0),
+        }
+    }
+    assert!(store
+        .share_done("ph1", 0, "a-1", &report(runs[1].meta.id.as_str()))
+        .unwrap());
+    // Share 2 was never claimed; share 1's agent went silent.
+    assert!(store
+        .give_up_share("ph1", 2, "no agent claimed it")
+        .unwrap());
+    assert!(store
+        .give_up_share("ph1", 1, "agent b went silent")
+        .unwrap());
+    assert!(!store
+        .share_done("ph1", 1, "b-1", &report(runs[2].meta.id.as_str()))
+        .unwrap());
+    let shares = store.phase_shares("ph1").unwrap();
+    let states: Vec<ShareState> = shares.iter().map(|s| s.state).collect();
+    assert_eq!(
+        states,
+        [ShareState::Done, ShareState::Lost, ShareState::Cancelled]
+    );
+    assert_eq!(shares[0].start_lateness_us, Some(120.0));
+    assert_eq!(shares[1].agent.as_deref(), Some("b"));
+    assert!(shares[1].agent_age_s.is_some());
+    // The stage kept whole from what is there, saying what is missing;
+    // the failed first run of client 0 never counts.
+    let missing = "client 2 of 3: no agent claimed it";
+    store
+        .keep_whole(
+            "abcd0123",
+            "run",
+            1,
+            &[runs[1].meta.id.clone(), runs[2].meta.id.clone()],
+            3,
+            Some(missing),
+        )
+        .unwrap();
+    let whole = store.load_merged("abcd0123").unwrap();
+    let ops: u64 = [&runs[1], &runs[2]]
+        .iter()
+        .map(|r| r.outcome.total.kinds().map(|(_, s)| s.count()).sum::<u64>())
+        .sum();
+    assert_eq!(
+        whole.total.kinds().map(|(_, s)| s.count()).sum::<u64>(),
+        ops
+    );
+    assert!(
+        whole
+            .warnings
+            .iter()
+            .any(|w| w == &format!("partial run: {missing}")),
+        "{:?}",
+        whole.warnings
+    );
+    store.end_phase("ph1", "done", Some(missing)).unwrap();
+    assert_eq!(store.phase_signal("ph1").unwrap().state, "done");
+    // A stop request reaches the agent's next heartbeat; a newer
+    // incarnation of its name replaces it.
+    assert_eq!(store.request_agents_stop(Some("a")).unwrap(), 1);
+    assert!(
+        store
+            .agent_heartbeat(&a, "idle", None)
+            .unwrap()
+            .stop_requested
+    );
+    let mut again = a.clone();
+    again.incarnation = "a-2".into();
+    store.register_agent(&again).unwrap();
+    assert!(store.agent_heartbeat(&a, "idle", None).unwrap().replaced);
+    assert!(
+        !store
+            .agent_heartbeat(&again, "idle", None)
+            .unwrap()
+            .stop_requested
+    );
+    // A SQLite store is no meeting point.
+    let dir = tempfile::tempdir().unwrap();
+    let local = Store::open(dir.path().join("r.sqlite").to_str().unwrap()).unwrap();
+    let e = local.require_shared().unwrap_err().to_string();
+    assert!(e.contains("PostgreSQL results store"), "{e}");
+}

@@ -63,9 +63,11 @@ pub fn connector(
                 chain
             }
         }
-        other => return Err(format!(
+        other => {
+            return Err(format!(
             "sslmode={other} is not one of disable, allow, prefer, require, verify-ca, verify-full"
-        )),
+        ))
+        }
     };
     let tls = crate::builder(&provider)?
         .dangerous()

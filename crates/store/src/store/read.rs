@@ -291,16 +291,56 @@ impl Store {
     /// The client processes of one stage of the run URI `uri`.
     fn clients_of(&self, uri: &str, stage: &Stage) -> Result<Vec<RunId>, StoreError> {
         Ok(self
-            .read(
-                || format!("finding the {stage} of run {uri}"),
-                "SELECT id FROM runs WHERE run_uri = ? AND phase = ? AND stage_index = ? \
-                 ORDER BY client_index, started_unix",
-                &[text(uri), text(&stage.phase), int(stage.index)],
-            )?
-            .rows
+            .stage_clients(uri, &stage.phase, stage.index)?
             .into_iter()
-            .filter_map(|row| row[0].as_text().map(|s| RunId(s.to_string())))
+            .map(|c| c.id)
             .collect())
+    }
+
+    /// One run per client index of the stage, in client order: where a
+    /// client index has several runs (an agent restarted, a run imported
+    /// from a spool after its stage went on without it), the one that
+    /// ended best (completed, interrupted, running, failed), then the
+    /// earliest, so no client's share is counted twice.
+    pub(crate) fn stage_clients(
+        &self,
+        uri: &str,
+        phase: &str,
+        stage: u64,
+    ) -> Result<Vec<ClientRun>, StoreError> {
+        let rows = self
+            .read(
+                || format!("finding the client processes of run {uri}"),
+                "SELECT id, client_index, status FROM runs \
+                 WHERE run_uri = ? AND phase = ? AND stage_index = ? \
+                 ORDER BY client_index, started_unix",
+                &[text(uri), text(phase), int(stage)],
+            )?
+            .rows;
+        let rank = |s: RunStatus| match s {
+            RunStatus::Completed => 0,
+            RunStatus::Interrupted => 1,
+            RunStatus::Running => 2,
+            RunStatus::Failed => 3,
+        };
+        let mut best: BTreeMap<u64, ClientRun> = BTreeMap::new();
+        for row in &rows {
+            let run = ClientRun {
+                id: RunId(row[0].as_text().unwrap_or_default().to_string()),
+                status: row[2]
+                    .as_text()
+                    .and_then(RunStatus::parse)
+                    .unwrap_or(RunStatus::Failed),
+            };
+            let index = as_u64(&row[1]);
+            match best.get(&index) {
+                Some(b) if rank(b.status) <= rank(run.status) => {}
+                _ => {
+                    best.insert(index, run);
+                }
+            }
+        }
+        Ok(best.into_values().collect())
     }
 
     /// Every client process of the run stage `id` belongs to (its run URI,
@@ -308,23 +348,44 @@ impl Store {
     /// `last`, or the id of one client, names the whole run, as a PKB user
     /// means it.
     fn whole_run(&self, id: &RunId) -> Result<Vec<RunId>, StoreError> {
-        let all: Vec<RunId> = self
+        let row = self
             .read(
                 || format!("finding the client processes of run {id}"),
-                "SELECT c.id FROM runs r JOIN runs c ON c.run_uri = r.run_uri AND c.phase = r.phase \
-                 AND c.stage_index = r.stage_index \
-                 WHERE r.id = ? AND r.client_count > 1 ORDER BY c.client_index, c.started_unix",
+                "SELECT run_uri, phase, stage_index, client_count FROM runs WHERE id = ?",
                 &[text(&id.0)],
             )?
             .rows
             .into_iter()
-            .filter_map(|row| row[0].as_text().map(|s| RunId(s.to_string())))
-            .collect();
-        Ok(if all.is_empty() {
-            vec![id.clone()]
-        } else {
-            all
-        })
+            .next();
+        let Some(row) = row.filter(|row| as_u64(&row[3]) > 1) else {
+            return Ok(vec![id.clone()]);
+        };
+        let uri = row[0].as_text().unwrap_or_default().to_string();
+        let phase = row[1].as_text().unwrap_or_default().to_string();
+        Ok(self
+            .stage_clients(&uri, &phase, as_u64(&row[2]))?
+            .into_iter()
+            .map(|c| c.id)
+            .collect())
+    }
+
+    /// What is missing from a stage merged without some of its clients,
+    /// if anything (see [`Store::keep_whole`]).
+    fn missing_from(
+        &self,
+        uri: &str,
+        phase: &str,
+        stage: u32,
+    ) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .read(
+                || format!("reading how whole run {uri} is"),
+                "SELECT missing FROM merged_runs WHERE run_uri = ? AND phase = ? AND stage_index = ?",
+                &[text(uri), text(phase), int(u64::from(stage))],
+            )?
+            .rows
+            .first()
+            .and_then(|row| row[0].as_text().map(str::to_string)))
     }
 
     /// The one run that `run` names (see [`Store::resolve_all`]); a run
@@ -385,7 +446,7 @@ impl Store {
                     .iter()
                     .map(|id| self.load_id(id, detail))
                     .collect::<Result<Vec<_>, _>>()?;
-                crate::merge(&runs)
+                self.merge_stage(&runs)
             })
             .collect()
     }
@@ -404,7 +465,19 @@ impl Store {
             .iter()
             .map(|id| self.load_id(id, detail))
             .collect::<Result<Vec<_>, _>>()?;
-        crate::merge(&runs)
+        self.merge_stage(&runs)
+    }
+
+    /// Client runs of one stage merged, saying what is missing from them.
+    fn merge_stage(&self, runs: &[RunRecord]) -> Result<RunRecord, StoreError> {
+        let mut whole = crate::merge(runs)?;
+        let m = whole.meta();
+        if m.client_count > 1 || runs.len() > 1 {
+            if let Some(missing) = self.missing_from(&m.run_uri, &m.phase, m.stage_index)? {
+                whole.warnings.push(format!("partial run: {missing}"));
+            }
+        }
+        Ok(whole)
     }
 
     pub(super) fn load_id(
@@ -661,3 +734,9 @@ const RUN_COLUMNS: &str = "id, run_uri, started_at, started_unix, phase, workloa
      client_index, client_count, measurement_interval, percentiles, warmup_s, \
      (SELECT COUNT(*) FROM intervals i WHERE i.run_id = r.id), lag_hist, stage_index, \
      runtime_threads_why, busiest_thread";
+
+/// One client process's run of a stage.
+pub(crate) struct ClientRun {
+    pub id: RunId,
+    pub status: RunStatus,
+}

@@ -267,23 +267,31 @@ impl Store {
             return Ok(());
         }
         let ids: Vec<RunId> = self
-            .read(
-                || format!("finding the client processes of run {uri}"),
-                "SELECT id FROM runs WHERE run_uri = ? AND phase = ? AND stage_index = ? \
-                 AND status IN (?, ?) ORDER BY client_index, started_unix",
-                &[
-                    text(&uri),
-                    text(&phase),
-                    int(stage),
-                    text(RunStatus::Completed.as_str()),
-                    text(RunStatus::Interrupted.as_str()),
-                ],
-            )?
-            .rows
+            .stage_clients(&uri, &phase, stage)?
             .into_iter()
-            .filter_map(|row| row[0].as_text().map(|s| RunId(s.to_string())))
+            .filter(|c| matches!(c.status, RunStatus::Completed | RunStatus::Interrupted))
+            .map(|c| c.id)
             .collect();
         if (ids.len() as u64) < clients {
+            return Ok(());
+        }
+        self.keep_whole(&uri, &phase, stage, &ids, clients, None)
+    }
+
+    /// Keep the stage (`uri`, `phase`, `stage`) of `clients` client
+    /// processes as a whole: the runs `ids` merged exactly, and what is
+    /// missing from them when some client's run is not there (an agent
+    /// that went silent), said in words; `None` when it is whole.
+    pub fn keep_whole(
+        &self,
+        uri: &str,
+        phase: &str,
+        stage: u64,
+        ids: &[RunId],
+        clients: u64,
+        missing: Option<&str>,
+    ) -> Result<(), StoreError> {
+        if ids.is_empty() {
             return Ok(());
         }
         let runs = ids
@@ -297,7 +305,7 @@ impl Store {
         self.write(
             || format!("storing run {uri} as a whole"),
             |db| {
-                let key = [text(&uri), text(&phase), int(stage)];
+                let key = [text(uri), text(phase), int(stage)];
                 db.exec(
                     "DELETE FROM merged_ops WHERE run_uri = ? AND phase = ? AND stage_index = ?",
                     &key,
@@ -308,16 +316,17 @@ impl Store {
                 )?;
                 db.exec(
                     "INSERT INTO merged_runs (run_uri, phase, stage_index, first_run_id, clients, \
-                     operations, measured_s, throughput) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                     operations, measured_s, throughput, missing) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     &[
-                        text(&uri),
-                        text(&phase),
+                        text(uri),
+                        text(phase),
                         int(stage),
                         text(&ids[0].0),
                         int(clients),
                         int(totals.operations),
                         Value::Real(totals.measured.as_secs_f64()),
                         Value::Real(totals.throughput),
+                        missing.map_or(Value::Null, text),
                     ],
                 )?;
                 for (kind, s) in whole.total.kinds() {
@@ -329,8 +338,8 @@ impl Store {
                          response_p99_us, response_p99_9_us) \
                          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         &[
-                            text(&uri),
-                            text(&phase),
+                            text(uri),
+                            text(phase),
                             int(stage),
                             text(kind.name()),
                             int(s.count()),
