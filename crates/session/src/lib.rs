@@ -26,6 +26,7 @@ mod database;
 mod phase;
 mod places;
 mod recording;
+pub mod share;
 mod signals;
 mod tags;
 

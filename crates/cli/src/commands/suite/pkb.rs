@@ -17,15 +17,14 @@
 //! follow (dynamic or burst load, ...) are refused when they are on.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{bail, Result};
-use serde::{Deserialize, Serialize};
 use sojourn_core::plan::Plan;
-use sojourn_core::properties::{Origin, Properties};
+use sojourn_core::properties::Properties;
 use sojourn_core::workload::{Phase, Workload};
+pub use sojourn_session::share::{split, split_rate, Recipe, WorkloadFile};
 
 use super::folder::{Flag, FlagOrigin, Flags};
 use crate::workloads;
@@ -92,88 +91,6 @@ const DEFAULT_WORKLOADS: &str = "workloada,workloadb";
 
 /// Most client processes a stage may start on one machine.
 const MAX_CLIENTS: u64 = 256;
-
-/// One workload file of a recipe: a path, or a workload shipped in the
-/// binary named as PKB configs name them (`workloada`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct WorkloadFile {
-    /// As the config gave it.
-    pub name: String,
-    /// `None`: the shipped workload `name`.
-    pub path: Option<PathBuf>,
-}
-
-/// One property set by a flag, with the flag it came from for messages.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Setting {
-    pub key: String,
-    pub value: String,
-    /// E.g. `latency.yaml:37 (ycsb_record_count)`.
-    pub origin: String,
-}
-
-/// How to build one client's properties: the workload file, then the
-/// settings in order, each winning over the file (as `-p` does) and over
-/// earlier settings. Sent as is to a client process, which builds the same
-/// properties the suite validated.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Recipe {
-    pub files: Vec<WorkloadFile>,
-    pub settings: Vec<Setting>,
-}
-
-impl Recipe {
-    pub fn properties(&self) -> Result<Properties> {
-        let mut props = Properties::new();
-        for f in &self.files {
-            let file = match &f.path {
-                Some(p) => Properties::read_file(p)?,
-                None => {
-                    let text = workloads::SHIPPED
-                        .iter()
-                        .find(|(n, _)| *n == f.name)
-                        .map(|(_, t)| *t)
-                        .ok_or_else(|| anyhow::anyhow!("no shipped workload named {}", f.name))?;
-                    Properties::read_str(text, &Path::new("workloads").join(&f.name))?
-                }
-            };
-            sojourn_core::workload::pgio::merge_file(&mut props, file)?;
-        }
-        for s in &self.settings {
-            props.set(&s.key, &s.value, Origin::Flag(intern(&s.origin)));
-        }
-        Ok(props)
-    }
-
-    fn set(&mut self, key: &str, value: impl Into<String>, origin: &str) {
-        self.settings.push(Setting {
-            key: key.to_string(),
-            value: value.into(),
-            origin: origin.to_string(),
-        });
-    }
-
-    pub fn get(&self, key: &str) -> Option<&str> {
-        self.settings
-            .iter()
-            .rev()
-            .find(|s| s.key == key)
-            .map(|s| s.value.as_str())
-    }
-}
-
-/// Property origins are `&'static str`; a suite has a bounded number of
-/// distinct flag origins, each leaked once.
-fn intern(s: &str) -> &'static str {
-    static SEEN: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
-    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(&known) = seen.get(s) {
-        return known;
-    }
-    let leaked: &'static str = Box::leak(s.to_string().into_boxed_str());
-    seen.insert(leaked);
-    leaked
-}
 
 /// One stage: the load, or one run of the staircase.
 #[derive(Clone, Debug)]
@@ -386,28 +303,6 @@ fn staircase(r: &Reader<'_>) -> Result<Vec<Step>> {
         .collect()
 }
 
-/// PKB's split of a whole number over `n` parts: the first `total % n`
-/// get one more.
-pub fn split(total: u64, n: u64) -> Vec<u64> {
-    let n = n.max(1);
-    (0..n)
-        .map(|i| total / n + u64::from(i < total % n))
-        .collect()
-}
-
-/// Split a total rate over clients: whole numbers as PKB does, otherwise
-/// in equal shares.
-fn split_rate(total: f64, n: u64) -> Vec<f64> {
-    if total.fract() == 0.0 && total < 1e15 {
-        split(total as u64, n)
-            .into_iter()
-            .map(|x| x as f64)
-            .collect()
-    } else {
-        vec![total / n as f64; n as usize]
-    }
-}
-
 /// Where a workload named in `ycsb_workload_files` is: a file in the suite
 /// folder, a path, or a workload shipped with sojourn.
 fn resolve_workload(dir: &Path, name: &str, r: &Reader<'_>) -> Result<WorkloadFile> {
@@ -417,22 +312,25 @@ fn resolve_workload(dir: &Path, name: &str, r: &Reader<'_>) -> Result<WorkloadFi
         return Ok(WorkloadFile {
             name: name.to_string(),
             path: Some(in_dir),
+            contents: None,
         });
     }
     if p.is_absolute() && p.is_file() {
         return Ok(WorkloadFile {
             name: name.to_string(),
             path: Some(p.to_path_buf()),
+            contents: None,
         });
     }
     let base = p
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default();
-    if workloads::SHIPPED.iter().any(|(n, _)| *n == base) {
+    if let Some((_, text)) = workloads::SHIPPED.iter().find(|(n, _)| *n == base) {
         return Ok(WorkloadFile {
             name: base,
             path: None,
+            contents: Some(text.to_string()),
         });
     }
     let shipped: Vec<&str> = workloads::SHIPPED.iter().map(|(n, _)| *n).collect();

@@ -24,9 +24,9 @@ use sojourn_core::recorder::Stats;
 use sojourn_session::{open_backend, RunStore, RunTags, Session};
 use sojourn_store::{RunId, RunStatus, Store};
 
-use super::client::{self, ShareSpec};
 use super::pkb::{BenchPlan, StagePlan};
 use crate::progress::Terminal;
+use sojourn_session::share::{run_share, ShareRun, ShareSpec};
 
 /// A stage stopped by Ctrl+C: not a failure of the config, and not a
 /// finished iteration either.
@@ -265,6 +265,7 @@ fn run_stage(
             client_index: i as u32,
             client_count: n,
             command_line: env.command_line.to_string(),
+            workloads: Vec::new(),
             spool_dirs: env.records.spool_dirs().to_vec(),
         })
         .collect();
@@ -272,21 +273,22 @@ fn run_stage(
     let tag = format!("{} #{iteration} {}", plan.file, stage.phase.name());
     let (ids, stats, summary, interrupted, warnings, server) = if n == 1 {
         let backend = backend_for(env, &plan.db_url, stage)?;
-        let share = client::run_share(
-            &specs[0],
-            Some(backend),
-            env.records,
-            &mut || Ok(None),
-            env.stop,
-            &env.show,
-        )?;
+        let how = ShareRun {
+            backend: Some(backend),
+            records: env.records,
+            store_required: true,
+            stop: env.stop,
+            show: &env.show,
+        };
+        let share = run_share(&specs[0], how, &mut || Ok(None))?;
+        let run_id = share.run_id.context("the stage's run was not stored")?;
         let mut summary = ycsb::summary(&share.record);
         summary.push_str(&workload_lines(&share.record));
         let warnings = share.warnings.iter().map(|w| w.to_string()).collect();
         let interrupted = share.outcome.interrupted();
         let server = share.outcome.server;
         (
-            vec![share.run_id],
+            vec![run_id],
             share.outcome.total,
             summary,
             interrupted,
