@@ -47,6 +47,60 @@ pub enum Command {
     /// significant (Welch's t-test on batch means; percentile confidence
     /// intervals).
     Compare(CompareArgs),
+    /// Run the shares of phases that coordinators (`run --agents N`, ...)
+    /// post in a shared PostgreSQL results store, until told to stop (see
+    /// docs/distributed.md).
+    Agent(AgentArgs),
+    /// The agents registered in a shared results store: list them, or ask
+    /// them to exit.
+    Agents(AgentsArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct AgentArgs {
+    /// The shared results store, where coordinators post shares:
+    /// postgres://USER@HOST/DB (the password in $SOJOURN_RESULTS_PASSWORD).
+    #[arg(long, value_name = "URL", env = "SOJOURN_RESULTS")]
+    pub results: String,
+
+    /// This agent's name [default: the host name, a pod's name].
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+
+    /// Exit after this many seconds without a share [default: never].
+    #[arg(long, value_name = "SECONDS")]
+    pub idle_timeout: Option<f64>,
+
+    /// Where runs the store cannot take in time are spooled [env:
+    /// SOJOURN_DATA_DIR; default: the user's data directory].
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct AgentsArgs {
+    #[command(subcommand)]
+    pub command: AgentsCommand,
+
+    /// The shared results store (postgres://...).
+    #[arg(long, value_name = "URL", env = "SOJOURN_RESULTS", global = true)]
+    pub results: Option<String>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AgentsCommand {
+    /// Every registered agent: name, host, version, state, last heartbeat,
+    /// clock offset from the store server.
+    List,
+    /// Ask an agent (or every agent) to exit once its share is done.
+    Stop {
+        /// The agent's name.
+        #[arg(value_name = "NAME", required_unless_present = "all")]
+        name: Option<String>,
+        /// Every agent.
+        #[arg(long, conflicts_with = "name")]
+        all: bool,
+    },
 }
 
 #[derive(Args, Debug, Clone)]
@@ -373,6 +427,19 @@ pub struct PhaseArgs {
     /// How many client processes the run has (set by suites).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub client_count: u32,
+
+    /// Run on N agents on other machines (`sojourn agent`), coordinated
+    /// through the shared --results postgres:// store: the key range, the
+    /// operation count and -target are split over them (totals), -threads
+    /// is per agent, every agent starts at one instant, and the runs merge
+    /// exactly (see docs/distributed.md).
+    #[arg(long, value_name = "N")]
+    pub agents: Option<u32>,
+
+    /// With --agents: how many seconds to wait for the agents to claim
+    /// their shares and connect, with nothing changing, before giving up.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    pub agents_wait: f64,
 }
 
 #[derive(Args, Debug)]

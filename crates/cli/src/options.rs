@@ -4,12 +4,14 @@
 //! things live and how runs are recorded and tagged.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::Result;
 use sojourn_core::output::Warning;
 use sojourn_core::plan::Plan;
 use sojourn_core::properties::{Origin, Properties};
 use sojourn_core::workload::{pgio, Phase};
+use sojourn_session::share::WorkloadFile;
 use sojourn_session::{parse_label, Places, RunTags, StoreChoice};
 
 use crate::cli::{ArrivalArg, Format, PhaseArgs};
@@ -17,6 +19,10 @@ use crate::workloads;
 
 /// The command line, validated.
 pub struct Options {
+    /// The `-P` files, read (their contents travel to agents).
+    pub files: Vec<WorkloadFile>,
+    /// `--agents N`: run on agents instead of here.
+    pub agents: Option<Agents>,
     pub props: Properties,
     /// The database URL (may hold a password: redact before printing).
     pub db_url: String,
@@ -33,16 +39,27 @@ impl Options {
     pub fn new(a: PhaseArgs) -> Result<Options> {
         let mut props = Properties::new();
         let mut workload_names = Vec::new();
+        let mut files = Vec::new();
         for f in &a.files {
             let name = f
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_else(|| f.display().to_string());
+            // Read once, kept: agents on other machines get the contents.
             let file = match workloads::shipped(f) {
-                Some(text) => Properties::read_str(text, &Path::new("workloads").join(&name))?,
-                None => Properties::read_file(f)?,
+                Some(text) => WorkloadFile {
+                    name: name.clone(),
+                    path: None,
+                    contents: Some(text.to_string()),
+                },
+                None => WorkloadFile {
+                    name: name.clone(),
+                    path: Some(f.clone()),
+                    contents: Some(read_text(f)?),
+                },
             };
-            pgio::merge_file(&mut props, file)?;
+            pgio::merge_file(&mut props, file.properties()?)?;
+            files.push(file);
             workload_names.push(name);
         }
         if let Some(w) = &a.workload {
@@ -91,7 +108,20 @@ impl Options {
         tags.client_count = a.client_count;
         tags.check_share()?;
         let db_url = database(a.db, a.db_name, &props)?;
+        let agents = match a.agents {
+            Some(0) => anyhow::bail!("--agents 0: expected 1 or more agents"),
+            Some(n) => Some(Agents {
+                count: n,
+                wait: match a.agents_wait {
+                    w if w > 0.0 && w.is_finite() => Duration::from_secs_f64(w),
+                    w => anyhow::bail!("--agents-wait {w}: expected a number of seconds above 0"),
+                },
+            }),
+            None => None,
+        };
         Ok(Options {
+            files,
+            agents,
             props,
             db_url,
             places: Places::new(a.data_dir),
@@ -129,6 +159,23 @@ impl Options {
             }
         }
     }
+}
+
+/// `--agents N` and how long to wait for them.
+#[derive(Clone, Copy, Debug)]
+pub struct Agents {
+    pub count: u32,
+    pub wait: Duration,
+}
+
+/// A workload file's text, as `Properties::read_file` would read it.
+fn read_text(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| anyhow::anyhow!("cannot read the workload file {}: {e}", path.display()))?;
+    Ok(match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(err) => err.into_bytes().iter().map(|&b| char::from(b)).collect(),
+    })
 }
 
 /// The database: `--db`, else the positional DB, else a workload file's

@@ -44,6 +44,59 @@ fn redact_url_within(url: &str, depth: usize) -> String {
     redact_query(&redacted, depth)
 }
 
+/// `url` with its password taken out rather than masked: no `:pass` in
+/// the user-info, no secret query parameter (`?password=`). What an agent
+/// is sent: it connects with the password of its own environment
+/// (`PGPASSWORD`, `MYSQL_PWD`, `REDIS_PASSWORD`), which a masked `***`
+/// would override.
+pub fn without_password(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_string();
+    };
+    let authority_start = scheme_end + 3;
+    let after_scheme = &url[authority_start..];
+    let query_start = after_scheme.find(['?', '#']).unwrap_or(after_scheme.len());
+    let mut out = String::with_capacity(url.len());
+    out.push_str(&url[..authority_start]);
+    match after_scheme[..query_start].rfind('@') {
+        Some(at) => {
+            let userinfo = &after_scheme[..at];
+            let user = userinfo.split_once(':').map_or(userinfo, |(u, _)| u);
+            if !user.is_empty() {
+                out.push_str(user);
+                out.push('@');
+            }
+            out.push_str(&after_scheme[at + 1..query_start]);
+        }
+        None => out.push_str(&after_scheme[..query_start]),
+    }
+    let rest = &after_scheme[query_start..];
+    match rest.strip_prefix('?') {
+        Some(query) => {
+            let (query, fragment) = query
+                .split_once('#')
+                .map_or((query, None), |(q, f)| (q, Some(f)));
+            let kept: Vec<&str> = query
+                .split('&')
+                .filter(|pair| {
+                    let key = pair.split_once('=').map_or(*pair, |(k, _)| k);
+                    !pair.is_empty() && !SECRET_PARAMS.iter().any(|s| key.eq_ignore_ascii_case(s))
+                })
+                .collect();
+            if !kept.is_empty() {
+                out.push('?');
+                out.push_str(&kept.join("&"));
+            }
+            if let Some(f) = fragment {
+                out.push('#');
+                out.push_str(f);
+            }
+        }
+        None => out.push_str(rest),
+    }
+    out
+}
+
 /// The password in `url`'s user-info (`scheme://user:pass@host`), as
 /// [`redact_url`] finds it, for taking it out of text that quotes pieces of
 /// the URL (a driver's message about a parameter it does not know).
@@ -246,6 +299,27 @@ pub fn text(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn passwords_are_taken_out_for_agents() {
+        for (url, out) in [
+            ("postgres://u:p@h:5432/db", "postgres://u@h:5432/db"),
+            ("redis://:s3cret@h:6379/0", "redis://h:6379/0"),
+            (
+                "mysql://u:p/w@h/db?ssl-mode=required",
+                "mysql://u@h/db?ssl-mode=required",
+            ),
+            (
+                "postgres://h/db?password=p&sslmode=require&PWD=x",
+                "postgres://h/db?sslmode=require",
+            ),
+            ("postgres://h/db?password=p", "postgres://h/db"),
+            ("sqlite:/tmp/x.sqlite", "sqlite:/tmp/x.sqlite"),
+            ("cassandra://u:p@a,b:9042/ks", "cassandra://u@a,b:9042/ks"),
+        ] {
+            assert_eq!(without_password(url), out, "{url}");
+        }
+    }
 
     #[test]
     fn command_lines_lose_their_secrets() {

@@ -22,7 +22,9 @@
 //! Errors are `anyhow` with context: this is the application's own layer,
 //! whose errors are sentences for the person at the terminal.
 
+pub mod agent;
 mod database;
+pub mod fleet;
 mod phase;
 mod places;
 mod recording;

@@ -41,7 +41,7 @@ pub struct WorkloadFile {
 
 impl WorkloadFile {
     /// The file's properties: its contents, else the file at its path.
-    fn properties(&self) -> Result<Properties> {
+    pub fn properties(&self) -> Result<Properties> {
         let origin = self
             .path
             .clone()

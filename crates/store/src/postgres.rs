@@ -20,6 +20,7 @@ use std::time::Duration;
 use bytes::BytesMut;
 use tokio_postgres::types::{FromSql, IsNull, ToSql, Type};
 use tokio_postgres::{Client, NoTls, Row};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::db::{Db, DbError};
 use crate::model::{QueryResult, Value};
@@ -30,9 +31,16 @@ const SCHEMA_LOCK: i64 = 0x0073_6f6a_6f75_726e;
 
 pub(crate) struct Postgres {
     rt: tokio::runtime::Runtime,
-    client: Client,
+    /// `None` after a call timed out or the connection closed: the next
+    /// statement outside a transaction connects again.
+    client: Option<Client>,
+    config: tokio_postgres::Config,
+    tls: Option<MakeRustlsConnect>,
+    read_only: bool,
     /// How long one call may take.
     wait: Duration,
+    /// A transaction is open on the connection (it cannot move to another).
+    in_transaction: bool,
 }
 
 /// Block on `fut`, giving up after `wait`.
@@ -71,31 +79,70 @@ impl Postgres {
             &mut config,
         )
         .map_err(DbError::Config)?;
-        let client = within(&rt, wait, async {
-            let client = match tls {
-                Some(tls) => {
-                    let (client, connection) = config.connect(tls).await?;
-                    // Driven whenever a call blocks on the runtime.
-                    tokio::spawn(async move {
-                        let _ = connection.await;
-                    });
-                    client
-                }
-                None => {
-                    let (client, connection) = config.connect(NoTls).await?;
-                    tokio::spawn(async move {
-                        let _ = connection.await;
-                    });
-                    client
-                }
-            };
-            Ok::<_, tokio_postgres::Error>(client)
-        })?;
-        let mut pg = Postgres { rt, client, wait };
-        if read_only {
-            pg.batch("SET default_transaction_read_only = on")?;
-        }
+        let mut pg = Postgres {
+            rt,
+            client: None,
+            config,
+            tls,
+            read_only,
+            wait,
+            in_transaction: false,
+        };
+        pg.ensure_connected()?;
         Ok(pg)
+    }
+
+    /// The connection, connecting again first when the last one closed or
+    /// timed out (a store that was unreachable for a while): between
+    /// transactions only, since an open one cannot move to another.
+    fn ensure_connected(&mut self) -> Result<(), DbError> {
+        if self.client.as_ref().is_some_and(Client::is_closed) {
+            self.client = None;
+        }
+        if self.client.is_none() {
+            if self.in_transaction {
+                return Err(DbError::Config(
+                    "the connection to the store broke inside a transaction".into(),
+                ));
+            }
+            let (config, tls) = (&self.config, self.tls.clone());
+            let client = within(&self.rt, self.wait, async {
+                let client = match tls {
+                    Some(tls) => {
+                        let (client, connection) = config.connect(tls).await?;
+                        // Driven whenever a call blocks on the runtime.
+                        tokio::spawn(async move {
+                            let _ = connection.await;
+                        });
+                        client
+                    }
+                    None => {
+                        let (client, connection) = config.connect(NoTls).await?;
+                        tokio::spawn(async move {
+                            let _ = connection.await;
+                        });
+                        client
+                    }
+                };
+                if self.read_only {
+                    client
+                        .batch_execute("SET default_transaction_read_only = on")
+                        .await?;
+                }
+                Ok::<_, tokio_postgres::Error>(client)
+            })?;
+            self.client = Some(client);
+        }
+        Ok(())
+    }
+
+    /// A call's result; a call that timed out leaves the connection in an
+    /// unknown state (a request may still be in flight), so it is dropped.
+    fn settle<T>(&mut self, r: Result<T, DbError>) -> Result<T, DbError> {
+        if matches!(r, Err(DbError::TimedOut(_))) {
+            self.client = None;
+        }
+        r
     }
 }
 
@@ -252,8 +299,9 @@ impl Postgres {
         let params: Vec<Param<'_>> = params.iter().map(Param).collect();
         let refs: Vec<&(dyn ToSql + Sync)> =
             params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
-        let client = &self.client;
-        let (columns, rows) = within(&self.rt, self.wait, async {
+        self.ensure_connected()?;
+        let client = self.client.as_ref().expect("connected");
+        let r = within(&self.rt, self.wait, async {
             let stmt = client.prepare(&sql).await?;
             let columns: Vec<String> = stmt
                 .columns()
@@ -262,7 +310,8 @@ impl Postgres {
                 .collect();
             let rows = client.query(&stmt, &refs).await?;
             Ok::<_, tokio_postgres::Error>((columns, rows))
-        })?;
+        });
+        let (columns, rows) = self.settle(r)?;
         let mut out = Vec::with_capacity(rows.len());
         for row in &rows {
             out.push(
@@ -281,7 +330,34 @@ impl Db for Postgres {
     }
 
     fn batch(&mut self, sql: &str) -> Result<(), DbError> {
-        within(&self.rt, self.wait, self.client.batch_execute(sql))
+        let word = sql
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_ascii_uppercase();
+        let ends = matches!(word.as_str(), "COMMIT" | "ROLLBACK");
+        if ends && self.client.is_none() {
+            // The connection went while the transaction was open: the
+            // server rolled it back already.
+            self.in_transaction = false;
+            return if word == "ROLLBACK" {
+                Ok(())
+            } else {
+                Err(DbError::Config(
+                    "the connection to the store broke before the commit".into(),
+                ))
+            };
+        }
+        self.ensure_connected()?;
+        let client = self.client.as_ref().expect("connected");
+        let r = within(&self.rt, self.wait, client.batch_execute(sql));
+        let r = self.settle(r);
+        match word.as_str() {
+            "BEGIN" => self.in_transaction = r.is_ok(),
+            "COMMIT" | "ROLLBACK" => self.in_transaction = false,
+            _ => {}
+        }
+        r
     }
 
     fn exec(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError> {
@@ -289,11 +365,10 @@ impl Db for Postgres {
         let params: Vec<Param<'_>> = params.iter().map(Param).collect();
         let refs: Vec<&(dyn ToSql + Sync)> =
             params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
-        within(
-            &self.rt,
-            self.wait,
-            self.client.execute(sql.as_str(), &refs),
-        )
+        self.ensure_connected()?;
+        let client = self.client.as_ref().expect("connected");
+        let r = within(&self.rt, self.wait, client.execute(sql.as_str(), &refs));
+        self.settle(r)
     }
 
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<QueryResult, DbError> {

@@ -71,6 +71,12 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
         },
     };
     let opts = Options::new(a.phase)?;
+    if opts.agents.is_some() {
+        bail!(
+            "capacity does not run on agents yet: run its steps by hand with \
+             `sojourn run --agents N --target R`, or search from one machine"
+        );
+    }
     let plan = opts.plan(Phase::Run)?;
     match &plan.workload {
         Workload::Core(_) => {}

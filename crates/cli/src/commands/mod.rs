@@ -1,7 +1,9 @@
 //! One module per subcommand family; `dispatch` picks it.
 
+mod agent;
 mod capacity;
 mod compare;
+mod fleet;
 mod phase;
 mod report;
 mod results;
@@ -22,5 +24,7 @@ pub fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::SuiteClient => suite::client_main(),
         Command::Report(a) => report::main(a),
         Command::Compare(a) => compare::main(a),
+        Command::Agent(a) => agent::main(a),
+        Command::Agents(a) => agent::agents(a),
     }
 }

@@ -43,6 +43,9 @@ pub fn main(args: PhaseArgs, mode: Mode) -> Result<ExitCode> {
         eprintln!("warning: {}", Warning::UnknownProperty(u.clone()));
     }
     let drop = opts.props.get_bool("dropdata", false)?;
+    if let Some(agents) = opts.agents {
+        return super::fleet::main(&opts, agents, load.as_ref(), run.as_ref(), drop);
+    }
     let store = opts.store.open(&opts.places)?;
     let show = Terminal {
         status: opts.status,

@@ -114,6 +114,28 @@ impl Workload {
         }
     }
 
+    /// Why a `phase` of this workload runs from one client machine only,
+    /// when it does: the vote workload's load has no key range to split
+    /// (each client would insert every article), the key-value workload's
+    /// writers continue from the keys already written (which every client
+    /// would insert), and LIOPS's sessions are `NUM_SCHEMAS` x
+    /// `NUM_THREADS` on one client.
+    pub fn one_client_only(&self, phase: Phase) -> Option<&'static str> {
+        match self {
+            Workload::KeyValue(_) => Some(
+                "the keyvalue workload runs from one client machine (its writers continue from \
+                 the keys already written, which every client would insert)",
+            ),
+            Workload::Vote(_) if phase == Phase::Load => {
+                Some("the vote workload loads from one client machine (each would insert every article)")
+            }
+            Workload::Liops(_) => Some(
+                "the LIOPS workload runs from one client machine (NUM_SCHEMAS x NUM_THREADS sessions)",
+            ),
+            _ => None,
+        }
+    }
+
     /// Whether a second load into tables that hold data would add a second
     /// copy of them rather than fail on keys already there: the LIOPS
     /// tables have no unique key (as PGIO's have none), so a load must

@@ -468,12 +468,42 @@ impl Store {
         self.merge_stage(&runs)
     }
 
-    /// Client runs of one stage merged, saying what is missing from them.
+    /// Client runs of one stage merged, saying what is missing from them. A
+    /// client whose run failed (its process or agent died) is left out
+    /// while others measured, and named: the stage is partial, not failed
+    /// as a whole, and what its clients measured stands.
     fn merge_stage(&self, runs: &[RunRecord]) -> Result<RunRecord, StoreError> {
-        let mut whole = crate::merge(runs)?;
+        let (failed, kept): (Vec<&RunRecord>, Vec<&RunRecord>) = runs
+            .iter()
+            .partition(|r| r.summary.status == RunStatus::Failed);
+        let mut whole = if failed.is_empty() || kept.is_empty() {
+            crate::merge(runs)?
+        } else {
+            let kept: Vec<RunRecord> = kept.into_iter().cloned().collect();
+            crate::merge(&kept)?
+        };
         let m = whole.meta();
-        if m.client_count > 1 || runs.len() > 1 {
-            if let Some(missing) = self.missing_from(&m.run_uri, &m.phase, m.stage_index)? {
+        let clients = m.client_count.max(runs.len() as u32);
+        if clients > 1 {
+            let said = self.missing_from(&m.run_uri, &m.phase, m.stage_index)?;
+            let missing = match said {
+                Some(s) => Some(s),
+                None if !failed.is_empty() && failed.len() < runs.len() => Some(
+                    failed
+                        .iter()
+                        .map(|r| {
+                            format!(
+                                "client {} of {clients} failed: {}",
+                                r.meta().client_index,
+                                r.summary.error.as_deref().unwrap_or("no reason stored")
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                ),
+                None => None,
+            };
+            if let Some(missing) = missing {
                 whole.warnings.push(format!("partial run: {missing}"));
             }
         }

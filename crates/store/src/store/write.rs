@@ -357,6 +357,41 @@ impl Store {
         )
     }
 
+    /// Mark failed the runs of one client of a stage that are still
+    /// `running` (an agent that went silent): its heartbeat, not its host
+    /// and pid, said it is gone. Returns how many.
+    pub fn fail_client_runs(
+        &self,
+        uri: &str,
+        phase: &str,
+        stage: u32,
+        client: u32,
+        why: &str,
+    ) -> Result<u64, StoreError> {
+        let ended = SystemTime::now();
+        self.write(
+            || format!("marking client {client} of run {uri} failed"),
+            |db| {
+                db.exec(
+                    "UPDATE runs SET status = ?, error = ?, ended_at = ?, ended_unix = ? \
+                     WHERE run_uri = ? AND phase = ? AND stage_index = ? AND client_index = ? \
+                     AND status = ?",
+                    &[
+                        text(RunStatus::Failed.as_str()),
+                        text(why),
+                        text(&rfc3339(ended)),
+                        Value::Real(unix(ended)),
+                        text(uri),
+                        text(phase),
+                        int(u64::from(stage)),
+                        int(u64::from(client)),
+                        text(RunStatus::Running.as_str()),
+                    ],
+                )
+            },
+        )
+    }
+
     /// Mark a run that is still `running` failed, keeping what it stored
     /// so far. A run that already ended keeps its status.
     pub fn fail_run(&self, run: &RunId, error: &str) -> Result<(), StoreError> {

@@ -731,34 +731,14 @@ pub fn map(flags: &Flags, ctx: &mut MapContext<'_>) -> Result<BenchPlan> {
 }
 
 /// Refuse a stage of several client processes for a workload they would
-/// run wrong: the vote workload's load has no key range to split (each
-/// client would insert every article), and the key-value workload's
-/// writers continue from the keys already written, so every client would
-/// insert the same ones.
+/// run wrong ([`Workload::one_client_only`]).
 fn one_client_only(props: &Properties, phase: Phase, vm_count: u64, r: &Reader<'_>) -> Result<()> {
     if vm_count <= 1 {
         return Ok(());
     }
-    let flag = r.vm_flag();
-    if sojourn_core::workload::keyvalue::is_keyvalue(props) {
-        bail!(
-            "{}: the keyvalue workload runs from one client machine (its writers continue from \
-             the keys already written, which {vm_count} clients would all insert): set num_vms: 1",
-            r.origin(flag)
-        );
-    }
-    if phase == Phase::Load && sojourn_core::workload::vote::is_vote(props) {
-        bail!(
-            "{}: the vote workload loads from one client machine: set num_vms: 1",
-            r.origin(flag)
-        );
-    }
-    if sojourn_core::workload::liops::is_liops(props) {
-        bail!(
-            "{}: the LIOPS workload runs from one client machine (NUM_SCHEMAS x NUM_THREADS \
-             sessions): set num_vms: 1",
-            r.origin(flag)
-        );
+    let plan = Plan::from_properties(props, phase, sojourn_backends::property_prefixes())?;
+    if let Some(why) = plan.workload.one_client_only(phase) {
+        bail!("{}: {why}: set num_vms: 1", r.origin(r.vm_flag()));
     }
     Ok(())
 }

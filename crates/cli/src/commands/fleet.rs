@@ -1,0 +1,313 @@
+//! `load`, `run` and `bench` with `--agents N`: the command coordinates.
+//! It cuts each phase into N shares as PerfKitBenchmarker cuts a benchmark
+//! over its client VMs (disjoint key ranges for a load, the operation
+//! count and `-target` as totals split over the agents, a seed each;
+//! `-threads` stays per agent, as it is per client VM), posts them in the
+//! shared store, and prints the merged summary as `run` prints its own.
+//! The rest is the session's (`sojourn_session::fleet`).
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use sojourn_core::output::json::JsonReport;
+use sojourn_core::output::ycsb::Summary;
+use sojourn_core::output::Export;
+use sojourn_core::plan::Plan;
+use sojourn_core::properties::Origin;
+use sojourn_core::redact;
+use sojourn_core::workload::{Phase, Workload};
+use sojourn_session::fleet::{AgentShare, Coordinator, Gathered, Posting, Setup, Skew};
+use sojourn_session::share::{split, split_rate, Recipe, ShareSpec};
+use sojourn_session::{open_store, watch_ctrl_c, StoreChoice};
+use sojourn_store::RunRecord;
+
+use crate::cli::Format;
+use crate::options::{Agents, Options};
+use crate::progress::Terminal;
+
+/// Databases that live on one machine: no agent elsewhere reaches them.
+const LOCAL_SCHEMES: &[&str] = &["sqlite", "rocksdb", "memory"];
+
+/// Run the phases on the agents.
+pub fn main(
+    opts: &Options,
+    agents: Agents,
+    load: Option<&Plan>,
+    run: Option<&Plan>,
+    drop: bool,
+) -> Result<ExitCode> {
+    let scheme = opts
+        .db_url
+        .split([':', '?'])
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if LOCAL_SCHEMES.contains(&scheme.as_str()) {
+        bail!(
+            "--agents: {} lives on one machine, which agents elsewhere cannot reach; give a \
+             database server every agent reaches (--db postgres://..., mysql://..., \
+             redis://..., memcached://..., cassandra://...)",
+            redact::redact_url(&opts.db_url)
+        );
+    }
+    let location = match &opts.store {
+        StoreChoice::Named(url) if url.contains("://") => url.clone(),
+        _ => bail!(
+            "--agents: agents meet through a PostgreSQL results store every machine reaches: \
+             give --results postgres://USER@HOST/DB (its password in \
+             $SOJOURN_RESULTS_PASSWORD), the store the agents were started with"
+        ),
+    };
+    let records = open_store(&opts.places, &location)?;
+    let store = records.store().context("the results store did not open")?;
+    store.require_shared()?;
+    let show = Terminal {
+        status: false,
+        progress: false,
+    };
+    let stop = sojourn_core::executor::StopHandle::new();
+    watch_ctrl_c(stop.clone());
+    let coordinator = Coordinator {
+        store,
+        wait: agents.wait,
+        stop: &stop,
+        show: &show,
+    };
+    let run_uri = opts.tags.run_uri.clone();
+    let bench = load.is_some() && run.is_some();
+    let mut code = ExitCode::SUCCESS;
+    let mut loaded = false;
+    if let Some(plan) = load {
+        let setup = Setup::Load {
+            drop,
+            skip_if_data: bench,
+        };
+        let posting = posting(opts, plan, agents.count, &run_uri, 0, setup, &location)?;
+        let g = coordinator.run(&posting)?;
+        match &g.skipped {
+            Some(why) => eprintln!("{why}; skipping load"),
+            None => {
+                loaded = true;
+                code = present(opts, &location, plan, &g, !bench)?;
+            }
+        }
+        if stop.is_stopped() || code != ExitCode::SUCCESS {
+            return Ok(code);
+        }
+    }
+    if let Some(plan) = run {
+        let stage = u32::from(loaded || (bench && load.is_some()));
+        let posting = posting(
+            opts,
+            plan,
+            agents.count,
+            &run_uri,
+            stage,
+            Setup::Run,
+            &location,
+        )?;
+        let g = coordinator.run(&posting)?;
+        code = present(opts, &location, plan, &g, true)?;
+    }
+    Ok(code)
+}
+
+/// The phase's shares, one per agent.
+fn posting(
+    opts: &Options,
+    plan: &Plan,
+    n: u32,
+    run_uri: &str,
+    stage_index: u32,
+    setup: Setup,
+    results: &str,
+) -> Result<Posting> {
+    if n > 1 {
+        if let Some(why) = plan.workload.one_client_only(plan.phase) {
+            bail!("--agents {n}: {why}; use --agents 1");
+        }
+    }
+    let base = recipe(opts);
+    let seed = plan.run.seed;
+    let origin = |i: usize| format!("--agents {n}: share {i} of {n}");
+    // A load's key range, cut as PKB cuts it.
+    let mut ranges = None;
+    if let (Phase::Load, Workload::Core(cfg)) = (plan.phase, &plan.workload) {
+        let mut start = cfg.insert_start;
+        ranges = Some(
+            split(cfg.insert_count, u64::from(n))
+                .into_iter()
+                .map(|count| {
+                    let r = (start, count);
+                    start += count;
+                    r
+                })
+                .collect::<Vec<_>>(),
+        );
+    }
+    let counts = plan
+        .run
+        .operation_count()
+        .filter(|_| plan.phase == Phase::Run)
+        .map(|c| split(c, u64::from(n)));
+    let targets = plan.run.target().map(|t| split_rate(t, u64::from(n)));
+    let mut shares = Vec::new();
+    for i in 0..n as usize {
+        let mut r = base.clone();
+        let why = origin(i);
+        if let Some(ranges) = &ranges {
+            r.set("insertstart", ranges[i].0.to_string(), &why);
+            r.set("insertcount", ranges[i].1.to_string(), &why);
+        }
+        if let Some(counts) = &counts {
+            r.set("operationcount", counts[i].to_string(), &why);
+        }
+        if let Some(t) = &targets {
+            r.set("target", t[i].to_string(), &why);
+        }
+        r.set("seed", seed.wrapping_add(i as u64).to_string(), &why);
+        let mut labels = opts.tags.labels.clone();
+        labels.insert("agents".into(), n.to_string());
+        let share = ShareSpec {
+            phase: plan.phase.name().to_string(),
+            recipe: r,
+            db_url: redact::without_password(&opts.db_url),
+            default_sqlite: opts.places.default_sqlite(),
+            results: redact::redact_url(results),
+            labels,
+            run_uri: run_uri.to_string(),
+            stage_index,
+            client_index: i as u32,
+            client_count: n,
+            command_line: opts.tags.command_line.clone(),
+            workloads: opts.tags.workloads.clone(),
+            spool_dirs: Vec::new(),
+        };
+        shares.push(AgentShare {
+            share,
+            setup: (i == 0).then_some(setup),
+            finish_load: n == 1 && plan.phase == Phase::Load,
+        });
+    }
+    // Every share must plan as this command planned it.
+    for s in &shares {
+        s.share
+            .plan()
+            .with_context(|| format!("share {} of {n}", s.share.client_index))?;
+    }
+    Ok(Posting {
+        run_uri: run_uri.to_string(),
+        stage_index,
+        phase: plan.phase,
+        shares,
+    })
+}
+
+/// The command line's workload: its files' contents, then what `-p` and
+/// the flags set, secrets left out (agents take passwords from their
+/// environment) and URLs without their passwords.
+fn recipe(opts: &Options) -> Recipe {
+    let mut r = Recipe {
+        files: opts.files.clone(),
+        settings: Vec::new(),
+    };
+    for (key, entry) in opts.props.iter() {
+        if !matches!(entry.origin, Origin::CommandLine | Origin::Flag(_))
+            || redact::is_secret_key(key)
+        {
+            continue;
+        }
+        r.set(
+            key,
+            redact::without_password(&entry.value),
+            &entry.origin.to_string(),
+        );
+    }
+    r
+}
+
+/// Print a gathered phase as `run` prints one (the YCSB summary, or the
+/// JSON report, on stdout; the server's figures, warnings and where the
+/// runs went on stderr). A phase with shares missing fails the command
+/// after its summary, naming them.
+fn present(
+    opts: &Options,
+    location: &str,
+    plan: &Plan,
+    g: &Gathered,
+    summary: bool,
+) -> Result<ExitCode> {
+    let Some(merged) = &g.merged else {
+        bail!(
+            "{} phase: no agent recorded a run: {}",
+            plan.phase.name(),
+            g.missing.join("; ")
+        );
+    };
+    let mut warnings = merged.warnings.clone();
+    let interval = plan.run.interval;
+    let length = merged
+        .summary
+        .totals
+        .as_ref()
+        .map_or(interval, |t| t.elapsed);
+    warnings.extend(Skew::of(&g.shares).warning(interval, length));
+    if summary {
+        print_merged(opts, merged)?;
+    } else {
+        let ops = merged.summary.totals.as_ref().map_or(0, |t| t.operations);
+        eprintln!(
+            "loaded {} into {} by {} agents",
+            plan.workload.loaded(ops),
+            merged.meta().backend,
+            g.shares.len()
+        );
+    }
+    if let Some(s) = &merged.server {
+        eprintln!("server: {}", s.digest());
+    }
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
+    let m = merged.meta();
+    eprintln!(
+        "recorded as {}/{} ({} agent run{}) in {}",
+        m.run_uri,
+        m.stage_index,
+        g.runs.len(),
+        if g.runs.len() == 1 { "" } else { "s" },
+        redact::redact_url(location)
+    );
+    if !g.missing.is_empty() {
+        bail!(
+            "{} phase is partial: {}",
+            plan.phase.name(),
+            g.missing.join("; ")
+        );
+    }
+    Ok(
+        if merged.summary.status == sojourn_store::RunStatus::Interrupted {
+            ExitCode::from(130)
+        } else {
+            ExitCode::SUCCESS
+        },
+    )
+}
+
+fn print_merged(opts: &Options, merged: &RunRecord) -> Result<()> {
+    let runs = std::slice::from_ref(merged);
+    let mut out = std::io::stdout().lock();
+    match opts.format {
+        Format::Text => Summary.write(runs, &mut out)?,
+        Format::Json => JsonReport.write(runs, &mut out)?,
+    }
+    out.flush()?;
+    if let Some(path) = &opts.json {
+        let mut text = Vec::new();
+        JsonReport.write(runs, &mut text)?;
+        std::fs::write(path, text)
+            .with_context(|| format!("writing the JSON report to {}", path.display()))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,385 @@
+//! Agents on one machine (separate processes, a real PostgreSQL results
+//! store as their only meeting point, a real Redis as the database): a load
+//! cut over three agents inserts every key once; a run's merged histograms
+//! are the bucket-for-bucket sum of the agents' stored runs and its offered
+//! total is the target; too few agents is a clear error before anything
+//! runs; an agent killed mid-run leaves a partial stage that names it and
+//! is never counted twice; no share in the store holds a password. The
+//! same on hosts of their own (network namespaces) is `agents_netns.rs`.
+#![cfg(all(feature = "redis", feature = "store-postgres"))]
+
+mod util;
+
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use sojourn_store::{Store, StoredInterval};
+use sojourn_testkit::postgres_server::{self as pg, Postgres};
+use sojourn_testkit::process::finish_within;
+use sojourn_testkit::redis_server::RedisServer;
+use util::*;
+
+const REDIS_PASSWORD: &str = "r3dis-agents";
+
+/// An agent process of the test's own, killed when dropped.
+struct Agent {
+    child: Option<Child>,
+    name: String,
+}
+
+impl Agent {
+    fn start(store: &str, name: &str, data: &std::path::Path) -> Agent {
+        let child = bin()
+            .args([
+                "agent",
+                "--results",
+                store,
+                "--name",
+                name,
+                "--idle-timeout",
+                "300",
+            ])
+            .arg("--data-dir")
+            .arg(data)
+            .env("SOJOURN_RESULTS_PASSWORD", pg::PASSWORD)
+            .env("REDIS_PASSWORD", REDIS_PASSWORD)
+            .env_remove("PGPASSWORD")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        Agent {
+            child: Some(child),
+            name: name.to_string(),
+        }
+    }
+
+    /// SIGKILL: the agent vanishes without a word.
+    fn kill(&mut self) -> String {
+        let mut c = self.child.take().unwrap();
+        let _ = c.kill();
+        text(&finish_within(c, RUN_LIMIT).stderr)
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Poll (bounded) until `n` agents are registered and alive.
+fn wait_for_agents(store: &Store, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let alive = store
+            .agents()
+            .unwrap()
+            .iter()
+            .filter(|a| a.heartbeat_age_s < 5.0 && a.state == "idle")
+            .count();
+        if alive >= n {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{alive} of {n} agents registered"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `sojourn ARGS` as a coordinator of agents meeting in `store`.
+fn coordinate(data: &std::path::Path, store: &str, args: &[&str]) -> std::process::Output {
+    let mut c = bin();
+    c.args(args)
+        .args(["--results", store, "--no-progress", "--data-dir"])
+        .arg(data)
+        .env("SOJOURN_RESULTS_PASSWORD", pg::PASSWORD)
+        .env_remove("PGPASSWORD");
+    c.run_to_end()
+}
+
+/// `sojourn ARGS --results STORE` (`agents`, `results`).
+fn tool(store: &str, args: &[&str]) -> std::process::Output {
+    bin()
+        .args(args)
+        .args(["--results", store])
+        .env("SOJOURN_RESULTS_PASSWORD", pg::PASSWORD)
+        .env_remove("PGPASSWORD")
+        .run_to_end()
+}
+
+/// Count of operations in a stored interval.
+fn ops(iv: &StoredInterval) -> u64 {
+    iv.ops.iter().map(|o| o.count()).sum()
+}
+
+#[test]
+fn agents_load_disjoint_keys_run_a_split_target_and_merge_exactly() {
+    let Some(pg) = Postgres::start() else { return };
+    let Some(redis) = RedisServer::start(Some(REDIS_PASSWORD)) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let store_url = pg.url_without_password();
+    let store = Store::open(&pg.url()).unwrap();
+    let mut agents: Vec<Agent> = (0..3)
+        .map(|i| Agent::start(&store_url, &format!("a{i}"), dir.path()))
+        .collect();
+    wait_for_agents(&store, 3);
+    let listed = ok(&tool(&store_url, &["agents", "list"]));
+    for a in &agents {
+        assert!(listed.contains(&a.name), "{listed}");
+    }
+
+    // The load: 3,001 records over 3 agents, each key once.
+    let db = redis.url();
+    let load = coordinate(
+        dir.path(),
+        &store_url,
+        &[
+            "load",
+            &db,
+            "-P",
+            "workloadc",
+            "-p",
+            "recordcount=3001",
+            "-p",
+            "fieldcount=1",
+            "-threads",
+            "4",
+            "--agents",
+            "3",
+        ],
+    );
+    let (stdout, stderr) = (ok(&load), text(&load.stderr));
+    let s = parse_summary(&stdout);
+    assert_eq!(get(&s, "INSERT", "Return=OK"), 3001.0, "{stdout}\n{stderr}");
+    assert_eq!(redis.command(&["ZCARD", "_indices"]), ":3001");
+    assert_eq!(redis.command(&["DBSIZE"]), ":3002");
+    assert!(stderr.contains("all 3 agents connected"), "{stderr}");
+
+    // The run: 3,000 ops/s offered in total for 2 s.
+    let json = dir.path().join("run.json");
+    let run = coordinate(
+        dir.path(),
+        &store_url,
+        &[
+            "run",
+            &db,
+            "-P",
+            "workloadc",
+            "-p",
+            "recordcount=3001",
+            "-p",
+            "fieldcount=1",
+            "-p",
+            "operationcount=0",
+            "-p",
+            "maxexecutiontime=2",
+            "-threads",
+            "4",
+            "-target",
+            "3000",
+            "--agents",
+            "3",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let (stdout, stderr) = (ok(&run), text(&run.stderr));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["target_ops_per_sec"], 3000.0, "{report:#}");
+    assert_eq!(report["threads"], 12, "-threads is per agent");
+    let uri = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("recorded as "))
+        .and_then(|l| l.split(' ').next())
+        .unwrap_or_else(|| panic!("no `recorded as` in\n{stderr}"))
+        .to_string();
+    // The merged stage is the exact sum of the three agents' stored runs.
+    let (run_uri, stage) = uri.split_once('/').unwrap();
+    let whole = store.load_merged(&uri).unwrap();
+    let clients: Vec<_> = store
+        .list(&Default::default())
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.meta.run_uri == run_uri && r.meta.stage_index.to_string() == stage)
+        .collect();
+    assert_eq!(clients.len(), 3);
+    let mut sum = sojourn_core::recorder::Stats::default();
+    let mut seeds = std::collections::BTreeSet::new();
+    for c in &clients {
+        let r = store.load(c.meta.id.as_str()).unwrap();
+        assert_eq!(
+            r.meta().target,
+            Some(1000.0),
+            "each agent a third of the target"
+        );
+        seeds.insert(r.summary.totals.as_ref().unwrap().seed);
+        sum.add(&r.total);
+    }
+    assert_eq!(seeds.len(), 3, "a seed each");
+    let (w, t) = (
+        whole.total.kinds().next().unwrap().1,
+        sum.kinds().next().unwrap().1,
+    );
+    assert_eq!(w.count(), t.count());
+    assert_eq!(w.ok.response, t.ok.response, "bucket for bucket");
+    assert_eq!(w.ok.service, t.ok.service);
+    // Its time series holds every operation once too.
+    let merged_ops: u64 = whole.intervals.iter().map(ops).sum();
+    assert_eq!(merged_ops, w.count(), "{stdout}");
+    let shown = parse_summary(&stdout);
+    assert_eq!(get(&shown, "READ", "Operations") as u64, w.count());
+
+    // No share the store keeps holds a password.
+    let specs = store
+        .query("SELECT spec FROM agent_shares")
+        .unwrap()
+        .rows
+        .iter()
+        .map(|r| format!("{:?}", r[0]))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(specs.contains("redis://127.0.0.1"), "{specs}");
+    for secret in [REDIS_PASSWORD, pg::PASSWORD] {
+        assert!(!specs.contains(secret), "{secret} in a share:\n{specs}");
+        assert!(!stdout.contains(secret) && !stderr.contains(secret));
+    }
+
+    // Too few agents: a clear error, and nothing runs.
+    let before = store.list(&Default::default()).unwrap().len();
+    let few = coordinate(
+        dir.path(),
+        &store_url,
+        &[
+            "run",
+            &db,
+            "-P",
+            "workloadc",
+            "-p",
+            "recordcount=3001",
+            "-p",
+            "operationcount=100",
+            "--agents",
+            "4",
+            "--agents-wait",
+            "3",
+        ],
+    );
+    let said = text(&few.stderr);
+    assert!(!few.status.success());
+    assert!(
+        said.contains("4 agents were asked for and 3 answered within 3 s")
+            && said.contains("nothing ran"),
+        "{said}"
+    );
+    assert_eq!(
+        store.list(&Default::default()).unwrap().len(),
+        before,
+        "{said}"
+    );
+    wait_for_agents(&store, 3);
+
+    // An agent killed mid-run: the stage is partial, names it, and the
+    // agent back under its name runs nothing of it again.
+    let mut long = bin();
+    long.args([
+        "run",
+        &db,
+        "-P",
+        "workloadc",
+        "-p",
+        "recordcount=3001",
+        "-p",
+        "operationcount=0",
+        "-p",
+        "maxexecutiontime=14",
+        "-target",
+        "600",
+        "--agents",
+        "3",
+        "--results",
+        &store_url,
+        "--no-progress",
+        "--data-dir",
+    ])
+    .arg(dir.path())
+    .env("SOJOURN_RESULTS_PASSWORD", pg::PASSWORD)
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let coordinator = long.spawn().unwrap();
+    // Kill a2 once its share runs.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let running = store
+            .query("SELECT COUNT(*) FROM agent_shares WHERE state = 'running' AND agent = 'a2'")
+            .unwrap();
+        if format!("{:?}", running.rows[0][0]).contains('1') {
+            break;
+        }
+        assert!(Instant::now() < deadline, "a2 never ran its share");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    agents[2].kill();
+    let out = finish_within(coordinator, RUN_LIMIT);
+    let said = text(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(
+        said.contains("agent a2 went silent") && said.contains("run phase is partial"),
+        "{said}"
+    );
+    let summary = parse_summary(&text(&out.stdout));
+    assert!(get(&summary, "READ", "Operations") > 0.0);
+    let uri = said
+        .lines()
+        .find_map(|l| l.strip_prefix("recorded as "))
+        .and_then(|l| l.split(' ').next())
+        .unwrap()
+        .to_string();
+    let share = store
+        .query(&format!(
+            "SELECT s.share_index FROM agent_shares s JOIN agent_phases p ON p.id = s.phase_id \
+             WHERE s.agent = 'a2' AND p.run_uri || '/' || p.stage_index = '{uri}'"
+        ))
+        .unwrap();
+    let share = match &share.rows[0][0] {
+        sojourn_store::Value::Integer(i) => *i,
+        v => panic!("{v:?}"),
+    };
+    // `results show` gives what the coordinator printed: the others'
+    // runs merged, the missing one named; its own run failed.
+    let shown = tool(&store_url, &["results", "show", &uri]);
+    let shown_err = text(&shown.stderr);
+    assert!(
+        shown_err.contains(&format!(
+            "partial run: client {share} of 3 (agent a2): lost: agent a2 went silent"
+        )),
+        "{shown_err}"
+    );
+    assert_eq!(
+        get(&parse_summary(&ok(&shown)), "READ", "Operations"),
+        get(&summary, "READ", "Operations")
+    );
+    let failed = store
+        .query(&format!(
+            "SELECT status FROM runs WHERE run_uri = '{}' AND client_index = {share}",
+            uri.split('/').next().unwrap()
+        ))
+        .unwrap();
+    assert_eq!(failed.rows.len(), 1);
+    assert_eq!(format!("{:?}", failed.rows[0][0]), "Text(\"failed\")");
+    // Back under its name, a2 takes nothing of that stage again.
+    agents[2] = Agent::start(&store_url, "a2", dir.path());
+    wait_for_agents(&store, 3);
+    let again = store
+        .query("SELECT COUNT(*) FROM agent_shares WHERE agent = 'a2' AND state = 'running'")
+        .unwrap();
+    assert_eq!(format!("{:?}", again.rows[0][0]), "Integer(0)");
+}
