@@ -54,6 +54,66 @@ pub enum Command {
     /// The agents registered in a shared results store: list them, or ask
     /// them to exit.
     Agents(AgentsArgs),
+    /// Print Kubernetes manifests that run N agents (`| kubectl apply -f
+    /// -`), or with --dockerfile the Dockerfile of their image (see
+    /// docs/distributed.md).
+    Kubernetes(KubernetesArgs),
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum KubernetesKind {
+    /// Long-lived agents named by their pods, restarted under their names.
+    Statefulset,
+    /// An Indexed Job whose agents exit after --idle-timeout without work.
+    Job,
+}
+
+#[derive(Args, Debug)]
+pub struct KubernetesArgs {
+    /// How many agents (pods); each runs on a node of its own.
+    #[arg(long, value_name = "N", required_unless_present = "dockerfile")]
+    pub agents: Option<u32>,
+
+    /// The namespace they run in (create it first).
+    #[arg(long, value_name = "NAME", default_value = "sojourn")]
+    pub namespace: String,
+
+    /// The StatefulSet's (or Job's) name; agents are NAME-0, NAME-1, ...
+    #[arg(long, value_name = "NAME", default_value = "sojourn-agent")]
+    pub name: String,
+
+    /// The image: one built with `sojourn kubernetes --dockerfile`.
+    #[arg(long, value_name = "IMAGE", default_value = concat!("sojourn:", env!("CARGO_PKG_VERSION")))]
+    pub image: String,
+
+    /// CPU per agent (request and limit alike).
+    #[arg(long, value_name = "QUANTITY", default_value = "2")]
+    pub cpu: String,
+
+    /// Memory per agent (request and limit alike).
+    #[arg(long, value_name = "QUANTITY", default_value = "2Gi")]
+    pub memory: String,
+
+    /// Only nodes with this label (repeatable), e.g.
+    /// --node-selector node.kubernetes.io/instance-type=n2-standard-8.
+    #[arg(long = "node-selector", value_name = "KEY=VALUE")]
+    pub node_selector: Vec<String>,
+
+    /// Let agents share nodes (anti-affinity preferred, not required).
+    #[arg(long)]
+    pub share_nodes: bool,
+
+    /// A StatefulSet (long-lived agents) or an Indexed Job.
+    #[arg(long, value_enum, default_value = "statefulset")]
+    pub kind: KubernetesKind,
+
+    /// With --kind job: seconds an agent waits for work before it exits.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    pub idle_timeout: u64,
+
+    /// Print the Dockerfile of the agents' image instead.
+    #[arg(long)]
+    pub dockerfile: bool,
 }
 
 #[derive(Args, Debug)]

@@ -29,10 +29,14 @@ pub enum Need {
     Bigtable,
     Chromium,
     Duckdb,
+    /// `kubernetes-validate`, for the manifests `sojourn kubernetes` prints.
+    Kubernetes,
+    /// Network namespaces (root, `ip` from iproute2): hosts of a test's own.
+    Netns,
 }
 
 impl Need {
-    pub const ALL: [Need; 7] = [
+    pub const ALL: [Need; 9] = [
         Need::Postgres,
         Need::Mariadb,
         Need::Redis,
@@ -40,6 +44,8 @@ impl Need {
         Need::Bigtable,
         Need::Chromium,
         Need::Duckdb,
+        Need::Kubernetes,
+        Need::Netns,
     ];
 
     /// Its name in `SOJOURN_TEST_LEAVE_OUT` (and its snippet in
@@ -53,6 +59,8 @@ impl Need {
             Need::Bigtable => "bigtable",
             Need::Chromium => "chromium",
             Need::Duckdb => "duckdb",
+            Need::Kubernetes => "kubernetes",
+            Need::Netns => "netns",
         }
     }
 
@@ -74,6 +82,16 @@ impl Need {
                 "DuckDB for Python: `python3 -m venv /opt/sojourn-duckdb`, \
                  `/opt/sojourn-duckdb/bin/pip install duckdb`, and its python3 on PATH as \
                  sojourn-duckdb (scripts/deps does all three)"
+            }
+            Need::Kubernetes => {
+                "kubernetes-validate from PyPI: `python3 -m venv \
+                 /opt/sojourn-kubernetes-validate`, `/opt/sojourn-kubernetes-validate/bin/pip \
+                 install kubernetes-validate`, and its kubernetes-validate on PATH as \
+                 sojourn-kubernetes-validate (scripts/deps does all three)"
+            }
+            Need::Netns => {
+                "root, and Debian's iproute2 (`ip netns`, veth, bridges): run the tests as root, \
+                 as CI does"
             }
         }
     }

@@ -4,6 +4,7 @@ mod agent;
 mod capacity;
 mod compare;
 mod fleet;
+mod kubernetes;
 mod phase;
 mod report;
 mod results;
@@ -26,5 +27,6 @@ pub fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Compare(a) => compare::main(a),
         Command::Agent(a) => agent::main(a),
         Command::Agents(a) => agent::agents(a),
+        Command::Kubernetes(a) => kubernetes::main(a),
     }
 }
