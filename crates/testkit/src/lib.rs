@@ -12,6 +12,7 @@ pub mod fuzz;
 pub mod mariadb_server;
 pub mod memcached_server;
 pub mod needs;
+pub mod netns;
 pub mod postgres_server;
 pub mod process;
 pub mod redis_server;

@@ -306,9 +306,11 @@ pub fn listens(pid: u32, port: u16) -> bool {
     if pid == 0 {
         return false;
     }
-    let inodes: Vec<String> = ["/proc/net/tcp", "/proc/net/tcp6"]
+    // The tables of the server's own network namespace (a server a test
+    // started in a host of its own, see `netns`, is not in ours).
+    let inodes: Vec<String> = ["tcp", "tcp6"]
         .iter()
-        .filter_map(|t| std::fs::read_to_string(t).ok())
+        .filter_map(|t| std::fs::read_to_string(format!("/proc/{pid}/net/{t}")).ok())
         .flat_map(|table| {
             table
                 .lines()
