@@ -278,4 +278,64 @@ fn agents_load_disjoint_keys_run_a_split_target_and_merge_exactly() {
         "{said}"
     );
     wait_for_agents(&store, 3);
+
+    // Ctrl+C at the coordinator stops every agent's share: the runs are
+    // kept as interrupted and merged, and the command exits 130.
+    let mut long = bin();
+    long.args([
+        "run",
+        &db,
+        "-P",
+        "workloadc",
+        "-p",
+        "recordcount=3001",
+        "-p",
+        "operationcount=0",
+        "-p",
+        "maxexecutiontime=60",
+        "-target",
+        "300",
+        "--agents",
+        "3",
+        "--results",
+        &store_url,
+        "--no-progress",
+        "--data-dir",
+    ])
+    .arg(dir.path())
+    .env("SOJOURN_RESULTS_PASSWORD", pg::PASSWORD)
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let coordinator = long.spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while store
+        .query("SELECT COUNT(*) FROM agent_shares WHERE state = 'running'")
+        .map(|r| format!("{:?}", r.rows[0][0]))
+        .unwrap()
+        != "Integer(3)"
+    {
+        assert!(Instant::now() < deadline, "the shares never ran");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: our child, not yet waited for, so the pid is its.
+    unsafe { libc::kill(coordinator.id() as libc::pid_t, libc::SIGINT) };
+    let out = sojourn_testkit::process::finish_within(coordinator, Duration::from_secs(60));
+    let said = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{said}");
+    assert!(said.contains("asked every agent to stop"), "{said}");
+    let uri = said
+        .lines()
+        .find_map(|l| l.strip_prefix("recorded as "))
+        .and_then(|l| l.split(' ').next())
+        .unwrap_or_else(|| panic!("{said}"))
+        .to_string();
+    let statuses = store
+        .query(&format!(
+            "SELECT status FROM runs WHERE run_uri || '/' || stage_index = '{uri}'"
+        ))
+        .unwrap();
+    assert_eq!(statuses.rows.len(), 3, "{said}");
+    for row in &statuses.rows {
+        assert_eq!(row[0].as_text(), Some("interrupted"), "{said}");
+    }
 }
