@@ -279,6 +279,80 @@ fn agents_load_disjoint_keys_run_a_split_target_and_merge_exactly() {
     );
     wait_for_agents(&store, 3);
 
+    // A capacity search on the agents: each step a phase of theirs,
+    // judged merged, every agent's run of it kept with the step's labels.
+    let out = coordinate(
+        dir.path(),
+        &store_url,
+        &[
+            "capacity",
+            &db,
+            "-P",
+            "workloadc",
+            "-p",
+            "recordcount=3001",
+            "--slo",
+            "read.p50<100ms",
+            "--start",
+            "2000",
+            "--step",
+            "0.8",
+            "--settle",
+            "0.2",
+            "--precision",
+            "0.45",
+            "--confirm",
+            "0",
+            "-threads",
+            "2",
+            "--agents",
+            "3",
+        ],
+    );
+    let (stdout, said) = (ok(&out), text(&out.stderr));
+    assert!(stdout.contains("capacity: "), "{stdout}\n{said}");
+    let session = said
+        .split_whitespace()
+        .find(|w| w.starts_with("cap-"))
+        .unwrap_or_else(|| panic!("{said}"))
+        .trim_end_matches(';')
+        .to_string();
+    let steps = store
+        .query(&format!(
+            "SELECT l.value, COUNT(*), MIN(s.value) FROM run_labels l \
+             JOIN run_labels c ON c.run_id = l.run_id AND c.key = 'capacity_session' \
+             AND c.value = '{session}' \
+             JOIN run_labels s ON s.run_id = l.run_id AND s.key = 'capacity_sustained' \
+             WHERE l.key = 'capacity_step' GROUP BY l.value"
+        ))
+        .unwrap();
+    assert!(steps.rows.len() >= 2, "{said}");
+    for row in &steps.rows {
+        assert_eq!(
+            format!("{:?}", row[1]),
+            "Integer(3)",
+            "three agents a step: {row:?}"
+        );
+    }
+    let report = bin()
+        .args([
+            "report",
+            &session,
+            "--format",
+            "csv",
+            "--table",
+            "performance",
+            "--results",
+            &store_url,
+        ])
+        .env("SOJOURN_RESULTS_PASSWORD", pg::PASSWORD)
+        .run_to_end();
+    assert_eq!(
+        ok(&report).lines().count(),
+        1 + steps.rows.len(),
+        "a row per step, its agents merged"
+    );
+
     // Ctrl+C at the coordinator stops every agent's share: the runs are
     // kept as interrupted and merged, and the command exits 130.
     let mut long = bin();

@@ -25,6 +25,8 @@ use serde::Serialize;
 
 use crate::executor::RunOutcome;
 use crate::op::OpKind;
+use crate::record::RunRecord;
+use crate::recorder::Stats;
 use crate::recorder::{enough_samples, percentile_ci, samples_needed};
 
 /// One service-level objective on response time: `read.p99<10ms`.
@@ -170,10 +172,54 @@ pub fn format_rate(r: f64) -> String {
     format!("{r:.digits$}")
 }
 
-/// Judge a step's outcome against the target, the SLOs and the error-rate
+/// What a step measured, as the verdict needs it: from a phase that just
+/// ended here, or from the merged runs of agents.
+#[derive(Clone, Copy, Debug)]
+pub struct StepFigures<'a> {
+    /// Operations per second of the measured period.
+    pub achieved: f64,
+    /// Share of the offered operations that completed (1 in closed loop).
+    pub served: f64,
+    /// The measured period's histograms.
+    pub total: &'a Stats,
+}
+
+impl<'a> From<&'a RunOutcome> for StepFigures<'a> {
+    fn from(o: &'a RunOutcome) -> Self {
+        StepFigures {
+            achieved: o.throughput(),
+            served: o.served_fraction(),
+            total: &o.total,
+        }
+    }
+}
+
+impl<'a> From<&'a RunRecord> for StepFigures<'a> {
+    fn from(r: &'a RunRecord) -> Self {
+        let t = r.summary.totals.as_ref();
+        StepFigures {
+            achieved: t.map_or(0.0, |t| t.throughput),
+            served: match t {
+                Some(t) if r.meta().target.is_some() && t.scheduled > 0 => {
+                    t.operations_all as f64 / t.scheduled as f64
+                }
+                _ => 1.0,
+            },
+            total: &r.total,
+        }
+    }
+}
+
+/// Judge a step against the target, the SLOs and the error-rate
 /// threshold.
-pub fn judge(o: &RunOutcome, target: f64, slos: &[Slo], max_error_rate: f64) -> Verdict {
-    let achieved = o.throughput();
+pub fn judge<'a>(
+    step: impl Into<StepFigures<'a>>,
+    target: f64,
+    slos: &[Slo],
+    max_error_rate: f64,
+) -> Verdict {
+    let o: StepFigures<'a> = step.into();
+    let achieved = o.achieved;
     let total: u64 = o.total.kinds().map(|(_, s)| s.count()).sum();
     let failed = o.total.failures();
     let error_rate = if total > 0 {
@@ -230,7 +276,7 @@ pub fn judge(o: &RunOutcome, target: f64, slos: &[Slo], max_error_rate: f64) -> 
     let mut too_few_operations = checks.iter().any(|c| c.too_few_operations);
     // Against what was offered, not the nominal target: a short Poisson
     // step offers a few percent more or less than its target by chance.
-    let served = o.served_fraction();
+    let served = o.served;
     if served < 0.95 {
         too_few_operations = false;
         reason = Some(format!(

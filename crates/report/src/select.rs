@@ -92,10 +92,19 @@ pub fn session(store: &Store, id: &str) -> Result<Vec<RunRecord>, ReportError> {
         labels: vec![(SESSION_LABEL.to_string(), id.to_string())],
         ..Filter::default()
     };
+    // A step run on agents is one run per agent: each step once, merged.
+    let mut seen = BTreeSet::new();
     let mut steps = store
         .list(&filter)?
         .into_iter()
-        .map(|s| store.load_with(s.meta.id.as_str(), IntervalDetail::Histograms))
+        .filter(|s| {
+            seen.insert((
+                s.meta.run_uri.clone(),
+                s.meta.phase.clone(),
+                s.meta.stage_index,
+            ))
+        })
+        .map(|s| store.load_merged_with(s.meta.id.as_str(), IntervalDetail::Histograms))
         .collect::<Result<Vec<_>, _>>()?;
     steps.sort_by_key(|r| {
         r.meta()

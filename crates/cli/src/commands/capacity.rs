@@ -17,16 +17,19 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
-use sojourn_core::capacity::{self, format_rate, Search, Slo, Verdict};
+use sojourn_core::capacity::{self, format_rate, Search, Slo, StepFigures, Verdict};
 use sojourn_core::executor::{Group, RunConfig, StopHandle};
 use sojourn_core::output::Warning;
 use sojourn_core::plan::Plan;
 use sojourn_core::workload::{Phase, Workload};
 use sojourn_report::run::{SESSION_LABEL, SLOS_LABEL, STEP_LABEL, SUSTAINED_LABEL};
+use sojourn_session::fleet::{Coordinator, Setup};
 use sojourn_session::{watch_ctrl_c, Connections, PhaseSpec, Session, Silent};
+use sojourn_store::RunRecord;
 
+use super::fleet;
 use crate::cli::CapacityArgs;
-use crate::options::Options;
+use crate::options::{Agents, Options};
 
 /// The search's settings, validated.
 struct Settings {
@@ -71,12 +74,6 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
         },
     };
     let opts = Options::new(a.phase)?;
-    if opts.agents.is_some() {
-        bail!(
-            "capacity does not run on agents yet: run its steps by hand with \
-             `sojourn run --agents N --target R`, or search from one machine"
-        );
-    }
     let plan = opts.plan(Phase::Run)?;
     match &plan.workload {
         Workload::Core(_) => {}
@@ -114,57 +111,26 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
         .insert(SESSION_LABEL.to_string(), capacity_session.clone());
     tags.labels
         .insert(SLOS_LABEL.to_string(), slo_text.join(","));
-    let store = opts.store.open(&opts.places)?;
-    let session = Session::new(
-        store.as_ref(),
-        tags,
-        &opts.props,
-        Default::default(),
-        &Silent,
-    );
-    let db = session.open_database(
-        &opts.db_url,
-        &opts.places.default_sqlite(),
-        plan.run.workers(),
-    )?;
-    let describe = db.describe().to_string();
-    let empty = db.is_empty(&plan)? == Some(true);
-    let load = load.filter(|_| empty);
-    if empty && load.is_none() {
-        bail!(
-            "{describe} holds no data for {}: run `sojourn load` with the same workload first, \
-             or pass --load",
-            plan.workload.what(&plan.schema)
-        );
-    }
-    if load.is_some() {
-        db.prepare(&plan, false)?;
-    }
-    let stop = session.stop().clone();
-    watch_ctrl_c(stop.clone());
-    eprintln!(
-        "capacity of {describe} under {} with {} connections; steps of {:.1} s after {:.1} s to settle",
-        slo_text.join(", "),
-        plan.run.workers(),
-        settings.step.as_secs_f64(),
-        settings.settle.as_secs_f64()
-    );
-    let (probe, steps, stored) = db.connect(&plan, |conns| {
-        if let Some(load) = &load {
-            let quiet = PhaseSpec {
-                record: false,
-                ..PhaseSpec::default()
-            };
-            let o = conns.run(load, quiet)?.finish(&BTreeMap::new())?.outcome;
-            eprintln!(
-                "loaded {} in {:.2} s",
-                load.workload.loaded(o.all.ops_done),
-                o.elapsed.as_secs_f64()
-            );
-        }
-        search(conns, &plan, &settings, &stop)
-    })?;
-
+    let found = match opts.agents {
+        Some(agents) => on_agents(
+            &opts,
+            agents,
+            &plan,
+            load.as_ref(),
+            &settings,
+            &tags,
+            &slo_text,
+        )?,
+        None => here(&opts, &plan, load, &settings, tags, &slo_text)?,
+    };
+    let Searched {
+        describe,
+        probe,
+        steps,
+        stored,
+        location,
+        stop,
+    } = found;
     let mut by_target = steps.clone();
     by_target.sort_by(|a, b| a.target.total_cmp(&b.target));
     let mut s = Search::new(1.0, 2.0, settings.precision, settings.confirm);
@@ -287,11 +253,10 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
             format_rate(by_target.first().map_or(0.0, |v| v.target))
         ),
     }
-    if let (Some(store), true) = (&store, stored > 0) {
+    if let (Some(location), true) = (&location, stored > 0) {
         eprintln!(
-            "recorded {stored} steps as capacity session {capacity_session} in {}; \
+            "recorded {stored} steps as capacity session {capacity_session} in {location}; \
              `sojourn report {capacity_session} -o report.html` plots them",
-            store.location(),
         );
     }
     if let Some(path) = &opts.json {
@@ -323,6 +288,265 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
     })
 }
 
+/// What a search found, wherever it ran.
+struct Searched {
+    /// The database, for messages.
+    describe: String,
+    probe: Option<f64>,
+    /// Every step's verdict, in the order run.
+    steps: Vec<Verdict>,
+    /// Steps kept in the store.
+    stored: usize,
+    /// Where they were kept, password-free.
+    location: Option<String>,
+    stop: StopHandle,
+}
+
+/// The search on this machine's connections.
+fn here(
+    opts: &Options,
+    plan: &Plan,
+    load: Option<Plan>,
+    settings: &Settings,
+    tags: sojourn_session::RunTags,
+    slo_text: &[String],
+) -> Result<Searched> {
+    let store = opts.store.open(&opts.places)?;
+    let session = Session::new(
+        store.as_ref(),
+        tags,
+        &opts.props,
+        Default::default(),
+        &Silent,
+    );
+    let db = session.open_database(
+        &opts.db_url,
+        &opts.places.default_sqlite(),
+        plan.run.workers(),
+    )?;
+    let describe = db.describe().to_string();
+    let empty = db.is_empty(plan)? == Some(true);
+    let load = load.filter(|_| empty);
+    if empty && load.is_none() {
+        bail!(
+            "{describe} holds no data for {}: run `sojourn load` with the same workload first, \
+             or pass --load",
+            plan.workload.what(&plan.schema)
+        );
+    }
+    if load.is_some() {
+        db.prepare(plan, false)?;
+    }
+    let stop = session.stop().clone();
+    watch_ctrl_c(stop.clone());
+    announce(&describe, slo_text, plan.run.workers(), settings);
+    let (probe, steps, stored) = db.connect(plan, |conns| {
+        if let Some(load) = &load {
+            let quiet = PhaseSpec {
+                record: false,
+                ..PhaseSpec::default()
+            };
+            let o = conns.run(load, quiet)?.finish(&BTreeMap::new())?.outcome;
+            eprintln!(
+                "loaded {} in {:.2} s",
+                load.workload.loaded(o.all.ops_done),
+                o.elapsed.as_secs_f64()
+            );
+        }
+        let mut stepper = Here {
+            conns,
+            plan,
+            settings,
+        };
+        search(&mut stepper, settings, &stop)
+    })?;
+    Ok(Searched {
+        describe,
+        probe,
+        steps,
+        stored,
+        location: store.map(|s| s.location().to_string()),
+        stop,
+    })
+}
+
+fn announce(describe: &str, slo_text: &[String], connections: usize, settings: &Settings) {
+    eprintln!(
+        "capacity of {describe} under {} with {connections} connections; steps of {:.1} s after {:.1} s to settle",
+        slo_text.join(", "),
+        settings.step.as_secs_f64(),
+        settings.settle.as_secs_f64()
+    );
+}
+
+/// The search on agents: each step a phase of theirs, judged merged.
+fn on_agents(
+    opts: &Options,
+    agents: Agents,
+    plan: &Plan,
+    load: Option<&Plan>,
+    settings: &Settings,
+    tags: &sojourn_session::RunTags,
+    slo_text: &[String],
+) -> Result<Searched> {
+    let location = fleet::shared_store(opts)?;
+    let records = sojourn_session::open_store(&opts.places, &location)?;
+    let store = records.store().context("the results store did not open")?;
+    store.require_shared()?;
+    let stop = StopHandle::new();
+    watch_ctrl_c(stop.clone());
+    let show = crate::progress::Terminal {
+        status: false,
+        progress: false,
+    };
+    let coordinator = Coordinator {
+        store,
+        wait: agents.wait,
+        stop: &stop,
+        show: &show,
+    };
+    let describe = sojourn_core::redact::redact_url(&opts.db_url);
+    if let Some(load) = load {
+        let setup = Setup::Load {
+            drop: false,
+            skip_if_data: true,
+        };
+        let posting = fleet::posting(
+            opts,
+            load,
+            agents.count,
+            &sojourn_store::new_run_uri(),
+            0,
+            setup,
+            &location,
+            &fleet::Extra::default(),
+        )?;
+        let g = coordinator.run(&posting)?;
+        match (&g.skipped, &g.merged) {
+            (Some(why), _) => eprintln!("{why}; not loading"),
+            (None, Some(m)) => eprintln!(
+                "loaded {} by {} agents",
+                load.workload
+                    .loaded(m.summary.totals.as_ref().map_or(0, |t| t.operations)),
+                g.runs.len()
+            ),
+            (None, None) => bail!("the load recorded nothing: {}", g.missing.join("; ")),
+        }
+    }
+    announce(
+        &describe,
+        slo_text,
+        plan.run.workers() * agents.count as usize,
+        settings,
+    );
+    let mut stepper = OnAgents {
+        coordinator: &coordinator,
+        opts,
+        agents,
+        location: &location,
+        settings,
+        labels: tags.labels.clone(),
+    };
+    let (probe, steps, stored) = search(&mut stepper, settings, &stop)?;
+    Ok(Searched {
+        describe,
+        probe,
+        steps,
+        stored,
+        location: Some(store.location().to_string()),
+        stop,
+    })
+}
+
+/// The steps on agents.
+struct OnAgents<'a> {
+    coordinator: &'a Coordinator<'a>,
+    opts: &'a Options,
+    agents: Agents,
+    location: &'a str,
+    settings: &'a Settings,
+    /// The session's labels (session id, SLOs), for every step.
+    labels: BTreeMap<String, String>,
+}
+
+impl OnAgents<'_> {
+    /// One step on the agents, merged: `target` in total (none: the
+    /// closed-loop probe), settle + step seconds, the settle period left
+    /// out of the measurement.
+    fn run(&self, target: Option<f64>, labels: BTreeMap<String, String>) -> Result<RunRecord> {
+        let s = self.settings;
+        let mut settings = vec![
+            ("operationcount".to_string(), "0".to_string()),
+            (
+                "maxexecutiontime".to_string(),
+                (s.settle + s.step).as_secs_f64().to_string(),
+            ),
+            ("warmup".to_string(), s.settle.as_secs_f64().to_string()),
+            (
+                "timeseries.interval".to_string(),
+                STEP_INTERVAL.as_secs_f64().to_string(),
+            ),
+        ];
+        if let Some(t) = target {
+            settings.push(("target".to_string(), t.to_string()));
+        }
+        let mut props = self.opts.props.clone();
+        for (k, v) in &settings {
+            props.set(
+                k,
+                v,
+                sojourn_core::properties::Origin::Flag("capacity step"),
+            );
+        }
+        let plan =
+            Plan::from_properties(&props, Phase::Run, sojourn_backends::property_prefixes())?;
+        let extra = fleet::Extra { settings, labels };
+        let posting = fleet::posting(
+            self.opts,
+            &plan,
+            self.agents.count,
+            &sojourn_store::new_run_uri(),
+            0,
+            Setup::Run,
+            self.location,
+            &extra,
+        )?;
+        let g = self.coordinator.run(&posting)?;
+        if !g.missing.is_empty() {
+            bail!("a step ran without every agent: {}", g.missing.join("; "));
+        }
+        g.merged.context("the step recorded nothing")
+    }
+}
+
+impl Stepper for OnAgents<'_> {
+    fn probe(&mut self) -> Result<f64> {
+        // Not a step of the session: no session label, so its report
+        // leaves it out.
+        let m = self.run(None, BTreeMap::new())?;
+        Ok(StepFigures::from(&m).achieved)
+    }
+
+    fn step(
+        &mut self,
+        target: f64,
+        n: usize,
+        judge: &dyn Fn(StepFigures<'_>) -> Verdict,
+    ) -> Result<(Verdict, bool)> {
+        let mut labels = self.labels.clone();
+        labels.insert(STEP_LABEL.to_string(), n.to_string());
+        let merged = self.run(Some(target), labels)?;
+        let v = judge((&merged).into());
+        let store = self.coordinator.store;
+        let verdict = verdict_labels(&v);
+        let m = merged.meta();
+        for id in store.resolve_all(&format!("{}/{}", m.run_uri, m.stage_index))? {
+            store.add_labels(&id, &verdict)?;
+        }
+        Ok((v, true))
+    }
+}
+
 /// What `--json FILE` writes.
 #[derive(Serialize)]
 struct CapacityReport<'a> {
@@ -349,12 +573,36 @@ struct CapacityReport<'a> {
     plus_minus: Option<f64>,
 }
 
+/// Runs the search's steps and keeps each: here on one pool of
+/// connections, or on agents.
+trait Stepper {
+    /// The closed-loop rate of one step's length (not kept as a step).
+    fn probe(&mut self) -> Result<f64>;
+
+    /// Step `n` at `target`, judged by `judge` and kept with its verdict
+    /// labels; the verdict, and whether the step was stored.
+    fn step(
+        &mut self,
+        target: f64,
+        n: usize,
+        judge: &dyn Fn(StepFigures<'_>) -> Verdict,
+    ) -> Result<(Verdict, bool)>;
+}
+
+/// The labels a judged step is kept with.
+fn verdict_labels(v: &Verdict) -> BTreeMap<String, String> {
+    let mut labels = BTreeMap::from([(SUSTAINED_LABEL.to_string(), v.sustained.to_string())]);
+    if let Some(r) = &v.reason {
+        labels.insert("capacity_reason".to_string(), r.clone());
+    }
+    labels
+}
+
 /// Probe (unless a start is given), then ramp and bisect. Returns the
 /// probe's rate, every step's verdict in the order run, and how many steps
 /// were stored.
 fn search(
-    conns: &mut Connections<'_, '_>,
-    plan: &Plan,
+    stepper: &mut dyn Stepper,
     settings: &Settings,
     stop: &StopHandle,
 ) -> Result<(Option<f64>, Vec<Verdict>, usize)> {
@@ -362,8 +610,7 @@ fn search(
     let start = match settings.start {
         Some(s) => s,
         None => {
-            let o = step(conns, plan, settings, None, 0)?.outcome;
-            let rate = o.throughput();
+            let rate = stepper.probe()?;
             eprintln!("probe: {rate:.0} ops/s in closed loop; ramping from an eighth of it");
             probe = Some(rate);
             (rate / 8.0).max(1.0)
@@ -377,8 +624,10 @@ fn search(
             break;
         }
         let n = verdicts.len() + 1;
-        let m = step(conns, plan, settings, Some(target), n)?;
-        let v = capacity::judge(&m.outcome, target, &settings.slos, settings.max_error_rate);
+        let judge = |f: StepFigures<'_>| {
+            capacity::judge(f, target, &settings.slos, settings.max_error_rate)
+        };
+        let (v, kept) = stepper.step(target, n, &judge)?;
         let checks: Vec<String> = v
             .checks
             .iter()
@@ -412,11 +661,7 @@ fn search(
                 _ => "",
             }
         );
-        let mut verdict = BTreeMap::from([(SUSTAINED_LABEL.to_string(), v.sustained.to_string())]);
-        if let Some(r) = &v.reason {
-            verdict.insert("capacity_reason".to_string(), r.clone());
-        }
-        if m.finish(&verdict)?.store.is_some() {
+        if kept {
             stored += 1;
         }
         verdicts.push(v);
@@ -433,32 +678,58 @@ fn record(s: &mut Search, v: &Verdict) {
     }
 }
 
-/// One step: open loop at `target` (closed loop when `None`, the probe,
-/// which is not kept) for settle + step seconds, the settle period left
-/// out of the measurement; step `n` of the search.
-fn step<'s>(
-    conns: &mut Connections<'_, 's>,
-    plan: &Plan,
-    settings: &Settings,
-    target: Option<f64>,
-    n: usize,
-) -> Result<sojourn_session::Measured<'s>> {
-    let run = RunConfig {
-        groups: vec![Group::all(plan.run.workers(), target, None)],
-        max_execution_time: Some(settings.settle + settings.step),
-        warmup: settings.settle,
-        // Intervals short enough that the settle period ends on a boundary.
-        interval: Duration::from_millis(100),
-        ..plan.run.clone()
-    };
-    conns.run(
-        plan,
-        PhaseSpec {
-            record: target.is_some(),
-            run: Some(run),
-            labels: BTreeMap::from([(STEP_LABEL.to_string(), n.to_string())]),
-            run_uri: Some(sojourn_store::new_run_uri()),
-            ..PhaseSpec::default()
-        },
-    )
+/// The steps on this machine's connections.
+struct Here<'c, 'x, 's> {
+    conns: &'c mut Connections<'x, 's>,
+    plan: &'c Plan,
+    settings: &'c Settings,
 }
+
+impl<'s> Here<'_, '_, 's> {
+    /// One step: open loop at `target` (closed loop when `None`, the
+    /// probe, which is not kept) for settle + step seconds, the settle
+    /// period left out of the measurement; step `n` of the search.
+    fn run(&mut self, target: Option<f64>, n: usize) -> Result<sojourn_session::Measured<'s>> {
+        let (plan, settings) = (self.plan, self.settings);
+        let run = RunConfig {
+            groups: vec![Group::all(plan.run.workers(), target, None)],
+            max_execution_time: Some(settings.settle + settings.step),
+            warmup: settings.settle,
+            // Intervals short enough that the settle period ends on a boundary.
+            interval: STEP_INTERVAL,
+            ..plan.run.clone()
+        };
+        self.conns.run(
+            plan,
+            PhaseSpec {
+                record: target.is_some(),
+                run: Some(run),
+                labels: BTreeMap::from([(STEP_LABEL.to_string(), n.to_string())]),
+                run_uri: Some(sojourn_store::new_run_uri()),
+                ..PhaseSpec::default()
+            },
+        )
+    }
+}
+
+impl Stepper for Here<'_, '_, '_> {
+    fn probe(&mut self) -> Result<f64> {
+        Ok(self.run(None, 0)?.outcome.throughput())
+    }
+
+    fn step(
+        &mut self,
+        target: f64,
+        n: usize,
+        judge: &dyn Fn(StepFigures<'_>) -> Verdict,
+    ) -> Result<(Verdict, bool)> {
+        let m = self.run(Some(target), n)?;
+        let v = judge((&m.outcome).into());
+        let kept = m.finish(&verdict_labels(&v))?.store.is_some();
+        Ok((v, kept))
+    }
+}
+
+/// A step's time series: intervals short enough that the settle period
+/// ends on a boundary.
+const STEP_INTERVAL: Duration = Duration::from_millis(100);

@@ -6,6 +6,7 @@
 //! shared store, and prints the merged summary as `run` prints its own.
 //! The rest is the session's (`sojourn_session::fleet`).
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -37,28 +38,7 @@ pub fn main(
     run: Option<&Plan>,
     drop: bool,
 ) -> Result<ExitCode> {
-    let scheme = opts
-        .db_url
-        .split([':', '?'])
-        .next()
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    if LOCAL_SCHEMES.contains(&scheme.as_str()) {
-        bail!(
-            "--agents: {} lives on one machine, which agents elsewhere cannot reach; give a \
-             database server every agent reaches (--db postgres://..., mysql://..., \
-             redis://..., memcached://..., cassandra://...)",
-            redact::redact_url(&opts.db_url)
-        );
-    }
-    let location = match &opts.store {
-        StoreChoice::Named(url) if url.contains("://") => url.clone(),
-        _ => bail!(
-            "--agents: agents meet through a PostgreSQL results store every machine reaches: \
-             give --results postgres://USER@HOST/DB (its password in \
-             $SOJOURN_RESULTS_PASSWORD), the store the agents were started with"
-        ),
-    };
+    let location = shared_store(opts)?;
     let records = open_store(&opts.places, &location)?;
     let store = records.store().context("the results store did not open")?;
     store.require_shared()?;
@@ -83,7 +63,16 @@ pub fn main(
             drop,
             skip_if_data: bench,
         };
-        let posting = posting(opts, plan, agents.count, &run_uri, 0, setup, &location)?;
+        let posting = posting(
+            opts,
+            plan,
+            agents.count,
+            &run_uri,
+            0,
+            setup,
+            &location,
+            &Extra::default(),
+        )?;
         let g = coordinator.run(&posting)?;
         match &g.skipped {
             Some(why) => eprintln!("{why}; skipping load"),
@@ -106,6 +95,7 @@ pub fn main(
             stage,
             Setup::Run,
             &location,
+            &Extra::default(),
         )?;
         let g = coordinator.run(&posting)?;
         code = present(opts, &location, plan, &g, true)?;
@@ -113,8 +103,44 @@ pub fn main(
     Ok(code)
 }
 
+/// What a caller adds to the command line's workload for one phase:
+/// settings (a capacity step's target and length) and labels.
+#[derive(Default)]
+pub struct Extra {
+    pub settings: Vec<(String, String)>,
+    pub labels: BTreeMap<String, String>,
+}
+
+/// The shared store `--agents` needs (`--results postgres://...`), after
+/// refusing a database that lives on this machine only.
+pub fn shared_store(opts: &Options) -> Result<String> {
+    let scheme = opts
+        .db_url
+        .split([':', '?'])
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if LOCAL_SCHEMES.contains(&scheme.as_str()) {
+        bail!(
+            "--agents: {} lives on one machine, which agents elsewhere cannot reach; give a \
+             database server every agent reaches (--db postgres://..., mysql://..., \
+             redis://..., memcached://..., cassandra://...)",
+            redact::redact_url(&opts.db_url)
+        );
+    }
+    match &opts.store {
+        StoreChoice::Named(url) if url.contains("://") => Ok(url.clone()),
+        _ => bail!(
+            "--agents: agents meet through a PostgreSQL results store every machine reaches: \
+             give --results postgres://USER@HOST/DB (its password in \
+             $SOJOURN_RESULTS_PASSWORD), the store the agents were started with"
+        ),
+    }
+}
+
 /// The phase's shares, one per agent.
-fn posting(
+#[allow(clippy::too_many_arguments)]
+pub fn posting(
     opts: &Options,
     plan: &Plan,
     n: u32,
@@ -122,13 +148,17 @@ fn posting(
     stage_index: u32,
     setup: Setup,
     results: &str,
+    extra: &Extra,
 ) -> Result<Posting> {
     if n > 1 {
         if let Some(why) = plan.workload.one_client_only(plan.phase) {
             bail!("--agents {n}: {why}; use --agents 1");
         }
     }
-    let base = recipe(opts);
+    let mut base = recipe(opts);
+    for (k, v) in &extra.settings {
+        base.set(k, v.clone(), "the command");
+    }
     let seed = plan.run.seed;
     let origin = |i: usize| format!("--agents {n}: share {i} of {n}");
     // A load's key range, cut as PKB cuts it.
@@ -168,6 +198,7 @@ fn posting(
         }
         r.set("seed", seed.wrapping_add(i as u64).to_string(), &why);
         let mut labels = opts.tags.labels.clone();
+        labels.extend(extra.labels.clone());
         labels.insert("agents".into(), n.to_string());
         let share = ShareSpec {
             phase: plan.phase.name().to_string(),
