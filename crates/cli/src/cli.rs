@@ -198,6 +198,18 @@ pub struct SuiteArgs {
     /// No live progress bar on a terminal.
     #[arg(long)]
     pub no_progress: bool,
+
+    /// Run every stage's clients (num_vms of them) on agents on other
+    /// machines instead of processes here, coordinated through the shared
+    /// --results postgres:// store; N agents are at hand, so no config may
+    /// ask for more num_vms (see docs/distributed.md).
+    #[arg(long, value_name = "N")]
+    pub agents: Option<u32>,
+
+    /// With --agents: how many seconds to wait for a stage's agents to
+    /// claim their shares and connect, with nothing changing.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    pub agents_wait: f64,
 }
 
 /// Where a command that reads stored runs finds them.

@@ -4,8 +4,10 @@
 //! and time series are the exact sum of the agents' stored runs, each with
 //! its third of the target and a seed of its own; too few agents is a
 //! clear error before anything runs; no share in the store holds a
-//! password. On hosts of their own, with the faults (an agent killed, one
-//! cut from the store), see `agents_netns.rs`.
+//! password; a capacity search and a suite run their steps and stages on
+//! the agents; Ctrl+C at the coordinator stops every agent. On hosts of
+//! their own, with the faults (an agent killed, one cut from the store),
+//! see `agents_netns.rs`.
 #![cfg(all(feature = "redis", feature = "store-postgres"))]
 
 mod util;
@@ -111,7 +113,7 @@ fn ops(iv: &StoredInterval) -> u64 {
 }
 
 #[test]
-fn agents_load_disjoint_keys_run_a_split_target_and_merge_exactly() {
+fn agents_load_run_search_and_run_suites_merged_exactly_and_stop_on_ctrl_c() {
     let Some(pg) = Postgres::start() else { return };
     let Some(redis) = RedisServer::start(Some(REDIS_PASSWORD)) else {
         return;
@@ -352,6 +354,59 @@ fn agents_load_disjoint_keys_run_a_split_target_and_merge_exactly() {
         1 + steps.rows.len(),
         "a row per step, its agents merged"
     );
+
+    // A suite whose stages run on the agents: num_vms shares a stage.
+    let suite = dir.path().join("suite");
+    std::fs::create_dir(&suite).unwrap();
+    std::fs::write(
+        suite.join("two.yaml"),
+        format!(
+            "benchmarks:\n- redis_ycsb:\n    flags:\n      num_vms: 2\n      \
+             sojourn_db: redis://127.0.0.1:{}\n      ycsb_record_count: 500\n      \
+             ycsb_operation_count: 400\n      ycsb_workload_files: workloadc\n      \
+             ycsb_field_count: 1\n      ycsb_threads_per_client: 2\n",
+            redis.port()
+        ),
+    )
+    .unwrap();
+    let run_suite = |agents: &str| {
+        bin()
+            .args([
+                "suite",
+                suite.to_str().unwrap(),
+                "--agents",
+                agents,
+                "--no-progress",
+            ])
+            .args(["--results", &store_url, "--data-dir"])
+            .arg(dir.path())
+            .env("SOJOURN_RESULTS_PASSWORD", pg::PASSWORD)
+            .run_to_end()
+    };
+    let refused = run_suite("1");
+    assert!(!refused.status.success());
+    assert!(
+        text(&refused.stderr).contains("a stage of 2 clients (num_vms) needs 2 agents"),
+        "{}",
+        text(&refused.stderr)
+    );
+    let out = run_suite("3");
+    let (stdout, said) = (ok(&out), text(&out.stderr));
+    assert!(stdout.contains("All tests have passed"), "{stdout}\n{said}");
+    let stages = store
+        .query(
+            "SELECT p.phase, COUNT(*) FROM agent_shares s JOIN agent_phases p ON p.id = s.phase_id \
+             JOIN run_labels l ON l.run_id = s.run_id AND l.key = 'suite_config' \
+             WHERE s.state = 'done' GROUP BY p.phase ORDER BY p.phase",
+        )
+        .unwrap();
+    let shown: Vec<String> = stages
+        .rows
+        .iter()
+        .map(|r| format!("{}:{:?}", r[0].as_text().unwrap(), r[1]))
+        .collect();
+    assert_eq!(shown, ["load:Integer(2)", "run:Integer(2)"], "{said}");
+    wait_for_agents(&store, 3);
 
     // Ctrl+C at the coordinator stops every agent's share: the runs are
     // kept as interrupted and merged, and the command exits 130.

@@ -111,11 +111,10 @@ pub struct Extra {
     pub labels: BTreeMap<String, String>,
 }
 
-/// The shared store `--agents` needs (`--results postgres://...`), after
-/// refusing a database that lives on this machine only.
-pub fn shared_store(opts: &Options) -> Result<String> {
-    let scheme = opts
-        .db_url
+/// Refuse a database that lives on this machine only: no agent
+/// elsewhere reaches it.
+pub fn reachable(db_url: &str) -> Result<()> {
+    let scheme = db_url
         .split([':', '?'])
         .next()
         .unwrap_or("")
@@ -125,9 +124,34 @@ pub fn shared_store(opts: &Options) -> Result<String> {
             "--agents: {} lives on one machine, which agents elsewhere cannot reach; give a \
              database server every agent reaches (--db postgres://..., mysql://..., \
              redis://..., memcached://..., cassandra://...)",
-            redact::redact_url(&opts.db_url)
+            redact::redact_url(db_url)
         );
     }
+    Ok(())
+}
+
+/// What an agent is sent of a recipe: no secret setting (agents take
+/// passwords from their environment), no password in any URL.
+pub fn for_agents(recipe: &Recipe) -> Recipe {
+    Recipe {
+        files: recipe.files.clone(),
+        settings: recipe
+            .settings
+            .iter()
+            .filter(|s| !redact::is_secret_key(&s.key))
+            .map(|s| sojourn_session::share::Setting {
+                key: s.key.clone(),
+                value: redact::without_password(&s.value),
+                origin: s.origin.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// The shared store `--agents` needs (`--results postgres://...`), after
+/// refusing a database that lives on this machine only.
+pub fn shared_store(opts: &Options) -> Result<String> {
+    reachable(&opts.db_url)?;
     match &opts.store {
         StoreChoice::Named(url) if url.contains("://") => Ok(url.clone()),
         _ => bail!(

@@ -23,7 +23,7 @@ use std::process::ExitCode;
 use std::sync::{mpsc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use sojourn_core::executor::StopHandle;
 
 use sojourn_session::{open_store, watch_ctrl_c, Places};
@@ -104,6 +104,46 @@ fn check_db(p: &BenchPlan, default_sqlite: &Path) -> Result<()> {
     let props = stage.clients[0].properties()?;
     sojourn_session::open_backend(&p.db_url, &props, default_sqlite, stage.plan.run.workers())
         .map(drop)
+}
+
+/// `--agents N`: a suite whose stages run on agents needs the shared store,
+/// databases every agent reaches, and no stage of more clients than
+/// agents.
+fn agents_for(
+    n: u32,
+    wait: f64,
+    store: &sojourn_store::Store,
+    configs: &[Config],
+) -> Result<crate::options::Agents> {
+    if n == 0 {
+        bail!("--agents 0: expected 1 or more agents");
+    }
+    if !(wait > 0.0 && wait.is_finite()) {
+        bail!("--agents-wait {wait}: expected a number of seconds above 0");
+    }
+    store.require_shared()?;
+    for c in configs {
+        for b in &c.benches {
+            super::fleet::reachable(&b.db_url)
+                .with_context(|| format!("{} ({})", c.file, b.benchmark))?;
+            for stage in b.load.iter().chain(&b.runs) {
+                if stage.clients.len() > n as usize {
+                    bail!(
+                        "{} ({}): a stage of {} clients (num_vms) needs {} agents, and --agents \
+                         says {n} are at hand",
+                        c.file,
+                        b.benchmark,
+                        stage.clients.len(),
+                        stage.clients.len()
+                    );
+                }
+            }
+        }
+    }
+    Ok(crate::options::Agents {
+        count: n,
+        wait: std::time::Duration::from_secs_f64(wait),
+    })
 }
 
 /// Seeds for stages whose parameters give none: distinct per stage, and
@@ -239,6 +279,10 @@ pub fn main(args: SuiteArgs) -> Result<ExitCode> {
     let records = open_store(&places, &results)
         .with_context(|| format!("opening the results store {results} (--results)"))?;
     let store = records.store().context("the results store did not open")?;
+    let agents = match args.agents {
+        None => None,
+        Some(n) => Some(agents_for(n, args.agents_wait, store, &configs)?),
+    };
     let mut counts = Vec::with_capacity(configs.len());
     for c in &configs {
         let state = markers::read(&folder.dir, &c.file)?;
@@ -323,6 +367,7 @@ pub fn main(args: SuiteArgs) -> Result<ExitCode> {
             },
             out: &out,
             command_line: &cmd,
+            agents,
         };
         let batch = Batch {
             members: &members,

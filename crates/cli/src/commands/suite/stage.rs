@@ -26,6 +26,8 @@ use sojourn_store::{RunId, RunStatus, Store};
 
 use super::pkb::{BenchPlan, StagePlan};
 use crate::progress::Terminal;
+use sojourn_core::workload::Phase;
+use sojourn_session::fleet::{AgentShare, Coordinator, Posting, Setup};
 use sojourn_session::share::{run_share, ShareRun, ShareSpec};
 
 /// A stage stopped by Ctrl+C: not a failure of the config, and not a
@@ -58,6 +60,8 @@ pub struct Env<'a> {
     /// interleave their summaries.
     pub out: &'a Mutex<()>,
     pub command_line: &'a str,
+    /// `--agents N`: every stage's clients are agents on other machines.
+    pub agents: Option<crate::options::Agents>,
 }
 
 fn is_memory(url: &str) -> bool {
@@ -128,6 +132,9 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
         run_uri: &run_uri,
         index,
     };
+    if env.agents.is_some() {
+        return run_on_agents(plan, &labels, iteration, env, &run_uri);
+    }
     if let Some(load) = &plan.load {
         let backend = backend_for(env, &plan.db_url, load)?;
         let describe = backend.describe();
@@ -243,6 +250,20 @@ fn run_stage(
     iteration: u32,
     env: &Env<'_>,
 ) -> Result<Stats> {
+    Ok(run_stage_set_up(plan, stage, at, labels, iteration, env, None)?.unwrap_or_default())
+}
+
+/// [`run_stage`], with share 0's database setup when the clients are
+/// agents; `None` when that setup skipped the stage.
+fn run_stage_set_up(
+    plan: &BenchPlan,
+    stage: &StagePlan,
+    at: StageAt<'_>,
+    labels: &BTreeMap<String, String>,
+    iteration: u32,
+    env: &Env<'_>,
+    setup: Option<Setup>,
+) -> Result<Option<Stats>> {
     if env.stop.is_stopped() {
         return Err(Interrupted.into());
     }
@@ -271,50 +292,108 @@ fn run_stage(
         .collect();
     let header = describe_stage(plan, stage, iteration);
     let tag = format!("{} #{iteration} {}", plan.file, stage.phase.name());
-    let (ids, stats, summary, interrupted, warnings, server) = if n == 1 {
-        let backend = backend_for(env, &plan.db_url, stage)?;
-        let how = ShareRun {
-            backend: Some(backend),
-            records: env.records,
-            store_required: true,
-            stop: env.stop,
-            show: &env.show,
-        };
-        let share = run_share(&specs[0], how, &mut || Ok(None))?;
-        let run_id = share.run_id.context("the stage's run was not stored")?;
-        let mut summary = ycsb::summary(&share.record);
-        summary.push_str(&workload_lines(&share.record));
-        let warnings = share.warnings.iter().map(|w| w.to_string()).collect();
-        let interrupted = share.outcome.interrupted();
-        let server = share.outcome.server;
-        (
-            vec![run_id],
-            share.outcome.total,
-            summary,
-            interrupted,
-            warnings,
-            server,
-        )
-    } else {
-        let ids = spawn_clients(&specs, &tag, env)?;
-        // By the ids the clients reported, not by run URI: a URI is short
-        // enough that another stage in the same store could share it.
-        let runs = ids
-            .iter()
-            .map(|id| env.store.load(id.as_str()))
-            .collect::<Result<Vec<_>, _>>()?;
-        let merged = sojourn_store::merge(&runs)?;
-        let mut summary = ycsb::summary(&merged);
-        summary.push_str(&workload_lines(&merged));
-        (
-            ids,
-            merged.total.clone(),
-            summary,
-            merged.summary.status == RunStatus::Interrupted,
-            merged.warnings.clone(),
-            merged.server.clone(),
-        )
+    let on_agents = match (env.agents, setup) {
+        (Some(agents), Some(setup)) => {
+            let shares = specs
+                .iter()
+                .enumerate()
+                .map(|(i, spec)| AgentShare {
+                    share: ShareSpec {
+                        db_url: sojourn_core::redact::without_password(&spec.db_url),
+                        recipe: super::super::fleet::for_agents(&spec.recipe),
+                        spool_dirs: Vec::new(),
+                        ..spec.clone()
+                    },
+                    setup: (i == 0).then_some(setup),
+                    finish_load: n == 1 && stage.phase == Phase::Load,
+                })
+                .collect();
+            let coordinator = Coordinator {
+                store: env.store,
+                wait: agents.wait,
+                stop: env.stop,
+                show: &env.show,
+            };
+            let g = coordinator.run(&Posting {
+                run_uri: at.run_uri.to_string(),
+                stage_index: at.index,
+                phase: stage.phase,
+                shares,
+            })?;
+            if let Some(why) = g.skipped {
+                eprintln!(
+                    "{}: {why} and ycsb_reload_database is false; skipping the {} stage",
+                    plan.file,
+                    stage.phase.name()
+                );
+                return Ok(None);
+            }
+            let Some(merged) = g.merged else {
+                bail!("{tag}: no agent recorded a run: {}", g.missing.join("; "));
+            };
+            if !g.missing.is_empty() {
+                bail!("{tag}: the stage is partial: {}", g.missing.join("; "));
+            }
+            Some((g.runs.iter().map(|r| r.id().clone()).collect(), merged))
+        }
+        _ => None,
     };
+    let (ids, stats, summary, interrupted, warnings, server) =
+        if let Some((ids, merged)) = on_agents {
+            let mut summary = ycsb::summary(&merged);
+            summary.push_str(&workload_lines(&merged));
+            (
+                ids,
+                merged.total.clone(),
+                summary,
+                merged.summary.status == RunStatus::Interrupted,
+                merged.warnings.clone(),
+                merged.server.clone(),
+            )
+        } else if n == 1 {
+            let backend = backend_for(env, &plan.db_url, stage)?;
+            let how = ShareRun {
+                backend: Some(backend),
+                records: env.records,
+                store_required: true,
+                stop: env.stop,
+                show: &env.show,
+            };
+            let share = run_share(&specs[0], how, &mut || Ok(None))?;
+            let run_id = share.run_id.context("the stage's run was not stored")?;
+            let mut summary = ycsb::summary(&share.record);
+            summary.push_str(&workload_lines(&share.record));
+            let warnings = share.warnings.iter().map(|w| w.to_string()).collect();
+            let interrupted = share.outcome.interrupted();
+            let server = share.outcome.server;
+            (
+                vec![run_id],
+                share.outcome.total,
+                summary,
+                interrupted,
+                warnings,
+                server,
+            )
+        } else {
+            let ids = spawn_clients(&specs, &tag, env)?;
+            // By the ids the clients reported, not by run URI: a URI is short
+            // enough that another stage in the same store could share it.
+            let runs = ids
+                .iter()
+                .map(|id| env.store.load(id.as_str()))
+                .collect::<Result<Vec<_>, _>>()?;
+            let merged = sojourn_store::merge(&runs)?;
+            let mut summary = ycsb::summary(&merged);
+            summary.push_str(&workload_lines(&merged));
+            (
+                ids,
+                merged.total.clone(),
+                summary,
+                merged.summary.status == RunStatus::Interrupted,
+                merged.warnings.clone(),
+                merged.server.clone(),
+            )
+        };
     {
         let _one_at_a_time = env.out.lock().unwrap_or_else(|e| e.into_inner());
         let mut out = std::io::stdout().lock();
@@ -348,7 +427,55 @@ fn run_stage(
     if interrupted {
         return Err(Interrupted.into());
     }
-    Ok(stats)
+    Ok(Some(stats))
+}
+
+/// One iteration of a benchmark whose clients are agents: the database
+/// is set up by share 0's agent (emptied before a load unless
+/// `ycsb_reload_database` is false, checked for data before a run),
+/// since this machine may not reach it.
+fn run_on_agents(
+    plan: &BenchPlan,
+    labels: &BTreeMap<String, String>,
+    iteration: u32,
+    env: &Env<'_>,
+    run_uri: &str,
+) -> Result<()> {
+    let at = |index| StageAt { run_uri, index };
+    if let Some(load) = &plan.load {
+        let setup = Setup::Load {
+            drop: plan.reload_database,
+            skip_if_data: !plan.reload_database,
+        };
+        if let Some(stats) =
+            run_stage_set_up(plan, load, at(0), labels, iteration, env, Some(setup))?
+        {
+            let failed_inserts = stats.op(OpKind::Insert).map_or(0, |s| s.failures());
+            if plan.fail_on_incomplete_loading && failed_inserts > 0 {
+                bail!(
+                    "{}: {failed_inserts} inserts failed, so the table is incompletely loaded \
+                     (ycsb_fail_on_incomplete_loading is true)",
+                    plan.file
+                );
+            }
+            check_error_rate(&stats, plan.max_error_rate, &plan.file, "load")?;
+        }
+        sleep_after_load(plan.sleep_after_load, env.stop)?;
+    }
+    for (i, run) in plan.runs.iter().enumerate() {
+        let stats = run_stage_set_up(
+            plan,
+            run,
+            at(i as u32 + 1),
+            labels,
+            iteration,
+            env,
+            Some(Setup::Run),
+        )?
+        .unwrap_or_default();
+        check_error_rate(&stats, plan.max_error_rate, &plan.file, "run")?;
+    }
+    Ok(())
 }
 
 /// A started client process and what it told us.
