@@ -215,7 +215,7 @@ class Postgres:
 
     USER, PASSWORD = "bench", "bench-secret"
 
-    def __init__(self, tmp):
+    def __init__(self, tmp, max_connections=100):
         self.bindir = pg_bin()
         drop, owner = as_server_user()
         pwfile = os.path.join(tmp, "pw")
@@ -232,7 +232,7 @@ class Postgres:
         self.server = subprocess.Popen(
             [os.path.join(self.bindir, "postgres"), "-D", data, "-p", str(self.port), "-k", tmp,
              "-c", "listen_addresses=127.0.0.1", "-c", "synchronous_commit=off",
-             "-c", "shared_buffers=256MB", "-c", "max_connections=100"],
+             "-c", "shared_buffers=256MB", "-c", f"max_connections={max_connections}"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=drop)
         self.env = dict(os.environ, PGPASSWORD=self.PASSWORD)
         self.url = f"postgres://{self.USER}:{self.PASSWORD}@127.0.0.1:{self.port}/postgres"

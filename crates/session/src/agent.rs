@@ -31,6 +31,17 @@ use crate::fleet::{
 use crate::share::{run_share, ShareRun};
 use crate::{PhaseView, RunStore, RunTags, Session, Show, Silent, Watch};
 
+/// How long a call on the agent's control connection waits for the store
+/// before it counts as unreachable (a heartbeat's worth, twice).
+const CONTROL_WAIT: Duration = Duration::from_secs(2);
+
+/// How often an idle agent looks for a posted share: a coordinator waits
+/// at most this long for it, and the store takes one read per look.
+const IDLE_POLL: Duration = Duration::from_millis(500);
+/// How often an idle agent says which posted phases it leaves to agents of
+/// their version.
+const FOREIGN_LOOK: Duration = Duration::from_secs(10);
+
 /// How an agent is run.
 pub struct AgentOptions {
     /// The shared store (PostgreSQL).
@@ -76,7 +87,10 @@ pub fn serve(opts: &AgentOptions, stop: StopHandle) -> Result<()> {
     let log = Log {
         name: opts.name.clone(),
     };
-    let control = Store::open(&opts.results)?;
+    // Claims, heartbeats and the phase's signals share one connection,
+    // which gives up on a silent store within CONTROL_WAIT (and connects
+    // again once it answers); the run's own writes have the other.
+    let control = Arc::new(Store::open_waiting(&opts.results, CONTROL_WAIT)?);
     control.require_shared()?;
     let records = RunStore::new(Store::open(&opts.results)?, opts.spool_dirs.clone());
     let info = AgentInfo {
@@ -100,15 +114,16 @@ pub fn serve(opts: &AgentOptions, stop: StopHandle) -> Result<()> {
     let beats = {
         let (current, exit, stop, info) =
             (current.clone(), exit.clone(), stop.clone(), info.clone());
-        let results = opts.results.clone();
+        let control = control.clone();
         let name = opts.name.clone();
         std::thread::Builder::new()
             .name("sojourn-heartbeat".into())
-            .spawn(move || heartbeat(&results, &info, &current, &exit, &stop, &Log { name }))
+            .spawn(move || heartbeat(&control, &info, &current, &exit, &stop, &Log { name }))
             .context("starting the heartbeat thread")?
     };
     let mut idle_since = Instant::now();
     let mut told_versions = std::collections::BTreeSet::new();
+    let mut last_look = None;
     let result = (|| -> Result<()> {
         loop {
             if exit.is_stopped() || stop.is_stopped() {
@@ -123,7 +138,12 @@ pub fn serve(opts: &AgentOptions, stop: StopHandle) -> Result<()> {
                 }
             };
             let Some(claim) = claim else {
-                if let Ok(foreign) = control.foreign_phases(&info.version) {
+                let look = last_look.is_none_or(|t: Instant| t.elapsed() >= FOREIGN_LOOK);
+                if let Some(foreign) = look
+                    .then(|| control.foreign_phases(&info.version).ok())
+                    .flatten()
+                {
+                    last_look = Some(Instant::now());
                     for (phase, version) in foreign {
                         if told_versions.insert(phase.clone()) {
                             log.note(&format!(
@@ -142,7 +162,7 @@ pub fn serve(opts: &AgentOptions, stop: StopHandle) -> Result<()> {
                     ));
                     return Ok(());
                 }
-                std::thread::sleep(Duration::from_millis(250));
+                std::thread::sleep(IDLE_POLL);
                 continue;
             };
             let share_stop = StopHandle::new();
@@ -181,63 +201,53 @@ pub fn serve(opts: &AgentOptions, stop: StopHandle) -> Result<()> {
 /// The heartbeat thread: liveness, the clock's offset, and the stops that
 /// reach the agent through the store.
 fn heartbeat(
-    results: &str,
+    store: &Store,
     info: &AgentInfo,
     current: &Current,
     exit: &StopHandle,
     stop: &StopHandle,
     log: &Log,
 ) {
-    let mut store: Option<Store> = None;
     let mut last_offset = None::<Instant>;
     let mut unreachable_since: Option<Instant> = None;
     while !exit.is_stopped() {
         let started = Instant::now();
-        if store.is_none() {
-            store = Store::open_waiting(results, HEARTBEAT * 2).ok();
+        if last_offset.is_none_or(|t| t.elapsed() > Duration::from_secs(10)) {
+            if let Some(o) = clock_offset_us(store) {
+                *current.offset_us.lock().unwrap_or_else(|e| e.into_inner()) = Some(o);
+                last_offset = Some(Instant::now());
+            }
         }
-        let ok = store.as_ref().is_some_and(|s| {
-            if last_offset.is_none_or(|t| t.elapsed() > Duration::from_secs(10)) {
-                if let Some(o) = clock_offset_us(s) {
-                    *current.offset_us.lock().unwrap_or_else(|e| e.into_inner()) = Some(o);
-                    last_offset = Some(Instant::now());
-                }
-            }
-            let offset = *current.offset_us.lock().unwrap_or_else(|e| e.into_inner());
-            let state = if current.running.load(Ordering::SeqCst) {
-                "running"
-            } else {
-                "idle"
-            };
-            match s.agent_heartbeat(info, state, offset) {
-                Ok(beat) => {
-                    if beat.replaced {
-                        log.note("another process registered under this agent's name: exiting");
-                        exit.stop();
-                        stop_share(current);
-                    } else if beat.stop_requested && !exit.is_stopped() {
-                        log.note("asked to stop (`sojourn agents stop`): exiting after the share");
-                        exit.stop();
-                        stop_share(current);
-                    }
-                    watch_phase(s, current, log);
-                    true
-                }
-                Err(_) => false,
-            }
-        });
-        if ok {
-            if let Some(since) = unreachable_since.take() {
-                log.note(&format!(
-                    "the store answers again after {:.1} s",
-                    since.elapsed().as_secs_f64()
-                ));
-            }
+        let offset = *current.offset_us.lock().unwrap_or_else(|e| e.into_inner());
+        let state = if current.running.load(Ordering::SeqCst) {
+            "running"
         } else {
-            store = None;
-            if unreachable_since.is_none() {
-                log.note("the store does not answer; heartbeats wait for it");
-                unreachable_since = Some(Instant::now());
+            "idle"
+        };
+        match store.agent_heartbeat(info, state, offset) {
+            Ok(beat) => {
+                if let Some(since) = unreachable_since.take() {
+                    log.note(&format!(
+                        "the store answers again after {:.1} s",
+                        since.elapsed().as_secs_f64()
+                    ));
+                }
+                if beat.replaced {
+                    log.note("another process registered under this agent's name: exiting");
+                    exit.stop();
+                    stop_share(current);
+                } else if beat.stop_requested && !exit.is_stopped() {
+                    log.note("asked to stop (`sojourn agents stop`): exiting after the share");
+                    exit.stop();
+                    stop_share(current);
+                }
+                watch_phase(store, current, log);
+            }
+            Err(_) => {
+                if unreachable_since.is_none() {
+                    log.note("the store does not answer; heartbeats wait for it");
+                    unreachable_since = Some(Instant::now());
+                }
             }
         }
         if stop.is_stopped() {
@@ -332,22 +342,30 @@ fn run_claim(
                 Ok(Some(skipped)) => format!("{SETUP_SKIPPED}{skipped}"),
                 Err(e) => format!("{SETUP_FAILED}{}", redact::text(&format!("{e:#}"))),
             };
-            control.report_setup(phase, &said)?;
+            persist(control, log, "reporting the setup", || {
+                control.report_setup(phase, &said)
+            })?;
             if said != SETUP_READY {
                 bail!("not run: setup {said}");
             }
         }
-        None => wait_for_setup(control, phase, stop)?,
+        None => wait_for_setup(control, phase, stop, log)?,
     }
     let mut started_at: Option<SystemTime> = None;
     let mut gate = || -> Result<Option<SystemTime>> {
-        if !control.share_ready(phase, claim.index, &info.incarnation)? {
+        if !persist(control, log, "saying the share is ready", || {
+            control.share_ready(phase, claim.index, &info.incarnation)
+        })? {
             bail!("the coordinator gave the share up before it was ready");
         }
         loop {
-            let signal = control.phase_signal(phase)?;
+            let signal = persist(control, log, "looking for the start", || {
+                control.phase_signal(phase)
+            })?;
             if let Some(start) = signal.start_unix {
-                control.share_running(phase, claim.index, &info.incarnation)?;
+                persist(control, log, "saying the share runs", || {
+                    control.share_running(phase, claim.index, &info.incarnation)
+                })?;
                 let at = UNIX_EPOCH + Duration::from_secs_f64(start);
                 started_at = Some(at);
                 return Ok(Some(at));
@@ -382,16 +400,18 @@ fn run_claim(
         finish_load(&job, log)?;
     }
     let offset = *current.offset_us.lock().unwrap_or_else(|e| e.into_inner());
-    let reported = control.share_done(
-        phase,
-        claim.index,
-        &info.incarnation,
-        &ShareReport {
-            run_id: run_id.as_str(),
-            start_lateness_us: lateness_us,
-            clock_offset_us: offset,
-        },
-    )?;
+    let reported = persist(control, log, "reporting the run", || {
+        control.share_done(
+            phase,
+            claim.index,
+            &info.incarnation,
+            &ShareReport {
+                run_id: run_id.as_str(),
+                start_lateness_us: lateness_us,
+                clock_offset_us: offset,
+            },
+        )
+    })?;
     log.note(&format!(
         "share {} of phase {phase}: run {run_id}, {} operations in {:.1} s{}",
         claim.index,
@@ -405,6 +425,42 @@ fn run_claim(
     ));
     Ok(())
 }
+
+/// `f` until the store answers it: a store unreachable for a while (a
+/// network cut, a restart) must not cost a share what it measured, so
+/// the agent says so once and tries again, for up to [`PATIENCE`].
+fn persist<T>(
+    store: &Store,
+    log: &Log,
+    what: &str,
+    mut f: impl FnMut() -> Result<T, sojourn_store::StoreError>,
+) -> Result<T> {
+    let started = Instant::now();
+    let mut said = false;
+    loop {
+        match f() {
+            Ok(v) => return Ok(v),
+            // The store answers and still refuses: a real error.
+            Err(e) if store.server_clock().is_ok() => return Err(e.into()),
+            Err(e) if started.elapsed() < PATIENCE => {
+                if !said {
+                    log.note(&format!(
+                        "{what}: the store does not answer ({e}); trying again"
+                    ));
+                    said = true;
+                }
+                std::thread::sleep(HEARTBEAT);
+            }
+            Err(e) => bail!(
+                "{what}: the store did not answer for {:.0} s: {e}",
+                PATIENCE.as_secs_f64()
+            ),
+        }
+    }
+}
+
+/// How long an agent keeps trying to tell the store what its share did.
+const PATIENCE: Duration = Duration::from_secs(300);
 
 /// Share 0's setup: the workload's table checks as `load`, `run` and
 /// `bench` make them. `Some(why)` when the phase is to be skipped.
@@ -452,9 +508,11 @@ fn finish_load(job: &AgentShare, log: &Log) -> Result<()> {
 }
 
 /// Wait until share 0's agent has set the database up.
-fn wait_for_setup(control: &Store, phase: &str, stop: &StopHandle) -> Result<()> {
+fn wait_for_setup(control: &Store, phase: &str, stop: &StopHandle, log: &Log) -> Result<()> {
     loop {
-        let signal = control.phase_signal(phase)?;
+        let signal = persist(control, log, "waiting for the setup", || {
+            control.phase_signal(phase)
+        })?;
         match signal.setup.as_deref() {
             Some(SETUP_READY) => return Ok(()),
             Some(other) => bail!("not run: setup {other}"),

@@ -374,6 +374,16 @@ impl Store {
     /// Claim the oldest share of a posted phase of `a`'s version that `a`
     /// holds no share of, if there is one.
     pub fn claim_share(&self, a: &AgentInfo) -> Result<Option<ClaimedShare>, StoreError> {
+        // Idle agents ask often: a read first, so that asking costs the
+        // store no write transaction while nothing is posted.
+        let posted = self.read(
+            || "looking for posted shares".into(),
+            "SELECT 1 FROM agent_shares WHERE state = 'posted' LIMIT 1",
+            &[],
+        )?;
+        if posted.rows.is_empty() {
+            return Ok(None);
+        }
         let r = self.write(
             || format!("agent {} claiming a share", a.name),
             |db| {
