@@ -28,8 +28,9 @@
 //!   ports, and the host `host` in a URL is 127.0.0.1. The servers have the
 //!   doc's user `bench` with the password `PASSWORD` (and PGIO's
 //!   `yugabyte`/`yugabyte`) and its databases `db`, `ycsb`, `bench`,
-//!   `yugabyte`; `PGPASSWORD`, `MYSQL_PWD` and `REDIS_PASSWORD` hold
-//!   `PASSWORD`, as for a user who followed the docs;
+//!   `yugabyte`; `PGPASSWORD`, `MYSQL_PWD`, `REDIS_PASSWORD` and
+//!   `SOJOURN_RESULTS_PASSWORD` hold `PASSWORD`, as for a user who
+//!   followed the docs;
 //! - sizes are scaled down: every count the doc or a workload or suite
 //!   file it reads gives (records, operations, keys, articles, writes,
 //!   reads) is at most 1,000, PGIO's `SCALE` at most 4,000 rows, and
@@ -37,6 +38,10 @@
 //!   most 1 s; `capacity` gets `--step 0.5 --settle 0.2 --precision 0.2`
 //!   unless it names a step. The files read are copies, scaled so, beside
 //!   the commands;
+//! - hosts of the example domain (`results.example.com`) are 127.0.0.1,
+//!   and the database `results` exists too;
+//! - a command ending in `&` runs in the background (an agent), and is
+//!   stopped as by Ctrl+C once its file's other commands are done;
 //! - each file runs in a scratch directory of its own (its `HOME` and
 //!   `SOJOURN_DATA_DIR`; `/tmp/` is in it; `~/pkb_configs` and
 //!   `../pkb_configs`, a user's own PKB folder, are a copy of
@@ -56,7 +61,7 @@ mod util;
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use regex::Regex;
@@ -69,12 +74,12 @@ use sojourn_testkit::redis_server::RedisServer;
 use util::*;
 
 /// The blocks marked `<!-- not run: ... -->` in all the docs.
-const NOT_RUN: usize = 3;
+const NOT_RUN: usize = 11;
 
 /// The password, user and databases of the docs' own examples.
 const PASSWORD: &str = "PASSWORD";
 const USER: &str = "bench";
-const DATABASES: [&str; 4] = ["db", "ycsb", "bench", "yugabyte"];
+const DATABASES: [&str; 5] = ["db", "ycsb", "bench", "yugabyte", "results"];
 
 /// How long one documented command may take before it counts as hung.
 const COMMAND_LIMIT: Duration = Duration::from_secs(180);
@@ -152,17 +157,27 @@ fn parse(md: &str) -> Result<Vec<Item>, String> {
             i += 1;
             continue;
         }
-        if let Some(info) = line.strip_prefix("```") {
+        // A fence, also indented inside a list item (its lines then carry
+        // that indentation too).
+        if let Some(info) = line.trim_start().strip_prefix("```") {
+            let indent = line.len() - line.trim_start().len();
             let info = info.trim();
             let start = i + 1;
             let mut end = start;
-            while end < lines.len() && !lines[end].starts_with("```") {
+            while end < lines.len() && !lines[end].trim_start().starts_with("```") {
                 end += 1;
             }
             if end == lines.len() {
                 return Err(format!("line {n}: a code block that never closes"));
             }
-            let body = &lines[start..end];
+            let body: Vec<&str> = lines[start..end]
+                .iter()
+                .map(|l| {
+                    let cut = l.len() - l.trim_start().len();
+                    &l[cut.min(indent)..]
+                })
+                .collect();
+            let body = &body[..];
             let block = match info {
                 "sh" | "bash" | "shell" => shell_block(start, body),
                 "console" => console_block(start, body),
@@ -442,6 +457,9 @@ struct Ports(BTreeMap<u16, u16>);
 fn adapt(text: &str, ports: &Ports, scratch: &Path) -> String {
     let mut t = text.replace("cargo run --release --", "sojourn");
     t = t.replace("@host:", "@127.0.0.1:");
+    // Example hosts (`results.example.com`) are the test's own.
+    let example = Regex::new(r"\b[a-z0-9-]+(\.[a-z0-9-]+)*\.example\.com\b").unwrap();
+    t = example.replace_all(&t, "127.0.0.1").into_owned();
     let port = Regex::new(r"([:=])(6379|11211|5432|5433|3306)\b").unwrap();
     t = port
         .replace_all(&t, |c: &regex::Captures| {
@@ -478,6 +496,12 @@ fn adapt(text: &str, ports: &Ports, scratch: &Path) -> String {
         t.push_str(" --step 0.5 --settle 0.2 --precision 0.2");
     }
     t
+}
+
+/// Whether a command runs in the background (`... &`, not `&&`).
+fn background(command: &str) -> bool {
+    let t = command.trim_end();
+    t.ends_with('&') && !t.ends_with("&&")
 }
 
 /// What a command needs: the servers whose default ports it names, or
@@ -656,7 +680,8 @@ impl Scratch {
     }
 
     /// Run `command` with bash in the scratch directory.
-    fn run(&self, command: &str) -> Result<std::process::Output, String> {
+    /// `command` for bash, in the scratch directory and its environment.
+    fn bash(&self, command: &str) -> Command {
         let bin = Path::new(env!("CARGO_BIN_EXE_sojourn"));
         let path = format!(
             "{}:{}",
@@ -673,7 +698,29 @@ impl Scratch {
             .env("PGPASSWORD", PASSWORD)
             .env("MYSQL_PWD", PASSWORD)
             .env("REDIS_PASSWORD", PASSWORD)
+            .env("SOJOURN_RESULTS_PASSWORD", PASSWORD)
             .env_remove("SOJOURN_RESULTS");
+        cmd
+    }
+
+    /// Start `command` (one that ends in `&`) in the background, as the
+    /// shell would, with its output kept in a file; it is stopped (as by
+    /// Ctrl+C) once the file's commands are done.
+    fn start(&self, command: &str) -> Child {
+        let log = std::fs::File::create(self.home.join(format!("bg-{}.log", std::process::id())))
+            .unwrap();
+        let mut cmd = self.bash(&format!(
+            "exec {}",
+            command.trim_end().trim_end_matches('&')
+        ));
+        cmd.stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log);
+        cmd.spawn().unwrap()
+    }
+
+    fn run(&self, command: &str) -> Result<std::process::Output, String> {
+        let mut cmd = self.bash(command);
         match try_output_within(&mut cmd, None, COMMAND_LIMIT) {
             Ok(Ok(out)) => Ok(out),
             Ok(Err(overran)) => Err(overran.to_string()),
@@ -731,7 +778,8 @@ fn every_documented_command_runs_as_shown() {
     let mut failures = Vec::new();
     let mut ran = 0;
     for (rel, items) in &parsed {
-        let started = Instant::now();
+        let file_started = Instant::now();
+        let mut started: Vec<Child> = Vec::new();
         servers.empty();
         let scratch = Scratch::new(&repo, &ports);
         let mut names: Vec<(String, String)> = Vec::new();
@@ -771,6 +819,14 @@ fn every_documented_command_runs_as_shown() {
                     .into_owned();
             }
             ran += 1;
+            if background(&adapted) {
+                eprintln!(
+                    "{rel}:{line}: in the background: {}",
+                    command.lines().next().unwrap_or("")
+                );
+                started.push(scratch.start(&adapted));
+                continue;
+            }
             let began = Instant::now();
             let out = scratch.run(&adapted);
             eprintln!(
@@ -820,7 +876,18 @@ fn every_documented_command_runs_as_shown() {
                 names.push((name.clone(), value));
             }
         }
-        eprintln!("{rel}: {:.1} s", started.elapsed().as_secs_f64());
+        for child in started.drain(..) {
+            // SAFETY: a child of ours, not yet waited for.
+            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+            let out = sojourn_testkit::process::finish_within(child, COMMAND_LIMIT);
+            if !out.status.success() && out.status.code() != Some(130) {
+                failures.push(format!(
+                    "{rel}: a background command ended with {}",
+                    out.status
+                ));
+            }
+        }
+        eprintln!("{rel}: {:.1} s", file_started.elapsed().as_secs_f64());
     }
     assert!(ran > 50, "only {ran} documented commands ran");
     assert!(
