@@ -47,9 +47,9 @@
 //!   `../pkb_configs`, a user's own PKB folder, are a copy of
 //!   `suites/walkthrough-sequential`), on servers emptied before it.
 //!
-//! Output lines match in shape: every number may differ, runs of spaces
-//! may differ in length, `...` stands for anything, and a run of hex digits
-//! (an id) may be any id. Each shown line must match a whole line of the
+//! Output lines match in shape: every number (sign included) may differ,
+//! runs of spaces may differ in length, `...` stands for anything, and a
+//! run of hex digits (an id) may be any id. Each shown line must match a whole line of the
 //! command's stdout or stderr, in order.
 //!
 //! A written runner rather than `trycmd`: the commands need ports known
@@ -379,8 +379,18 @@ fn shape(line: &str) -> Regex {
                 continue;
             }
         }
+        // A number's sign is part of its value: a change shown as +28.1%
+        // may come out as -3.4%.
+        if starts_word
+            && matches!(c, '+' | '-')
+            && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit())
+        {
+            re.push_str("[+-]?");
+            i += 1;
+            continue;
+        }
         if starts_word && c.is_ascii_digit() {
-            re.push_str(r"[0-9][0-9.]*");
+            re.push_str(r"[+-]?[0-9][0-9.]*");
             i = run(i, &|c| c.is_ascii_digit() || c == '.');
             continue;
         }
@@ -972,7 +982,9 @@ fn output_lines_match_in_shape_not_in_figures() {
     assert!(!shape(shown).is_match("[UPDATE], 99thPercentileLatency(us), 87"));
     let spaced = "throughput (ops/s)   496.4  [461.2, 531.6]  +91.8%";
     assert!(shape(spaced).is_match("throughput (ops/s) 12.0    [1.5, 3.25]  +1.0%"));
-    assert!(!shape(spaced).is_match("throughput (ops/s) 12.0 [1.5, 3.25] -1.0%"));
+    // A change may go either way from run to run; its words may not.
+    assert!(shape(spaced).is_match("throughput (ops/s) 12.0 [1.5, 3.25] -1.0%"));
+    assert!(!shape(spaced).is_match("throughput (ops/s) 12.0 [1.5, 3.25] -1.0% * better"));
     let id = "recorded as run 6e1af3e8-... in /data/results.sqlite";
     assert!(shape(id).is_match("recorded as run 0a9b8c7d-1234-5678 in /data/results.sqlite"));
     assert!(!shape(id).is_match("recorded as run 0a9b8c7d-1234 in another.sqlite"));
