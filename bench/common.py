@@ -255,3 +255,39 @@ class Postgres:
         if self.server.poll() is None:
             self.server.send_signal(signal.SIGINT)
         self.server.wait()
+
+
+class Cassandra:
+    """A private Cassandra 5.0 node (scripts/cassandra-node: the jars
+    scripts/deps fetched, Java 17) on free loopback ports, its data in a
+    temporary directory, no authentication; `heap` sizes its JVM heap."""
+
+    def __init__(self, tmp, heap="1g"):
+        script = os.path.join(ROOT, "scripts", "cassandra-node")
+        self.port, storage = free_port(), free_port()
+        self.log = os.path.join(tmp, "cassandra.log")
+        with open(self.log, "w") as log:
+            self.server = subprocess.Popen([script, os.path.join(tmp, "node"), str(self.port), str(storage)],
+                                           stdout=log, stderr=subprocess.STDOUT,
+                                           env=dict(os.environ, CASSANDRA_HEAP=heap))
+        deadline = time.time() + 120
+        while True:
+            with open(self.log) as f:
+                if "Startup complete" in f.read():
+                    break
+            if self.server.poll() is not None or time.time() > deadline:
+                self.stop()
+                sys.exit(f"cassandra did not start; its log is {self.log}")
+            time.sleep(0.1)
+        pin_server(self.server.pid)
+        self.host = f"127.0.0.1:{self.port}"
+
+    def stop(self):
+        # SIGTERM drains the node; it exits 143.
+        if self.server.poll() is None:
+            self.server.terminate()
+        try:
+            self.server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.server.kill()
+            self.server.wait()

@@ -35,6 +35,8 @@ pub use sojourn_core::redact::redact_url;
 // what several of them share.
 #[cfg(feature = "bigtable")]
 pub mod bigtable;
+#[cfg(feature = "cassandra")]
+pub mod cassandra;
 #[cfg(feature = "memcached")]
 pub mod memcached;
 #[cfg(feature = "mysql")]
@@ -56,13 +58,18 @@ mod liops_sql;
     feature = "memcached",
     feature = "postgres",
     feature = "mysql",
-    feature = "bigtable"
+    feature = "bigtable",
+    feature = "cassandra"
 ))]
 pub mod pool;
 #[cfg(all(feature = "postgres", target_os = "linux"))]
 mod proc_cpu;
+#[cfg(any(feature = "postgres", feature = "mysql", feature = "cassandra"))]
+mod shapes;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 mod sql;
+#[cfg(any(feature = "postgres", feature = "mysql", feature = "cassandra"))]
+mod text;
 pub mod url;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 mod vote_sql;
@@ -110,6 +117,10 @@ pub trait Open: Backend + Sized {
 
     /// [`Open::configure`], refusals naming the URL.
     fn open(url: &str, options: &OpenOptions<'_>) -> Result<Self, OpenError> {
+        // The CQL driver's rustls brings a second crypto provider, after
+        // which drivers that rely on rustls' default find none.
+        #[cfg(feature = "cassandra")]
+        sojourn_tls::install_default_provider();
         Self::configure(url, options).map_err(|message| url::invalid(url, message))
     }
 }
@@ -313,6 +324,18 @@ backends! {
         properties ["db.url", "db.user", "db.passwd", "db.driver"];
     Rocksdb: RocksBackend in rocksdb if "rocksdb", schemes ["rocksdb"], prefixes ["rocksdb."],
         properties ["rocksdb.dir", "rocksdb.optionsfile"];
+    // YCSB's cassandra-cql binding reads its contact points from the bare
+    // keys `hosts` and `port`.
+    Cassandra: CassandraBackend in cassandra if "cassandra",
+        schemes ["cassandra", "cassandra-cql"], prefixes ["cassandra.", "hosts", "port"],
+        properties [
+            "hosts", "port", "cassandra.keyspace", "cassandra.username", "cassandra.password",
+            "cassandra.readconsistencylevel", "cassandra.writeconsistencylevel",
+            "cassandra.readtimeoutmillis", "cassandra.connecttimeoutmillis",
+            "cassandra.coreconnections", "cassandra.maxconnections", "cassandra.tracing",
+            "cassandra.useSSL", "cassandra.tls.ca", "cassandra.tls.cert", "cassandra.tls.key",
+            "cassandra.tls.insecure", "cassandra.replicationfactor",
+        ];
     // YCSB's Bigtable binding names the column family with a bare key; its
     // HBase client settings (hbase.*) have no meaning here and are let be.
     Bigtable: BigtableBackend in bigtable if "bigtable",

@@ -49,7 +49,7 @@ use crate::sql::{
     self, checked_table, sql_connection, Backoff, ByShape, Dialect, Hidden, Layout, Op, SqlOps,
     SqlUrl, Target, UrlRules,
 };
-use crate::{liops_sql, pool, vote_sql, Open, OpenOptions};
+use crate::{liops_sql, pool, text, vote_sql, Open, OpenOptions};
 
 /// MySQL's and MariaDB's URLs. In a JDBC URL, Connector/J's `useSSL=true`
 /// means `ssl-mode=required`.
@@ -350,11 +350,8 @@ struct VoteTexts {
 impl Texts {
     /// The text of `op` over `columns`, built on first use.
     async fn shaped(&mut self, layout: &Layout, op: Op, columns: &[usize]) -> &str {
-        let build = async |sql| Ok::<String, Infallible>(sql);
-        let Ok(sql) = self
-            .shaped
-            .get(layout, Dialect::Mysql, op, columns, build)
-            .await;
+        let build = async || Ok::<String, Infallible>(layout.sql(Dialect::Mysql, op, columns));
+        let Ok(sql) = self.shaped.get(layout, op, columns, build).await;
         sql
     }
 
@@ -391,7 +388,7 @@ impl Texts {
 fn value_bytes(value: Value) -> Option<Vec<u8>> {
     match value {
         Value::NULL => None,
-        Value::Bytes(b) => Some(sql::decode_owned(b)),
+        Value::Bytes(b) => Some(text::decode_owned(b)),
         // Only tables written by other tools hold other types.
         other => Some(other.as_sql(true).into_bytes()),
     }
@@ -534,7 +531,7 @@ impl Bodies for MysqlConnection {
         layout.write(values);
         let sql = texts.shaped(layout, Op::Update, layout.written()).await;
         let mut params: Vec<Value> = Vec::with_capacity(values.len() + 1);
-        params.extend(values.iter().map(|v| Value::Bytes(sql::encode(&v.value))));
+        params.extend(values.iter().map(|v| Value::Bytes(text::encode(&v.value))));
         params.push(key_param(key));
         conn.exec_drop(sql, Params::Positional(params)).await?;
         Ok(Status::found(conn.affected_rows() > 0))
@@ -546,7 +543,7 @@ impl Bodies for MysqlConnection {
         let sql = texts.shaped(layout, Op::Insert, layout.written()).await;
         let mut params: Vec<Value> = Vec::with_capacity(values.len() + 1);
         params.push(key_param(key));
-        params.extend(values.iter().map(|v| Value::Bytes(sql::encode(&v.value))));
+        params.extend(values.iter().map(|v| Value::Bytes(text::encode(&v.value))));
         conn.exec_drop(sql, Params::Positional(params)).await?;
         Ok(Status::Ok)
     }

@@ -1,6 +1,7 @@
 //! The connection settings every networked backend reads the same way: the
 //! operation timeout (`timeout.ms`, or the YCSB binding's own key for it),
-//! and `connections=K`, the sockets that the run's N connections share.
+//! `connections=K`, the sockets that the run's N connections share, and
+//! the time allowed for connecting and setting tables up.
 //!
 //! N is the number of connections the run opens, from the plan
 //! ([`OpenOptions::workers`](crate::OpenOptions)): `threadcount` is not read
@@ -8,9 +9,11 @@
 //! groups, a suite's clients) gets sockets for the connections it opens.
 
 use std::fmt;
+use std::future::Future;
 use std::time::Duration;
 
-use sojourn_core::backend::Threading;
+use sojourn_core::backend::guard::Guard;
+use sojourn_core::backend::{BackendError, Schema, Threading};
 use sojourn_core::properties::Properties;
 
 /// Per-operation timeout when none is given.
@@ -25,6 +28,52 @@ pub(crate) fn describe(target: String, notes: impl IntoIterator<Item = String>) 
         target
     } else {
         format!("{target} ({})", notes.join("; "))
+    }
+}
+
+/// The least time allowed for connecting and for table setup, which run
+/// outside the measured phase and may meet a server busy with other work.
+pub(crate) const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What a backend shows of itself and how long its operations may take:
+/// all of it that `Debug` shows, since the rest of a backend's
+/// configuration holds the password.
+#[derive(Debug)]
+pub(crate) struct Target {
+    /// The URL, redacted, and the topology.
+    pub(crate) describe: String,
+    pub(crate) timeout: Duration,
+}
+
+impl Target {
+    /// The guard of a connection for `schema`'s table.
+    pub(crate) fn guard(&self, schema: &Schema) -> Guard {
+        Guard::new(schema.field_count(), Some(self.timeout))
+    }
+
+    pub(crate) fn setup_error(&self, message: impl std::fmt::Display) -> BackendError {
+        BackendError::Setup {
+            target: self.describe.clone(),
+            message: message.to_string(),
+        }
+    }
+
+    /// `connect` for setup, bounded in time; why it failed is `text`.
+    pub(crate) async fn connect<T, E>(
+        &self,
+        connect: impl Future<Output = Result<T, E>>,
+        text: impl FnOnce(E) -> String,
+    ) -> Result<T, BackendError> {
+        let limit = self.timeout.max(SETUP_TIMEOUT);
+        let message = match tokio::time::timeout(limit, connect).await {
+            Ok(Ok(connected)) => return Ok(connected),
+            Ok(Err(e)) => text(e),
+            Err(_) => format!("no answer within {limit:?}"),
+        };
+        Err(BackendError::Connect {
+            target: self.describe.clone(),
+            message,
+        })
     }
 }
 

@@ -62,7 +62,7 @@ use crate::sql::{
     self, checked_table, sql_connection, Backoff, ByShape, Dialect, Layout, Op, SqlOps, SqlUrl,
     Target, UrlRules, SETUP_TIMEOUT,
 };
-use crate::{liops_sql, vote_sql, Open, OpenOptions};
+use crate::{liops_sql, text, vote_sql, Open, OpenOptions};
 
 /// PostgreSQL's URLs. In a JDBC URL, pgjdbc's `ssl=true` means
 /// `sslmode=require`.
@@ -721,9 +721,9 @@ impl Statements {
         op: Op,
         columns: &[usize],
     ) -> Result<&Statement, tokio_postgres::Error> {
-        let prepare = async |sql: String| client.prepare(&sql).await;
+        let sql = || layout.sql(Dialect::Postgres, op, columns);
         self.shaped
-            .get(layout, Dialect::Postgres, op, columns, prepare)
+            .get(layout, op, columns, async || client.prepare(&sql()).await)
             .await
     }
 }
@@ -745,8 +745,8 @@ impl ToSql for Param<'_> {
     ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
         match *self {
             Param::Key(key) => out.extend_from_slice(key.as_bytes()),
-            Param::Value(v) if *ty == Type::BYTEA || sql::is_plain(v) => out.extend_from_slice(v),
-            Param::Value(v) => sql::escape_into(v, out),
+            Param::Value(v) if *ty == Type::BYTEA || text::is_plain(v) => out.extend_from_slice(v),
+            Param::Value(v) => text::escape_into(v, out),
             Param::Limit(n) => return n.to_sql(ty, out),
         }
         Ok(IsNull::No)
@@ -790,7 +790,7 @@ fn push_fields(
         if let Some(Raw(stored)) = row.try_get::<_, Option<Raw<'_>>>(first_column + i)? {
             out.push(FieldValue {
                 field,
-                value: sql::decode(stored),
+                value: text::decode(stored),
             });
         }
     }

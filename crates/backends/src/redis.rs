@@ -147,18 +147,7 @@ pub struct RedisOptions {
 }
 
 /// How a TLS connection authenticates the server, and itself.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct TlsOptions {
-    /// PEM file of the certificate authorities to trust; default: the
-    /// system's bundle (`$SSL_CERT_FILE`, else the usual locations).
-    pub ca: Option<PathBuf>,
-    /// PEM certificate chain and private key for servers that check clients
-    /// (Redis' `tls-auth-clients yes`, its default).
-    pub cert: Option<PathBuf>,
-    pub key: Option<PathBuf>,
-    /// Encrypt without checking the server's certificate.
-    pub insecure: bool,
-}
+pub use sojourn_tls::ClientFiles as TlsOptions;
 
 impl std::fmt::Debug for RedisOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -217,10 +206,13 @@ impl RedisOptions {
             (_, Some(rest)) if rest.starts_with("//") => parse_url(url)?,
             _ => {
                 return Err(
-                    "expected redis://[user][:password@]host[:port][/db], or `redis` \
-                     with -p redis.host=... -p redis.port=..."
+                    // No `user:password@` in the form: messages show it as
+                    // `user:***@`.
+                    "expected redis://[user@]host[:port][/db] (a password after the user as \
+                     :password, or in $REDIS_PASSWORD), or `redis` with -p redis.host=... \
+                     -p redis.port=..."
                         .to_string(),
-                )
+                );
             }
         };
         if o.password.is_none() {
@@ -295,9 +287,9 @@ impl RedisOptions {
 /// `redis://[user][:password@]host[:port][/db]`.
 fn parse_url(url: &str) -> Result<RedisOptions, String> {
     let url = url.trim();
-    let (scheme, rest) = url
-        .split_once("://")
-        .ok_or("expected redis://[user][:password@]host[:port][/db]")?;
+    let (scheme, rest) = url.split_once("://").ok_or(
+        "expected redis://[user@]host[:port][/db] (a password after the user as :password)",
+    )?;
     let tls = scheme.eq_ignore_ascii_case("rediss");
     if !tls && !scheme.eq_ignore_ascii_case("redis") {
         return Err(format!("expected the redis:// scheme, not {scheme}://"));

@@ -1,7 +1,6 @@
 //! What the client-server SQL backends (PostgreSQL, MySQL/MariaDB) share:
-//! YCSB's JDBC table layout, the SQL text of each operation shape, how any
-//! bytes are kept in a `TEXT` column, the reconnection backoff, and the
-//! vote and LIOPS operations of a connection around their bodies
+//! YCSB's JDBC table layout, the SQL text of each operation shape, the
+//! reconnection backoff, and the vote and LIOPS operations of a connection around their bodies
 //! ([`SqlOps`], [`sql_connection!`]).
 //!
 //! Layout (YCSB's JDBC binding): `usertable(YCSB_KEY VARCHAR(255) PRIMARY
@@ -16,26 +15,22 @@
 //! $2`); an insert binds the key then its values; a scan binds the start
 //! key then the limit.
 //!
-//! Values: a `TEXT` column holds valid UTF-8 without NUL bytes (PostgreSQL
-//! refuses both; MySQL refuses invalid UTF-8 in a utf8mb4 column), while a
-//! backend must round-trip any bytes. A value that is valid UTF-8, has no
-//! NUL and does not start with byte 0x01 is stored as it is: every value
-//! YCSB or sojourn generates is ASCII, so the tables stay readable by YCSB
-//! and by people. Any other value is stored as 0x01 followed by its bytes in
-//! lower-case hex; reading reverses that. A stored text that starts with
-//! 0x01 but is not valid hex (written by another tool) is returned as it is.
+//! Values: any bytes, kept in `TEXT` columns as [`crate::text`] says.
 
 use std::fmt::Write as _;
 use std::future::Future;
 use std::time::Duration;
 
 pub(crate) use sojourn_core::backend::guard::call;
-use sojourn_core::backend::guard::{Bodies, Guard};
+use sojourn_core::backend::guard::Bodies;
 use sojourn_core::backend::Extensions;
-use sojourn_core::backend::{BackendError, FieldValue, Fields, Schema, Status};
+use sojourn_core::backend::{Schema, Status};
 use sojourn_core::workload::capability::Runs;
 use sojourn_core::workload::liops::{Liops, LiopsRow, LiopsSupport};
 use sojourn_core::workload::vote::{ArticleRow, Vote, VoteSupport, VoteVariant};
+
+pub(crate) use crate::pool::{Target, SETUP_TIMEOUT};
+pub(crate) use crate::shapes::{ByShape, Layout, Op};
 
 /// The bodies of a connection's vote and LIOPS operations (YCSB's five are
 /// its [`Bodies`]), each without the guard, which [`sql_connection!`] puts
@@ -169,10 +164,6 @@ pub(crate) fn missing_columns(
     ))
 }
 
-/// The least time allowed for connecting and for table setup, which run
-/// outside the measured phase and may meet a server busy with other work.
-pub(crate) const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// A driver's settings, which hold the password: `Debug` shows none of
 /// them.
 #[cfg(feature = "mysql")]
@@ -191,48 +182,6 @@ impl<T> std::ops::Deref for Hidden<T> {
 
     fn deref(&self) -> &T {
         &self.0
-    }
-}
-
-/// What a SQL backend shows of itself and how long its operations may
-/// take: all of it that `Debug` shows, since the rest of a backend's
-/// configuration holds the password.
-#[derive(Debug)]
-pub(crate) struct Target {
-    /// The URL, redacted, and the topology.
-    pub(crate) describe: String,
-    pub(crate) timeout: Duration,
-}
-
-impl Target {
-    /// The guard of a connection for `schema`'s table.
-    pub(crate) fn guard(&self, schema: &Schema) -> Guard {
-        Guard::new(schema.field_count(), Some(self.timeout))
-    }
-
-    pub(crate) fn setup_error(&self, message: impl std::fmt::Display) -> BackendError {
-        BackendError::Setup {
-            target: self.describe.clone(),
-            message: message.to_string(),
-        }
-    }
-
-    /// `connect` for setup, bounded in time; why it failed is `text`.
-    pub(crate) async fn connect<T, E>(
-        &self,
-        connect: impl Future<Output = Result<T, E>>,
-        text: impl FnOnce(E) -> String,
-    ) -> Result<T, BackendError> {
-        let limit = self.timeout.max(SETUP_TIMEOUT);
-        let message = match tokio::time::timeout(limit, connect).await {
-            Ok(Ok(connected)) => return Ok(connected),
-            Ok(Err(e)) => text(e),
-            Err(_) => format!("no answer within {limit:?}"),
-        };
-        Err(BackendError::Connect {
-            target: self.describe.clone(),
-            message,
-        })
     }
 }
 
@@ -545,224 +494,15 @@ fn percent_encode(s: &str) -> String {
     out
 }
 
-/// The first byte of a value stored in escaped form.
-const ESCAPE: u8 = 0x01;
-
-/// Whether `value` is stored in a TEXT column as it is.
-pub(crate) fn is_plain(value: &[u8]) -> bool {
-    value.first() != Some(&ESCAPE) && !value.contains(&0) && std::str::from_utf8(value).is_ok()
-}
-
-/// Append the stored form of a value that is not [`is_plain`].
-pub(crate) fn escape_into(value: &[u8], out: &mut impl Extend<u8>) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.extend(std::iter::once(ESCAPE));
-    out.extend(
-        value
-            .iter()
-            .flat_map(|&b| [HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]),
-    );
-}
-
-/// The stored form of `value`.
-pub(crate) fn encode(value: &[u8]) -> Vec<u8> {
-    if is_plain(value) {
-        value.to_vec()
-    } else {
-        let mut out = Vec::with_capacity(1 + 2 * value.len());
-        escape_into(value, &mut out);
-        out
-    }
-}
-
-/// The value whose stored form is `stored`.
-pub(crate) fn decode(stored: &[u8]) -> Vec<u8> {
-    match stored.split_first() {
-        Some((&ESCAPE, hex)) if hex.len() % 2 == 0 => {
-            let digit = |c: u8| match c {
-                b'0'..=b'9' => Some(c - b'0'),
-                b'a'..=b'f' => Some(c - b'a' + 10),
-                _ => None,
-            };
-            hex.chunks_exact(2)
-                .map(|p| Some(digit(p[0])? << 4 | digit(p[1])?))
-                .collect::<Option<Vec<u8>>>()
-                .unwrap_or_else(|| stored.to_vec())
-        }
-        _ => stored.to_vec(),
-    }
-}
-
-/// Move a decoded value out of a driver-owned buffer without copying when
-/// it is plain.
-pub(crate) fn decode_owned(stored: Vec<u8>) -> Vec<u8> {
-    if stored.first() == Some(&ESCAPE) {
-        decode(&stored)
-    } else {
-        stored
-    }
-}
-
-/// Field indices as written: `fields` itself, or where it is exactly
-/// `0..field_count` in order, the "all fields" shape.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Shape<'a> {
-    All,
-    One(usize),
-    List(&'a [usize]),
-}
-
-impl<'a> Shape<'a> {
-    fn of(fields: &'a [usize], field_count: usize) -> Shape<'a> {
-        match fields {
-            [one] if field_count != 1 => Shape::One(*one),
-            _ if fields.len() == field_count && fields.iter().enumerate().all(|(i, &f)| i == f) => {
-                Shape::All
-            }
-            _ => Shape::List(fields),
-        }
-    }
-}
-
-/// The operations whose SQL depends on the fields they touch.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Op {
-    Read,
-    Scan,
-    Update,
-    Insert,
-}
-
-/// What a connection's SQL is built from: the workload's table and its
-/// fields, and the fields of the write at hand.
-pub(crate) struct Layout {
-    table: String,
-    all_fields: Vec<usize>,
-    written: Vec<usize>,
-}
-
 impl Layout {
-    pub(crate) fn new(table: &str, field_count: usize) -> Layout {
-        Layout {
-            table: table.to_string(),
-            all_fields: (0..field_count).collect(),
-            written: Vec::new(),
-        }
-    }
-
-    pub(crate) fn table(&self) -> &str {
-        &self.table
-    }
-
-    /// The fields a read or scan returns, in order.
-    pub(crate) fn columns<'a>(&'a self, fields: Fields<'a>) -> &'a [usize] {
-        match fields {
-            Fields::All => &self.all_fields,
-            Fields::Some(list) => list,
-        }
-    }
-
-    /// Note the fields `values` write, for [`Layout::written`].
-    pub(crate) fn write(&mut self, values: &[FieldValue]) {
-        self.written.clear();
-        self.written.extend(values.iter().map(|v| v.field));
-    }
-
-    /// The fields of the last [`Layout::write`], in order.
-    pub(crate) fn written(&self) -> &[usize] {
-        &self.written
-    }
-
     /// The SQL of `op` over `columns`, in `dialect`.
-    fn sql(&self, dialect: Dialect, op: Op, columns: &[usize]) -> String {
-        let table = &self.table;
+    pub(crate) fn sql(&self, dialect: Dialect, op: Op, columns: &[usize]) -> String {
+        let table = self.table();
         match op {
             Op::Read => read(dialect, table, columns),
             Op::Scan => scan(dialect, table, columns),
             Op::Update => update(dialect, table, columns),
-            Op::Insert => insert(dialect, table, columns, self.all_fields.len()),
-        }
-    }
-}
-
-/// Something kept per operation and shape: a prepared statement, the text
-/// of one.
-pub(crate) struct ByShape<T>([ShapeCache<T>; 4]);
-
-impl<T> Default for ByShape<T> {
-    fn default() -> Self {
-        ByShape(Default::default())
-    }
-}
-
-impl<T> ByShape<T> {
-    /// The entry of `op` over `columns` of `layout`, made on first use from
-    /// its SQL text in `dialect` by `make`.
-    pub(crate) async fn get<E, F: Future<Output = Result<T, E>>>(
-        &mut self,
-        layout: &Layout,
-        dialect: Dialect,
-        op: Op,
-        columns: &[usize],
-        make: impl FnOnce(String) -> F,
-    ) -> Result<&T, E> {
-        let cache = &mut self.0[op as usize];
-        let shape = Shape::of(columns, layout.all_fields.len());
-        if cache.get(shape).is_none() {
-            let made = make(layout.sql(dialect, op, columns)).await?;
-            return Ok(cache.insert(shape, made));
-        }
-        Ok(cache.get(shape).expect("present: checked above"))
-    }
-}
-
-/// Shapes beyond which a cache of statements by field list is emptied: a
-/// workload picking arbitrary field subsets would otherwise prepare
-/// statements without bound on the server.
-const LIST_CACHE_LIMIT: usize = 64;
-
-/// Statements (or anything else) kept per operation shape, with the common
-/// shapes (all fields, one field) found without hashing.
-struct ShapeCache<T> {
-    all: Option<T>,
-    one: Vec<Option<T>>,
-    list: std::collections::HashMap<Box<[usize]>, T>,
-}
-
-impl<T> Default for ShapeCache<T> {
-    fn default() -> Self {
-        ShapeCache {
-            all: None,
-            one: Vec::new(),
-            list: std::collections::HashMap::new(),
-        }
-    }
-}
-
-impl<T> ShapeCache<T> {
-    fn get(&self, shape: Shape<'_>) -> Option<&T> {
-        match shape {
-            Shape::All => self.all.as_ref(),
-            Shape::One(f) => self.one.get(f).and_then(Option::as_ref),
-            Shape::List(list) => self.list.get(list),
-        }
-    }
-
-    fn insert(&mut self, shape: Shape<'_>, value: T) -> &T {
-        match shape {
-            Shape::All => self.all.insert(value),
-            Shape::One(f) => {
-                if self.one.len() <= f {
-                    self.one.resize_with(f + 1, || None);
-                }
-                self.one[f].insert(value)
-            }
-            Shape::List(list) => {
-                if self.list.len() >= LIST_CACHE_LIMIT {
-                    self.list.clear();
-                }
-                self.list.entry(list.into()).or_insert(value)
-            }
+            Op::Insert => insert(dialect, table, columns, self.field_count()),
         }
     }
 }
@@ -867,46 +607,5 @@ mod tests {
         assert!(!valid_table_name("t; DROP TABLE x"));
         assert!(!valid_table_name(""));
         assert!(!valid_table_name(&"a".repeat(64)));
-    }
-
-    #[test]
-    fn values_round_trip() {
-        for v in [
-            &b"plain ascii"[..],
-            b"",
-            "h\u{e9}llo".as_bytes(),
-            &[0x00, 0xff],
-            b"nul\0inside",
-            &[0x01, b'a', b'b'],
-            &[0xc3, 0x28],
-        ] {
-            let stored = encode(v);
-            assert!(std::str::from_utf8(&stored).is_ok() && !stored.contains(&0));
-            assert_eq!(decode(&stored), v);
-            assert_eq!(decode_owned(stored), v);
-        }
-        assert_eq!(encode(b"abc"), b"abc");
-        assert_eq!(encode(&[0xff]), b"\x01ff");
-        // Foreign text starting with 0x01 that is not our escape.
-        assert_eq!(decode(b"\x01zz"), b"\x01zz");
-        assert_eq!(decode(b"\x01a"), b"\x01a");
-    }
-
-    #[test]
-    fn shapes_and_cache() {
-        assert_eq!(Shape::of(&[0, 1, 2], 3), Shape::All);
-        assert_eq!(Shape::of(&[0], 1), Shape::All);
-        assert_eq!(Shape::of(&[2], 3), Shape::One(2));
-        assert_eq!(Shape::of(&[1, 0, 2], 3), Shape::List(&[1, 0, 2]));
-        assert_eq!(Shape::of(&[], 3), Shape::List(&[]));
-        let mut c = ShapeCache::default();
-        assert_eq!(c.get(Shape::One(5)), None);
-        c.insert(Shape::One(5), "five");
-        c.insert(Shape::List(&[1, 2]), "list");
-        c.insert(Shape::All, "all");
-        assert_eq!(c.get(Shape::One(5)), Some(&"five"));
-        assert_eq!(c.get(Shape::One(4)), None);
-        assert_eq!(c.get(Shape::List(&[1, 2])), Some(&"list"));
-        assert_eq!(c.get(Shape::All), Some(&"all"));
     }
 }

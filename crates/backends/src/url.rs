@@ -26,11 +26,8 @@ pub enum OpenError {
         feature: &'static str,
         accepted: String,
     },
-    #[error(
-        "backend `{scheme}` is not implemented in this version of sojourn; \
-         accepted forms: {accepted}"
-    )]
-    NotImplemented { scheme: String, accepted: String },
+    #[error("`{scheme}` is not a backend of its own: {how}")]
+    SpokenAs { scheme: String, how: &'static str },
     #[error("invalid backend URL `{url}`: {message}")]
     Invalid { url: String, message: String },
 }
@@ -68,9 +65,33 @@ impl Registration {
     }
 }
 
-/// Database names sojourn plans to support (YCSB binding names among them),
-/// so that asking for one gets an honest "not yet" rather than "unknown".
-const PLANNED: &[&str] = &["yugabyte"];
+/// Databases reached through another backend's protocol, by the names
+/// their users may try (YCSB binding names among them), with the forms
+/// that reach them.
+const SPOKEN_AS: &[(&str, &str)] = &[
+    (
+        "yugabyte",
+        "YugabyteDB speaks PostgreSQL's protocol (YSQL: postgres://user@host:5433/yugabyte) \
+         and CQL (YCQL: cassandra://host:9042/keyspace)",
+    ),
+    (
+        "yugabytesql",
+        "YugabyteDB YSQL speaks PostgreSQL's protocol: postgres://user@host:5433/yugabyte",
+    ),
+    (
+        "yugabytecql",
+        "YugabyteDB YCQL speaks CQL: cassandra://host:9042/keyspace, or cassandra-cql with \
+         -p hosts=HOST",
+    ),
+    (
+        "scylla",
+        "ScyllaDB speaks CQL: cassandra://host:9042/keyspace, or cassandra-cql with -p hosts=HOST",
+    ),
+    (
+        "scylladb",
+        "ScyllaDB speaks CQL: cassandra://host:9042/keyspace, or cassandra-cql with -p hosts=HOST",
+    ),
+];
 
 /// Why a `jdbc:` URL of another database is refused.
 const JDBC_URLS: &str = "sojourn speaks JDBC URLs of PostgreSQL (jdbc:postgresql://) \
@@ -145,11 +166,13 @@ fn parse(url: &str) -> Result<Target<'_>, OpenError> {
             feature: r.name(),
             accepted: accepted_forms(),
         }),
-        None if PLANNED.contains(&lower.as_str()) => Err(OpenError::NotImplemented {
-            scheme: scheme.to_string(),
-            accepted: accepted_forms(),
-        }),
-        None => Err(unknown(url)),
+        None => match SPOKEN_AS.iter().find(|(name, _)| *name == lower) {
+            Some((_, how)) => Err(OpenError::SpokenAs {
+                scheme: scheme.to_string(),
+                how,
+            }),
+            None => Err(unknown(url)),
+        },
     }
 }
 
@@ -210,6 +233,37 @@ pub(crate) fn split(url: &str) -> (&str, Option<&str>) {
     }
 }
 
+/// `host`, `host:port`, `[v6]` or `[v6]:port`.
+pub(crate) fn split_host_port(authority: &str, default_port: u16) -> Result<(String, u16), String> {
+    let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
+        let (host, after) = rest
+            .split_once(']')
+            .ok_or_else(|| format!("unclosed [ in {authority}"))?;
+        match after.strip_prefix(':') {
+            Some(port) => (host, Some(port)),
+            None if after.is_empty() => (host, None),
+            None => return Err(format!("unexpected {after} after the address")),
+        }
+    } else {
+        match authority.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        }
+    };
+    if host.is_empty() {
+        return Err("no host".into());
+    }
+    let port = match port {
+        None => default_port,
+        Some(p) => p
+            .parse::<u16>()
+            .ok()
+            .filter(|&p| p > 0)
+            .ok_or_else(|| format!("{p} is not a TCP port"))?,
+    };
+    Ok((host.to_string(), port))
+}
+
 /// RFC 3986: a letter, then letters, digits, `+`, `-` or `.`.
 fn is_scheme(s: &str) -> bool {
     let mut chars = s.chars();
@@ -265,14 +319,14 @@ mod tests {
         }
         assert!(parse("basic:").is_ok());
         assert!(matches!(opens("basic:"), Err(OpenError::Unknown { .. })));
-        assert!(matches!(
-            parse("cassandra:x"),
-            Err(OpenError::Unknown { .. })
-        ));
-        assert!(matches!(
-            parse("Yugabyte://h/db"),
-            Err(OpenError::NotImplemented { .. })
-        ));
+        assert!(matches!(parse("mongodb:x"), Err(OpenError::Unknown { .. })));
+        let e = parse("Yugabyte://h/db").unwrap_err().to_string();
+        assert!(
+            e.contains("postgres://") && e.contains("cassandra://"),
+            "{e}"
+        );
+        let e = parse("scylla").unwrap_err().to_string();
+        assert!(e.contains("cassandra://"), "{e}");
     }
 
     #[test]
@@ -297,6 +351,8 @@ mod tests {
         expect("mariadb://h/db", "mysql", "mysql");
         expect("rocksdb:/tmp/db", "rocksdb", "rocksdb");
         expect("googlebigtable", "bigtable", "bigtable");
+        expect("cassandra-cql", "cassandra", "cassandra");
+        expect("cassandra://u:p@h1,h2/ks", "cassandra", "cassandra");
     }
 
     #[test]

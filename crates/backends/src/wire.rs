@@ -42,10 +42,8 @@ use tokio::net::TcpStream;
 use tokio::time::{sleep_until, Instant, Sleep};
 
 use crate::pool::Sharing;
-
-/// Setup connections (prepare, is_empty, connect) may wait longer than an
-/// operation: a server that is still starting is not an operation error.
-pub(crate) const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) use crate::pool::SETUP_TIMEOUT;
+pub(crate) use crate::url::split_host_port;
 
 /// TLS for a connection: the rustls connector and the name the server's
 /// certificate must carry. Only the Redis backend offers TLS; without it
@@ -342,37 +340,6 @@ async fn write_all(
         .map_err(|e| (written, e))?;
     }
     Ok(())
-}
-
-/// `host`, `host:port`, `[v6]` or `[v6]:port`.
-pub(crate) fn split_host_port(authority: &str, default_port: u16) -> Result<(String, u16), String> {
-    let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
-        let (host, after) = rest
-            .split_once(']')
-            .ok_or_else(|| format!("unclosed [ in {authority}"))?;
-        match after.strip_prefix(':') {
-            Some(port) => (host, Some(port)),
-            None if after.is_empty() => (host, None),
-            None => return Err(format!("unexpected {after} after the address")),
-        }
-    } else {
-        match authority.rsplit_once(':') {
-            Some((host, port)) => (host, Some(port)),
-            None => (authority, None),
-        }
-    };
-    if host.is_empty() {
-        return Err("no host".into());
-    }
-    let port = match port {
-        None => default_port,
-        Some(p) => p
-            .parse::<u16>()
-            .ok()
-            .filter(|&p| p > 0)
-            .ok_or_else(|| format!("{p} is not a TCP port"))?,
-    };
-    Ok((host.to_string(), port))
 }
 
 /// `host:port` as a socket address string (IPv6 in brackets).

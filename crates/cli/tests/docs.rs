@@ -74,7 +74,7 @@ use sojourn_testkit::redis_server::RedisServer;
 use util::*;
 
 /// The blocks marked `<!-- not run: ... -->` in all the docs.
-const NOT_RUN: usize = 11;
+const NOT_RUN: usize = 12;
 
 /// The password, user and databases of the docs' own examples.
 const PASSWORD: &str = "PASSWORD";

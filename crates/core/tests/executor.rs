@@ -482,7 +482,7 @@ struct Hog {
 impl<C: Connection> Step<C> for Hog {
     async fn step(&mut self, conn: &mut C, m: &mut Meter) {
         let n = self.n.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-        if n.is_multiple_of(self.every) {
+        if n % self.every == 0 {
             std::thread::sleep(self.hold);
         }
         let t = m.start();

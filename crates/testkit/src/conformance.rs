@@ -59,6 +59,10 @@ pub enum ScanOrder {
     /// scores in key order: YCSB's Redis binding scans its `_indices`
     /// sorted set, scored by Java's `String.hashCode()`.
     Score(fn(&str) -> f64),
+    /// In token order from the start key's token: a table partitioned
+    /// by a hash of its key (CQL, whose YCSB binding scans with
+    /// `token(y_id) >= token(?)`), the token given.
+    Token(fn(&str) -> i64),
     /// Scans are NOT_IMPLEMENTED (memcached).
     NotImplemented,
 }
@@ -75,6 +79,10 @@ impl ScanOrder {
             ScanOrder::Score(score) => {
                 keys.sort_by(|a, b| score(a).total_cmp(&score(b)).then(a.cmp(b)));
                 keys.retain(|k| score(k) >= score(start));
+            }
+            ScanOrder::Token(token) => {
+                keys.sort_by_key(|k| (token(k), k.to_string()));
+                keys.retain(|k| token(k) >= token(start));
             }
             ScanOrder::NotImplemented => keys.clear(),
         }
@@ -95,6 +103,19 @@ pub enum Writes {
     /// YCSB's memcached binding: an update of an absent record is
     /// NOT_FOUND, and an update replaces the record with the fields given.
     Replace,
+    /// YCSB's CQL binding: writes as [`Writes::Upsert`], and a delete is OK
+    /// whether or not the record was there (CQL's `DELETE` does not say).
+    Blind,
+}
+
+impl Writes {
+    /// What a delete of an absent record answers.
+    fn delete_absent(self) -> Status {
+        match self {
+            Writes::Blind => Status::Ok,
+            Writes::Checked | Writes::Upsert | Writes::Replace => Status::NotFound,
+        }
+    }
 }
 
 /// The behaviour every backend with real storage must show, with scans in
@@ -118,19 +139,21 @@ pub async fn conformance_as<B: Backend>(backend: &B, order: ScanOrder, writes: W
     );
     let mut conn = backend.connect(Arc::clone(&schema)).await.expect("connect");
 
-    round_trips(backend, &mut conn, writes).await;
-    binary_values(&mut conn).await;
-    bad_fields(&mut conn).await;
+    // Each part boxed: nested whole, the suite's future over a driver's
+    // is deeper than the compiler's limit for computing its layout.
+    Box::pin(round_trips(backend, &mut conn, writes)).await;
+    Box::pin(binary_values(&mut conn)).await;
+    Box::pin(bad_fields(&mut conn)).await;
 
     backend.prepare(&schema, true).await.expect("prepare drop");
     assert_eq!(
         backend.is_empty(&schema).await.expect("is_empty"),
         Some(true)
     );
-    scans(&mut conn, order).await;
+    Box::pin(scans(&mut conn, order)).await;
 
     backend.prepare(&schema, true).await.expect("prepare drop");
-    concurrent_writers(backend, order).await;
+    Box::pin(concurrent_writers(backend, order)).await;
 
     // Without drop, prepare keeps the data.
     backend.prepare(&schema, false).await.expect("prepare keep");
@@ -157,7 +180,7 @@ async fn update_absent<C: Connection>(conn: &mut C, key: &str, writes: Writes) {
         Writes::Checked | Writes::Replace => {
             assert_eq!(conn.update(key, &[fv(0, b"x")]).await, Status::NotFound);
         }
-        Writes::Upsert => {
+        Writes::Upsert | Writes::Blind => {
             assert_eq!(conn.update(key, &[fv(0, b"x")]).await, Status::Ok);
             assert_eq!(
                 read(conn, key, Fields::All).await,
@@ -178,7 +201,7 @@ async fn round_trips<B: Backend>(backend: &B, conn: &mut B::Conn, writes: Writes
     );
     update_absent(conn, "user1", writes).await;
     assert_eq!(conn.update("user1", &[]).await, Status::NotFound);
-    assert_eq!(conn.delete("user1").await, Status::NotFound);
+    assert_eq!(conn.delete("user1").await, writes.delete_absent());
     assert_eq!(
         backend.is_empty(&schema).await.expect("is_empty"),
         Some(true)
@@ -219,7 +242,7 @@ async fn round_trips<B: Backend>(backend: &B, conn: &mut B::Conn, writes: Writes
     );
     let updated = match writes {
         Writes::Replace => vec![fv(1, b"new1"), fv(3, b"new3")],
-        Writes::Checked | Writes::Upsert => vec![
+        Writes::Checked | Writes::Upsert | Writes::Blind => vec![
             fv(0, b"user1/f0"),
             fv(1, b"new1"),
             fv(2, b"user1/f2"),
@@ -248,7 +271,7 @@ async fn round_trips<B: Backend>(backend: &B, conn: &mut B::Conn, writes: Writes
     assert_eq!(conn.insert("user1", &[fv(0, b"again")]).await, Status::Ok);
     let expected = match writes {
         Writes::Checked | Writes::Replace => vec![fv(0, b"again")],
-        Writes::Upsert => vec![
+        Writes::Upsert | Writes::Blind => vec![
             fv(0, b"again"),
             fv(1, b"new1"),
             fv(2, b"user1/f2"),
@@ -266,7 +289,7 @@ async fn round_trips<B: Backend>(backend: &B, conn: &mut B::Conn, writes: Writes
         read(conn, "user1", Fields::All).await,
         (Status::NotFound, vec![])
     );
-    assert_eq!(conn.delete("user1").await, Status::NotFound);
+    assert_eq!(conn.delete("user1").await, writes.delete_absent());
     update_absent(conn, "user1", writes).await;
     assert_eq!(
         backend.is_empty(&schema).await.expect("is_empty"),

@@ -7,6 +7,7 @@
 //! report and compare tests.
 
 pub mod bigtable_server;
+pub mod cassandra_server;
 pub mod conformance;
 pub mod fuzz;
 pub mod mariadb_server;

@@ -33,10 +33,12 @@ pub enum Need {
     Kubernetes,
     /// Network namespaces (root, `ip` from iproute2): hosts of a test's own.
     Netns,
+    /// Apache Cassandra's jars and Java 17.
+    Cassandra,
 }
 
 impl Need {
-    pub const ALL: [Need; 9] = [
+    pub const ALL: [Need; 10] = [
         Need::Postgres,
         Need::Mariadb,
         Need::Redis,
@@ -46,6 +48,7 @@ impl Need {
         Need::Duckdb,
         Need::Kubernetes,
         Need::Netns,
+        Need::Cassandra,
     ];
 
     /// Its name in `SOJOURN_TEST_LEAVE_OUT` (and its snippet in
@@ -61,6 +64,7 @@ impl Need {
             Need::Duckdb => "duckdb",
             Need::Kubernetes => "kubernetes",
             Need::Netns => "netns",
+            Need::Cassandra => "cassandra",
         }
     }
 
@@ -92,6 +96,10 @@ impl Need {
             Need::Netns => {
                 "root, and Debian's iproute2 (`ip netns`, veth, bridges): run the tests as root, \
                  as CI does"
+            }
+            Need::Cassandra => {
+                "Debian's openjdk-17-jre-headless and maven, then Cassandra's jars from Maven \
+                 Central into /opt/sojourn-cassandra-5.0.9/lib (scripts/deps does all of it)"
             }
         }
     }

@@ -82,11 +82,14 @@ where
 impl<B: Backend, K: Capability> Support<B, K> {
     /// `backend`'s support, or why it has none.
     pub fn of(backend: &B) -> Result<Self, BackendError> {
-        backend
-            .extensions()
-            .get::<Self>()
-            .cloned()
+        Self::find(backend)
             .ok_or_else(|| BackendError::Config(format!("{} {}", backend.describe(), K::REFUSAL)))
+    }
+
+    /// `backend`'s support, if it offers one: for a workload that runs
+    /// on every backend and lets one that offers it set its tables up.
+    pub fn find(backend: &B) -> Option<Self> {
+        backend.extensions().get::<Self>().cloned()
     }
 
     pub fn prepare<'a>(

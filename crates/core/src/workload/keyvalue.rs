@@ -14,7 +14,10 @@
 //! reads, see [`written_keys`], or given as `max_written_key`).
 //!
 //! Data goes through the same [`Connection`] as YCSB's workload: one record
-//! per key, one field (`v`), so every key-value backend serves it as is.
+//! per key, one field (`v`), so every key-value backend serves it as is, in
+//! YCSB's layout. A backend with a layout of its own for it (yb-sample-apps'
+//! `k`/`v` table over CQL) lists [`KeyValueSupport`] in its extensions and
+//! sets that table up itself; the operations stay YCSB's five.
 
 use std::sync::{Arc, Mutex};
 
@@ -25,6 +28,7 @@ use crate::executor::{Group, Meter, Progress, Step};
 use crate::generator::{below, rng_for, AcknowledgedCounter, Rng, SkewedLatest};
 use crate::op::OpKind;
 use crate::properties::{Properties, PropertyError};
+use crate::workload::capability::{Capability, Support};
 
 use super::{Narrator, Phase};
 
@@ -44,6 +48,20 @@ pub const KEYVALUE_PROPERTIES: &[&str] = &[
     "nouuid",
     "uuid",
 ];
+
+/// The key-value workload's capability: a table of the backend's own
+/// layout for it. Optional: without it the workload uses YCSB's layout.
+pub struct KeyValue;
+
+impl Capability for KeyValue {
+    type Config = KeyValueConfig;
+    type Step = KeyValueWorker;
+    // Never shown: a backend without it runs the workload in YCSB's layout.
+    const REFUSAL: &'static str = "has no key-value table of its own";
+}
+
+/// A backend's key-value table, if it has one of its own.
+pub type KeyValueSupport<B> = Support<B, KeyValue>;
 
 /// Whether the `workload` property selects this workload.
 pub fn is_keyvalue(p: &Properties) -> bool {

@@ -30,7 +30,7 @@ use crate::properties::Properties;
 
 pub use self::config::{CoreConfig, RequestDistribution};
 pub use self::core::{CoreShared, CoreWorker, Phase};
-pub use self::keyvalue::{KeyValueConfig, KeyValueShared, KeyValueWorker};
+pub use self::keyvalue::{KeyValueConfig, KeyValueShared, KeyValueSupport, KeyValueWorker};
 pub use self::liops::{LiopsConfig, LiopsShared, LiopsSupport, LiopsWorker};
 pub use self::vote::{VoteConfig, VoteShared, VoteSupport, VoteVariant, VoteWorker};
 
@@ -186,7 +186,11 @@ impl Workload {
                     .await
             }
             Workload::Liops(l) => LiopsSupport::of(backend)?.is_empty(backend, l).await,
-            Workload::Core(_) | Workload::KeyValue(_) => backend.is_empty(schema).await,
+            Workload::KeyValue(kv) => match KeyValueSupport::find(backend) {
+                Some(own) => own.is_empty(backend, kv).await,
+                None => backend.is_empty(schema).await,
+            },
+            Workload::Core(_) => backend.is_empty(schema).await,
         }
     }
 
@@ -204,7 +208,11 @@ impl Workload {
                     .await
             }
             Workload::Liops(l) => LiopsSupport::of(backend)?.prepare(backend, l, drop).await,
-            Workload::Core(_) | Workload::KeyValue(_) => backend.prepare(schema, drop).await,
+            Workload::KeyValue(kv) => match KeyValueSupport::find(backend) {
+                Some(own) => own.prepare(backend, kv, drop).await,
+                None => backend.prepare(schema, drop).await,
+            },
+            Workload::Core(_) => backend.prepare(schema, drop).await,
         }
     }
 
