@@ -68,6 +68,7 @@ fn cassandra_backend() {
         reads_a_table_loaded_by_plain_cql(&node).await;
         key_value_table_is_yb_sample_apps(&node).await;
         refusals_say_why_without_the_password(&node).await;
+        encrypts_when_asked(&node).await;
     });
     stalled_node_times_out_and_recovers(&mut node, &rt);
 }
@@ -286,6 +287,35 @@ async fn refusals_say_why_without_the_password(node: &CassandraServer) {
     let missing = Arc::new(Schema::ycsb("nosuchtable", "field", 2));
     let e = b.connect(missing).await.err().expect("refused").to_string();
     assert!(e.contains("no table ycsb.nosuchtable"), "{e}");
+}
+
+/// `cassandra.useSSL=true`: TLS, the node checked against the authority
+/// given, or the system's, which do not know the test's.
+async fn encrypts_when_asked(node: &CassandraServer) {
+    let ca = node.tls_ca.display().to_string();
+    let b = backend(
+        &node.url("secure"),
+        &[("cassandra.useSSL", "true"), ("cassandra.tls.ca", &ca)],
+    );
+    assert!(b.describe().ends_with("TLS)"), "{}", b.describe());
+    let schema = sojourn_testkit::schema();
+    b.prepare(&schema, true).await.unwrap();
+    let mut conn = b.connect(Arc::clone(&schema)).await.unwrap();
+    assert_eq!(conn.insert("k", &[fv(1, b"over TLS")]).await, Status::Ok);
+    assert_eq!(
+        read(&mut conn, "k", Fields::All).await,
+        (Status::Ok, vec![fv(1, b"over TLS")])
+    );
+    let unknown = backend(&node.url("secure"), &[("cassandra.useSSL", "true")]);
+    let e = unknown.is_empty(&schema).await.unwrap_err().to_string();
+    assert!(e.contains("UnknownIssuer"), "{e}");
+    let e = CassandraBackend::open(
+        &node.url("secure"),
+        &OpenOptions::new(&props(&[("cassandra.tls.ca", &ca)])),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("cassandra.useSSL=true"), "{e}");
 }
 
 /// Operations on a stopped node fail as ERROR within the timeout; once

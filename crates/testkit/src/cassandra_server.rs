@@ -5,6 +5,9 @@
 //! storage port of its own, a small heap, its data, commit log and
 //! configuration in a temporary directory.
 //!
+//! Clients may encrypt (TLS with a certificate for 127.0.0.1 from a test
+//! authority, [`CassandraServer::tls_ca`]) or not, on the same port.
+//!
 //! It checks passwords (`PasswordAuthenticator`): once it listens, the
 //! default superuser `cassandra` creates the role [`USER`] with the
 //! password [`PASSWORD`], the one the tests connect as (a password no
@@ -42,7 +45,11 @@ const SUPERUSER_READY: &str = "Created default superuser role";
 pub struct CassandraServer {
     pub server: Server,
     pub storage_port: u16,
+    /// The authority that signed the node's certificate (for 127.0.0.1):
+    /// clients may encrypt, and then check the node against it.
+    pub tls_ca: PathBuf,
     java: PathBuf,
+    tls: tempfile::TempDir,
 }
 
 /// The Java 17 to run the node with, or `None` when the run leaves
@@ -78,6 +85,12 @@ impl CassandraServer {
     /// leaves Cassandra out.
     pub fn start() -> Option<CassandraServer> {
         let java = java()?;
+        let tls = tempfile::tempdir().expect("temp dir");
+        let files = crate::postgres_server::tls_files(tls.path());
+        // Cassandra's PEM keystore: the key, then its certificate.
+        let mut pem = std::fs::read(&files.key).expect("the node's key");
+        pem.extend(std::fs::read(&files.cert).expect("the node's certificate"));
+        std::fs::write(tls.path().join("node.pem"), pem).expect("the node's keystore");
         let dir = tempfile::tempdir().expect("temp dir");
         let d = dir.path().to_path_buf();
         let storage = Cell::new(0);
@@ -85,12 +98,14 @@ impl CassandraServer {
             // A storage port of its own for each attempt: one taken in the
             // meantime makes the node exit as a taken native port does.
             storage.set(servers::free_port());
-            command(&java, &d, native, storage.get())
+            command(&java, &d, native, storage.get(), tls.path())
         });
         let node = CassandraServer {
             server,
             storage_port: storage.get(),
+            tls_ca: files.ca,
             java,
+            tls,
         };
         node.ready();
         node.add_role();
@@ -138,6 +153,7 @@ impl CassandraServer {
             self.server.dir.path(),
             self.port(),
             self.storage_port,
+            self.tls.path(),
         );
         let from = self.server.log().len();
         self.server.restart(cmd);
@@ -188,9 +204,10 @@ impl CassandraServer {
     }
 }
 
-/// The node on ports `native` and `storage`, its files in `dir`:
-/// `scripts/cassandra-node`, which the benchmarks start nodes with too.
-fn command(java: &Path, dir: &Path, native: u16, storage: u16) -> Command {
+/// The node on ports `native` and `storage`, its files in `dir`, its
+/// keystore in `tls`: `scripts/cassandra-node`, which the benchmarks start
+/// nodes with too.
+fn command(java: &Path, dir: &Path, native: u16, storage: u16, tls: &Path) -> Command {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/cassandra-node");
     let mut cmd = Command::new(script);
     cmd.arg(dir)
@@ -198,7 +215,8 @@ fn command(java: &Path, dir: &Path, native: u16, storage: u16) -> Command {
         .arg(storage.to_string())
         .env("JAVA", java)
         .env("CASSANDRA_LIB", LIB)
-        .env("CASSANDRA_AUTH", "1");
+        .env("CASSANDRA_AUTH", "1")
+        .env("CASSANDRA_TLS_PEM", tls.join("node.pem"));
     cmd
 }
 
