@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""sojourn side by side with its peers: go-ycsb, YCSB, redis-benchmark, pgbench.
+"""sojourn side by side with its peers: go-ycsb, YCSB, redis-benchmark, pgbench, latte.
 
 One invocation installs what the registries offer and is missing (Debian's
 redis-tools and PostgreSQL's client with pgbench, through apt-get when run
@@ -15,6 +15,14 @@ installed:
     redis-benchmark (`-t get`, one 100-byte value) and pgbench (`-S -M
     prepared`, its own 100,000 accounts) run next to workload C as
     references;
+  - Cassandra (a private 5.0 node from scripts/cassandra-node, needing
+    what scripts/deps installs for the tests): sojourn loads YCSB's table,
+    then point reads (workload C) and point updates, uniform over the keys,
+    16 requests in flight, by sojourn, latte (`cargo install latte-cli`:
+    the scylla driver as sojourn, its workload in bench/latte/ycsb.rn on the
+    same rows; one connection, 16 concurrent requests on one thread) and
+    go-ycsb's `cassandra` binding (gocql; its own table of its layout,
+    threadcount 16 over one connection);
   - null: sojourn's `null:` against YCSB's BasicDB and go-ycsb's `basic`,
     at 1 and 16 threads (the backend does nothing: this is client overhead);
   - Redis, sojourn alone: the open-loop self-check at 10k, 40k and 80k
@@ -38,7 +46,7 @@ Ratios are sojourn / peer at the same workload and connection count.
 
 It is a benchmark, not a test: it is run by hand, prints figures, and never
 fails on them. Downloads are cached (--cache, default ~/.cache/sojourn-peers).
-Usage: python3 bench/peers.py [--ops N] [--records N] [--only redis|postgres|null|pacing|sqlite]
+Usage: python3 bench/peers.py [--ops N] [--records N] [--only redis|postgres|cassandra|null|pacing|sqlite]
        [--json FILE] [--no-pin]
 """
 
@@ -53,7 +61,7 @@ import sys
 import tempfile
 import time
 
-from common import BIN, Failed, Postgres, ROOT, build, measured, pin_apart, redis_server, stop
+from common import BIN, Cassandra, Failed, Postgres, ROOT, build, measured, pin_apart, redis_server, stop
 
 GO_MODULE = "github.com/pingcap/go-ycsb"
 # `@latest` first, as go-ycsb's README says; then tagged versions.
@@ -64,6 +72,12 @@ PG_JDBC = "org.postgresql:postgresql:42.7.4"
 WORKLOADS = {
     "a": {"readproportion": "0.5", "updateproportion": "0.5"},
     "c": {"readproportion": "1", "updateproportion": "0"},
+    # Point reads and point updates by uniformly drawn key among keys in
+    # order (user0, user1, ...): what latte's workload draws too.
+    "r": {"readproportion": "1", "updateproportion": "0", "requestdistribution": "uniform",
+          "insertorder": "ordered"},
+    "u": {"readproportion": "0", "updateproportion": "1", "requestdistribution": "uniform",
+          "insertorder": "ordered"},
 }
 
 # The issue's reference figures on a 2-core machine (Redis, workload C, 16
@@ -521,6 +535,72 @@ class Runner:
             re.search(r"tps = ([\d.]+)", out)
         return result("pgbench", "postgres", "-S", conns, per_client * conns, float(tps.group(1)), wall, user, sys_)
 
+    def cassandra(self):
+        if not shutil.which("latte"):
+            note("latte is not installed (cargo install latte-cli); Cassandra runs without it")
+        tmp = tempfile.mkdtemp(prefix="cassandra-", dir=self.tmp)
+        node = Cassandra(tmp)
+        try:
+            url = f"cassandra://{node.host}/ycsb"
+            if not self.attempt("sojourn load cassandra", self.sojourn, "load", url, "r", 16):
+                return
+            # go-ycsb's binding wants its keyspace made, and makes its own
+            # table (key column YCSB_KEY) in it.
+            go_props = {"cassandra.cluster": node.host, "cassandra.keyspace": "goycsb",
+                        "cassandra.connections": 1}
+            n_notes = len(NOTES)
+            if self.go_ycsb:
+                self.attempt("sojourn makes go-ycsb's keyspace", self.sojourn, "load",
+                             f"cassandra://{node.host}/goycsb", "r", 1, ["-p", "recordcount=1"])
+                self.attempt("go-ycsb load cassandra", self.goycsb, "load", "cassandra", "cassandra", "r", 16,
+                             dict(go_props, dropdata="true"))
+            go_ok = self.go_ycsb and len(NOTES) == n_notes
+            # The node's first runs of a statement are slower (its JIT, the
+            # compactions after the load: 8k ops/s rising to 30k here). Each
+            # job is run, not counted, until its rate stops rising by 5%,
+            # so that no tool measures the node's warm-up.
+            for w in ("r", "u"):
+                best = 0.0
+                for _ in range(5):
+                    got = self.attempt(f"cassandra warm-up {w}", self.sojourn, "run", url, w, 16)
+                    rate = got[0]["achieved_ops_per_sec"] if got else 0.0
+                    if not got or rate < best * 1.05:
+                        break
+                    best = max(best, rate)
+            for w in ("r", "u"):
+                self.keep(self.attempt(f"sojourn cassandra {w}", self.sojourn_run, "cassandra", url, w, 16))
+                if shutil.which("latte"):
+                    self.keep(self.attempt(f"latte {w}", self.latte, node, w, 16))
+                if go_ok:
+                    self.keep(self.attempt(f"go-ycsb cassandra {w}", self.goycsb, "run", "cassandra",
+                                           "cassandra", w, 16, go_props))
+        finally:
+            node.stop()
+
+    def latte(self, node, w, concurrency):
+        """latte on the rows sojourn loaded: one thread, one connection,
+        `concurrency` requests in flight, as many operations as the others."""
+        report = os.path.join(self.tmp, f"latte-{w}.json")
+        fn = {"r": "read", "u": "update"}[w]
+        cmd = ["latte", "run", os.path.join(ROOT, "bench", "latte", "ycsb.rn"), "-f", fn,
+               "-d", str(self.a.ops), "-w", "1000", "-t", "1", "-p", str(concurrency), "-c", "1",
+               "--consistency", "QUORUM", "-P", f"rows={self.a.records}", "-q", "-o", report, node.host]
+        # latte writes a log file where it runs: there, not in the checkout.
+        _, _, wall, user, sys_ = measured(cmd, cwd=self.tmp, timeout=self.limit + 60)
+        with open(report) as f:
+            r = json.load(f)["result"]
+        errors = r.get("error_count") or 0
+        if errors:
+            raise Failed(f"latte {fn}: {errors} errors")
+        ops = r["request_count"]
+        rate = r["req_throughput"]["value"]
+        # latte's percentiles, in its order: min, 1, 2, 5, 10, 25, 50, 75,
+        # 90, 95, 98, 99, 99.9, 99.99, max; in milliseconds.
+        pct = [p["value"] for p in r["request_latency"]["percentiles"]]
+        p50, p99 = pct[6], pct[11]
+        return result("latte", "cassandra", {"r": "R", "u": "U"}[w], concurrency, ops, rate, wall, user, sys_,
+                      p50 * 1000 if p50 else None, p99 * 1000 if p99 else None)
+
     def null(self):
         for conns in (16, 1):
             self.keep(self.attempt(f"sojourn null {conns}", self.sojourn_run, "null", "null:", "a", conns))
@@ -616,7 +696,7 @@ def table(results, db, title):
     print(f"\n## {title}")
     print(f"{'tool':16} {'wl':>3} {'conns':>5} {'ops/s':>9} {'cpu us/op':>9} {'user':>6} {'sys':>6} "
           f"{'p50 us':>7} {'p99 us':>7} {'cpu s/p':>7} {'ops/s s/p':>9}")
-    order = {"A": 0, "C": 1, "GET": 2, "-S": 2}
+    order = {"A": 0, "C": 1, "GET": 2, "-S": 2, "R": 0, "U": 1}
     rows.sort(key=lambda r: (order.get(r["workload"], 3), -r["conns"], r["tool"] != "sojourn", r["tool"]))
     for r in rows:
         def num(k, w, d):
@@ -639,6 +719,8 @@ def verdicts(results, jobs):
         ("postgres", "go-ycsb", "ops", 1.10, "PostgreSQL: throughput >= 1.1x go-ycsb's"),
         ("null", "YCSB", "cpu", 0.50, "null: client CPU/op <= 0.5x YCSB BasicDB's"),
         ("null", "go-ycsb", "cpu", 0.50, "null: client CPU/op <= 0.5x go-ycsb basic's"),
+        ("cassandra", "latte", "cpu", 1.0, "Cassandra: client CPU/op <= latte's"),
+        ("cassandra", "go-ycsb", "cpu", 0.5, "Cassandra: client CPU/op <= 0.5x go-ycsb's"),
         # The C tools, at 16 connections (against sojourn's workload C).
         ("redis", "redis-benchmark", "cpu", 1.0, "Redis C/16: client CPU/op <= redis-benchmark's"),
         ("postgres", "pgbench", "cpu", 1.0, "PostgreSQL C/16: client CPU/op <= pgbench's"),
@@ -673,7 +755,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ops", type=int, default=500_000, help="operations per run (default 500000)")
     ap.add_argument("--records", type=int, default=100_000, help="records loaded (default 100000)")
-    ap.add_argument("--only", choices=["redis", "postgres", "null", "pacing", "sqlite"], action="append",
+    ap.add_argument("--only", choices=["redis", "postgres", "cassandra", "null", "pacing", "sqlite"],
+                    action="append",
                     help="run only this job (repeatable)")
     ap.add_argument("--no-pin", action="store_true", help="leave servers and clients unpinned")
     ap.add_argument("--json", metavar="FILE", help="also save every figure to FILE")
@@ -686,7 +769,7 @@ def main():
     a = ap.parse_args()
     if a.sojourn:
         a.sojourn = os.path.abspath(a.sojourn)  # the clients run from the repository's root
-    jobs = a.only or ["redis", "postgres", "null", "pacing", "sqlite"]
+    jobs = a.only or ["redis", "postgres", "cassandra", "null", "pacing", "sqlite"]
     started = time.time()
     pinning = "not pinned (--no-pin)" if a.no_pin else pin_apart()
 
@@ -695,7 +778,7 @@ def main():
     if "postgres" in jobs:
         apt_install("pgbench", "postgresql-client")
     # sojourn's own jobs need no peer installed.
-    peers = any(j in jobs for j in ("redis", "postgres", "null"))
+    peers = any(j in jobs for j in ("redis", "postgres", "cassandra", "null"))
     go_ycsb = install_go_ycsb(a.cache) if peers else None
     ycsb_cp = install_ycsb(a.cache) if peers else {}
     if not a.sojourn:
@@ -708,7 +791,7 @@ def main():
         files = workload_files(tmp, a.records, a.ops)
         runner = Runner(a, tmp, files, go_ycsb, ycsb_cp)
         load_before = os.getloadavg()
-        for job in ("redis", "postgres", "null", "pacing", "sqlite"):
+        for job in ("redis", "postgres", "cassandra", "null", "pacing", "sqlite"):
             if job in jobs:
                 getattr(runner, job)()
         load_after = os.getloadavg()
@@ -724,6 +807,8 @@ def main():
           f"{', '.join(sorted(k for k in ycsb_cp)) or 'none'}")
     table(results, "redis", "Redis (redis-benchmark: GET of one 100-byte string, next to workload C)")
     table(results, "postgres", "PostgreSQL (pgbench: -S -M prepared -j 1 on its own table, next to workload C)")
+    table(results, "cassandra", "Cassandra 5.0 (R: point reads, U: point updates, uniform; latte on the same rows, "
+          "go-ycsb on its own table)")
     table(results, "null", "null backend: client overhead (sojourn null:, YCSB BasicDB, go-ycsb basic; workload A)")
     own_tables(runner.tables)
     target_lines = verdicts(results, jobs)

@@ -35,8 +35,8 @@
 //! process rather than a socket per worker.
 //!
 //! Faults: every operation is bounded by `timeout.ms` (or YCSB's
-//! `cassandra.readtimeoutmillis`; default 2000), which the driver also
-//! applies, so it gives the request up at the same time. A node that goes
+//! `cassandra.readtimeoutmillis`; default 2000): the request is dropped
+//! then, and the driver discards its late answer. A node that goes
 //! away fails operations as ERROR while the driver reconnects it in the
 //! background.
 //!
@@ -150,9 +150,9 @@ impl CassandraBackend {
     /// A new session on this runtime, bounded in time.
     async fn open(&self) -> Result<Session, BackendError> {
         let o = &self.inner.options;
-        let profile = ExecutionProfile::builder()
-            .request_timeout(Some(o.timeout))
-            .build();
+        // The guard bounds each operation; a second timer per request in
+        // the driver would cost a timer registration for nothing.
+        let profile = ExecutionProfile::builder().request_timeout(None).build();
         let mut builder = SessionBuilder::new()
             .known_nodes(&o.hosts)
             .connection_timeout(o.connect_timeout)
@@ -225,8 +225,12 @@ impl CassandraBackend {
         let run = |cql: String| {
             let session = &session;
             async move {
+                // Schema changes wait for the cluster to agree, which takes
+                // longer than an operation may (a large table's drop, more).
+                let mut statement = Statement::new(cql.as_str());
+                statement.set_request_timeout(Some(DDL_TIMEOUT.max(self.inner.options.timeout)));
                 session
-                    .query_unpaged(cql.as_str(), ())
+                    .query_unpaged(statement, ())
                     .await
                     .map(|_| ())
                     .map_err(|e| self.setup_error(format!("{cql}: {e}")))
@@ -293,6 +297,9 @@ impl CassandraBackend {
         Ok(Some(rows.rows_num() == 0))
     }
 }
+
+/// How long a schema change may take.
+const DDL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The server's thread pools whose completed tasks are counted: requests
 /// served, reads and writes done on the node.
@@ -563,7 +570,7 @@ struct Shaped<'c> {
     statement: &'c PreparedStatement,
 }
 
-/// `cql` prepared with the consistency, timeout and tracing of `op`.
+/// `cql` prepared with the consistency and tracing of `op`.
 /// Callers box it: the driver's preparing is a deeply nested future, and
 /// nested into every operation's it would take the compiler past its
 /// limit for computing their layout (and make every operation's future
@@ -580,7 +587,6 @@ async fn prepare(
         Op::Read | Op::Scan => o.read_consistency,
         Op::Update | Op::Insert => o.write_consistency,
     });
-    p.set_request_timeout(Some(o.timeout));
     p.set_tracing(o.tracing);
     // The result columns are known from the statement: each answer need
     // not carry them again.

@@ -301,6 +301,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn passwords_in_multi_host_urls_are_masked() {
+        assert_eq!(
+            redact_url("cassandra://bench:s3cr@t@h1,h2:9043,[::1]/ks"),
+            "cassandra://bench:***@h1,h2:9043,[::1]/ks"
+        );
+        assert!(!text("run --db cassandra://u:pw@a,b/ks").contains("pw"));
+    }
+
+    #[test]
     fn passwords_are_taken_out_for_agents() {
         for (url, out) in [
             ("postgres://u:p@h:5432/db", "postgres://u@h:5432/db"),

@@ -214,13 +214,16 @@ impl CassandraOptions {
     }
 
     /// What [`crate::cassandra::CassandraBackend::describe`] shows: the URL
-    /// without its password, and the consistency levels.
+    /// without its password, the consistency levels and the topology.
     pub fn describe(&self) -> String {
-        let mut notes = vec![format!(
-            "reads {}, writes {}",
-            name(self.read_consistency),
-            name(self.write_consistency)
-        )];
+        let mut notes = vec![
+            format!(
+                "reads {}, writes {}",
+                name(self.read_consistency),
+                name(self.write_consistency)
+            ),
+            "a session per runtime thread".to_string(),
+        ];
         if let Some(n) = self.connections_per_node {
             notes.push(format!("{n} connections per node and session"));
         }
@@ -447,7 +450,7 @@ mod tests {
         assert_eq!(
             o.describe(),
             "cassandra://10.0.0.1:19042,10.0.0.2:19042/bench (reads ONE, writes LOCAL_QUORUM; \
-             4 connections per node and session)"
+             a session per runtime thread; 4 connections per node and session)"
         );
         let e = open("cassandra-cql", &[]).unwrap_err();
         assert!(e.contains("-p hosts="), "{e}");

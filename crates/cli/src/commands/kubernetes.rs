@@ -158,14 +158,33 @@ pub fn manifests(a: &KubernetesArgs) -> Result<String> {
     env.push_str(
         "            - name: SOJOURN_DATA_DIR\n              value: \"/var/lib/sojourn\"\n",
     );
+    // A raw string, so the YAML's indentation reads as it will be applied.
     let pod = format!(
-        "    metadata:\n      labels:\n{labels}    spec:\n{node_selector}      affinity:\n{affinity}      \
-         terminationGracePeriodSeconds: 30\n      containers:\n        - name: agent\n          image: {}\n          \
-         imagePullPolicy: IfNotPresent\n          args: [\"agent\", \"--name\", {}{idle}]\n          env:\n{env}          \
-         resources:\n            requests:\n              cpu: {cpu}\n              memory: {mem}\n            \
-         limits:\n              cpu: {cpu}\n              memory: {mem}\n          volumeMounts:\n            \
-         - name: data\n              mountPath: /var/lib/sojourn\n      volumes:\n        - name: data\n          \
-         emptyDir: {{}}\n",
+        r#"    metadata:
+      labels:
+{labels}    spec:
+{node_selector}      affinity:
+{affinity}      terminationGracePeriodSeconds: 30
+      containers:
+        - name: agent
+          image: {}
+          imagePullPolicy: IfNotPresent
+          args: ["agent", "--name", {}{idle}]
+          env:
+{env}          resources:
+            requests:
+              cpu: {cpu}
+              memory: {mem}
+            limits:
+              cpu: {cpu}
+              memory: {mem}
+          volumeMounts:
+            - name: data
+              mountPath: /var/lib/sojourn
+      volumes:
+        - name: data
+          emptyDir: {{}}
+"#,
         q(&a.image),
         q(&agent_name),
         cpu = q(&a.cpu),
