@@ -69,12 +69,12 @@ fn a_writer_waiting_for_the_lock_does_not_hold_back_a_reader_on_its_thread() {
         groups: vec![
             Group {
                 workers: 1,
-                target: Some(20.0),
+                target: Some(sojourn_core::rate::Target::constant(20.0)),
                 operation_count: Some(30),
             },
             Group {
                 workers: 1,
-                target: Some(1_000.0),
+                target: Some(sojourn_core::rate::Target::constant(1_000.0)),
                 operation_count: Some(1_500),
             },
         ],

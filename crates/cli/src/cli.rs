@@ -431,7 +431,21 @@ pub struct PhaseArgs {
     #[arg(long, value_name = "OPS", allow_hyphen_values = true)]
     pub target: Option<String>,
 
-    /// Gaps between intended starts under -target.
+    /// Offered load that changes over time (property rate): segments such
+    /// as 'ramp 1000..50000 in 60s, hold 50000 for 120s, step 80000 for
+    /// 30s'; also sine, burst, stairs and pause (docs/rates.md). The phase
+    /// ends with the profile; each segment is summarised on its own.
+    #[arg(long, value_name = "PROFILE", allow_hyphen_values = true)]
+    pub rate: Option<String>,
+
+    /// Replay an arrival trace as the intended start times (property
+    /// trace): one time per line (seconds from the start, or RFC 3339
+    /// timestamps), or second,rate lines. Scaled by -p trace.speed and
+    /// trace.scale.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<String>,
+
+    /// Gaps between intended starts under -target or --rate.
     #[arg(long, value_enum, value_name = "KIND")]
     pub arrival: Option<ArrivalArg>,
 

@@ -77,6 +77,8 @@ impl Options {
         let flags = [
             ("threadcount", a.threads.as_deref(), "--threads"),
             ("target", a.target.as_deref(), "--target"),
+            ("rate", a.rate.as_deref(), "--rate"),
+            ("trace", a.trace.as_deref(), "--trace"),
             ("seed", a.seed.as_deref(), "--seed"),
             ("warmup", a.warmup.as_deref(), "--warmup"),
         ];

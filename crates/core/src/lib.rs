@@ -18,6 +18,7 @@ pub mod op;
 pub mod output;
 pub mod plan;
 pub mod properties;
+pub mod rate;
 pub mod record;
 pub mod recorder;
 pub mod redact;

@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::backend::Schema;
 use crate::executor::{Group, RunConfig};
 use crate::properties::{Origin, Properties, PropertyError, UnknownKey, CORE_PROPERTIES};
+use crate::rate::Target;
 use crate::schedule::Arrival;
 use crate::workload::keyvalue::{is_keyvalue, KeyValueConfig, KEYVALUE_PROPERTIES};
 use crate::workload::liops::{is_liops, LiopsConfig, LIOPS_PROPERTIES};
@@ -27,6 +28,13 @@ pub const SOJOURN_PROPERTIES: &[&str] = &[
     "dropdata",
     "timeout.ms",
     "runtime.threads",
+    // Offered load over time (see crate::rate).
+    "rate",
+    "trace",
+    "trace.speed",
+    "trace.scale",
+    // This client's share of a profile or trace run by several: I/N.
+    "rate.share",
     // Sockets shared by the connections, pipelined (Redis, memcached).
     "connections",
 ];
@@ -82,6 +90,9 @@ pub struct Plan {
     pub status_interval: Duration,
     /// The seed was chosen by sojourn rather than given.
     pub seed_generated: bool,
+    /// Said before the phase starts: a count or time limit that ends a
+    /// rate profile or trace before it is over.
+    pub warnings: Vec<String>,
     pub unknown: Vec<UnknownKey>,
 }
 
@@ -187,6 +198,29 @@ impl Plan {
                  their own: set write_rate and read_rate",
             ));
         }
+        let (seed, seed_generated) = match p.entry("seed") {
+            Some(_) => (p.get_u64("seed", 0)?, false),
+            None => (random_seed(), true),
+        };
+        let shaped = shaped_target(p, seed)?;
+        if let Some((key, _)) = &shaped {
+            if target.is_some() {
+                return Err(p.invalid(
+                    key,
+                    format!(
+                        "sets the offered rate over time, and {} sets a constant one: leave one out",
+                        p.describe("target")
+                    ),
+                ));
+            }
+            if keyvalue.is_some() {
+                return Err(p.invalid(
+                    key,
+                    "does not apply to workload=keyvalue, whose writer and reader pools have rates \
+                     of their own: set write_rate and read_rate",
+                ));
+            }
+        }
         let arrival = match p.get_choice("arrival", "poisson", &["poisson", "uniform"])? {
             "uniform" => Arrival::Uniform,
             _ => Arrival::Poisson,
@@ -219,7 +253,7 @@ impl Plan {
         };
         if let Some(kv) = &keyvalue {
             kv.check_ends(phase, max_execution_time.is_some(), p)?;
-        } else if operation_count.is_none() && max_execution_time.is_none() {
+        } else if operation_count.is_none() && max_execution_time.is_none() && shaped.is_none() {
             return Err(p.invalid(
                 "operationcount",
                 "is 0 (no limit) and maxexecutiontime is not set, so the run would never end; set one of them",
@@ -237,13 +271,26 @@ impl Plan {
                 ),
             ));
         }
-        let (seed, seed_generated) = match p.entry("seed") {
-            Some(_) => (p.get_u64("seed", 0)?, false),
-            None => (random_seed(), true),
-        };
+        let warnings = shaped
+            .as_ref()
+            .map(|(key, t)| {
+                let count_key = match phase {
+                    Phase::Run => "operationcount",
+                    Phase::Load if p.contains("insertcount") => "insertcount",
+                    Phase::Load => "recordcount",
+                };
+                cut_short(p, key, t, (count_key, operation_count), max_execution_time)
+            })
+            .into_iter()
+            .flatten()
+            .collect();
         let measurement_interval = match p.get_choice(
             "measurement.interval",
-            if target.is_some() { "both" } else { "op" },
+            if target.is_some() || shaped.is_some() {
+                "both"
+            } else {
+                "op"
+            },
             &["op", "intended", "both"],
         )? {
             "intended" => MeasurementInterval::Intended,
@@ -267,7 +314,13 @@ impl Plan {
             // The reader and writer pools, each at its own rate; a load
             // skips the keys it finds already written.
             Some(kv) => kv.groups(phase, 0),
-            None => vec![Group::all(threads as usize, target, operation_count)],
+            None => vec![Group::following(
+                threads as usize,
+                shaped
+                    .map(|(_, t)| t)
+                    .or(target.map(crate::rate::Target::constant)),
+                operation_count,
+            )],
         };
         let schema = match (&keyvalue, &liops) {
             (Some(kv), _) => kv.schema(),
@@ -298,9 +351,122 @@ impl Plan {
             percentiles,
             status_interval,
             seed_generated,
+            warnings,
             unknown,
         })
     }
+}
+
+/// The `rate` profile or `trace` the properties give, with the key that
+/// gave it.
+fn shaped_target(
+    p: &Properties,
+    seed: u64,
+) -> Result<Option<(&'static str, Target)>, PropertyError> {
+    let rate = p.get("rate").filter(|s| !s.trim().is_empty());
+    let trace = p.get("trace").filter(|s| !s.trim().is_empty());
+    let shaped = shaped_whole(p, rate, trace, seed)?;
+    let Some(share) = p.get("rate.share") else {
+        return Ok(shaped);
+    };
+    let parsed = share
+        .split_once('/')
+        .and_then(|(i, n)| Some((i.trim().parse::<u64>().ok()?, n.trim().parse::<u64>().ok()?)))
+        .filter(|&(i, n)| i < n);
+    let Some((i, n)) = parsed else {
+        return Err(p.invalid(
+            "rate.share",
+            "must be I/N with I below N (this client's share of N), such as 0/4",
+        ));
+    };
+    match shaped {
+        Some((key, t)) => Ok(Some((key, t.share(i, n)))),
+        None => Err(p.invalid(
+            "rate.share",
+            "shares a rate profile or trace among clients: set rate or trace too, or leave it out",
+        )),
+    }
+}
+
+fn shaped_whole(
+    p: &Properties,
+    rate: Option<&str>,
+    trace: Option<&str>,
+    seed: u64,
+) -> Result<Option<(&'static str, Target)>, PropertyError> {
+    match (rate, trace) {
+        (Some(_), Some(_)) => Err(p.invalid(
+            "rate",
+            format!(
+                "and {} both set the offered load over time: leave one out",
+                p.describe("trace")
+            ),
+        )),
+        (Some(text), None) => Target::parse_profile(text)
+            .map(|t| Some(("rate", t)))
+            .map_err(|e| p.invalid("rate", e.to_string())),
+        (None, Some(path)) => {
+            let factor = |key: &str| -> Result<f64, PropertyError> {
+                let v = p.get_f64(key, 1.0)?;
+                if !(v > 0.0 && v.is_finite() && v <= 1e6) {
+                    return Err(p.invalid(key, "must be a factor above 0, such as 0.5 or 2"));
+                }
+                Ok(v)
+            };
+            let (speed, scale) = (factor("trace.speed")?, factor("trace.scale")?);
+            Target::read_trace(std::path::Path::new(path), speed, scale, seed)
+                .map(|t| Some(("trace", t)))
+                .map_err(|e| p.invalid("trace", e.to_string()))
+        }
+        (None, None) => {
+            for key in ["trace.speed", "trace.scale"] {
+                if p.contains(key) {
+                    return Err(p.invalid(
+                        key,
+                        "scales a trace: set trace (--trace FILE) too, or leave it out",
+                    ));
+                }
+            }
+            Ok(None)
+        }
+    }
+}
+
+/// What to say when the operation count or the time limit ends the phase
+/// before the profile or trace `key` gave is over.
+fn cut_short(
+    p: &Properties,
+    key: &str,
+    t: &Target,
+    (count_key, operation_count): (&str, Option<u64>),
+    max_execution_time: Option<Duration>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let length = t.length().unwrap_or_default();
+    let expected = t.expected();
+    if let Some(n) = operation_count.filter(|&n| (n as f64) < expected * 0.999) {
+        out.push(format!(
+            "{} ends the {} phase after {n} operations, before the {key}'s {:.0} (it lasts {:.1} s){}",
+            p.describe(count_key),
+            if count_key == "operationcount" { "run" } else { "load" },
+            expected,
+            length.as_secs_f64(),
+            if count_key == "operationcount" {
+                ": set -p operationcount=0 to follow all of it"
+            } else {
+                ""
+            },
+        ));
+    }
+    if let Some(m) = max_execution_time.filter(|&m| m < length) {
+        out.push(format!(
+            "{} ends the phase after {:.1} s, before the {key}'s {:.1} s are over",
+            p.describe("maxexecutiontime"),
+            m.as_secs_f64(),
+            length.as_secs_f64(),
+        ));
+    }
+    out
 }
 
 fn random_seed() -> u64 {

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::backend::{ServerStats, Status};
 use crate::cpu::CpuTimes;
-use crate::executor::{RunOutcome, ThreadUse};
+use crate::executor::{RunOutcome, SegmentOutcome, ThreadUse};
 use crate::op::OpKind;
 use crate::recorder::{LatencySummary, Stats};
 use crate::selfcheck::SelfCheck;
@@ -296,6 +296,9 @@ pub struct RunRecord {
     pub intervals: Vec<StoredInterval>,
     /// What the database's own counters did over the run, where it tells.
     pub server: Option<ServerStats>,
+    /// A rate profile's segments, each summarised on its own (empty for a
+    /// constant rate or a closed loop).
+    pub segments: Vec<SegmentOutcome>,
 }
 
 impl RunTotals {
@@ -368,6 +371,7 @@ impl RunRecord {
             // does not keep it.
             intervals: Vec::new(),
             server: outcome.server.clone(),
+            segments: outcome.segments.clone(),
         }
     }
 

@@ -248,9 +248,44 @@ impl Stats {
     }
 }
 
+/// What one slot holds: statistics per segment of a rate profile (one part
+/// for a run without segments), so each operation counts in the segment its
+/// intended start falls in, however late it ends.
+#[derive(Debug, Default)]
+pub struct SlotStats {
+    parts: Vec<(usize, Stats)>,
+}
+
+impl SlotStats {
+    /// Where an operation of `segment` is recorded.
+    #[inline]
+    pub fn segment(&mut self, segment: usize) -> &mut Stats {
+        // One or two parts at a time (the segment now, the one before while
+        // its last operations end): a scan beats any map.
+        let i = match self.parts.iter().position(|(s, _)| *s == segment) {
+            Some(i) => i,
+            None => match self.parts.iter().position(|(_, st)| st.ops_done == 0) {
+                Some(i) => {
+                    self.parts[i].0 = segment;
+                    i
+                }
+                None => {
+                    self.parts.push((segment, Stats::default()));
+                    self.parts.len() - 1
+                }
+            },
+        };
+        &mut self.parts[i].1
+    }
+
+    fn reset(&mut self) {
+        self.parts.iter_mut().for_each(|(_, s)| s.reset());
+    }
+}
+
 /// The slots workers record into.
 pub struct Recorder {
-    slots: Box<[Mutex<Stats>]>,
+    slots: Box<[Mutex<SlotStats>]>,
 }
 
 impl Recorder {
@@ -258,23 +293,27 @@ impl Recorder {
     pub fn new(workers: usize) -> Recorder {
         let n = workers.clamp(1, 32);
         Recorder {
-            slots: (0..n).map(|_| Mutex::new(Stats::default())).collect(),
+            slots: (0..n).map(|_| Mutex::new(SlotStats::default())).collect(),
         }
     }
 
     /// The slot a worker records into.
-    pub fn slot(&self, worker: usize) -> &Mutex<Stats> {
+    pub fn slot(&self, worker: usize) -> &Mutex<SlotStats> {
         &self.slots[worker % self.slots.len()]
     }
 
-    /// Take everything recorded since the last collection, merged. `spare`
-    /// is scratch space whose allocations are recycled into the slots.
-    pub fn collect(&self, spare: &mut Stats) -> Stats {
+    /// Take everything recorded since the last collection, merged, and
+    /// hand each segment's part to `each`. `spare` is scratch space whose
+    /// allocations are recycled into the slots.
+    pub fn collect(&self, spare: &mut SlotStats, mut each: impl FnMut(usize, &Stats)) -> Stats {
         let mut merged = Stats::default();
         for slot in self.slots.iter() {
             spare.reset();
             std::mem::swap(&mut *slot.lock(), spare);
-            merged.add(spare);
+            for (segment, stats) in spare.parts.iter().filter(|(_, s)| s.ops_done > 0) {
+                merged.add(stats);
+                each(*segment, stats);
+            }
         }
         merged
     }
@@ -394,18 +433,24 @@ mod tests {
     fn merge_is_exact_and_collect_drains() {
         let rec = Recorder::new(4);
         let mut all = Stats::default();
+        // Workers 0..8 record into segments 0 and 1 by turns.
+        let mut by_segment = [Stats::default(), Stats::default()];
         for w in 0..8u64 {
             let mut slot = rec.slot(w as usize).lock();
+            let stats = slot.segment(w as usize % 2);
             for i in 0..1000u64 {
                 let v = (w + 1) * 1000 + i * 37;
-                slot.record(OpKind::Read, Status::Ok, v, v * 2);
+                stats.record(OpKind::Read, Status::Ok, v, v * 2);
                 all.record(OpKind::Read, Status::Ok, v, v * 2);
+                by_segment[w as usize % 2].record(OpKind::Read, Status::Ok, v, v * 2);
             }
-            slot.record(OpKind::Update, Status::Error, 5, 5);
+            stats.record(OpKind::Update, Status::Error, 5, 5);
+            stats.ops_done += 1001;
             all.record(OpKind::Update, Status::Error, 5, 5);
         }
-        let mut spare = Stats::default();
-        let merged = rec.collect(&mut spare);
+        let mut spare = SlotStats::default();
+        let mut seen = [Stats::default(), Stats::default()];
+        let merged = rec.collect(&mut spare, |i, part| seen[i].add(part));
         let (m, a) = (
             merged.op(OpKind::Read).unwrap(),
             all.op(OpKind::Read).unwrap(),
@@ -417,8 +462,15 @@ mod tests {
             8
         );
         assert_eq!(merged.failures(), 8);
+        for (got, want) in seen.iter().zip(&by_segment) {
+            assert_eq!(
+                got.op(OpKind::Read).unwrap().ok.service,
+                want.op(OpKind::Read).unwrap().ok.service
+            );
+            assert_eq!(got.ops_done, 4 * 1001);
+        }
         // A second collection finds nothing left behind.
-        let again = rec.collect(&mut spare);
+        let again = rec.collect(&mut spare, |_, _| panic!("nothing was recorded"));
         assert_eq!(again.kinds().count(), 0);
     }
 

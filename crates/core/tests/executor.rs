@@ -558,12 +558,12 @@ fn groups_keep_their_own_rate_and_count() {
     let groups = [
         executor::Group {
             workers: 3,
-            target: Some(4_000.0),
+            target: Some(sojourn_core::rate::Target::constant(4_000.0)),
             operation_count: Some(8_000),
         },
         executor::Group {
             workers: 2,
-            target: Some(1_000.0),
+            target: Some(sojourn_core::rate::Target::constant(1_000.0)),
             operation_count: Some(2_000),
         },
     ];
@@ -626,7 +626,7 @@ fn a_closed_loop_group_runs_beside_an_open_one() {
         },
         executor::Group {
             workers: 1,
-            target: Some(2_000.0),
+            target: Some(sojourn_core::rate::Target::constant(2_000.0)),
             operation_count: Some(1_000),
         },
     ];

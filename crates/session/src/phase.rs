@@ -234,6 +234,9 @@ pub(crate) fn run<'s, B: Backend>(
     if !gated {
         show.note(&ycsb_command_line(&meta.command_line, plan.phase));
     }
+    for w in &plan.warnings {
+        show.note(&format!("warning: {w}"));
+    }
     if plan.seed_generated {
         let seed = cfg.seed;
         show.note(&format!(

@@ -76,6 +76,14 @@ pub fn merge(runs: &[RunRecord]) -> Result<RunRecord, StoreError> {
         total.add(&r.total);
     }
     out.total = total;
+    // Clients share a profile scaled by their share: segment by segment,
+    // targets and operations add up.
+    for r in rest {
+        for (mine, theirs) in out.segments.iter_mut().zip(&r.segments) {
+            mine.stats.add(&theirs.stats);
+            mine.segment.expected += theirs.segment.expected;
+        }
+    }
     out.intervals = merge_intervals(runs);
     out.summary.intervals = out.intervals.len() as u64;
     out.server = merge_server(runs);

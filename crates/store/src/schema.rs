@@ -24,13 +24,16 @@
 //!   finishes, so the views give one row per run.
 //! - A run URI names a whole benchmark, as PKB's does: its load and each of
 //!   its run stages (`runs.stage_index`), each of one or more clients.
+//! - `run_segments`, `segment_ops`: a run that followed a rate profile,
+//!   each segment summarised on its own (operations counted by intended
+//!   start), as `run_ops` summarises the whole.
 //! - `agents`, `agent_phases`, `agent_shares`: where agents on many
 //!   machines meet (a PostgreSQL store): who is there and alive, the phases
 //!   a coordinator posted, and each share, who claimed it, how it went and
 //!   the run it recorded (see agents.rs).
 
 /// The schema version this build writes; older stores are migrated on open.
-pub const SCHEMA_VERSION: u32 = 7;
+pub const SCHEMA_VERSION: u32 = 8;
 
 /// Column names of the counts by status, in [`sojourn_core::backend::Status::ALL`] order.
 pub(crate) const STATUS_COLUMNS: [&str; 9] = [
@@ -52,7 +55,7 @@ pub(crate) const FIGURES: [&str; 9] = [
 ];
 
 /// Migration `n` (1-based) takes a store from version n-1 to n.
-pub(crate) const MIGRATIONS: [&str; 7] = [V1, V2, V3, V4, V5, V6, V7];
+pub(crate) const MIGRATIONS: [&str; 8] = [V1, V2, V3, V4, V5, V6, V7, V8];
 
 /// The first schema: runs, their side tables, totals per operation kind,
 /// and the time series.
@@ -541,6 +544,47 @@ CREATE TABLE agent_shares (
 );
 CREATE INDEX agent_shares_by_state ON agent_shares (state);
 ALTER TABLE merged_runs ADD COLUMN missing TEXT;
+"#;
+
+/// Rate profiles: each segment of a run's profile (its span, the
+/// operations it offered on average and those intended in it that ended),
+/// and per segment and operation kind what `run_ops` keeps for the run.
+const V8: &str = r#"
+CREATE TABLE run_segments (
+    run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    seq BIGINT NOT NULL,
+    label TEXT NOT NULL,
+    start_s DOUBLE PRECISION NOT NULL,
+    end_s DOUBLE PRECISION NOT NULL,
+    expected DOUBLE PRECISION NOT NULL,
+    ops_done BIGINT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE segment_ops (
+    run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    seq BIGINT NOT NULL,
+    op TEXT NOT NULL,
+    operations BIGINT NOT NULL,
+    ok BIGINT NOT NULL, batched_ok BIGINT NOT NULL, not_found BIGINT NOT NULL,
+    error BIGINT NOT NULL, not_implemented BIGINT NOT NULL,
+    unexpected_state BIGINT NOT NULL, bad_request BIGINT NOT NULL,
+    forbidden BIGINT NOT NULL, service_unavailable BIGINT NOT NULL,
+    service_mean_us DOUBLE PRECISION, service_min_us DOUBLE PRECISION,
+    service_max_us DOUBLE PRECISION, service_p50_us DOUBLE PRECISION,
+    service_p90_us DOUBLE PRECISION, service_p95_us DOUBLE PRECISION,
+    service_p99_us DOUBLE PRECISION, service_p99_9_us DOUBLE PRECISION,
+    service_p99_99_us DOUBLE PRECISION,
+    response_mean_us DOUBLE PRECISION, response_min_us DOUBLE PRECISION,
+    response_max_us DOUBLE PRECISION, response_p50_us DOUBLE PRECISION,
+    response_p90_us DOUBLE PRECISION, response_p95_us DOUBLE PRECISION,
+    response_p99_us DOUBLE PRECISION, response_p99_9_us DOUBLE PRECISION,
+    response_p99_99_us DOUBLE PRECISION,
+    service_hist {blob} NOT NULL,
+    response_hist {blob} NOT NULL,
+    failed_service_hist {blob},
+    failed_response_hist {blob},
+    PRIMARY KEY (run_id, seq, op)
+);
 "#;
 
 /// Migration `n`'s SQL for a dialect.

@@ -28,7 +28,7 @@ use crate::{RunId, RunMeta, Store, StoreError};
 
 /// The tables that hold a run's rows besides `runs`, parents before the
 /// rows that refer to them.
-const RUN_TABLES: [&str; 7] = [
+const RUN_TABLES: [&str; 9] = [
     "run_properties",
     "run_labels",
     "run_warnings",
@@ -36,6 +36,8 @@ const RUN_TABLES: [&str; 7] = [
     "intervals",
     "interval_ops",
     "run_server_counters",
+    "run_segments",
+    "segment_ops",
 ];
 
 /// The tables whose `seq` numbers a run's intervals.

@@ -20,10 +20,11 @@ use parking_lot::Mutex;
 use sojourn_core::backend::ServerStats;
 use sojourn_core::backend::Status;
 use sojourn_core::cpu::CpuTimes;
-use sojourn_core::executor::{Interval, RunOutcome, ThreadUse, ThreadsWhy};
+use sojourn_core::executor::{Interval, RunOutcome, SegmentOutcome, ThreadUse, ThreadsWhy};
 use sojourn_core::histlog;
 use sojourn_core::op::OpKind;
 use sojourn_core::output::time::rfc3339;
+use sojourn_core::rate::Segment;
 use sojourn_core::recorder::{Latencies, LatencySummary, OpStats, Stats};
 
 use crate::db::{retrying, Db, DbError};

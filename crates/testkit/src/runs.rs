@@ -142,6 +142,8 @@ impl Synthetic {
             },
             arrival_check: None,
             server: None,
+            rate_profile: None,
+            segments: Vec::new(),
         }
     }
 }
@@ -188,6 +190,7 @@ impl Synthetic {
             },
             warnings: Vec::new(),
             server: None,
+            segments: Vec::new(),
             total,
             intervals: per
                 .into_iter()

@@ -205,7 +205,13 @@ pub fn posting(
         .operation_count()
         .filter(|_| plan.phase == Phase::Run)
         .map(|c| split(c, u64::from(n)));
-    let targets = plan.run.target().map(|t| split_rate(t, u64::from(n)));
+    // A profile or trace is shared by scaling, not by a constant target.
+    let shaped = plan.run.shaped();
+    let targets = plan
+        .run
+        .target()
+        .filter(|_| !shaped)
+        .map(|t| split_rate(t, u64::from(n)));
     let mut shares = Vec::new();
     for i in 0..n as usize {
         let mut r = base.clone();
@@ -219,6 +225,9 @@ pub fn posting(
         }
         if let Some(t) = &targets {
             r.set("target", t[i].to_string(), &why);
+        }
+        if shaped && n > 1 {
+            r.set("rate.share", format!("{i}/{n}"), &why);
         }
         r.set("seed", seed.wrapping_add(i as u64).to_string(), &why);
         let mut labels = opts.tags.labels.clone();

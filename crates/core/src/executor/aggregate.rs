@@ -6,16 +6,23 @@
 use std::time::Duration;
 
 use crate::cpu::CpuTimes;
-use crate::recorder::{Recorder, Stats};
+use crate::rate::Segment;
+use crate::recorder::{Recorder, SlotStats, Stats};
 
-use super::{Interval, Observer, Progress, RunConfig, RunOutcome, RunOutcomeParts, SlowestAnswer};
+use super::{
+    Interval, Observer, Progress, RunConfig, RunOutcome, RunOutcomeParts, SegmentOutcome,
+    SlowestAnswer,
+};
 
 pub(super) struct Aggregator {
     pub all: Stats,
     total: Stats,
     intervals: u64,
     slowest: Option<SlowestAnswer>,
-    spare: Stats,
+    spare: SlotStats,
+    /// Per segment of a rate profile, every operation intended in it
+    /// (warm-up included: a segment is a span of the schedule).
+    segments: Vec<SegmentOutcome>,
     last_at: Duration,
     last_cpu: CpuTimes,
     warmup: Duration,
@@ -25,13 +32,20 @@ pub(super) struct Aggregator {
 }
 
 impl Aggregator {
-    pub fn new(cfg: &RunConfig, cpu_start: CpuTimes) -> Aggregator {
+    pub fn new(cfg: &RunConfig, cpu_start: CpuTimes, segments: Vec<Segment>) -> Aggregator {
         Aggregator {
             all: Stats::default(),
             total: Stats::default(),
             intervals: 0,
             slowest: None,
-            spare: Stats::default(),
+            spare: SlotStats::default(),
+            segments: segments
+                .into_iter()
+                .map(|segment| SegmentOutcome {
+                    segment,
+                    stats: Stats::default(),
+                })
+                .collect(),
             last_at: Duration::ZERO,
             last_cpu: cpu_start,
             warmup: cfg.warmup,
@@ -43,7 +57,12 @@ impl Aggregator {
 
     /// Close the interval that ends `now` after the run's start.
     pub fn tick(&mut self, recorder: &Recorder, now: Duration, obs: &dyn Observer) {
-        let stats = recorder.collect(&mut self.spare);
+        let segments = &mut self.segments;
+        let stats = recorder.collect(&mut self.spare, |i, part| {
+            if let Some(s) = segments.get_mut(i) {
+                s.stats.add(part);
+            }
+        });
         let cpu_now = CpuTimes::now();
         let cpu = cpu_now.since(self.last_cpu);
         // An interval belongs to the warm-up if it starts inside it.
@@ -109,6 +128,8 @@ impl Aggregator {
             thread_use: p.thread_use,
             arrival_check: p.arrival_check,
             server: None,
+            rate_profile: p.rate_profile,
+            segments: self.segments,
         }
     }
 }

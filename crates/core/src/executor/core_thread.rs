@@ -397,7 +397,7 @@ async fn worker<C, S: Step<C>>(
                 meter.intended = now;
                 meter.fresh = true;
                 step.step(&mut conn, &mut meter).await;
-                meter.flush(&mut slot.lock());
+                meter.flush(slot.lock().segment(0));
             }
             tokio::task::yield_now().await;
         }
@@ -450,10 +450,11 @@ async fn worker<C, S: Step<C>>(
         }
         meter.intended = intended;
         step.step(&mut conn, &mut meter).await;
-        let mut stats = slot.lock();
-        meter.flush(&mut stats);
+        let mut slot_stats = slot.lock();
+        let stats = slot_stats.segment(shared.segment_of(t));
+        meter.flush(stats);
         stats.record_lag(lag.as_nanos() as u64);
-        drop(stats);
+        drop(slot_stats);
         let end = Instant::now();
         seat.free
             .set(seat.index, Some(end.checked_sub(lag).unwrap_or(end)));

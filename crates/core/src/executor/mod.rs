@@ -47,6 +47,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::backend::{Backend, BackendError, Schema, Status, Threading};
 use crate::cpu::CpuTimes;
 use crate::op::OpKind;
+use crate::rate::{Segment, Target};
 use crate::recorder::{LatencySummary, Recorder, Stats};
 use crate::schedule::{Arrival, Schedule};
 use crate::selfcheck::{ArrivalCheck, Arrivals, StartBins};
@@ -130,10 +131,48 @@ impl RunConfig {
         self.groups.iter().map(|g| g.workers).sum()
     }
 
-    /// Operations per second offered in total: open loop at the summed
-    /// rate when every group is, else `None` (closed loop somewhere).
+    /// Operations per second offered in total, on average over a rate
+    /// profile: open loop at the summed rate when every group is, else
+    /// `None` (closed loop somewhere).
     pub fn target(&self) -> Option<f64> {
-        self.groups.iter().map(|g| g.target).sum()
+        self.groups
+            .iter()
+            .map(|g| g.target.as_ref().map(Target::mean))
+            .sum()
+    }
+
+    /// The highest total rate offered at any moment (as [`RunConfig::target`]
+    /// under constant rates): what the runtime threads are sized for.
+    pub fn peak_target(&self) -> Option<f64> {
+        self.groups
+            .iter()
+            .map(|g| g.target.as_ref().map(Target::peak))
+            .sum()
+    }
+
+    /// The summed rate when every group offers a constant one: the runs
+    /// the Poisson self-check can judge.
+    pub fn constant_target(&self) -> Option<f64> {
+        self.groups
+            .iter()
+            .map(|g| g.target.as_ref().and_then(Target::as_constant))
+            .sum()
+    }
+
+    /// Whether some group's rate changes over time (a profile or trace).
+    pub fn shaped(&self) -> bool {
+        self.groups
+            .iter()
+            .any(|g| g.target.as_ref().is_some_and(|t| t.as_constant().is_none()))
+    }
+
+    /// The segments of the run's rate profile that results break out
+    /// (empty without one): a profile is the one group's.
+    pub fn segments(&self) -> Vec<Segment> {
+        match self.groups.as_slice() {
+            [g] => g.target.as_ref().map(Target::segments).unwrap_or_default(),
+            _ => Vec::new(),
+        }
     }
 
     /// Operations the run performs, when every group has a count.
@@ -164,8 +203,9 @@ impl Default for RunConfig {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Group {
     pub workers: usize,
-    /// Operations per second this group offers; `None` is closed loop.
-    pub target: Option<f64>,
+    /// Operations per second this group offers, constant or following a
+    /// profile or trace; `None` is closed loop.
+    pub target: Option<Target>,
     /// Steps this group performs; `None` runs until the deadline.
     pub operation_count: Option<u64>,
 }
@@ -174,6 +214,15 @@ impl Group {
     /// `workers` connections offering `target` operations per second
     /// (closed loop when `None`), `operation_count` in all.
     pub fn all(workers: usize, target: Option<f64>, operation_count: Option<u64>) -> Group {
+        Group::following(workers, target.map(Target::constant), operation_count)
+    }
+
+    /// `workers` connections offering what `target` says.
+    pub fn following(
+        workers: usize,
+        target: Option<Target>,
+        operation_count: Option<u64>,
+    ) -> Group {
         Group {
             workers,
             target,
@@ -439,6 +488,19 @@ pub struct RunOutcome {
     /// (see [`crate::backend::counters`]); the executor leaves it `None`
     /// and the caller, which samples the server around the phase, fills it.
     pub server: Option<crate::backend::ServerStats>,
+    /// The rate profile or trace the run followed (`None`: a constant
+    /// rate or a closed loop), as given.
+    pub rate_profile: Option<String>,
+    /// The profile's segments, each summarised on its own (empty without).
+    pub segments: Vec<SegmentOutcome>,
+}
+
+/// One segment of a rate profile: what was offered over it and every
+/// operation whose intended start falls in it, however late it ended.
+#[derive(Debug, Clone)]
+pub struct SegmentOutcome {
+    pub segment: Segment,
+    pub stats: Stats,
 }
 
 impl RunOutcome {
@@ -478,6 +540,9 @@ struct Shared {
     abort: AtomicBool,
     /// Per group, closed loop only: operations left to hand out.
     budgets: Vec<Option<AtomicU64>>,
+    /// Where each segment of a rate profile ends, in nanoseconds after the
+    /// start (empty without segments).
+    segment_ends: Vec<u64>,
 }
 
 impl Shared {
@@ -487,6 +552,14 @@ impl Shared {
 
     fn stopping(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
+    }
+
+    /// The segment an operation intended `t` ns after the start counts in.
+    #[inline]
+    fn segment_of(&self, t: u64) -> usize {
+        self.segment_ends
+            .partition_point(|&end| end <= t)
+            .min(self.segment_ends.len().saturating_sub(1))
     }
 
     fn past_deadline(&self, now: Instant) -> bool {
@@ -538,7 +611,7 @@ where
     let sizing = RuntimeThreads::size(
         cfg.runtime_threads,
         workers,
-        cfg.target(),
+        cfg.peak_target(),
         crate::cpu::available_cores(),
         connector.threading(),
     );
@@ -623,6 +696,7 @@ impl<C: Send + 'static> Pool<C> {
             "the groups share out every connection"
         );
         let n_threads = self.jobs.len();
+        let segments = cfg.segments();
         let shared = Arc::new(Shared {
             recorder: Recorder::new(self.workers),
             start: OnceLock::new(),
@@ -637,10 +711,14 @@ impl<C: Send + 'static> Pool<C> {
                         .then(|| AtomicU64::new(g.operation_count.unwrap_or(u64::MAX)))
                 })
                 .collect(),
+            segment_ends: segments.iter().map(|s| s.end.as_nanos() as u64).collect(),
         });
         // The run as a whole: open loop at the summed rate when every group
         // is, so the offered-rate checks read as for a single group.
         let total_target = cfg.target();
+        // The Poisson self-check bins at one rate: a run whose rate changes
+        // is not judged by it.
+        let constant_target = cfg.constant_target();
         // Every thread plus this one: released together once all are ready.
         let ready = Arc::new(Barrier::new(n_threads + 1));
         // Worker `id` lives on thread `id % n_threads`, as the pool opened
@@ -661,9 +739,9 @@ impl<C: Send + 'static> Pool<C> {
                 by_thread[id % n_threads].push((id, step));
             }
             for (j, &t) in hosts.iter().enumerate() {
-                let schedule = group.target.map(|rate| {
-                    Schedule::new(
-                        rate,
+                let schedule = group.target.as_ref().map(|target| {
+                    Schedule::of(
+                        target,
                         cfg.arrival,
                         group_seed(cfg.seed, g),
                         group.operation_count,
@@ -674,7 +752,7 @@ impl<C: Send + 'static> Pool<C> {
                 // Poisson runs count sends per time bin for the self-check;
                 // every lane bins at the run's total rate so the counts add
                 // up (a sum of Poisson streams is Poisson).
-                let starts = total_target
+                let starts = constant_target
                     .filter(|_| cfg.arrival == Arrival::Poisson)
                     .map(StartBins::for_rate);
                 lanes[t].push(Lane {
@@ -737,8 +815,8 @@ impl<C: Send + 'static> Pool<C> {
             .set(cfg.max_execution_time.map(|d| start + d));
         ready.wait();
 
-        let mut agg = Aggregator::new(cfg, cpu_start);
-        let mut arrivals = total_target
+        let mut agg = Aggregator::new(cfg, cpu_start, segments);
+        let mut arrivals = constant_target
             .filter(|_| cfg.arrival == Arrival::Poisson)
             .map(|rate| Arrivals::new(StartBins::for_rate(rate).bin_ns()));
         let starts = || wakers.iter().filter_map(|w| w.starts());
@@ -830,6 +908,14 @@ impl<C: Send + 'static> Pool<C> {
                 },
             },
             arrival_check,
+            rate_profile: match groups.as_slice() {
+                [g] => g
+                    .target
+                    .as_ref()
+                    .filter(|t| t.as_constant().is_none())
+                    .map(Target::describe),
+                _ => None,
+            },
         }))
     }
 }
@@ -859,4 +945,5 @@ struct RunOutcomeParts {
     runtime_threads: usize,
     thread_use: ThreadUse,
     arrival_check: Option<ArrivalCheck>,
+    rate_profile: Option<String>,
 }

@@ -57,6 +57,9 @@ pub struct Report {
     /// A LIOPS run's rows touched and rates (workload=liops, run phase).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub liops: Option<super::liops::LiopsFigures>,
+    /// A rate profile's segments, each on its own (absent without one).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub segments: Vec<super::segments::SegmentReport>,
     pub warnings: Vec<String>,
     pub properties: BTreeMap<String, String>,
 }
@@ -185,6 +188,11 @@ impl Report {
                 }
                 _ => None,
             },
+            segments: run
+                .segments
+                .iter()
+                .map(super::segments::SegmentReport::of)
+                .collect(),
             warnings: run.warnings.clone(),
             properties: meta.properties.clone(),
         }

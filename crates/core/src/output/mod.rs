@@ -9,7 +9,8 @@
 //! - [`json`]: the JSON report;
 //! - [`pkb`]: PerfKitBenchmarker samples, newline-delimited JSON;
 //! - [`table`]: one row per run and operation kind, CSV or JSON;
-//! - [`hdrlog`]: an HdrHistogram interval log.
+//! - [`hdrlog`]: an HdrHistogram interval log;
+//! - [`segments`]: a rate profile's segments, in the summary and the JSON.
 //!
 //! [`warning`] says what to do about a doubtful result.
 
@@ -18,6 +19,7 @@ pub mod json;
 pub mod liops;
 pub mod noria;
 pub mod pkb;
+pub mod segments;
 pub mod table;
 pub mod time;
 pub mod warning;
@@ -55,15 +57,17 @@ pub fn workload_of(run: &RunRecord) -> Option<Workload> {
 
 /// What a workload prints after YCSB's summary of its run phase, so its
 /// results read as its own tool's do: Noria's vote lines, PGIO's LIOPS
-/// figures. Every line starts with `#` or a lower-case word, never `[`, so
+/// figures; and before them, a rate profile's segments (any phase). Every line starts with `#` or a lower-case word, never `[`, so
 /// parsers of YCSB's summary skip them. Empty for the other workloads.
 pub fn workload_lines(run: &RunRecord) -> String {
+    let segments = segments::lines(run);
     if run.meta().phase != Phase::Run.name() {
-        return String::new();
+        return segments;
     }
-    match workload_of(run) {
+    let own = match workload_of(run) {
         Some(Workload::Vote(_)) => noria::noria(run),
         Some(Workload::Liops(cfg)) => liops::LiopsFigures::of(&cfg, run).text(),
         _ => String::new(),
-    }
+    };
+    segments + &own
 }

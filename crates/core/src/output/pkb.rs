@@ -32,7 +32,7 @@ use crate::recorder::Stats;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use crate::record::RunRecord;
+use crate::record::{RunMeta, RunRecord};
 
 use super::Export;
 
@@ -338,10 +338,22 @@ fn return_lines(statuses: &[u64; Status::COUNT]) -> Vec<Stat> {
 /// The groups of the YCSB summary, as PKB's parser would name them, with
 /// their statistics (in summary order) and percentile samples.
 pub fn groups(run: &RunRecord) -> Vec<(String, Vec<Stat>)> {
-    let m = run.meta();
-    let total: Stats = run.totals_or_intervals();
-    let measured = run.measured();
-    let throughput = run.throughput();
+    groups_of(
+        run.meta(),
+        &run.totals_or_intervals(),
+        run.measured(),
+        run.throughput(),
+    )
+}
+
+/// The groups of `total`, measured over `measured` at `throughput`: a
+/// whole run's, or one rate-profile segment's.
+fn groups_of(
+    m: &RunMeta,
+    total: &Stats,
+    measured: Duration,
+    throughput: f64,
+) -> Vec<(String, Vec<Stat>)> {
     let mut out = vec![(
         "overall".to_string(),
         vec![
@@ -434,18 +446,40 @@ pub fn samples(run: &RunRecord, opts: &PkbOptions) -> Vec<Sample> {
         labels,
     };
     let mut out = Vec::new();
-    for (group, stats) in groups(run) {
-        let mut md = base.clone();
-        md.insert("operation".into(), group.clone());
-        let labels = collapse_labels(&md);
-        for (stat, value, unit) in stats {
-            out.push(sample(
-                format!("{group} {stat}"),
-                value,
-                unit,
-                labels.clone(),
-            ));
+    let mut push_groups = |groups: Vec<(String, Vec<Stat>)>, md: &BTreeMap<String, String>| {
+        for (group, stats) in groups {
+            let mut md = md.clone();
+            md.insert("operation".into(), group.clone());
+            let labels = collapse_labels(&md);
+            for (stat, value, unit) in stats {
+                out.push(sample(
+                    format!("{group} {stat}"),
+                    value,
+                    unit,
+                    labels.clone(),
+                ));
+            }
         }
+    };
+    push_groups(groups(run), &base);
+    // Each segment of a rate profile: the same samples over its own
+    // operations (by intended start), the segment in the labels.
+    for (i, seg) in run.segments.iter().enumerate() {
+        let length = seg.segment.end - seg.segment.start;
+        let mut md = base.clone();
+        md.insert("segment".into(), (i + 1).to_string());
+        md.insert("segment_label".into(), seg.segment.label.clone());
+        md.insert(
+            "segment_start_s".into(),
+            number(seg.segment.start.as_secs_f64()),
+        );
+        md.insert("segment_target".into(), number(seg.segment.mean_rate()));
+        let rate = if length.is_zero() {
+            0.0
+        } else {
+            seg.stats.ops_done as f64 / length.as_secs_f64()
+        };
+        push_groups(groups_of(run.meta(), &seg.stats, length, rate), &md);
     }
     if run.meta().phase == "run" {
         let (cores, md) = server_cpu(run, &base);

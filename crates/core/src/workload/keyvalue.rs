@@ -262,7 +262,7 @@ impl KeyValueConfig {
         .filter(|&(w, _, _)| w > 0)
         .map(|(workers, target, operation_count)| Group {
             workers,
-            target,
+            target: target.map(crate::rate::Target::constant),
             operation_count,
         })
         .collect()
@@ -621,7 +621,7 @@ mod tests {
             c.groups(Phase::Run, 10),
             vec![Group {
                 workers: 24,
-                target: Some(500.0),
+                target: Some(crate::rate::Target::constant(500.0)),
                 operation_count: None
             }]
         );

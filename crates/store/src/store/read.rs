@@ -541,69 +541,10 @@ impl Store {
             .filter_map(|r| r[0].as_text().map(str::to_string))
             .collect();
 
-        let decode = |v: &Value, what: &str| -> Result<Option<Histogram<u64>>, StoreError> {
-            match v {
-                Value::Blob(b) => histlog::decode(b)
-                    .map(Some)
-                    .map_err(|e| self.corrupt(&id.0, format!("{what}: {e}"))),
-                Value::Null => Ok(None),
-                _ => Err(self.corrupt(&id.0, format!("{what} is not a histogram"))),
-            }
-        };
-        let required = |v: &Value, what: &str| -> Result<Histogram<u64>, StoreError> {
-            decode(v, what)?.ok_or_else(|| self.corrupt(&id.0, format!("{what} is missing")))
-        };
-        let kind_of = |v: &Value| -> Result<OpKind, StoreError> {
-            let name = v.as_text().unwrap_or_default();
-            OpKind::ALL
-                .into_iter()
-                .find(|k| k.name() == name)
-                .ok_or_else(|| self.corrupt(&id.0, format!("unknown operation kind {name:?}")))
-        };
-        let statuses = |row: &[Value], from: usize| -> [u64; Status::COUNT] {
-            let mut s = [0u64; Status::COUNT];
-            for (i, n) in s.iter_mut().enumerate() {
-                *n = as_u64(&row[from + i]);
-            }
-            s
-        };
-
-        let mut total = Stats::default();
-        let ops = self
-            .read(
-                || format!("reading the totals of run {id}"),
-                &format!(
-                    "SELECT op, {}, service_hist, response_hist, failed_service_hist, \
-                     failed_response_hist FROM run_ops WHERE run_id = ?",
-                    STATUS_COLUMNS.join(", ")
-                ),
-                &key,
-            )?
-            .rows;
-        let h = 1 + STATUS_COLUMNS.len();
-        for row in &ops {
-            let kind = kind_of(&row[0])?;
-            let what = |w: &str| format!("{} {w} histogram", kind.name());
-            let failed = match (
-                decode(&row[h + 2], &what("failed service"))?,
-                decode(&row[h + 3], &what("failed response"))?,
-            ) {
-                (Some(service), Some(response)) => Some(Box::new(Latencies { service, response })),
-                _ => None,
-            };
-            total.set_op(
-                kind,
-                OpStats {
-                    ok: Latencies {
-                        service: required(&row[h], &what("service"))?,
-                        response: required(&row[h + 1], &what("response"))?,
-                    },
-                    failed,
-                    statuses: statuses(row, 1),
-                },
-            );
-        }
-        total.lag = decode(&lag_hist, "scheduling lag histogram")?.map(Box::new);
+        let mut total = self.ops_of(id, "run_ops WHERE run_id = ?", &key)?;
+        total.lag = self
+            .histogram_of(id, &lag_hist, "scheduling lag histogram")?
+            .map(Box::new);
         total.ops_done = summary.totals.as_ref().map_or(0, |t| t.operations);
 
         let mut intervals: Vec<StoredInterval> = self
@@ -672,7 +613,7 @@ impl Store {
         let h = fig + 10;
         for row in &iops {
             let seq = as_u64(&row[0]) as usize;
-            let kind = kind_of(&row[1])?;
+            let kind = self.kind_named(id, &row[1])?;
             let Some(iv) = intervals.get_mut(seq) else {
                 return Err(self.corrupt(&id.0, format!("interval {seq} has no time-series row")));
             };
@@ -685,7 +626,7 @@ impl Store {
             };
             iv.ops.push(IntervalOp {
                 kind,
-                statuses: statuses(row, 2),
+                statuses: statuses_at(row, 2),
                 service: figures(fig),
                 response: figures(fig + 5),
             });
@@ -697,11 +638,11 @@ impl Store {
                 kind,
                 OpStats {
                     ok: Latencies {
-                        service: required(&row[h], &what("service"))?,
-                        response: required(&row[h + 1], &what("response"))?,
+                        service: self.required_histogram(id, &row[h], &what("service"))?,
+                        response: self.required_histogram(id, &row[h + 1], &what("response"))?,
                     },
                     failed: None,
-                    statuses: statuses(row, 2),
+                    statuses: statuses_at(row, 2),
                 },
             );
         }
@@ -709,6 +650,7 @@ impl Store {
             iv.ops.sort_by_key(|o| o.kind);
         }
         let server = self.load_server(id)?;
+        let segments = self.load_segments(id)?;
         Ok(RunRecord {
             self_check: None,
             summary,
@@ -716,7 +658,120 @@ impl Store {
             total,
             intervals,
             server,
+            segments,
         })
+    }
+
+    /// The run's rate-profile segments, each with its operations.
+    fn load_segments(&self, id: &RunId) -> Result<Vec<SegmentOutcome>, StoreError> {
+        let rows = self
+            .read(
+                || format!("reading the segments of run {id}"),
+                "SELECT seq, label, start_s, end_s, expected, ops_done FROM run_segments \
+                 WHERE run_id = ? ORDER BY seq",
+                &[text(&id.0)],
+            )?
+            .rows;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in &rows {
+            let f = |i: usize| as_f64(&r[i]).unwrap_or(0.0);
+            let mut stats = self.ops_of(
+                id,
+                "segment_ops WHERE run_id = ? AND seq = ?",
+                &[text(&id.0), r[0].clone()],
+            )?;
+            stats.ops_done = as_u64(&r[5]);
+            out.push(SegmentOutcome {
+                segment: Segment {
+                    label: r[1].as_text().unwrap_or_default().to_string(),
+                    start: secs(f(2)),
+                    end: secs(f(3)),
+                    expected: f(4),
+                },
+                stats,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The operation kind a row names.
+    fn kind_named(&self, id: &RunId, v: &Value) -> Result<OpKind, StoreError> {
+        let name = v.as_text().unwrap_or_default();
+        OpKind::ALL
+            .into_iter()
+            .find(|k| k.name() == name)
+            .ok_or_else(|| self.corrupt(&id.0, format!("unknown operation kind {name:?}")))
+    }
+
+    /// A histogram column that must be there.
+    fn required_histogram(
+        &self,
+        id: &RunId,
+        v: &Value,
+        what: &str,
+    ) -> Result<Histogram<u64>, StoreError> {
+        self.histogram_of(id, v, what)?
+            .ok_or_else(|| self.corrupt(&id.0, format!("{what} is missing")))
+    }
+
+    /// A histogram column of run `id`, `None` where NULL.
+    fn histogram_of(
+        &self,
+        id: &RunId,
+        v: &Value,
+        what: &str,
+    ) -> Result<Option<Histogram<u64>>, StoreError> {
+        match v {
+            Value::Blob(b) => histlog::decode(b)
+                .map(Some)
+                .map_err(|e| self.corrupt(&id.0, format!("{what}: {e}"))),
+            Value::Null => Ok(None),
+            _ => Err(self.corrupt(&id.0, format!("{what} is not a histogram"))),
+        }
+    }
+
+    /// Per operation kind, the counts and histograms of the rows `from`
+    /// (a table and its condition on `key`) selects: `run_ops` or
+    /// `segment_ops` rows.
+    fn ops_of(&self, id: &RunId, from: &str, key: &[Value]) -> Result<Stats, StoreError> {
+        let decode = |v: &Value, what: &str| self.histogram_of(id, v, what);
+
+        let mut total = Stats::default();
+        let ops = self
+            .read(
+                || format!("reading the totals of run {id}"),
+                &format!(
+                    "SELECT op, {}, service_hist, response_hist, failed_service_hist, \
+                     failed_response_hist FROM {from}",
+                    STATUS_COLUMNS.join(", ")
+                ),
+                key,
+            )?
+            .rows;
+        let h = 1 + STATUS_COLUMNS.len();
+        for row in &ops {
+            let kind = self.kind_named(id, &row[0])?;
+            let what = |w: &str| format!("{} {w} histogram", kind.name());
+            let failed = match (
+                decode(&row[h + 2], &what("failed service"))?,
+                decode(&row[h + 3], &what("failed response"))?,
+            ) {
+                (Some(service), Some(response)) => Some(Box::new(Latencies { service, response })),
+                _ => None,
+            };
+            total.set_op(
+                kind,
+                OpStats {
+                    ok: Latencies {
+                        service: self.required_histogram(id, &row[h], &what("service"))?,
+                        response: self.required_histogram(id, &row[h + 1], &what("response"))?,
+                    },
+                    failed,
+                    statuses: statuses_at(row, 1),
+                },
+            );
+        }
+        Ok(total)
     }
 
     /// The run's server counters, `None` if none were stored.
@@ -769,4 +824,13 @@ const RUN_COLUMNS: &str = "id, run_uri, started_at, started_unix, phase, workloa
 pub(crate) struct ClientRun {
     pub id: RunId,
     pub status: RunStatus,
+}
+
+/// Counts by status from `row`'s columns `from..`, in [`Status::ALL`] order.
+fn statuses_at(row: &[Value], from: usize) -> [u64; Status::COUNT] {
+    let mut s = [0u64; Status::COUNT];
+    for (i, n) in s.iter_mut().enumerate() {
+        *n = as_u64(&row[from + i]);
+    }
+    s
 }

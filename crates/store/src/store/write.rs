@@ -182,31 +182,26 @@ impl Store {
                 if changed == 0 {
                     return Ok(0);
                 }
-                db.exec("DELETE FROM run_ops WHERE run_id = ?", &[text(&run.0)])?;
-                db.exec("DELETE FROM run_warnings WHERE run_id = ?", &[text(&run.0)])?;
-                let sql = format!(
-                    "INSERT INTO run_ops (run_id, op, operations, {}, {}, {}, service_hist, \
-                     response_hist, failed_service_hist, failed_response_hist) VALUES ({})",
-                    STATUS_COLUMNS.join(", "),
-                    figure_columns("service"),
-                    figure_columns("response"),
-                    placeholders(3 + STATUS_COLUMNS.len() + 18 + 4)
-                );
-                for (kind, s) in outcome.total.kinds() {
-                    let mut p = vec![text(&run.0), text(kind.name()), int(s.count())];
-                    p.extend(s.statuses.iter().map(|&n| int(n)));
-                    p.extend(figures(&LatencySummary::of(&s.ok.service)));
-                    p.extend(figures(&LatencySummary::of(&s.ok.response)));
-                    p.push(Value::Blob(histlog::encode(&s.ok.service)));
-                    p.push(Value::Blob(histlog::encode(&s.ok.response)));
-                    match &s.failed {
-                        Some(f) => {
-                            p.push(Value::Blob(histlog::encode(&f.service)));
-                            p.push(Value::Blob(histlog::encode(&f.response)));
-                        }
-                        None => p.extend([Value::Null, Value::Null]),
-                    }
-                    db.exec(&sql, &p)?;
+                for table in ["run_ops", "run_warnings", "segment_ops", "run_segments"] {
+                    db.exec(&format!("DELETE FROM {table} WHERE run_id = ?"), &[text(&run.0)])?;
+                }
+                insert_ops(db, "run_ops", &[text(&run.0)], &outcome.total)?;
+                for (seq, s) in outcome.segments.iter().enumerate() {
+                    let key = [text(&run.0), int(seq as u64)];
+                    db.exec(
+                        "INSERT INTO run_segments (run_id, seq, label, start_s, end_s, expected, \
+                         ops_done) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        &[
+                            key[0].clone(),
+                            key[1].clone(),
+                            text(&s.segment.label),
+                            Value::Real(s.segment.start.as_secs_f64()),
+                            Value::Real(s.segment.end.as_secs_f64()),
+                            Value::Real(s.segment.expected),
+                            int(s.stats.ops_done),
+                        ],
+                    )?;
+                    insert_ops(db, "segment_ops", &key, &s.stats)?;
                 }
                 for (i, w) in warnings.iter().enumerate() {
                     db.exec(
@@ -502,4 +497,41 @@ impl Store {
         }
         Ok(marked)
     }
+}
+
+/// Per operation kind of `stats`, a row of `table` (`run_ops`, or
+/// `segment_ops` keyed by segment too) after the `key` columns: counts by
+/// status, figures for SQL, and the histograms sojourn reads back.
+fn insert_ops(db: &mut dyn Db, table: &str, key: &[Value], stats: &Stats) -> Result<(), DbError> {
+    let key_columns = if key.len() == 2 {
+        "run_id, seq"
+    } else {
+        "run_id"
+    };
+    let sql = format!(
+        "INSERT INTO {table} ({key_columns}, op, operations, {}, {}, {}, service_hist, \
+         response_hist, failed_service_hist, failed_response_hist) VALUES ({})",
+        STATUS_COLUMNS.join(", "),
+        figure_columns("service"),
+        figure_columns("response"),
+        placeholders(key.len() + 2 + STATUS_COLUMNS.len() + 18 + 4)
+    );
+    for (kind, s) in stats.kinds() {
+        let mut p = key.to_vec();
+        p.extend([text(kind.name()), int(s.count())]);
+        p.extend(s.statuses.iter().map(|&n| int(n)));
+        p.extend(figures(&LatencySummary::of(&s.ok.service)));
+        p.extend(figures(&LatencySummary::of(&s.ok.response)));
+        p.push(Value::Blob(histlog::encode(&s.ok.service)));
+        p.push(Value::Blob(histlog::encode(&s.ok.response)));
+        match &s.failed {
+            Some(f) => {
+                p.push(Value::Blob(histlog::encode(&f.service)));
+                p.push(Value::Blob(histlog::encode(&f.response)));
+            }
+            None => p.extend([Value::Null, Value::Null]),
+        }
+        db.exec(&sql, &p)?;
+    }
+    Ok(())
 }

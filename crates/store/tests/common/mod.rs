@@ -135,6 +135,8 @@ pub fn synthetic(seed: u64, n: u64, warmup: u64) -> Synthetic {
         },
         arrival_check: None,
         server: None,
+        rate_profile: None,
+        segments: Vec::new(),
     };
     Synthetic {
         meta,

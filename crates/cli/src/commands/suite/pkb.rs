@@ -665,9 +665,19 @@ pub fn map(flags: &Flags, ctx: &mut MapContext<'_>) -> Result<BenchPlan> {
                 one_client_only(&b.properties()?, Phase::Run, vm_count, &r)?;
                 let seed = seed_of(&b, ctx)?;
                 let shares = total.map(|t| split_rate(t, vm_count));
+                // A rate profile or trace in the run parameters: each
+                // client offers its share of every segment.
+                let shaped = ["rate", "trace"].iter().any(|k| b.get(k).is_some());
                 let mut clients = Vec::new();
                 for i in 0..vm_count as usize {
                     let mut c = b.clone();
+                    if shaped && vm_count > 1 {
+                        c.set(
+                            "rate.share",
+                            format!("{i}/{vm_count}"),
+                            "the suite's share of the rate for this client",
+                        );
+                    }
                     if let Some(shares) = &shares {
                         let why = if step.qps_per_vm.is_some() {
                             r.origin("ycsb_threads_per_client")

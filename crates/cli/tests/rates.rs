@@ -1,0 +1,191 @@
+//! Rate profiles and trace replay end to end, against a database of known
+//! capacity: the `memory:` backend's test hook serves at most K operations
+//! per second, so a profile that ramps through K must show response time
+//! rising where the arithmetic says, segment by segment, in the summary,
+//! the JSON report, the store and the PKB export.
+
+mod util;
+
+use util::*;
+
+/// `memory:` serving 2,000 operations per second.
+const K: f64 = 2000.0;
+
+#[test]
+fn a_ramp_through_capacity_shows_the_backlog_in_its_own_segments() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    // Below K, then through it (the second ramp offers 1,000 more than K
+    // serves by its end: a backlog of 1/2 x 2 s x 1,000 = 1,000 operations,
+    // half a second of K), then below again while it drains.
+    let profile = "ramp 1000..2000 in 2s, ramp 2000..3000 in 2s, hold 1000 for 2s";
+    let out = sojourn(
+        dir.path(),
+        &[
+            "bench",
+            "memory:?max_ops_per_sec=2000",
+            "-P",
+            "workloads/workloadc",
+            "-p",
+            "recordcount=100",
+            "-p",
+            "operationcount=0",
+            "--rate",
+            profile,
+            "-threads",
+            "16",
+            "--seed",
+            "5",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let stdout = ok(&out);
+    let stderr = text(&out.stderr);
+    // The load follows the profile too, and its record count ends it first.
+    assert!(
+        stderr.contains("recordcount = '100'")
+            && stderr.contains("ends the load phase after 100 operations"),
+        "{stderr}"
+    );
+    let segment_lines: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("# segment "))
+        .collect();
+    assert_eq!(segment_lines.len(), 3, "{stdout}");
+    assert!(
+        segment_lines[1]
+            .starts_with("# segment 2 of 3, 2.0-4.0 s, ramp 2000..3000 in 2s: target 2500 ops/s"),
+        "{stdout}"
+    );
+    // PKB's parser still reads the summary: no segment line looks like one
+    // of YCSB's.
+    assert!(!stdout
+        .lines()
+        .any(|l| l.starts_with("[") && l.contains("segment")));
+
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let segs = report["segments"]
+        .as_array()
+        .expect("segments in the JSON report");
+    assert_eq!(segs.len(), 3);
+    let p99 = |s: &serde_json::Value| s["ops"]["read"]["response"]["p99_us"].as_f64().unwrap();
+    let max = |s: &serde_json::Value| s["ops"]["read"]["response"]["max_us"].as_f64().unwrap();
+    // Below capacity: no queue to speak of.
+    assert!(p99(&segs[0]) < 50_000.0, "{}", segs[0]);
+    // Through it: the backlog peaks near 1,000 operations, 0.5 s of K.
+    assert!(
+        max(&segs[1]) > 250_000.0 && max(&segs[1]) < 1_200_000.0,
+        "ramp through capacity: {}",
+        segs[1]
+    );
+    // Everything offered was served in the end; the run follows the whole
+    // profile (2 x 1,500 + 2 x 2,500 + 2,000 = 10,000 operations offered).
+    let ops: u64 = segs.iter().map(|s| s["operations"].as_u64().unwrap()).sum();
+    assert!((ops as f64 - 10_000.0).abs() < 5.0 * 100.0, "{ops}");
+    assert_eq!(report["operations"].as_u64().unwrap(), ops);
+    let target = report["target_ops_per_sec"].as_f64().unwrap();
+    assert!(
+        (target - 10_000.0 / 6.0).abs() < 1.0,
+        "the mean offered rate: {target}"
+    );
+    for (s, want) in segs.iter().zip([1500.0, 2500.0, 1000.0]) {
+        assert_eq!(s["target_ops_per_sec"].as_f64().unwrap(), want);
+    }
+    // The first segment ran at its offered rate (K was never reached).
+    let achieved = segs[0]["achieved_ops_per_sec"].as_f64().unwrap();
+    assert!((achieved - 1500.0).abs() < 150.0, "{achieved}");
+    let _ = K;
+
+    // The store keeps the segments: `results show` prints them again and
+    // the PKB export labels each segment's samples.
+    let shown = ok(&bin()
+        .args(["results", "show", "last", "--data-dir"])
+        .arg(dir.path())
+        .run_to_end());
+    let shown_lines: Vec<&str> = shown
+        .lines()
+        .filter(|l| l.starts_with("# segment "))
+        .collect();
+    assert_eq!(shown_lines, segment_lines, "{shown}");
+    let pkb = ok(&bin()
+        .args(["results", "export", "last", "--format", "pkb", "--data-dir"])
+        .arg(dir.path())
+        .run_to_end());
+    let with_segment: Vec<serde_json::Value> = pkb
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|s| s["labels"].as_str().unwrap().contains("|segment:2|"))
+        .collect();
+    let throughput = with_segment
+        .iter()
+        .find(|s| s["metric"] == "overall Throughput")
+        .expect("segment 2's throughput sample");
+    assert!(throughput["labels"]
+        .as_str()
+        .unwrap()
+        .contains("|segment_label:ramp 2000..3000 in 2s|"));
+    assert!(with_segment
+        .iter()
+        .any(|s| s["metric"] == "intended-read p99 latency"));
+}
+
+#[test]
+fn a_trace_is_replayed_and_bad_profiles_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    // 300 arrivals over 1.5 s, replayed at twice the speed.
+    let trace = dir.path().join("arrivals.txt");
+    let lines: String = (0..300)
+        .map(|i| format!("{:.4}\n", i as f64 * 0.005))
+        .collect();
+    std::fs::write(&trace, lines).unwrap();
+    let json = dir.path().join("t.json");
+    let out = sojourn(
+        dir.path(),
+        &[
+            "bench",
+            "memory:",
+            "-P",
+            "workloads/workloadc",
+            "-p",
+            "recordcount=10",
+            "-p",
+            "operationcount=0",
+            "--trace",
+            trace.to_str().unwrap(),
+            "-p",
+            "trace.speed=2",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    ok(&out);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["operations"].as_u64(), Some(300));
+    let runtime = report["runtime_ms"].as_f64().unwrap();
+    // The last arrival is due at 0.75 s.
+    assert!((740.0..2000.0).contains(&runtime), "{runtime}");
+
+    let bad = |args: &[&str]| {
+        let mut a = vec!["run", "memory:", "-P", "workloads/workloadc"];
+        a.extend_from_slice(args);
+        refused(dir.path(), &a)
+    };
+    let e = bad(&["--rate", "hold 100 for 10s, hold -5 for 3s"]);
+    assert!(
+        e.contains("--rate") && e.contains("segment 2 ('hold -5 for 3s'): rate -5 is negative"),
+        "{e}"
+    );
+    let e = bad(&["--rate", "hold 1k for 5s", "-target", "100"]);
+    assert!(e.contains("leave one out"), "{e}");
+    std::fs::write(dir.path().join("bad.txt"), "0\n1\n0.5\n").unwrap();
+    let e = bad(&["--trace", dir.path().join("bad.txt").to_str().unwrap()]);
+    assert!(
+        e.contains("bad.txt:3: 0.5 comes before the line above it"),
+        "{e}"
+    );
+    let e = bad(&["--rate", "hold 1k for 5s", "--workload", "keyvalue"]);
+    assert!(e.contains("write_rate and read_rate"), "{e}");
+}
