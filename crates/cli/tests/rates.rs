@@ -189,3 +189,71 @@ fn a_trace_is_replayed_and_bad_profiles_are_named() {
     let e = bad(&["--rate", "hold 1k for 5s", "--workload", "keyvalue"]);
     assert!(e.contains("write_rate and read_rate"), "{e}");
 }
+
+/// Noria's method in one command: a staircase judged step by step stops at
+/// the first step whose response time leaves its SLO, and names the knee.
+#[test]
+fn a_staircase_stops_at_the_first_step_that_misses_its_slo() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("stairs.json");
+    let out = sojourn(
+        dir.path(),
+        &[
+            "bench",
+            "memory:?max_ops_per_sec=2000",
+            "-P",
+            "workloads/workloadc",
+            "-p",
+            "recordcount=100",
+            "-p",
+            "operationcount=0",
+            "--rate",
+            "stairs 500..4000 by 500 every 1s",
+            "-p",
+            "rate.slo=read.p90<100ms",
+            "-threads",
+            "16",
+            "--seed",
+            "3",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let stdout = ok(&out);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["stop_reason"], "slo_missed", "{stdout}");
+    let knee = report["knee_ops_per_sec"].as_f64().expect("a knee");
+    // K serves 2,000 ops/s: 1,500 holds easily, 2,500 builds half a
+    // second of backlog per second; at exactly K either may happen.
+    assert!(knee == 1500.0 || knee == 2000.0, "knee {knee}\n{stdout}");
+    let segs = report["segments"].as_array().unwrap();
+    let missed: Vec<f64> = segs
+        .iter()
+        .filter(|s| s["held"] == false)
+        .map(|s| s["target_ops_per_sec"].as_f64().unwrap())
+        .collect();
+    assert_eq!(
+        missed.len(),
+        1,
+        "one step missed, and the run stopped: {stdout}"
+    );
+    assert!(
+        missed[0] == knee + 500.0,
+        "{missed:?} after a knee of {knee}"
+    );
+    // Steps past the missed one never ran to their end: none is judged,
+    // and the last steps (3,500 and 4,000 ops/s) were never offered.
+    assert!(segs
+        .iter()
+        .skip_while(|s| s["held"] != false)
+        .skip(1)
+        .all(|s| s.get("held").is_none()));
+    assert_eq!(segs.last().unwrap()["operations"].as_u64(), Some(0));
+    assert!(
+        stdout.contains(&format!("# knee: {knee:.0} ops/s (stairs step "))
+            && stdout.contains("the highest rate that held read.p90<100ms"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("; missed: read.p90<100ms"), "{stdout}");
+}

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::backend::Schema;
-use crate::executor::{Group, RunConfig};
+use crate::executor::{Group, RunConfig, SegmentSlo};
 use crate::properties::{Origin, Properties, PropertyError, UnknownKey, CORE_PROPERTIES};
 use crate::rate::Target;
 use crate::schedule::Arrival;
@@ -35,6 +35,9 @@ pub const SOJOURN_PROPERTIES: &[&str] = &[
     "trace.scale",
     // This client's share of a profile or trace run by several: I/N.
     "rate.share",
+    // Judge each segment and stop at the first that misses.
+    "rate.slo",
+    "rate.max_error_rate",
     // Sockets shared by the connections, pipelined (Redis, memcached).
     "connections",
 ];
@@ -309,6 +312,7 @@ impl Plan {
         if interval < Duration::from_millis(10) {
             return Err(p.invalid("timeseries.interval", "must be at least 0.01 seconds"));
         }
+        let segment_slo = segment_slo(p, shaped.as_ref())?;
         let unknown = Plan::unknown_keys(p, known_prefixes);
         let groups = match &keyvalue {
             // The reader and writer pools, each at its own rate; a load
@@ -344,6 +348,7 @@ impl Plan {
                 interval,
                 drain_timeout: seconds(p, "drain.timeout", 10.0)?,
                 runtime_threads: p.get_u64("runtime.threads", 0)?.min(1024) as usize,
+                segment_slo,
             },
             workload,
             schema,
@@ -430,6 +435,32 @@ fn shaped_whole(
             Ok(None)
         }
     }
+}
+
+/// The SLO each segment of a profile must hold (`rate.slo`), if any.
+fn segment_slo(
+    p: &Properties,
+    shaped: Option<&(&str, Target)>,
+) -> Result<Option<SegmentSlo>, PropertyError> {
+    let Some(text) = p.get("rate.slo").filter(|s| !s.trim().is_empty()) else {
+        return Ok(None);
+    };
+    let slos = crate::capacity::parse_slos(text).map_err(|e| p.invalid("rate.slo", e))?;
+    if !shaped.is_some_and(|(_, t)| t.segments().len() > 1) {
+        return Err(p.invalid(
+            "rate.slo",
+            "judges each segment of a rate profile: give --rate a profile of several segments, \
+             such as 'stairs 1000..20000 by 1000 every 10s'",
+        ));
+    }
+    let max_error_rate = p.get_f64("rate.max_error_rate", 0.01)?;
+    if !(0.0..=1.0).contains(&max_error_rate) {
+        return Err(p.invalid("rate.max_error_rate", "must be a fraction from 0 to 1"));
+    }
+    Ok(Some(SegmentSlo {
+        slos,
+        max_error_rate,
+    }))
 }
 
 /// What to say when the operation count or the time limit ends the phase

@@ -61,7 +61,7 @@ enum Shape {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Segment {
     /// The segment as written (`ramp 1000..50000 in 60s`), or one step of
-    /// a staircase (`stairs step 3: 3000`).
+    /// a staircase (`stairs step 3: 3k`).
     pub label: String,
     pub start: Duration,
     pub end: Duration,
@@ -721,7 +721,7 @@ impl Profile {
                         };
                         let at = p.pieces.len();
                         p.push(Kind::Hold(r), d);
-                        p.segment(format!("step {} of {label}: {}", s + 1, short_rate(r)), at);
+                        p.segment(format!("stairs step {}: {}", s + 1, short_rate(r)), at);
                     }
                     continue;
                 }
@@ -917,9 +917,9 @@ mod tests {
             labels,
             [
                 "pause 5s",
-                "step 1 of stairs 1k..3k by 1k every 10s: 1k",
-                "step 2 of stairs 1k..3k by 1k every 10s: 2k",
-                "step 3 of stairs 1k..3k by 1k every 10s: 3k"
+                "stairs step 1: 1k",
+                "stairs step 2: 2k",
+                "stairs step 3: 3k"
             ]
         );
         assert_eq!(segs[3].end, Duration::from_secs(35));

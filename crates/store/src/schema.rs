@@ -547,7 +547,8 @@ ALTER TABLE merged_runs ADD COLUMN missing TEXT;
 "#;
 
 /// Rate profiles: each segment of a run's profile (its span, the
-/// operations it offered on average and those intended in it that ended),
+/// operations it offered on average and those intended in it that ended,
+/// whether it held its `rate.slo`: NULL when not judged),
 /// and per segment and operation kind what `run_ops` keeps for the run.
 const V8: &str = r#"
 CREATE TABLE run_segments (
@@ -558,6 +559,8 @@ CREATE TABLE run_segments (
     end_s DOUBLE PRECISION NOT NULL,
     expected DOUBLE PRECISION NOT NULL,
     ops_done BIGINT NOT NULL,
+    held BIGINT,
+    missed_because TEXT,
     PRIMARY KEY (run_id, seq)
 );
 CREATE TABLE segment_ops (

@@ -20,7 +20,9 @@ use parking_lot::Mutex;
 use sojourn_core::backend::ServerStats;
 use sojourn_core::backend::Status;
 use sojourn_core::cpu::CpuTimes;
-use sojourn_core::executor::{Interval, RunOutcome, SegmentOutcome, ThreadUse, ThreadsWhy};
+use sojourn_core::executor::{
+    Interval, RunOutcome, SegmentOutcome, SegmentVerdict, ThreadUse, ThreadsWhy,
+};
 use sojourn_core::histlog;
 use sojourn_core::op::OpKind;
 use sojourn_core::output::time::rfc3339;

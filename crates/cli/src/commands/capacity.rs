@@ -75,13 +75,22 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
     };
     let opts = Options::new(a.phase)?;
     let plan = opts.plan(Phase::Run)?;
+    if plan.run.shaped() {
+        bail!(
+            "`sojourn capacity` sets each step's rate itself: leave --rate and --trace out, or \
+             run the profile with `sojourn run` (-p rate.slo=... stops a staircase at the first \
+             step that misses)"
+        );
+    }
     match &plan.workload {
         Workload::Core(_) => {}
         // Noria's own method is the capacity search by hand: raise
-        // --target until sojourn time climbs; run the steps with `run`.
+        // --target until sojourn time climbs, which a staircase profile
+        // judged by a segment SLO does in one run.
         Workload::Vote(_) => bail!(
             "`sojourn capacity` runs the YCSB core workload only; for workload=vote, \
-             run `sojourn run --target N` at rising targets"
+             run Noria's method as a staircase: `sojourn run --rate 'stairs 1000..20000 by 1000 \
+             every 20s' -p rate.slo=all.p99<50ms`, which stops at the first step that misses"
         ),
         // PGIO measures what a fixed set of sessions achieves back to back;
         // its setup (tables, index) is not the core workload's either.

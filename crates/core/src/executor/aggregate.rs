@@ -11,7 +11,7 @@ use crate::recorder::{Recorder, SlotStats, Stats};
 
 use super::{
     Interval, Observer, Progress, RunConfig, RunOutcome, RunOutcomeParts, SegmentOutcome,
-    SlowestAnswer,
+    SegmentSlo, SlowestAnswer,
 };
 
 pub(super) struct Aggregator {
@@ -25,6 +25,7 @@ pub(super) struct Aggregator {
     segments: Vec<SegmentOutcome>,
     last_at: Duration,
     last_cpu: CpuTimes,
+    segment_slo: Option<(SegmentSlo, Duration)>,
     warmup: Duration,
     warmup_end: Option<Duration>,
     expected_ops: Option<u64>,
@@ -44,10 +45,15 @@ impl Aggregator {
                 .map(|segment| SegmentOutcome {
                     segment,
                     stats: Stats::default(),
+                    verdict: None,
                 })
                 .collect(),
             last_at: Duration::ZERO,
             last_cpu: cpu_start,
+            segment_slo: cfg.segment_slo.clone().map(|s| {
+                let settle = s.settle();
+                (s, settle)
+            }),
             warmup: cfg.warmup,
             warmup_end: None,
             expected_ops: cfg.operation_count(),
@@ -55,8 +61,9 @@ impl Aggregator {
         }
     }
 
-    /// Close the interval that ends `now` after the run's start.
-    pub fn tick(&mut self, recorder: &Recorder, now: Duration, obs: &dyn Observer) {
+    /// Close the interval that ends `now` after the run's start; true when
+    /// a segment has just missed its SLO (the run should stop).
+    pub fn tick(&mut self, recorder: &Recorder, now: Duration, obs: &dyn Observer) -> bool {
         let segments = &mut self.segments;
         let stats = recorder.collect(&mut self.spare, |i, part| {
             if let Some(s) = segments.get_mut(i) {
@@ -102,9 +109,38 @@ impl Aggregator {
         }
         self.last_at = now;
         self.last_cpu = cpu_now;
+        self.judge_segments(|s, settle| s.end + settle <= now)
     }
 
-    pub fn finish(self, p: RunOutcomeParts) -> RunOutcome {
+    /// Judge the segments not judged yet that `over` says are over; true
+    /// when one missed.
+    fn judge_segments(&mut self, over: impl Fn(&Segment, Duration) -> bool) -> bool {
+        let Some((slo, settle)) = &self.segment_slo else {
+            return false;
+        };
+        let mut missed = false;
+        for s in self.segments.iter_mut() {
+            if s.verdict.is_none() && !missed && over(&s.segment, *settle) {
+                let v = s.judge(slo);
+                missed = !v.held;
+                s.verdict = Some(v);
+            }
+        }
+        missed
+    }
+
+    pub fn finish(mut self, p: RunOutcomeParts) -> RunOutcome {
+        // Segments the run reached and did not wait to judge: judged now,
+        // everything of theirs being done; those never reached stay not
+        // judged.
+        let elapsed = p.elapsed;
+        if !self
+            .segments
+            .iter()
+            .any(|s| s.verdict.as_ref().is_some_and(|v| !v.held))
+        {
+            self.judge_segments(|s, _| s.start < elapsed);
+        }
         let measured = p
             .elapsed
             .saturating_sub(self.warmup_end.unwrap_or(p.elapsed));

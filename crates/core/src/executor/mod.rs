@@ -123,6 +123,28 @@ pub struct RunConfig {
     /// OS threads, each with its own single-threaded runtime; 0 sizes them
     /// to the connections and the rate (see [`RuntimeThreads::size`]).
     pub runtime_threads: usize,
+    /// Judge each segment of a rate profile as it ends and stop the run at
+    /// the first that misses (Noria's method: raise the rate step by step
+    /// until response time leaves its SLO).
+    pub segment_slo: Option<SegmentSlo>,
+}
+
+/// What each segment of a profile must hold (see [`RunConfig::segment_slo`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SegmentSlo {
+    pub slos: Vec<crate::capacity::Slo>,
+    /// Highest share of failed operations a segment may have.
+    pub max_error_rate: f64,
+}
+
+impl SegmentSlo {
+    /// How long after a segment's end its verdict waits: an operation of
+    /// the segment not done by then has outlived every limit, and counts
+    /// as not served. (Verdicts come at interval ticks, which collect
+    /// every operation ended before them.)
+    fn settle(&self) -> Duration {
+        Duration::from_nanos(self.slos.iter().map(|s| s.limit_ns).max().unwrap_or(0))
+    }
 }
 
 impl RunConfig {
@@ -192,6 +214,7 @@ impl Default for RunConfig {
             interval: Duration::from_secs(1),
             drain_timeout: Duration::from_secs(10),
             runtime_threads: 0,
+            segment_slo: None,
         }
     }
 }
@@ -436,6 +459,8 @@ pub enum StopReason {
     OperationCount,
     MaxExecutionTime,
     Interrupted,
+    /// A segment of the rate profile missed its SLO.
+    SloMissed,
 }
 
 impl StopReason {
@@ -445,6 +470,7 @@ impl StopReason {
             StopReason::OperationCount => "operation_count",
             StopReason::MaxExecutionTime => "max_execution_time",
             StopReason::Interrupted => "interrupted",
+            StopReason::SloMissed => "slo_missed",
         }
     }
 }
@@ -501,6 +527,62 @@ pub struct RunOutcome {
 pub struct SegmentOutcome {
     pub segment: Segment,
     pub stats: Stats,
+    /// Under a segment SLO: whether it held, and if not why; `None` for a
+    /// segment not judged (no SLO, or the run stopped before it).
+    pub verdict: Option<SegmentVerdict>,
+}
+
+/// Whether a segment held its SLO ([`RunConfig::segment_slo`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SegmentVerdict {
+    pub held: bool,
+    /// Why it missed (the first SLO or limit it broke).
+    pub reason: Option<String>,
+}
+
+impl SegmentOutcome {
+    /// Operations intended in the segment that ended, per second of it.
+    pub fn achieved(&self) -> f64 {
+        let len = (self.segment.end - self.segment.start).as_secs_f64();
+        if len > 0.0 {
+            self.stats.ops_done as f64 / len
+        } else {
+            0.0
+        }
+    }
+
+    /// Judge the segment against `slo` (as `capacity` judges a step).
+    pub fn judge(&self, slo: &SegmentSlo) -> SegmentVerdict {
+        let served = if self.segment.expected > 0.0 {
+            (self.stats.ops_done as f64 / self.segment.expected).min(1.0)
+        } else {
+            1.0
+        };
+        let v = crate::capacity::judge(
+            crate::capacity::StepFigures {
+                achieved: self.achieved(),
+                served,
+                total: &self.stats,
+            },
+            self.segment.mean_rate(),
+            &slo.slos,
+            slo.max_error_rate,
+        );
+        SegmentVerdict {
+            held: v.sustained,
+            reason: v.reason,
+        }
+    }
+}
+
+/// The highest-rate segment that held before the first that missed: the
+/// knee of a staircase judged by a segment SLO.
+pub fn knee(segments: &[SegmentOutcome]) -> Option<&SegmentOutcome> {
+    segments
+        .iter()
+        .take_while(|s| s.verdict.as_ref().is_none_or(|v| v.held))
+        .filter(|s| s.verdict.as_ref().is_some_and(|v| v.held))
+        .max_by(|a, b| a.segment.mean_rate().total_cmp(&b.segment.mean_rate()))
 }
 
 impl RunOutcome {
@@ -828,6 +910,7 @@ impl<C: Send + 'static> Pool<C> {
         let mut busiest = Duration::ZERO;
         let mut interrupted = false;
         let mut drain_until: Option<Instant> = None;
+        let mut slo_missed = false;
         while running > 0 {
             let now = Instant::now();
             let wait = next_tick.min(now + POLL).saturating_duration_since(now);
@@ -847,7 +930,7 @@ impl<C: Send + 'static> Pool<C> {
             }
             let now = Instant::now();
             if now >= next_tick {
-                agg.tick(&shared.recorder, now - start, observer);
+                slo_missed |= agg.tick(&shared.recorder, now - start, observer);
                 if let Some(a) = &mut arrivals {
                     let settled = (now - start).saturating_sub(FOLD_MARGIN).as_nanos() as u64;
                     a.fold(starts(), settled.min(untaken().unwrap_or(u64::MAX)));
@@ -857,7 +940,9 @@ impl<C: Send + 'static> Pool<C> {
                     next_tick = now + cfg.interval;
                 }
             }
-            if drain_until.is_none() && (stop.is_stopped() || shared.past_deadline(now)) {
+            if drain_until.is_none()
+                && (stop.is_stopped() || shared.past_deadline(now) || slo_missed)
+            {
                 interrupted = stop.is_stopped();
                 shared.stop.store(true, Ordering::SeqCst);
                 wakers.iter().for_each(|w| w.wake_all());
@@ -882,6 +967,8 @@ impl<C: Send + 'static> Pool<C> {
         let count_reached = cfg.operation_count().is_some_and(|n| agg.all.ops_done >= n);
         let stop_reason = if interrupted {
             StopReason::Interrupted
+        } else if slo_missed {
+            StopReason::SloMissed
         } else if !count_reached && cfg.max_execution_time.is_some() {
             StopReason::MaxExecutionTime
         } else {

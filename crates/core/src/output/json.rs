@@ -60,6 +60,10 @@ pub struct Report {
     /// A rate profile's segments, each on its own (absent without one).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub segments: Vec<super::segments::SegmentReport>,
+    /// Under `rate.slo`: the highest segment rate that held before the
+    /// first that missed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub knee_ops_per_sec: Option<f64>,
     pub warnings: Vec<String>,
     pub properties: BTreeMap<String, String>,
 }
@@ -193,6 +197,7 @@ impl Report {
                 .iter()
                 .map(super::segments::SegmentReport::of)
                 .collect(),
+            knee_ops_per_sec: super::segments::knee_rate(run),
             warnings: run.warnings.clone(),
             properties: meta.properties.clone(),
         }

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::executor::SegmentOutcome;
+use crate::executor::{knee, SegmentOutcome};
 use crate::record::RunRecord;
 use crate::recorder::LatencySummary;
 
@@ -25,6 +25,11 @@ pub struct SegmentReport {
     pub achieved_ops_per_sec: f64,
     pub operations: u64,
     pub ops: BTreeMap<&'static str, SegmentOp>,
+    /// Under `rate.slo`: whether the segment held (absent when not judged).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missed_because: Option<String>,
 }
 
 /// One operation kind within a segment.
@@ -36,15 +41,6 @@ pub struct SegmentOp {
     pub response: LatencySummary,
 }
 
-fn achieved(s: &SegmentOutcome) -> f64 {
-    let len = (s.segment.end - s.segment.start).as_secs_f64();
-    if len > 0.0 {
-        s.stats.ops_done as f64 / len
-    } else {
-        0.0
-    }
-}
-
 impl SegmentReport {
     pub fn of(s: &SegmentOutcome) -> SegmentReport {
         SegmentReport {
@@ -52,7 +48,7 @@ impl SegmentReport {
             start_s: s.segment.start.as_secs_f64(),
             end_s: s.segment.end.as_secs_f64(),
             target_ops_per_sec: s.segment.mean_rate(),
-            achieved_ops_per_sec: achieved(s),
+            achieved_ops_per_sec: s.achieved(),
             operations: s.stats.ops_done,
             ops: s
                 .stats
@@ -69,8 +65,16 @@ impl SegmentReport {
                     )
                 })
                 .collect(),
+            held: s.verdict.as_ref().map(|v| v.held),
+            missed_because: s.verdict.as_ref().and_then(|v| v.reason.clone()),
         }
     }
+}
+
+/// The knee of a judged staircase: the rate of the highest segment that
+/// held before the first that missed.
+pub fn knee_rate(run: &RunRecord) -> Option<f64> {
+    knee(&run.segments).map(|s| s.segment.mean_rate())
 }
 
 /// The lines the summary prints for `run`'s segments; empty without.
@@ -94,13 +98,13 @@ pub fn lines(run: &RunRecord) -> String {
             .collect();
         let failed: u64 = s.stats.kinds().map(|(_, o)| o.failures()).sum();
         out.push_str(&format!(
-            "# segment {} of {n}, {:.1}-{:.1} s, {}: target {:.0} ops/s, achieved {:.0} ops/s ({} ops{}); response p50/p99: {}\n",
+            "# segment {} of {n}, {:.1}-{:.1} s, {}: target {:.0} ops/s, achieved {:.0} ops/s ({} ops{}); response p50/p99: {}{}\n",
             i + 1,
             s.segment.start.as_secs_f64(),
             s.segment.end.as_secs_f64(),
             s.segment.label,
             s.segment.mean_rate(),
-            achieved(s),
+            s.achieved(),
             s.stats.ops_done,
             if failed > 0 {
                 format!(", {failed} failed")
@@ -112,7 +116,28 @@ pub fn lines(run: &RunRecord) -> String {
             } else {
                 per_kind.join(", ")
             },
+            match &s.verdict {
+                Some(v) if v.held => "; held".to_string(),
+                Some(v) => format!("; missed: {}", v.reason.as_deref().unwrap_or("?")),
+                None => String::new(),
+            },
         ));
+    }
+    if run.segments.iter().any(|s| s.verdict.is_some()) {
+        let slo = run
+            .meta()
+            .properties
+            .get("rate.slo")
+            .cloned()
+            .unwrap_or_default();
+        match knee(&run.segments) {
+            Some(k) => out.push_str(&format!(
+                "# knee: {:.0} ops/s ({}), the highest rate that held {slo}\n",
+                k.segment.mean_rate(),
+                k.segment.label
+            )),
+            None => out.push_str(&format!("# knee: none, the first segment missed {slo}\n")),
+        }
     }
     out
 }

@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::executor::{RunOutcome, ThreadsWhy};
+use crate::executor::{RunOutcome, StopReason, ThreadsWhy};
 use crate::op::OpKind;
 use crate::properties::UnknownKey;
 
@@ -26,6 +26,8 @@ pub enum Warning {
     BelowTarget {
         target: f64,
         achieved: f64,
+        /// The target is a rate profile's mean.
+        profile: bool,
     },
     Failures {
         kind: OpKind,
@@ -78,11 +80,26 @@ impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Warning::UnknownProperty(u) => write!(f, "{u}; it is ignored"),
-            Warning::BelowTarget { target, achieved } => write!(
+            Warning::BelowTarget {
+                target,
+                achieved,
+                profile: false,
+            } => write!(
                 f,
                 "achieved {achieved:.1} ops/s, {:.1}% of the {target} ops/s target: the database \
                  (or the client) did not keep up, so operations queued and response times include that wait. \
                  Lower -target, or add -threads if service times are low",
+                100.0 * achieved / target
+            ),
+            Warning::BelowTarget {
+                target,
+                achieved,
+                profile: true,
+            } => write!(
+                f,
+                "achieved {achieved:.1} ops/s, {:.1}% of the {target:.1} ops/s the rate profile \
+                 offered on average: the database (or the client) did not keep up, so operations \
+                 queued and response times include that wait; the segment lines say where",
                 100.0 * achieved / target
             ),
             Warning::Failures { kind, failed, total, detail, data_shape } => write!(
@@ -307,10 +324,16 @@ impl Warning {
         if let Some(target) = o.target {
             // Judged against what the schedule offered: a short Poisson run
             // offers a few percent more or less than its target by chance.
-            if o.all.ops_done > 0 && o.served_fraction() < BELOW_TARGET {
+            // A staircase stopped at its first missed step was meant to
+            // reach more than the database serves.
+            if o.all.ops_done > 0
+                && o.served_fraction() < BELOW_TARGET
+                && o.stop_reason != StopReason::SloMissed
+            {
                 w.push(Warning::BelowTarget {
                     target,
                     achieved: o.throughput(),
+                    profile: o.rate_profile.is_some(),
                 });
             }
         }

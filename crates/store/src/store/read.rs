@@ -667,8 +667,8 @@ impl Store {
         let rows = self
             .read(
                 || format!("reading the segments of run {id}"),
-                "SELECT seq, label, start_s, end_s, expected, ops_done FROM run_segments \
-                 WHERE run_id = ? ORDER BY seq",
+                "SELECT seq, label, start_s, end_s, expected, ops_done, held, missed_because \
+                 FROM run_segments WHERE run_id = ? ORDER BY seq",
                 &[text(&id.0)],
             )?
             .rows;
@@ -689,6 +689,10 @@ impl Store {
                     expected: f(4),
                 },
                 stats,
+                verdict: as_i64(&r[6]).map(|held| SegmentVerdict {
+                    held: held != 0,
+                    reason: r[7].as_text().map(str::to_string),
+                }),
             });
         }
         Ok(out)

@@ -190,7 +190,7 @@ impl Store {
                     let key = [text(&run.0), int(seq as u64)];
                     db.exec(
                         "INSERT INTO run_segments (run_id, seq, label, start_s, end_s, expected, \
-                         ops_done) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                         ops_done, held, missed_because) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         &[
                             key[0].clone(),
                             key[1].clone(),
@@ -199,6 +199,13 @@ impl Store {
                             Value::Real(s.segment.end.as_secs_f64()),
                             Value::Real(s.segment.expected),
                             int(s.stats.ops_done),
+                            s.verdict
+                                .as_ref()
+                                .map_or(Value::Null, |v| int(u64::from(v.held))),
+                            s.verdict
+                                .as_ref()
+                                .and_then(|v| v.reason.as_deref())
+                                .map_or(Value::Null, text),
                         ],
                     )?;
                     insert_ops(db, "segment_ops", &key, &s.stats)?;
