@@ -129,6 +129,22 @@ fn a_ramp_through_capacity_shows_the_backlog_in_its_own_segments() {
     assert!(with_segment
         .iter()
         .any(|s| s["metric"] == "intended-read p99 latency"));
+
+    // The HTML report draws the profile's target as it went, the load the
+    // schedule released in each interval (drawn only where the store kept
+    // it) beside what was achieved, and a table of the segments.
+    let html = ok(&bin()
+        .args(["report", "last", "--data-dir"])
+        .arg(dir.path())
+        .run_to_end());
+    for want in [
+        "target (rate profile)",
+        "offered (released by the schedule)",
+        "Segments of the rate profile",
+        "ramp 2000..3000 in 2s",
+    ] {
+        assert!(html.contains(want), "{want:?} missing from the report");
+    }
 }
 
 #[test]

@@ -189,6 +189,21 @@ impl Target {
         }
     }
 
+    /// The rate offered `t` after the start (`None` for a trace of
+    /// instants, whose rate is only what arrived, and after the end).
+    pub fn rate_at(&self, t: Duration) -> Option<f64> {
+        let x = t.as_secs_f64();
+        match &*self.0 {
+            Shape::Constant(r) => Some(*r),
+            Shape::Profile(p) => {
+                let i = p.pieces.partition_point(|q| q.start + q.len <= x);
+                let q = p.pieces.get(i)?;
+                Some(q.kind.rate(x - q.start, q.len))
+            }
+            Shape::Trace { .. } => None,
+        }
+    }
+
     /// The instant of the arrival `u` expected operations from the start
     /// (nanoseconds), or `None` once the target is over.
     #[inline]

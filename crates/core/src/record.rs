@@ -264,6 +264,8 @@ pub struct StoredInterval {
     pub start: Duration,
     pub length: Duration,
     pub ops_done: u64,
+    /// Arrivals released over it (open loop; `None` before schema 8).
+    pub offered: Option<u64>,
     pub cpu: CpuTimes,
     /// Left out of the summary.
     pub warmup: bool,

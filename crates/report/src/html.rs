@@ -405,6 +405,58 @@ fn server_table(p: &mut Page, s: &sojourn_core::backend::ServerStats) {
     html_table(p, &head, &body);
 }
 
+/// A rate profile's segments, each summarised on its own (operations by
+/// intended start): offered and achieved rate, response percentiles per
+/// kind, and the verdict under `rate.slo`.
+fn segment_table(p: &mut Page, r: &RunRecord) {
+    p.html.push_str("<h3>Segments of the rate profile</h3>");
+    let head = [
+        "segment",
+        "from-to (s)",
+        "target ops/s",
+        "achieved ops/s",
+        "response p50 / p99 / p99.9",
+        "verdict",
+    ]
+    .map(String::from);
+    let body: Vec<Vec<String>> = r
+        .segments
+        .iter()
+        .map(|s| {
+            let pcts: Vec<String> = s
+                .stats
+                .kinds()
+                .map(|(k, o)| {
+                    let h = &o.ok.response;
+                    let ms = |q: f64| format!("{:.2}", h.value_at_quantile(q) as f64 / 1e6);
+                    format!("{} {} / {} / {} ms", k.name(), ms(0.5), ms(0.99), ms(0.999))
+                })
+                .collect();
+            vec![
+                s.segment.label.clone(),
+                format!(
+                    "{:.1}-{:.1}",
+                    s.segment.start.as_secs_f64(),
+                    s.segment.end.as_secs_f64()
+                ),
+                tables::readable(s.segment.mean_rate()),
+                tables::readable(s.achieved()),
+                if pcts.is_empty() {
+                    "-".into()
+                } else {
+                    pcts.join("; ")
+                },
+                match &s.verdict {
+                    Some(v) if v.held => "held".into(),
+                    Some(v) => format!("missed: {}", v.reason.as_deref().unwrap_or("?")),
+                    None => "-".into(),
+                },
+            ]
+        })
+        .collect();
+    html_table(p, &head, &body);
+}
+
 fn run_section(p: &mut Page, r: &RunRecord, open: bool) {
     let m = r.meta();
     let id = r.id().as_str();
@@ -475,6 +527,9 @@ fn run_section(p: &mut Page, r: &RunRecord, open: bool) {
     if let Some(server) = &r.server {
         server_table(p, server);
     }
+    if !r.segments.is_empty() {
+        segment_table(p, r);
+    }
     // The facts beside the throughput plot; below, one row per kind:
     // percentiles over time beside the spectrum.
     p.html.push_str("</div>");
@@ -494,16 +549,30 @@ fn run_section(p: &mut Page, r: &RunRecord, open: bool) {
         ));
     }
     let mut marks = warmup_mark(r);
-    if let Some(t) = m.target {
-        marks.push(Mark::HLine {
+    let profile = run::profile_series(r);
+    match m.target {
+        // A rate profile's target changes with time: drawn as it went.
+        Some(_) if !profile.is_empty() => {
+            series.push(Series::line("target (rate profile)", "#555555", profile).dashed())
+        }
+        Some(t) => marks.push(Mark::HLine {
             y: t,
             label: format!("target {} ops/s", short_number(t)),
             color: "#555555",
-        });
+        }),
+        None => {}
+    }
+    let offered = run::offered_series(r);
+    if !offered.is_empty() {
+        series
+            .push(Series::line("offered (released by the schedule)", "#999999", offered).dashed());
     }
     p.chart(&Chart {
         kind: "throughput",
-        title: format!("Run {}: achieved throughput over time", run::short_id(r)),
+        title: format!(
+            "Run {}: offered and achieved throughput over time",
+            run::short_id(r)
+        ),
         x: Axis::zero_based("time since start (s)"),
         y: Axis::zero_based("throughput (operations/s)"),
         series,

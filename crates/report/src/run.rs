@@ -207,6 +207,40 @@ pub fn throughput_series(run: &RunRecord, kind: Option<OpKind>) -> Vec<(f64, f64
         .collect()
 }
 
+/// Arrivals the schedule released per second in each interval (open loop;
+/// empty for runs stored before it was kept).
+pub fn offered_series(run: &RunRecord) -> Vec<(f64, f64)> {
+    run.intervals
+        .iter()
+        .filter(|iv| iv.length.as_secs_f64() > 0.0)
+        .filter_map(|iv| Some((midpoint(iv), iv.offered? as f64 / iv.length.as_secs_f64())))
+        .collect()
+}
+
+/// The rate a run's profile (`rate` property) offered over time, scaled
+/// to this client's share (`rate.share`); empty without a profile.
+pub fn profile_series(run: &RunRecord) -> Vec<(f64, f64)> {
+    let Some(target) =
+        property(run, "rate").and_then(|t| sojourn_core::rate::Target::parse_profile(t).ok())
+    else {
+        return Vec::new();
+    };
+    let share = property(run, "rate.share")
+        .and_then(|s| s.split_once('/')?.1.trim().parse::<f64>().ok())
+        .unwrap_or(1.0);
+    // Merged clients offered their shares together: the whole again.
+    let clients = f64::from(run.meta().client_count.max(1));
+    let factor = clients / share;
+    let len = target.length().unwrap_or_default().as_secs_f64();
+    (0..=400)
+        .filter_map(|i| {
+            let t = len * f64::from(i) / 400.0;
+            let r = target.rate_at(std::time::Duration::from_secs_f64(t.min(len * 0.999_999)))?;
+            Some((t, r * factor))
+        })
+        .collect()
+}
+
 /// A percentile of one kind and latency in each interval, in nanoseconds
 /// (NaN where the interval has no such operation, so plots show a gap).
 pub fn percentile_series(

@@ -189,6 +189,10 @@ fn merge_intervals(runs: &[RunRecord]) -> Vec<StoredInterval> {
                     m.ops = merge_ops(&m.ops, &iv.ops);
                     m.stats.add(&iv.stats);
                     m.ops_done += iv.ops_done;
+                    m.offered = match (m.offered, iv.offered) {
+                        (Some(a), Some(b)) => Some(a + b),
+                        (a, b) => a.or(b),
+                    };
                     m.length = m.length.max(iv.length);
                     m.cpu.user_s += iv.cpu.user_s;
                     m.cpu.system_s += iv.cpu.system_s;

@@ -549,7 +549,8 @@ ALTER TABLE merged_runs ADD COLUMN missing TEXT;
 /// Rate profiles: each segment of a run's profile (its span, the
 /// operations it offered on average and those intended in it that ended,
 /// whether it held its `rate.slo`: NULL when not judged),
-/// and per segment and operation kind what `run_ops` keeps for the run.
+/// and per segment and operation kind what `run_ops` keeps for the run;
+/// each interval's arrivals released (the load offered, open loop).
 const V8: &str = r#"
 CREATE TABLE run_segments (
     run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
@@ -588,6 +589,7 @@ CREATE TABLE segment_ops (
     failed_response_hist {blob},
     PRIMARY KEY (run_id, seq, op)
 );
+ALTER TABLE intervals ADD COLUMN offered BIGINT;
 "#;
 
 /// Migration `n`'s SQL for a dialect.

@@ -199,6 +199,7 @@ impl Synthetic {
                     start: self.interval * i as u32,
                     length: self.interval,
                     ops_done: stats.ops_done,
+                    offered: None,
                     cpu: CpuTimes::default(),
                     warmup: false,
                     ops: Vec::new(),

@@ -24,6 +24,8 @@ pub(super) struct Aggregator {
     /// (warm-up included: a segment is a span of the schedule).
     segments: Vec<SegmentOutcome>,
     last_at: Duration,
+    /// Arrivals released by the last tick.
+    last_released: u64,
     last_cpu: CpuTimes,
     segment_slo: Option<(SegmentSlo, Duration)>,
     warmup: Duration,
@@ -49,6 +51,7 @@ impl Aggregator {
                 })
                 .collect(),
             last_at: Duration::ZERO,
+            last_released: 0,
             last_cpu: cpu_start,
             segment_slo: cfg.segment_slo.clone().map(|s| {
                 let settle = s.settle();
@@ -63,7 +66,13 @@ impl Aggregator {
 
     /// Close the interval that ends `now` after the run's start; true when
     /// a segment has just missed its SLO (the run should stop).
-    pub fn tick(&mut self, recorder: &Recorder, now: Duration, obs: &dyn Observer) -> bool {
+    pub fn tick(
+        &mut self,
+        recorder: &Recorder,
+        now: Duration,
+        released: Option<u64>,
+        obs: &dyn Observer,
+    ) -> bool {
         let segments = &mut self.segments;
         let stats = recorder.collect(&mut self.spare, |i, part| {
             if let Some(s) = segments.get_mut(i) {
@@ -89,7 +98,8 @@ impl Aggregator {
             max_execution_time: self.max_execution_time,
         });
         if stats.ops_done > 0 || length > Duration::ZERO {
-            let interval = Interval::of(&stats, self.last_at, length, cpu, in_warmup);
+            let mut interval = Interval::of(&stats, self.last_at, length, cpu, in_warmup);
+            interval.offered = released.map(|r| r - self.last_released);
             obs.interval_closed(&interval);
             self.intervals += 1;
             // Failed operations too: one that timed out in a stall says
@@ -109,6 +119,7 @@ impl Aggregator {
         }
         self.last_at = now;
         self.last_cpu = cpu_now;
+        self.last_released = released.unwrap_or(0);
         self.judge_segments(|s, settle| s.end + settle <= now)
     }
 

@@ -104,6 +104,11 @@ impl ThreadCtx {
         }
     }
 
+    /// Arrivals released so far.
+    pub fn released(&self) -> u64 {
+        self.released.load(Ordering::Relaxed)
+    }
+
     /// This job's send counts, for the coordinator to fold.
     pub fn starts(&self) -> Option<&Mutex<StartBins>> {
         self.starts.as_ref()

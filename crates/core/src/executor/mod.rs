@@ -401,6 +401,9 @@ pub struct Interval {
     pub start: Duration,
     pub length: Duration,
     pub ops_done: u64,
+    /// Arrivals the schedule released over the interval (open loop): the
+    /// load offered, to set beside what was achieved.
+    pub offered: Option<u64>,
     pub cpu: CpuTimes,
     pub warmup: bool,
     pub kinds: Vec<IntervalKind>,
@@ -421,6 +424,7 @@ impl Interval {
             start,
             length,
             ops_done: stats.ops_done,
+            offered: None,
             cpu,
             warmup,
             kinds: stats
@@ -903,6 +907,8 @@ impl<C: Send + 'static> Pool<C> {
             .map(|rate| Arrivals::new(StartBins::for_rate(rate).bin_ns()));
         let starts = || wakers.iter().filter_map(|w| w.starts());
         let untaken = || wakers.iter().filter_map(|w| w.next_untaken()).min();
+        let open_loop = total_target.is_some();
+        let released = || open_loop.then(|| wakers.iter().map(|w| w.released()).sum::<u64>());
         let mut next_tick = start + cfg.interval;
         let mut running = n_threads;
         let mut scheduled = 0u64;
@@ -930,7 +936,7 @@ impl<C: Send + 'static> Pool<C> {
             }
             let now = Instant::now();
             if now >= next_tick {
-                slo_missed |= agg.tick(&shared.recorder, now - start, observer);
+                slo_missed |= agg.tick(&shared.recorder, now - start, released(), observer);
                 if let Some(a) = &mut arrivals {
                     let settled = (now - start).saturating_sub(FOLD_MARGIN).as_nanos() as u64;
                     a.fold(starts(), settled.min(untaken().unwrap_or(u64::MAX)));
@@ -954,7 +960,7 @@ impl<C: Send + 'static> Pool<C> {
             }
         }
         let elapsed = start.elapsed();
-        agg.tick(&shared.recorder, elapsed, observer);
+        agg.tick(&shared.recorder, elapsed, released(), observer);
         let arrival_check = arrivals.and_then(|mut a| {
             // Arrivals never taken (the run stopped behind schedule) leave
             // their bins short: those are not counted.

@@ -552,7 +552,7 @@ impl Store {
                 || format!("reading the time series of run {id}"),
                 "SELECT seq, start_s, length_s, ops_done, cpu_user_s, cpu_system_s, warmup, \
                  lag_count, lag_mean_us, lag_min_us, lag_max_us, lag_p50_us, lag_p90_us, \
-                 lag_p95_us, lag_p99_us, lag_p99_9_us, lag_p99_99_us \
+                 lag_p95_us, lag_p99_us, lag_p99_9_us, lag_p99_99_us, offered \
                  FROM intervals WHERE run_id = ? ORDER BY seq",
                 &key,
             )?
@@ -579,6 +579,7 @@ impl Store {
                     start: secs(f(1)),
                     length: secs(f(2)),
                     ops_done: as_u64(&r[3]),
+                    offered: as_i64(&r[17]).map(|n| n as u64),
                     cpu: CpuTimes {
                         user_s: f(4),
                         system_s: f(5),

@@ -93,11 +93,13 @@ impl Store {
                     }
                     None => params.extend((0..10).map(|_| Value::Null)),
                 }
+                params.push(interval.offered.map_or(Value::Null, int));
                 db.exec(
                     "INSERT INTO intervals (run_id, seq, start_s, length_s, ops_done, cpu_user_s, \
                      cpu_system_s, warmup, lag_count, lag_mean_us, lag_min_us, lag_max_us, \
-                     lag_p50_us, lag_p90_us, lag_p95_us, lag_p99_us, lag_p99_9_us, lag_p99_99_us) \
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     lag_p50_us, lag_p90_us, lag_p95_us, lag_p99_us, lag_p99_9_us, lag_p99_99_us, \
+                     offered) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     &params,
                 )?;
                 let sql = format!(

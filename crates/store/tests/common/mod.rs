@@ -42,6 +42,7 @@ pub fn interval_of(stats: &Stats, i: u64, warmup: bool) -> Interval {
         start: Duration::from_millis(1000 * i),
         length: Duration::from_millis(1000),
         ops_done: stats.ops_done,
+        offered: None,
         cpu: CpuTimes {
             user_s: 0.25,
             system_s: 0.125,
