@@ -145,6 +145,29 @@ fn a_ramp_through_capacity_shows_the_backlog_in_its_own_segments() {
     ] {
         assert!(html.contains(want), "{want:?} missing from the report");
     }
+    // `compare` sets segment beside segment (the run against itself here:
+    // every segment is there, none changed).
+    let compared = ok(&bin()
+        .args(["compare", "last", "last", "--format", "json", "--data-dir"])
+        .arg(dir.path())
+        .run_to_end());
+    let c: serde_json::Value = serde_json::from_str(&compared).unwrap();
+    let ops: Vec<&str> = c["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["operation"].as_str().unwrap())
+        .collect();
+    assert!(
+        ops.contains(&"segment 2 (ramp 2000..3000 in 2s) read"),
+        "{ops:?}"
+    );
+    assert!(c["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|o| o["figures"].as_array().unwrap())
+        .all(|f| f["verdict"] == "unchanged"));
 }
 
 #[test]

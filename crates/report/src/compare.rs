@@ -356,49 +356,116 @@ fn latency_figures(
         }
         let (ca, how_a) = percentile_cis(ra, &ha, kind, lat);
         let (cb, how_b) = percentile_cis(rb, &hb, kind, lat);
-        for (i, (q, name)) in QUANTILES.iter().enumerate() {
-            let (a, b) = (
-                ha.value_at_quantile(*q) as f64 / 1e6,
-                hb.value_at_quantile(*q) as f64 / 1e6,
-            );
-            let (ia, ib) = (ca[i].map(|v| v / 1e6), cb[i].map(|v| v / 1e6));
-            // A percentile with fewer than ten operations beyond it has no
-            // upper confidence bound worth the name (it is capped by the
-            // sample maximum), so it is shown but not tested.
-            let thin: Vec<String> = [("A", &ha), ("B", &hb)]
-                .iter()
-                .filter(|(_, h)| !enough_samples(h.len(), *q))
-                .map(|(n, h)| format!("{n} has {} operations", h.len()))
-                .collect();
-            let test = if thin.is_empty() {
-                Test::Intervals {
-                    how: [how_a.clone(), how_b.clone()],
-                }
-            } else {
-                Test::None {
-                    reason: format!(
-                        "{name} needs {} operations ({})",
-                        samples_needed(*q),
-                        thin.join(", ")
-                    ),
-                }
+        percentile_figures(lat, [&ha, &hb], [&ca, &cb], [&how_a, &how_b], out);
+    }
+}
+
+/// Each of [`QUANTILES`] of `lat` in A's and B's histograms `h`, with
+/// their 95% intervals `ci` (nanoseconds), found as `how` says;
+/// significant where the intervals do not overlap.
+fn percentile_figures(
+    lat: Latency,
+    [ha, hb]: [&Histogram<u64>; 2],
+    [ca, cb]: [&[[f64; 2]]; 2],
+    [how_a, how_b]: [&str; 2],
+    out: &mut Vec<Figure>,
+) {
+    for (i, (q, name)) in QUANTILES.iter().enumerate() {
+        let (a, b) = (
+            ha.value_at_quantile(*q) as f64 / 1e6,
+            hb.value_at_quantile(*q) as f64 / 1e6,
+        );
+        let (ia, ib) = (ca[i].map(|v| v / 1e6), cb[i].map(|v| v / 1e6));
+        // A percentile with fewer than ten operations beyond it has no
+        // upper confidence bound worth the name (it is capped by the
+        // sample maximum), so it is shown but not tested.
+        let thin: Vec<String> = [("A", ha), ("B", hb)]
+            .iter()
+            .filter(|(_, h)| !enough_samples(h.len(), *q))
+            .map(|(n, h)| format!("{n} has {} operations", h.len()))
+            .collect();
+        let test = if thin.is_empty() {
+            Test::Intervals {
+                how: [how_a.to_string(), how_b.to_string()],
+            }
+        } else {
+            Test::None {
+                reason: format!(
+                    "{name} needs {} operations ({})",
+                    samples_needed(*q),
+                    thin.join(", ")
+                ),
+            }
+        };
+        let significant = thin.is_empty() && (ia[1] < ib[0] || ib[1] < ia[0]);
+        out.push(Figure {
+            metric: format!("{} {name}", lat.name()),
+            unit: "ms",
+            a,
+            b,
+            a_ci95: Some(ia),
+            b_ci95: Some(ib),
+            change_pct: change(a, b),
+            better: Better::Lower,
+            significant,
+            verdict: verdict(significant, a, b, Better::Lower),
+            test,
+        });
+    }
+}
+
+/// Two runs of one rate profile, segment by segment: per kind, the
+/// segment's response percentiles (order-statistic intervals: a
+/// segment's operations are not split into intervals). Segments pair by
+/// position and must carry the same label.
+fn segment_operations(a: &RunRecord, b: &RunRecord, caveats: &mut Vec<String>) -> Vec<Operation> {
+    if a.segments.is_empty() && b.segments.is_empty() {
+        return Vec::new();
+    }
+    let labels = |r: &RunRecord| -> Vec<String> {
+        r.segments.iter().map(|s| s.segment.label.clone()).collect()
+    };
+    if labels(a) != labels(b) {
+        caveats.push(format!(
+            "rate profiles differ ({} and {} segments): segments are not compared",
+            a.segments.len(),
+            b.segments.len()
+        ));
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (i, (sa, sb)) in a.segments.iter().zip(&b.segments).enumerate() {
+        for (kind, oa) in sa.stats.kinds() {
+            let Some(ob) = sb.stats.op(kind).filter(|o| o.count() > 0) else {
+                continue;
             };
-            let significant = thin.is_empty() && (ia[1] < ib[0] || ib[1] < ia[0]);
-            out.push(Figure {
-                metric: format!("{} {name}", lat.name()),
-                unit: "ms",
-                a,
-                b,
-                a_ci95: Some(ia),
-                b_ci95: Some(ib),
-                change_pct: change(a, b),
-                better: Better::Lower,
-                significant,
-                verdict: verdict(significant, a, b, Better::Lower),
-                test,
+            let (ha, hb) = (&oa.ok.response, &ob.ok.response);
+            if ha.is_empty() || hb.is_empty() {
+                continue;
+            }
+            let cis = |h: &Histogram<u64>| -> Vec<[f64; 2]> {
+                QUANTILES
+                    .iter()
+                    .map(|(q, _)| percentile_ci(h, *q).map(|v| v as f64))
+                    .collect()
+            };
+            let (ca, cb) = (cis(ha), cis(hb));
+            let how = "order statistics";
+            let mut figures = Vec::new();
+            percentile_figures(
+                Latency::Response,
+                [ha, hb],
+                [&ca, &cb],
+                [how, how],
+                &mut figures,
+            );
+            out.push(Operation {
+                operation: format!("segment {} ({}) {}", i + 1, sa.segment.label, kind.name()),
+                figures,
             });
         }
     }
+    out
 }
 
 /// Compare run `b` against run `a`.
@@ -480,6 +547,7 @@ pub fn compare(
             figures,
         });
     }
+    operations.extend(segment_operations(a, b, &mut caveats));
     Ok(Comparison {
         a: ba,
         b: bb,
