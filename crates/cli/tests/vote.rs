@@ -352,9 +352,15 @@ fn shipped_suite_runs_against_postgres() {
     for r in &runs {
         assert_eq!(r.status, RunStatus::Completed, "{r:#?}");
         if r.meta.phase == "run" {
-            assert_eq!(r.meta.target, Some(1000.0));
+            // The staircase's mean (500 to 6,000 by 500), its first step
+            // run for the 1 s the flag leaves it.
+            assert_eq!(r.meta.target, Some(3250.0));
             let ops = r.totals.as_ref().unwrap().operations;
-            assert!(ops > 100, "{ops} operations in 1 s at 1000/s");
+            assert!(ops > 100, "{ops} operations in 1 s at 500/s");
+            let stored = store.load(r.meta.id.as_str()).unwrap();
+            assert_eq!(stored.segments.len(), 12);
+            assert_eq!(stored.segments[0].stats.ops_done, ops);
+            assert_eq!(stored.segments[0].segment.mean_rate(), 500.0);
         }
     }
     // Every vote the runs recorded is a row.

@@ -205,7 +205,13 @@ impl Plan {
             Some(_) => (p.get_u64("seed", 0)?, false),
             None => (random_seed(), true),
         };
-        let shaped = shaped_target(p, seed)?;
+        // A profile or trace shapes the run phase; a load writes its
+        // records as fast as the database takes them (or at -target), so
+        // `bench` loads everything before its run follows the profile.
+        let shaped = match phase {
+            Phase::Run => shaped_target(p, seed)?,
+            Phase::Load => None,
+        };
         if let Some((key, _)) = &shaped {
             if target.is_some() {
                 return Err(p.invalid(
@@ -276,14 +282,7 @@ impl Plan {
         }
         let warnings = shaped
             .as_ref()
-            .map(|(key, t)| {
-                let count_key = match phase {
-                    Phase::Run => "operationcount",
-                    Phase::Load if p.contains("insertcount") => "insertcount",
-                    Phase::Load => "recordcount",
-                };
-                cut_short(p, key, t, (count_key, operation_count), max_execution_time)
-            })
+            .map(|(key, t)| cut_short(p, key, t, operation_count, max_execution_time))
             .into_iter()
             .flatten()
             .collect();
@@ -312,7 +311,10 @@ impl Plan {
         if interval < Duration::from_millis(10) {
             return Err(p.invalid("timeseries.interval", "must be at least 0.01 seconds"));
         }
-        let segment_slo = segment_slo(p, shaped.as_ref())?;
+        let segment_slo = match phase {
+            Phase::Run => segment_slo(p, shaped.as_ref())?,
+            Phase::Load => None,
+        };
         let unknown = Plan::unknown_keys(p, known_prefixes);
         let groups = match &keyvalue {
             // The reader and writer pools, each at its own rate; a load
@@ -446,7 +448,7 @@ fn segment_slo(
         return Ok(None);
     };
     let slos = crate::capacity::parse_slos(text).map_err(|e| p.invalid("rate.slo", e))?;
-    if !shaped.is_some_and(|(_, t)| t.segments().len() > 1) {
+    if shaped.is_none_or(|(_, t)| t.segments().len() <= 1) {
         return Err(p.invalid(
             "rate.slo",
             "judges each segment of a rate profile: give --rate a profile of several segments, \
@@ -469,7 +471,7 @@ fn cut_short(
     p: &Properties,
     key: &str,
     t: &Target,
-    (count_key, operation_count): (&str, Option<u64>),
+    operation_count: Option<u64>,
     max_execution_time: Option<Duration>,
 ) -> Vec<String> {
     let mut out = Vec::new();
@@ -477,16 +479,11 @@ fn cut_short(
     let expected = t.expected();
     if let Some(n) = operation_count.filter(|&n| (n as f64) < expected * 0.999) {
         out.push(format!(
-            "{} ends the {} phase after {n} operations, before the {key}'s {:.0} (it lasts {:.1} s){}",
-            p.describe(count_key),
-            if count_key == "operationcount" { "run" } else { "load" },
+            "{} ends the phase after {n} operations, before the {key}'s {:.0} (it lasts {:.1} s): \
+             set -p operationcount=0 to follow all of it",
+            p.describe("operationcount"),
             expected,
             length.as_secs_f64(),
-            if count_key == "operationcount" {
-                ": set -p operationcount=0 to follow all of it"
-            } else {
-                ""
-            },
         ));
     }
     if let Some(m) = max_execution_time.filter(|&m| m < length) {

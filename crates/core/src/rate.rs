@@ -19,8 +19,8 @@
 //! pause 10s                    nothing offered
 //! ```
 //!
-//! joined by commas: `ramp 1000..50000 in 60s, hold 50000 for 120s,
-//! step 80000 for 30s`. Rates are operations per second (`k` and `M`
+//! joined by commas (or `;`): `ramp 1000..50000 in 60s, hold 50000 for
+//! 120s, step 80000 for 30s`. Rates are operations per second (`k` and `M`
 //! multiply by 10^3 and 10^6); durations take `ms`, `s`, `m` or `h`.
 //!
 //! Intended start times follow the profile by time-rescaling: arrivals are
@@ -665,7 +665,9 @@ impl Profile {
                 problem: format!("is empty; {}", GRAMMAR),
             });
         }
-        for (i, part) in text.split(',').enumerate() {
+        // `;` joins segments too: in a suite's ycsb_run_parameters commas
+        // part the parameters.
+        for (i, part) in text.split([',', ';']).enumerate() {
             let words: Vec<&str> = part.split_whitespace().collect();
             let bad = |problem: String| RateError::Segment {
                 index: i + 1,
@@ -779,7 +781,7 @@ impl Profile {
 }
 
 /// What [`RateError::Segment`] points the user to.
-pub const GRAMMAR: &str = "a profile is segments joined by commas, each one of: \
+pub const GRAMMAR: &str = "a profile is segments joined by commas (or ';'), each one of: \
 'hold RATE for DURATION', 'step RATE for DURATION', 'ramp RATE..RATE in DURATION', \
 'sine LOW..HIGH period DURATION for DURATION', 'burst [LOW..]HIGH on DURATION off DURATION for DURATION', \
 'stairs RATE..RATE by RATE every DURATION', 'pause DURATION' (rates like 5000 or 5k, durations like 500ms, 30s, 2m, 1h)";

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use sojourn_core::output::json::JsonReport;
 use sojourn_core::output::ycsb::Summary;
 use sojourn_core::output::{Export, Warning};
@@ -29,6 +29,19 @@ pub enum Mode {
 
 pub fn main(args: PhaseArgs, mode: Mode) -> Result<ExitCode> {
     let opts = Options::new(args)?;
+    if mode == Mode::Load {
+        // Silently loading at full speed would leave the flag unapplied.
+        for key in ["rate", "trace"] {
+            if opts.props.get(key).is_some_and(|v| !v.trim().is_empty()) {
+                bail!(
+                    "{}: a rate profile or trace shapes a run phase; a load writes its records \
+                     as fast as the database takes them (or at -target N). Use it with \
+                     `sojourn run` or `sojourn bench`, whose load ignores it",
+                    opts.props.describe(key)
+                );
+            }
+        }
+    }
     // Every plan is validated before the database is touched.
     let load = match mode {
         Mode::Load | Mode::Bench => Some(opts.plan(Phase::Load)?),

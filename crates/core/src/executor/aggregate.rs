@@ -141,16 +141,16 @@ impl Aggregator {
     }
 
     pub fn finish(mut self, p: RunOutcomeParts) -> RunOutcome {
-        // Segments the run reached and did not wait to judge: judged now,
-        // everything of theirs being done; those never reached stay not
-        // judged.
+        // Segments that ended before the run did and were not judged yet:
+        // judged now, everything of theirs being done; a segment the run
+        // cut short, or never reached, stays not judged.
         let elapsed = p.elapsed;
         if !self
             .segments
             .iter()
             .any(|s| s.verdict.as_ref().is_some_and(|v| !v.held))
         {
-            self.judge_segments(|s, _| s.start < elapsed);
+            self.judge_segments(|s, _| s.end <= elapsed);
         }
         let measured = p
             .elapsed

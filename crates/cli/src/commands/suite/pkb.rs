@@ -68,13 +68,19 @@ const UNSUPPORTED: &[(&str, &str)] = &[
         "ycsb_dynamic_load",
         "`sojourn capacity` searches for the highest sustained rate",
     ),
+    // A rate profile in the run parameters expresses both within one
+    // stage, its segments summarised on their own (docs/rates.md).
     (
         "ycsb_burst_load",
-        "add a second config with the higher target",
+        "a rate profile in ycsb_run_parameters, e.g. rate=hold 1000 for 60s; hold 5000 for 30s \
+         (segments joined by ';' there, where commas part the parameters; docs/rates.md), or a \
+         second config with the higher target",
     ),
     (
         "ycsb_incremental_load",
-        "list the steps as `threads:qps` entries of ycsb_threads_per_client",
+        "a staircase in ycsb_run_parameters, e.g. rate=stairs 500..8000 by 500 every 30s \
+         (each step summarised on its own; docs/rates.md), or `threads:qps` entries of \
+         ycsb_threads_per_client",
     ),
     (
         "ycsb_cpu_optimization",
