@@ -36,6 +36,7 @@
 
 mod aggregate;
 mod core_thread;
+mod segments;
 mod threads;
 
 use std::future::Future;
@@ -54,6 +55,7 @@ use crate::selfcheck::{ArrivalCheck, Arrivals, StartBins};
 
 use aggregate::Aggregator;
 use core_thread::{Job, Lane, Report, ThreadCtx};
+pub use segments::{knee, SegmentOutcome, SegmentSlo, SegmentVerdict};
 pub use threads::{
     RuntimeThreads, ThreadUse, ThreadsWhy, CONNECTIONS_PER_THREAD, RATE_PER_THREAD,
     THREAD_SATURATED,
@@ -127,24 +129,6 @@ pub struct RunConfig {
     /// the first that misses (Noria's method: raise the rate step by step
     /// until response time leaves its SLO).
     pub segment_slo: Option<SegmentSlo>,
-}
-
-/// What each segment of a profile must hold (see [`RunConfig::segment_slo`]).
-#[derive(Clone, Debug, PartialEq)]
-pub struct SegmentSlo {
-    pub slos: Vec<crate::capacity::Slo>,
-    /// Highest share of failed operations a segment may have.
-    pub max_error_rate: f64,
-}
-
-impl SegmentSlo {
-    /// How long after a segment's end its verdict waits: an operation of
-    /// the segment not done by then has outlived every limit, and counts
-    /// as not served. (Verdicts come at interval ticks, which collect
-    /// every operation ended before them.)
-    fn settle(&self) -> Duration {
-        Duration::from_nanos(self.slos.iter().map(|s| s.limit_ns).max().unwrap_or(0))
-    }
 }
 
 impl RunConfig {
@@ -523,70 +507,6 @@ pub struct RunOutcome {
     pub rate_profile: Option<String>,
     /// The profile's segments, each summarised on its own (empty without).
     pub segments: Vec<SegmentOutcome>,
-}
-
-/// One segment of a rate profile: what was offered over it and every
-/// operation whose intended start falls in it, however late it ended.
-#[derive(Debug, Clone)]
-pub struct SegmentOutcome {
-    pub segment: Segment,
-    pub stats: Stats,
-    /// Under a segment SLO: whether it held, and if not why; `None` for a
-    /// segment not judged (no SLO, or the run stopped before it).
-    pub verdict: Option<SegmentVerdict>,
-}
-
-/// Whether a segment held its SLO ([`RunConfig::segment_slo`]).
-#[derive(Debug, Clone, PartialEq)]
-pub struct SegmentVerdict {
-    pub held: bool,
-    /// Why it missed (the first SLO or limit it broke).
-    pub reason: Option<String>,
-}
-
-impl SegmentOutcome {
-    /// Operations intended in the segment that ended, per second of it.
-    pub fn achieved(&self) -> f64 {
-        let len = (self.segment.end - self.segment.start).as_secs_f64();
-        if len > 0.0 {
-            self.stats.ops_done as f64 / len
-        } else {
-            0.0
-        }
-    }
-
-    /// Judge the segment against `slo` (as `capacity` judges a step).
-    pub fn judge(&self, slo: &SegmentSlo) -> SegmentVerdict {
-        let served = if self.segment.expected > 0.0 {
-            (self.stats.ops_done as f64 / self.segment.expected).min(1.0)
-        } else {
-            1.0
-        };
-        let v = crate::capacity::judge(
-            crate::capacity::StepFigures {
-                achieved: self.achieved(),
-                served,
-                total: &self.stats,
-            },
-            self.segment.mean_rate(),
-            &slo.slos,
-            slo.max_error_rate,
-        );
-        SegmentVerdict {
-            held: v.sustained,
-            reason: v.reason,
-        }
-    }
-}
-
-/// The highest-rate segment that held before the first that missed: the
-/// knee of a staircase judged by a segment SLO.
-pub fn knee(segments: &[SegmentOutcome]) -> Option<&SegmentOutcome> {
-    segments
-        .iter()
-        .take_while(|s| s.verdict.as_ref().is_none_or(|v| v.held))
-        .filter(|s| s.verdict.as_ref().is_some_and(|v| v.held))
-        .max_by(|a, b| a.segment.mean_rate().total_cmp(&b.segment.mean_rate()))
 }
 
 impl RunOutcome {
