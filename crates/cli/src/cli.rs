@@ -47,6 +47,11 @@ pub enum Command {
     /// significant (Welch's t-test on batch means; percentile confidence
     /// intervals).
     Compare(CompareArgs),
+    /// Two configurations run alternately, A B A B ..., --repeat times each
+    /// (default 5), then compared across repetitions: slow drift of the
+    /// machine falls on both equally. The sides differ by properties:
+    /// `sojourn ab -P workloadc --a threadcount=1 --b threadcount=4`.
+    Ab(AbArgs),
     /// Run the shares of phases that coordinators (`run --agents N`, ...)
     /// post in a shared PostgreSQL results store, until told to stop (see
     /// docs/distributed.md).
@@ -315,20 +320,29 @@ pub enum ColorArg {
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
-    /// The baseline run: an id (or a unique prefix), a run URI, or `last`.
+    /// The baseline: a run (an id or a unique prefix, a run URI, or
+    /// `last`), a group of repetitions (the id `--repeat` printed), or
+    /// runs listed with commas (ID1,ID2,ID3).
     #[arg(value_name = "A")]
     pub a: String,
 
-    /// The run compared with it.
+    /// What is compared with it, in the same forms.
     #[arg(value_name = "B")]
     pub b: String,
 
     #[arg(long, value_enum, default_value = "text")]
     pub format: CompareFormat,
 
-    /// Significance level of Welch's t-test on means.
-    #[arg(long, value_name = "P", default_value_t = 0.01)]
-    pub alpha: f64,
+    /// Significance level: of Welch's t-test across repetitions, family-wise
+    /// over every figure (default 0.05), or, for one run per side, of the
+    /// test against each run's own sampling error (default 0.01).
+    #[arg(long, value_name = "P")]
+    pub alpha: Option<f64>,
+
+    /// Groups: the smallest relative change marked, the noise threshold
+    /// (0.02 = 2%).
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.02)]
+    pub threshold: f64,
 
     /// Colour significant changes (green better, red worse).
     #[arg(long, value_enum, default_value = "auto")]
@@ -336,6 +350,29 @@ pub struct CompareArgs {
 
     #[command(flatten)]
     pub store: StoreArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct AbArgs {
+    /// A property of configuration A (repeatable), as -p takes it, e.g.
+    /// --a threadcount=1.
+    #[arg(long = "a", value_name = "KEY=VALUE", required = true)]
+    pub a: Vec<String>,
+
+    /// A property of configuration B (repeatable).
+    #[arg(long = "b", value_name = "KEY=VALUE", required = true)]
+    pub b: Vec<String>,
+
+    /// Family-wise significance level of the comparison.
+    #[arg(long, value_name = "P", default_value_t = 0.05)]
+    pub alpha: f64,
+
+    /// The smallest relative change marked (0.02 = 2%).
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.02)]
+    pub threshold: f64,
+
+    #[command(flatten)]
+    pub phase: PhaseArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -444,6 +481,17 @@ pub struct PhaseArgs {
     /// trace.scale.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<String>,
+
+    /// Run the run phase N times as one group of repetitions (bench loads
+    /// once), each recorded on its own with the labels repeat_group and
+    /// repetition; `sojourn compare GROUP_A GROUP_B` then tests across
+    /// repetitions. Each repetition gets the next seed.
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<u32>,
+
+    /// Seconds to pause between repetitions.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
+    pub repeat_pause: f64,
 
     /// Gaps between intended starts under -target or --rate.
     #[arg(long, value_enum, value_name = "KIND")]

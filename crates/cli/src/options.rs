@@ -33,6 +33,9 @@ pub struct Options {
     pub json: Option<PathBuf>,
     pub status: bool,
     pub no_progress: bool,
+    /// `--repeat N` (1 without) and the pause between repetitions.
+    pub repeat: u32,
+    pub repeat_pause: Duration,
 }
 
 impl Options {
@@ -102,6 +105,26 @@ impl Options {
             let (k, v) = parse_label(l)?;
             tags.labels.insert(k, v);
         }
+        let repeat = match a.repeat {
+            None | Some(1) => 1,
+            Some(0) => anyhow::bail!("--repeat 0: expected 1 or more repetitions"),
+            Some(n) if n > 1000 => anyhow::bail!("--repeat {n}: at most 1000 repetitions"),
+            Some(n) => {
+                // Repetitions are runs of their own; a shared URI would
+                // merge them as one run's client processes.
+                if a.run_uri.is_some() || a.agents.is_some() || a.client_count > 1 {
+                    anyhow::bail!(
+                        "--repeat {n}: each repetition is a run of its own, with a run URI of its \
+                         own; leave out --run-uri, --client-count and --agents"
+                    );
+                }
+                n
+            }
+        };
+        let repeat_pause = match a.repeat_pause {
+            p if p >= 0.0 && p.is_finite() && p <= 86_400.0 => Duration::from_secs_f64(p),
+            p => anyhow::bail!("--repeat-pause {p}: expected seconds from 0 to 86400"),
+        };
         if let Some(uri) = a.run_uri {
             tags.run_uri = uri;
         }
@@ -133,6 +156,8 @@ impl Options {
             json: a.json,
             status: a.status,
             no_progress: a.no_progress,
+            repeat,
+            repeat_pause,
         })
     }
 

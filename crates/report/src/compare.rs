@@ -119,7 +119,13 @@ pub struct Figure {
     /// `(b - a) / a` in percent; `None` when A is zero.
     pub change_pct: Option<f64>,
     pub better: Better,
+    /// Whether the configurations differ: never claimed from one run per
+    /// side (see [`crate::groups`] for groups of repetitions), so false.
     pub significant: bool,
+    /// Whether the two runs' figures differ beyond each run's own sampling
+    /// error (the test below); says nothing of run-to-run noise.
+    pub beyond_sampling_error: bool,
+    /// `unchanged` for one run per side.
     pub verdict: Verdict,
     pub test: Test,
 }
@@ -258,6 +264,7 @@ fn welch_figure(
         change_pct: change(a, b),
         better,
         significant,
+        beyond_sampling_error: significant,
         verdict: verdict(significant, a, b, better),
         test,
     }
@@ -408,6 +415,7 @@ fn percentile_figures(
             change_pct: change(a, b),
             better: Better::Lower,
             significant,
+            beyond_sampling_error: significant,
             verdict: verdict(significant, a, b, Better::Lower),
             test,
         });
@@ -548,6 +556,21 @@ pub fn compare(
         });
     }
     operations.extend(segment_operations(a, b, &mut caveats));
+    // One run per side: the tests above say whether the runs differ beyond
+    // their own sampling error, which run-to-run noise (the machine's
+    // other load, caches, the database's state) usually dwarfs. Nothing is
+    // claimed of the configurations.
+    for f in operations.iter_mut().flat_map(|o| o.figures.iter_mut()) {
+        f.significant = false;
+        f.verdict = Verdict::Unchanged;
+    }
+    caveats.push(
+        "one run per side cannot separate a change from run-to-run noise, so no change is \
+         marked better or worse; `~` marks a difference beyond each run's own sampling error. \
+         Run each configuration several times (`--repeat 5`, or `sojourn ab` to alternate them) \
+         and compare the groups"
+            .to_string(),
+    );
     Ok(Comparison {
         a: ba,
         b: bb,
@@ -602,7 +625,7 @@ fn test_text(f: &Figure) -> String {
             format!("Welch {p}, {}/{} batches{sizes}", batches[0], batches[1])
         }
         Test::Intervals { .. } => {
-            if f.significant {
+            if f.beyond_sampling_error {
                 "95% CIs disjoint".into()
             } else {
                 "95% CIs overlap".into()
@@ -654,7 +677,7 @@ pub fn text(c: &Comparison, style: TextStyle) -> String {
                         match f.verdict {
                             Verdict::Better => "* better".into(),
                             Verdict::Worse => "* worse".into(),
-                            Verdict::Unchanged if f.significant => "*".into(),
+                            Verdict::Unchanged if f.beyond_sampling_error => "~".into(),
                             Verdict::Unchanged => String::new(),
                         },
                         test_text(f),
@@ -698,7 +721,7 @@ pub fn text(c: &Comparison, style: TextStyle) -> String {
             }
             let right = matches!(i, 1 | 3 | 5);
             let mut text = pad(cell, widths[i], right);
-            if style.color && (i == 5 || i == 6) && f.significant {
+            if style.color && (i == 5 || i == 6) && (f.significant || f.beyond_sampling_error) {
                 let code = match f.verdict {
                     Verdict::Better => "32",
                     Verdict::Worse => "31",
@@ -711,7 +734,11 @@ pub fn text(c: &Comparison, style: TextStyle) -> String {
         let _ = writeln!(o, "{}", line.trim_end());
     }
     let _ = writeln!(o);
-    let _ = writeln!(o, "* significant. {}", c.method);
+    let _ = writeln!(
+        o,
+        "~ beyond each run's own sampling error (not a verdict on the configurations). {}",
+        c.method
+    );
     o
 }
 

@@ -19,6 +19,7 @@
 pub mod compare;
 pub mod curve;
 mod error;
+pub mod groups;
 pub mod html;
 pub mod run;
 pub mod select;

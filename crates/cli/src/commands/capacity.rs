@@ -73,6 +73,12 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
             n => bail!("--confirm {n}: expected 0 to 20 further tries of the capacity found"),
         },
     };
+    if a.phase.repeat.is_some_and(|n| n > 1) {
+        bail!(
+            "`sojourn capacity` tries each step again itself (--confirm); --repeat repeats a \
+             run (`sojourn run --repeat N`)"
+        );
+    }
     let opts = Options::new(a.phase)?;
     let plan = opts.plan(Phase::Run)?;
     if plan.run.shaped() {

@@ -1,5 +1,6 @@
 //! One module per subcommand family; `dispatch` picks it.
 
+mod ab;
 mod agent;
 mod capacity;
 mod compare;
@@ -25,6 +26,7 @@ pub fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::SuiteClient => suite::client_main(),
         Command::Report(a) => report::main(a),
         Command::Compare(a) => compare::main(a),
+        Command::Ab(a) => ab::main(a),
         Command::Agent(a) => agent::main(a),
         Command::Agents(a) => agent::agents(a),
         Command::Kubernetes(a) => kubernetes::main(a),

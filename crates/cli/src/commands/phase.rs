@@ -13,8 +13,9 @@ use sojourn_core::output::json::JsonReport;
 use sojourn_core::output::ycsb::Summary;
 use sojourn_core::output::{Export, Warning};
 use sojourn_core::plan::Plan;
+use sojourn_core::record::RunRecord;
 use sojourn_core::workload::Phase;
-use sojourn_session::{watch_ctrl_c, Measured, Session};
+use sojourn_session::{watch_ctrl_c, Database, Measured, PhaseSpec, Session};
 
 use crate::cli::{Format, PhaseArgs};
 use crate::options::Options;
@@ -29,6 +30,9 @@ pub enum Mode {
 
 pub fn main(args: PhaseArgs, mode: Mode) -> Result<ExitCode> {
     let opts = Options::new(args)?;
+    if mode == Mode::Load && opts.repeat > 1 {
+        bail!("--repeat repeats a run phase: use it with `sojourn run` or `sojourn bench`");
+    }
     if mode == Mode::Load {
         // Silently loading at full speed would leave the flag unapplied.
         for key in ["rate", "trace"] {
@@ -76,6 +80,10 @@ pub fn main(args: PhaseArgs, mode: Mode) -> Result<ExitCode> {
     let db = session.open_database(&opts.db_url, &opts.places.default_sqlite(), workers)?;
     watch_ctrl_c(session.stop().clone());
     let describe = db.describe().to_string();
+    if opts.repeat > 1 {
+        let run = run.as_ref().context("--repeat needs a run phase")?;
+        return repeated(&opts, &db, load.as_ref(), run, drop, &describe);
+    }
     let bench = load.is_some() && run.is_some();
     let mut code = ExitCode::SUCCESS;
     db.load_and_run(load.as_ref(), run.as_ref(), drop, &mut |plan, m| {
@@ -91,6 +99,128 @@ pub fn main(args: PhaseArgs, mode: Mode) -> Result<ExitCode> {
         Ok(!interrupted)
     })?;
     Ok(code)
+}
+
+/// `--repeat N`: a load (bench's) once, then the run phase N times, each
+/// repetition a run of its own (its own run URI, the next seed) labelled
+/// `repeat_group` and `repetition`, and the group's spread at the end.
+fn repeated(
+    opts: &Options,
+    db: &Database<'_>,
+    load: Option<&Plan>,
+    run: &Plan,
+    drop: bool,
+    describe: &str,
+) -> Result<ExitCode> {
+    if let Some(load) = load {
+        let mut go_on = true;
+        db.load_and_run(Some(load), None, drop, &mut |plan, m| {
+            go_on = !m.outcome.interrupted();
+            loaded(describe, plan, m)?;
+            Ok(go_on)
+        })?;
+        if !go_on {
+            return Ok(ExitCode::from(130));
+        }
+    }
+    db.check_tables(None, Some(run), false)?;
+    let mut group = Group::new(opts.repeat);
+    let mut code = ExitCode::SUCCESS;
+    for i in 0..opts.repeat {
+        if i > 0 && !opts.repeat_pause.is_zero() {
+            std::thread::sleep(opts.repeat_pause);
+        }
+        if !group.repetition(opts, db, run)? {
+            code = ExitCode::from(130);
+            break;
+        }
+    }
+    group.finish(opts)?;
+    eprintln!(
+        "recorded {} repetitions as group {}: compare it with another group by \
+         `sojourn compare {} OTHER_GROUP`",
+        group.records.len(),
+        group.id,
+        group.id
+    );
+    Ok(code)
+}
+
+/// Repetitions of one configuration, recorded as one group.
+pub struct Group {
+    pub id: String,
+    of: u32,
+    pub records: Vec<RunRecord>,
+}
+
+impl Group {
+    pub fn new(of: u32) -> Group {
+        Group {
+            id: sojourn_store::new_run_uri(),
+            of,
+            records: Vec::new(),
+        }
+    }
+
+    /// The next repetition of `run`: a run of its own (its own run URI,
+    /// the next seed) labelled `repeat_group` and `repetition`, printed and
+    /// stored. False when it was interrupted.
+    pub fn repetition(&mut self, opts: &Options, db: &Database<'_>, run: &Plan) -> Result<bool> {
+        let i = self.records.len() as u32;
+        let n = self.of;
+        let mut cfg = run.run.clone();
+        cfg.seed = run.run.seed.wrapping_add(u64::from(i));
+        let labels = BTreeMap::from([
+            ("repeat_group".to_string(), self.id.clone()),
+            ("repetition".to_string(), format!("{}/{n}", i + 1)),
+        ]);
+        let spec = PhaseSpec {
+            run: Some(cfg),
+            labels,
+            run_uri: Some(sojourn_store::new_run_uri()),
+            ..PhaseSpec::default()
+        };
+        let text = matches!(opts.format, Format::Text);
+        let records = &mut self.records;
+        let interrupted = db.connect(run, |conns| {
+            let m = conns.run(run, spec)?;
+            let interrupted = m.outcome.interrupted();
+            records.push(m.record());
+            if text {
+                println!("# repetition {} of {n}", i + 1);
+                print_report(&m, opts, false)?;
+            } else {
+                print_warnings(&m);
+            }
+            recorded(m)?;
+            Ok(interrupted)
+        })?;
+        Ok(!interrupted)
+    }
+
+    /// The group's spread (text) or its reports (JSON), and the JSON file.
+    pub fn finish(&self, opts: &Options) -> Result<()> {
+        let mut stdout = std::io::stdout().lock();
+        match opts.format {
+            Format::Text => {
+                writeln!(stdout, "# group {}", self.id)?;
+                write!(
+                    stdout,
+                    "{}",
+                    sojourn_report::groups::spread_lines(&self.records)
+                )?;
+            }
+            Format::Json => JsonReport.write(&self.records, &mut stdout)?,
+        }
+        stdout.flush()?;
+        if let Some(path) = &opts.json {
+            let mut out = Vec::new();
+            JsonReport.write(&self.records, &mut out)?;
+            std::fs::write(path, out)
+                .with_context(|| format!("writing the JSON report to {}", path.display()))?;
+        }
+        Ok(())
+    }
 }
 
 /// `bench` says what it loaded (in the workload's units: records, or
@@ -116,9 +246,20 @@ fn loaded(describe: &str, plan: &Plan, m: Measured<'_>) -> Result<()> {
 /// Print the summary and warnings, write the JSON report, then store the
 /// totals: whatever fails, what was measured is printed first and stored.
 fn report(m: Measured<'_>, opts: &Options) -> Result<()> {
-    let printed = print_report(&m, opts);
+    let printed = print_report(&m, opts, true);
     let stored = recorded(m);
     printed.and(stored)
+}
+
+/// Not in the summary itself: stdout stays the lines YCSB prints, for the
+/// parsers that read it (PerfKitBenchmarker's).
+fn print_warnings(m: &Measured<'_>) {
+    if let Some(s) = &m.outcome.server {
+        eprintln!("server: {}", s.digest());
+    }
+    for w in &m.warnings {
+        eprintln!("warning: {w}");
+    }
 }
 
 /// Store the phase's totals and say where.
@@ -130,7 +271,8 @@ fn recorded(m: Measured<'_>) -> Result<()> {
     Ok(())
 }
 
-fn print_report(m: &Measured<'_>, opts: &Options) -> Result<()> {
+/// `json_file`: also write the JSON report file (a group writes its own).
+fn print_report(m: &Measured<'_>, opts: &Options, json_file: bool) -> Result<()> {
     let runs = [m.record()];
     let format: &dyn Export = match opts.format {
         Format::Text => &Summary,
@@ -141,15 +283,8 @@ fn print_report(m: &Measured<'_>, opts: &Options) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
     format.write(&runs, &mut stdout)?;
     stdout.flush()?;
-    // Not in the summary itself: stdout stays the lines YCSB prints, for
-    // the parsers that read it (PerfKitBenchmarker's).
-    if let Some(s) = &m.outcome.server {
-        eprintln!("server: {}", s.digest());
-    }
-    for w in &m.warnings {
-        eprintln!("warning: {w}");
-    }
-    if let Some(path) = &opts.json {
+    print_warnings(m);
+    if let Some(path) = opts.json.as_ref().filter(|_| json_file) {
         let mut text = Vec::new();
         JsonReport.write(&runs, &mut text)?;
         std::fs::write(path, text)

@@ -1,0 +1,200 @@
+//! Comparing configurations across repetitions: `--repeat N` records a
+//! group, `compare` tests groups on their between-repetition variation,
+//! single runs claim nothing, and `ab` alternates two configurations.
+//! The database is `memory:` with its service-rate hook, whose capacity
+//! is known: 2,500 operations per second serve 25% more than 2,000.
+
+mod util;
+
+use sojourn_store::{Filter, Store};
+use util::*;
+
+/// `bench` of workload C on `memory:` capped at `cap` operations per
+/// second, repeated `n` times (closed loop, half a second each): the
+/// group's id, from what it printed.
+fn group(dir: &std::path::Path, cap: u32, n: u32) -> String {
+    let db = format!("memory:?max_ops_per_sec={cap}");
+    let n = n.to_string();
+    let out = sojourn(
+        dir,
+        &[
+            "bench",
+            &db,
+            "-P",
+            "workloads/workloadc",
+            "-p",
+            "recordcount=100",
+            "-p",
+            "operationcount=0",
+            "-p",
+            "maxexecutiontime=0.5",
+            "-threads",
+            "8",
+            "--repeat",
+            &n,
+        ],
+    );
+    let stdout = ok(&out);
+    assert_eq!(
+        stdout.matches("# repetition ").count().to_string(),
+        n,
+        "one summary per repetition: {stdout}"
+    );
+    let id = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("# group "))
+        .expect("the group's id")
+        .trim()
+        .to_string();
+    assert!(
+        stdout.contains("# throughput (ops/s): "),
+        "the group's spread: {stdout}"
+    );
+    id
+}
+
+fn compare(dir: &std::path::Path, a: &str, b: &str) -> serde_json::Value {
+    let out = bin()
+        .args(["compare", a, b, "--format", "json", "--data-dir"])
+        .arg(dir)
+        .run_to_end();
+    serde_json::from_str(&ok(&out)).unwrap()
+}
+
+fn marked(c: &serde_json::Value) -> Vec<String> {
+    c["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["marked"] == true)
+        .map(|f| f["metric"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn groups_of_repetitions_find_a_real_change_and_not_noise() {
+    let dir = tempfile::tempdir().unwrap();
+    let slow = group(dir.path(), 2000, 5);
+    let fast = group(dir.path(), 2500, 5);
+    let slow_again = group(dir.path(), 2000, 5);
+
+    let c = compare(dir.path(), &slow, &fast);
+    assert_eq!(c["a_runs"].as_array().unwrap().len(), 5);
+    let t = &c["figures"][0];
+    assert_eq!(t["metric"], "throughput");
+    assert_eq!(t["marked"], true, "{c:#}");
+    assert_eq!(t["verdict"], "better");
+    let change = t["change_pct"].as_f64().unwrap();
+    assert!(
+        (18.0..30.0).contains(&change),
+        "about +25%: {change}\n{c:#}"
+    );
+
+    // The same configuration against itself: nothing is marked.
+    let aa = compare(dir.path(), &slow, &slow_again);
+    assert!(
+        marked(&aa).is_empty(),
+        "A/A marked {:?}: {aa:#}",
+        marked(&aa)
+    );
+
+    // Runs listed by id are a group too.
+    let ids: Vec<&str> = c["a_runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let listed = compare(dir.path(), &ids[..3].join(","), &fast);
+    assert_eq!(listed["a_runs"].as_array().unwrap().len(), 3);
+
+    // One run per side: the change is shown, nothing is claimed, and the
+    // reader is told what would settle it.
+    let b_id = c["b_runs"][0].as_str().unwrap();
+    let single = compare(dir.path(), ids[0], b_id);
+    let all = &single["operations"][0]["figures"][0];
+    assert!(all["change_pct"].as_f64().unwrap() > 15.0);
+    for f in single["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|o| o["figures"].as_array().unwrap())
+    {
+        assert_eq!(f["verdict"], "unchanged", "{f:#}");
+        assert_eq!(f["significant"], false);
+    }
+    assert!(single["caveats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c.as_str().unwrap().contains("--repeat 5")));
+
+    // The PKB export labels every repetition with its group and index.
+    let pkb = ok(&bin()
+        .args(["results", "export", ids[1], "--format", "pkb", "--data-dir"])
+        .arg(dir.path())
+        .run_to_end());
+    let first = pkb.lines().next().unwrap();
+    assert!(
+        first.contains(&format!("|repeat_group:{slow}|")) && first.contains("|repetition:2/5|"),
+        "{first}"
+    );
+}
+
+#[test]
+fn ab_alternates_the_two_configurations() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("ab.db").display());
+    ok(&sojourn(
+        dir.path(),
+        &[
+            "load",
+            &db,
+            "-P",
+            "workloads/workloadc",
+            "-p",
+            "recordcount=200",
+        ],
+    ));
+    let out = sojourn(
+        dir.path(),
+        &[
+            "ab",
+            &db,
+            "-P",
+            "workloads/workloadc",
+            "-p",
+            "operationcount=0",
+            "-p",
+            "maxexecutiontime=0.3",
+            "--a",
+            "threadcount=1",
+            "--b",
+            "threadcount=4",
+            "--repeat",
+            "3",
+        ],
+    );
+    let stdout = ok(&out);
+    assert!(stdout.contains("throughput (ops/s)"), "{stdout}");
+    assert!(
+        stdout.contains("A: 3 run(s)") && stdout.contains("B: 3 run(s)"),
+        "{stdout}"
+    );
+    // The store's start times interleave A and B.
+    let store = Store::open(&dir.path().join("results.sqlite").to_string_lossy()).unwrap();
+    let mut runs: Vec<_> = store
+        .list(&Filter::default())
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.meta.phase == "run")
+        .collect();
+    runs.sort_by_key(|r| r.meta.started_at);
+    let order: Vec<&str> = runs
+        .iter()
+        .map(|r| r.meta.labels["ab_side"].as_str())
+        .collect();
+    assert_eq!(order, ["A", "B", "A", "B", "A", "B"]);
+    let threads: Vec<u64> = runs.iter().map(|r| r.meta.threads).collect();
+    assert_eq!(threads, [1, 4, 1, 4, 1, 4]);
+}
