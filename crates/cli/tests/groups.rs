@@ -129,6 +129,19 @@ fn groups_of_repetitions_find_a_real_change_and_not_noise() {
         .iter()
         .any(|c| c.as_str().unwrap().contains("--repeat 5")));
 
+    // The HTML report of both groups' runs shows each group's spread and
+    // the second against the first, as compare judges them.
+    let mut report = bin();
+    report.arg("report");
+    for side in ["a_runs", "b_runs"] {
+        for id in c[side].as_array().unwrap() {
+            report.arg(id.as_str().unwrap());
+        }
+    }
+    let html = ok(&report.arg("--data-dir").arg(dir.path()).run_to_end());
+    assert!(html.contains("Groups of repetitions") && html.contains("(5 repetitions)"));
+    assert!(html.contains("The second group against the first"));
+
     // The PKB export labels every repetition with its group and index.
     let pkb = ok(&bin()
         .args(["results", "export", ids[1], "--format", "pkb", "--data-dir"])
@@ -177,6 +190,9 @@ fn ab_alternates_the_two_configurations() {
     );
     let stdout = ok(&out);
     assert!(stdout.contains("throughput (ops/s)"), "{stdout}");
+    assert!(!stdout.contains("[OVERALL]"), "one line per repetition, on stderr: {stdout}");
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.matches(" repetition ").count(), 6, "{stderr}");
     assert!(
         stdout.contains("A: 3 run(s)") && stdout.contains("B: 3 run(s)"),
         "{stdout}"

@@ -11,35 +11,50 @@ use util::*;
 /// `memory:` serving 2,000 operations per second.
 const K: f64 = 2000.0;
 
+/// `bench` of workload C (100 records) on `memory:` serving `K`, 16
+/// connections, following the rate profile `profile` to its end, with
+/// `extra` arguments: its output and its JSON report.
+fn bench_profile(
+    dir: &std::path::Path,
+    profile: &str,
+    seed: &str,
+    extra: &[&str],
+) -> (std::process::Output, serde_json::Value) {
+    let json = dir.join("run.json");
+    let mut args = vec![
+        "bench",
+        "memory:?max_ops_per_sec=2000",
+        "-P",
+        "workloads/workloadc",
+        "-p",
+        "recordcount=100",
+        "-p",
+        "operationcount=0",
+        "--rate",
+        profile,
+        "-threads",
+        "16",
+        "--seed",
+        seed,
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let out = sojourn(dir, &args);
+    let report = std::fs::read_to_string(&json)
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .unwrap_or(serde_json::Value::Null);
+    (out, report)
+}
+
 #[test]
 fn a_ramp_through_capacity_shows_the_backlog_in_its_own_segments() {
     let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("run.json");
     // Below K, then through it (the second ramp offers 1,000 more than K
     // serves by its end: a backlog of 1/2 x 2 s x 1,000 = 1,000 operations,
     // half a second of K), then below again while it drains.
     let profile = "ramp 1000..2000 in 2s, ramp 2000..3000 in 2s, hold 1000 for 2s";
-    let out = sojourn(
-        dir.path(),
-        &[
-            "bench",
-            "memory:?max_ops_per_sec=2000",
-            "-P",
-            "workloads/workloadc",
-            "-p",
-            "recordcount=100",
-            "-p",
-            "operationcount=0",
-            "--rate",
-            profile,
-            "-threads",
-            "16",
-            "--seed",
-            "5",
-            "--json",
-            json.to_str().unwrap(),
-        ],
-    );
+    let (out, report) = bench_profile(dir.path(), profile, "5", &[]);
     let stdout = ok(&out);
     let stderr = text(&out.stderr);
     // The load wrote every record at full speed; the run followed the
@@ -62,8 +77,6 @@ fn a_ramp_through_capacity_shows_the_backlog_in_its_own_segments() {
         .lines()
         .any(|l| l.starts_with("[") && l.contains("segment")));
 
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let segs = report["segments"]
         .as_array()
         .expect("segments in the JSON report");
@@ -266,33 +279,13 @@ fn a_trace_is_replayed_and_bad_profiles_are_named() {
 #[test]
 fn a_staircase_stops_at_the_first_step_that_misses_its_slo() {
     let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("stairs.json");
-    let out = sojourn(
+    let (out, report) = bench_profile(
         dir.path(),
-        &[
-            "bench",
-            "memory:?max_ops_per_sec=2000",
-            "-P",
-            "workloads/workloadc",
-            "-p",
-            "recordcount=100",
-            "-p",
-            "operationcount=0",
-            "--rate",
-            "stairs 500..4000 by 500 every 1s",
-            "-p",
-            "rate.slo=read.p90<100ms",
-            "-threads",
-            "16",
-            "--seed",
-            "3",
-            "--json",
-            json.to_str().unwrap(),
-        ],
+        "stairs 500..4000 by 500 every 1s",
+        "3",
+        &["-p", "rate.slo=read.p90<100ms"],
     );
     let stdout = ok(&out);
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(report["stop_reason"], "slo_missed", "{stdout}");
     let knee = report["knee_ops_per_sec"].as_f64().expect("a knee");
     // K serves 2,000 ops/s: 1,500 holds easily, 2,500 builds half a

@@ -15,6 +15,7 @@
 use std::fmt::Write as _;
 
 use sojourn_core::op::OpKind;
+use sojourn_core::output::segments;
 use sojourn_store::RunRecord;
 
 use crate::curve::{self, Curve};
@@ -95,6 +96,7 @@ pub fn render(runs: &[RunRecord], opts: &HtmlOptions) -> String {
         }
         p.html.push_str("</section>\n");
     }
+    groups_section(&mut p, runs);
     if (2..=PALETTE.len()).contains(&runs.len()) {
         spectra_section(&mut p, runs);
     }
@@ -104,6 +106,97 @@ pub fn render(runs: &[RunRecord], opts: &HtmlOptions) -> String {
     }
     let _ = write!(p.html, "<script>{SCRIPT}</script>\n</body>\n</html>\n");
     p.html
+}
+
+/// Runs that are repetitions of one configuration (`--repeat`, `ab`): per
+/// group, each figure's mean, spread and range between repetitions, as
+/// `sojourn compare` judges them; with two groups, their comparison.
+fn groups_section(p: &mut Page, runs: &[RunRecord]) {
+    let mut groups: Vec<(String, Vec<RunRecord>)> = Vec::new();
+    for r in runs {
+        let Some(g) = r.meta().labels.get("repeat_group") else {
+            continue;
+        };
+        match groups.iter_mut().find(|(id, _)| id == g) {
+            Some((_, members)) => members.push(r.clone()),
+            None => groups.push((g.clone(), vec![r.clone()])),
+        }
+    }
+    if groups.is_empty() {
+        return;
+    }
+    p.html
+        .push_str("<section id=\"groups\"><h2>Groups of repetitions</h2>\n");
+    for (id, members) in &groups {
+        let _ = write!(
+            p.html,
+            "<h3>Group {} ({} repetitions)</h3>",
+            esc(&id.chars().take(8).collect::<String>()),
+            members.len()
+        );
+        let figures: Vec<Vec<crate::groups::RunFigure>> =
+            members.iter().map(crate::groups::run_figures).collect();
+        let head = ["figure", "mean", "sd", "min", "max"].map(String::from);
+        let body: Vec<Vec<String>> = figures
+            .first()
+            .map(|first| {
+                first
+                    .iter()
+                    .map(|f| {
+                        let v: Vec<f64> = figures
+                            .iter()
+                            .filter_map(|fs| fs.iter().find(|g| g.metric == f.metric))
+                            .map(|g| g.value)
+                            .collect();
+                        let n = v.len() as f64;
+                        let mean = v.iter().sum::<f64>() / n;
+                        let sd = if v.len() > 1 {
+                            (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+                        } else {
+                            0.0
+                        };
+                        vec![
+                            format!("{} ({})", f.metric, f.unit),
+                            tables::readable(mean),
+                            tables::readable(sd),
+                            tables::readable(v.iter().cloned().fold(f64::INFINITY, f64::min)),
+                            tables::readable(v.iter().cloned().fold(f64::NEG_INFINITY, f64::max)),
+                        ]
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        html_table(p, &head, &body);
+    }
+    if let [(_, a), (_, b)] = groups.as_slice() {
+        let c = crate::groups::compare_groups(a, b, Default::default());
+        p.html
+            .push_str("<h3>The second group against the first</h3>");
+        let head = ["figure", "change", "95% CI", "p (Holm)", "verdict"].map(String::from);
+        let body: Vec<Vec<String>> = c
+            .figures
+            .iter()
+            .map(|f| {
+                vec![
+                    format!("{} ({})", f.metric, f.unit),
+                    f.change_pct.map_or("-".into(), |v| format!("{v:+.1}%")),
+                    f.change_ci95_pct
+                        .map_or("-".into(), |[lo, hi]| format!("[{lo:+.1}%, {hi:+.1}%]")),
+                    f.p_holm.map_or("-".into(), |p| format!("{p:.3}")),
+                    if f.marked {
+                        format!("{:?}", f.verdict).to_lowercase()
+                    } else {
+                        String::new()
+                    },
+                ]
+            })
+            .collect();
+        html_table(p, &head, &body);
+        for n in &c.notes {
+            let _ = write!(p.html, "<p class=\"note\">{}</p>", esc(n));
+        }
+    }
+    p.html.push_str("</section>\n");
 }
 
 fn nav(p: &mut Page, runs: &[RunRecord]) {
@@ -415,7 +508,7 @@ fn segment_table(p: &mut Page, r: &RunRecord) {
         "from-to (s)",
         "target ops/s",
         "achieved ops/s",
-        "response p50 / p99 / p99.9",
+        "response p50/p99/p99.9",
         "verdict",
     ]
     .map(String::from);
@@ -423,15 +516,7 @@ fn segment_table(p: &mut Page, r: &RunRecord) {
         .segments
         .iter()
         .map(|s| {
-            let pcts: Vec<String> = s
-                .stats
-                .kinds()
-                .map(|(k, o)| {
-                    let h = &o.ok.response;
-                    let ms = |q: f64| format!("{:.2}", h.value_at_quantile(q) as f64 / 1e6);
-                    format!("{} {} / {} / {} ms", k.name(), ms(0.5), ms(0.99), ms(0.999))
-                })
-                .collect();
+            let pcts = segments::response_text(&s.stats, &[0.5, 0.99, 0.999]);
             vec![
                 s.segment.label.clone(),
                 format!(
@@ -446,11 +531,7 @@ fn segment_table(p: &mut Page, r: &RunRecord) {
                 } else {
                     pcts.join("; ")
                 },
-                match &s.verdict {
-                    Some(v) if v.held => "held".into(),
-                    Some(v) => format!("missed: {}", v.reason.as_deref().unwrap_or("?")),
-                    None => "-".into(),
-                },
+                s.verdict.as_ref().map_or("-".into(), |v| v.text()),
             ]
         })
         .collect();

@@ -76,8 +76,7 @@ pub fn main(a: AbArgs) -> Result<ExitCode> {
             if (i > 0 || s > 0) && !opts[s].repeat_pause.is_zero() {
                 std::thread::sleep(opts[s].repeat_pause);
             }
-            eprintln!("ab: {} repetition {} of {n}", ["A", "B"][s], i + 1);
-            if !group[s].repetition(&opts[s], &dbs[s], &plans[s])? {
+            if !group[s].repetition(&opts[s], &dbs[s], &plans[s], Some(["A", "B"][s]))? {
                 code = ExitCode::from(130);
                 break 'reps;
             }

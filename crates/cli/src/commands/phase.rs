@@ -130,7 +130,7 @@ fn repeated(
         if i > 0 && !opts.repeat_pause.is_zero() {
             std::thread::sleep(opts.repeat_pause);
         }
-        if !group.repetition(opts, db, run)? {
+        if !group.repetition(opts, db, run, None)? {
             code = ExitCode::from(130);
             break;
         }
@@ -163,9 +163,16 @@ impl Group {
     }
 
     /// The next repetition of `run`: a run of its own (its own run URI,
-    /// the next seed) labelled `repeat_group` and `repetition`, printed and
-    /// stored. False when it was interrupted.
-    pub fn repetition(&mut self, opts: &Options, db: &Database<'_>, run: &Plan) -> Result<bool> {
+    /// the next seed) labelled `repeat_group` and `repetition`, printed
+    /// (`brief`: one line on stderr instead of the summary) and stored.
+    /// False when it was interrupted.
+    pub fn repetition(
+        &mut self,
+        opts: &Options,
+        db: &Database<'_>,
+        run: &Plan,
+        brief: Option<&str>,
+    ) -> Result<bool> {
         let i = self.records.len() as u32;
         let n = self.of;
         let mut cfg = run.run.clone();
@@ -186,10 +193,19 @@ impl Group {
             let m = conns.run(run, spec)?;
             let interrupted = m.outcome.interrupted();
             records.push(m.record());
-            if text {
-                println!("# repetition {} of {n}", i + 1);
-                print_report(&m, opts, false)?;
-            } else {
+            match brief {
+                Some(name) => eprintln!(
+                    "{name} repetition {} of {n}: {:.0} ops/s",
+                    i + 1,
+                    m.outcome.throughput()
+                ),
+                None if text => {
+                    println!("# repetition {} of {n}", i + 1);
+                    print_report(&m, opts, false)?;
+                }
+                None => {}
+            }
+            if brief.is_some() || !text {
                 print_warnings(&m);
             }
             recorded(m)?;

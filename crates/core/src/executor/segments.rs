@@ -44,6 +44,17 @@ pub struct SegmentVerdict {
     pub reason: Option<String>,
 }
 
+impl SegmentVerdict {
+    /// `held`, or `missed: ` and why.
+    pub fn text(&self) -> String {
+        if self.held {
+            "held".into()
+        } else {
+            format!("missed: {}", self.reason.as_deref().unwrap_or("?"))
+        }
+    }
+}
+
 impl SegmentOutcome {
     /// Operations intended in the segment that ended, per second of it.
     pub fn achieved(&self) -> f64 {
