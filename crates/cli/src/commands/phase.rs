@@ -2,7 +2,8 @@
 //! database is touched, hand the phases to the session, and show each one
 //! as it ends: YCSB's summary (or the JSON report) on stdout, the server's
 //! figures and the warnings on stderr, the JSON report file. What a phase
-//! is from start to finish is the session's.
+//! is from start to finish is the session's. `--repeat N` runs the run
+//! phase as a [`Group`] of repetitions, which `ab` alternates too.
 
 use std::collections::BTreeMap;
 use std::io::Write;
