@@ -190,7 +190,10 @@ fn ab_alternates_the_two_configurations() {
     );
     let stdout = ok(&out);
     assert!(stdout.contains("throughput (ops/s)"), "{stdout}");
-    assert!(!stdout.contains("[OVERALL]"), "one line per repetition, on stderr: {stdout}");
+    assert!(
+        !stdout.contains("[OVERALL]"),
+        "one line per repetition, on stderr: {stdout}"
+    );
     let stderr = text(&out.stderr);
     assert_eq!(stderr.matches(" repetition ").count(), 6, "{stderr}");
     assert!(

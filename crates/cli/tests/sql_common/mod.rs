@@ -332,7 +332,13 @@ pub fn survives(db: &mut dyn TestDb, fault: Fault) {
         2400.0,
         "every operation counted once: {s:#?}\n{stderr}"
     );
-    assert!(failed >= 1.0, "the outage caused errors: {s:#?}");
+    // A session cut while idle is replaced before its next operation
+    // without an error (the backend looks at the connection first); only
+    // an operation in flight at the cut fails, which is timing. The second
+    // cut finding the run's connections again shows they were replaced.
+    if !matches!(fault, Fault::Cut(_)) {
+        assert!(failed >= 1.0, "the outage caused errors: {s:#?}");
+    }
     assert!(done >= 1200.0, "the run went on after it: {s:#?}");
     // Operations arriving during the outage waited for it to end.
     let worst = get(&s, "Intended-READ", "MaxLatency(us)").max(get(
