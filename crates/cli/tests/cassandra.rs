@@ -9,10 +9,10 @@
 //! checks run in turn in one test, the restart last.
 #![cfg(feature = "cassandra")]
 
+mod running;
 mod util;
 
 use std::path::Path;
-use std::process::Stdio;
 
 use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;
@@ -262,30 +262,21 @@ fn start_run(
     extra: &[&str],
 ) -> (std::process::Child, std::thread::JoinHandle<String>) {
     let p = ycsb_properties(node);
-    let mut child = bin()
-        .args(args(
-            &[
-                "run",
-                "cassandra-cql",
-                "-P",
-                "workloads/workloadc",
-                "-p",
-                "recordcount=500",
-            ],
-            &p,
-        ))
-        .args(["-threads", "4", "-p", "timeout.ms=500", "-s"])
-        .args(["-p", "status.interval=0.2"])
-        .args(extra)
-        .arg("--data-dir")
-        .arg(data)
-        .arg("--no-progress")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let rest = wait_until_running(&mut child, None);
-    (child, rest)
+    let mut argv = args(
+        &[
+            "run",
+            "cassandra-cql",
+            "-P",
+            "workloads/workloadc",
+            "-p",
+            "recordcount=500",
+        ],
+        &p,
+    );
+    argv.extend(["-threads", "4", "-p", "timeout.ms=500", "-s"]);
+    argv.extend(["-p", "status.interval=0.2"]);
+    argv.extend_from_slice(extra);
+    running::spawn_until_running(data, &argv)
 }
 
 fn survives_a_stall(node: &CassandraServer) {

@@ -323,8 +323,8 @@ pub fn compare_groups(a: &[RunRecord], b: &[RunRecord], opts: GroupOptions) -> G
     }
     for f in figures.iter().filter(|f| f.marked) {
         let range = |v: &[f64]| {
-            v.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
-                - v.iter().cloned().fold(f64::INFINITY, f64::min)
+            let (lo, hi) = min_max(v);
+            hi - lo
         };
         let diff = (f.b_mean - f.a_mean).abs();
         let spread = range(&f.a_values).max(range(&f.b_values));
@@ -424,38 +424,78 @@ fn short_ids(ids: &[String]) -> String {
         .join(", ")
 }
 
+/// One figure's spread over a group's repetitions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spread {
+    pub metric: String,
+    pub unit: &'static str,
+    pub mean: f64,
+    /// Standard deviation between repetitions.
+    pub sd: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+/// Each figure of the group's first run, across all its runs.
+pub fn spreads(runs: &[RunRecord]) -> Vec<Spread> {
+    let figs: Vec<Vec<RunFigure>> = runs.iter().map(run_figures).collect();
+    let Some(first) = figs.first() else {
+        return Vec::new();
+    };
+    first
+        .iter()
+        .map(|f| {
+            let v: Vec<f64> = figs
+                .iter()
+                .filter_map(|fs| fs.iter().find(|g| g.metric == f.metric).map(|g| g.value))
+                .collect();
+            let (mean, sd) = mean_sd(&v);
+            let (min, max) = min_max(&v);
+            Spread {
+                metric: f.metric.clone(),
+                unit: f.unit,
+                mean,
+                sd,
+                min,
+                max,
+            }
+        })
+        .collect()
+}
+
+fn min_max(v: &[f64]) -> (f64, f64) {
+    (
+        v.iter().cloned().fold(f64::INFINITY, f64::min),
+        v.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
+    )
+}
+
 /// A group's spread, figure by figure (what `--repeat` prints after its
 /// repetitions): mean, standard deviation as a share of the mean, range.
 pub fn spread_lines(runs: &[RunRecord]) -> String {
-    let figs: Vec<Vec<RunFigure>> = runs.iter().map(run_figures).collect();
     let mut s = String::new();
-    let Some(first) = figs.first() else {
+    if runs.is_empty() {
         return s;
-    };
+    }
     let _ = writeln!(
         s,
         "# {} repetitions: figure, mean, sd (% of mean), min..max",
         runs.len()
     );
-    for f in first {
-        let v: Vec<f64> = figs
-            .iter()
-            .filter_map(|fs| fs.iter().find(|g| g.metric == f.metric).map(|g| g.value))
-            .collect();
-        let (m, sd) = mean_sd(&v);
-        let (lo, hi) = (
-            v.iter().cloned().fold(f64::INFINITY, f64::min),
-            v.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
-        );
+    for f in spreads(runs) {
         let _ = writeln!(
             s,
             "# {} ({}): {}, sd {:.1}%, {}..{}",
             f.metric,
             f.unit,
-            readable(m),
-            if m != 0.0 { sd / m.abs() * 100.0 } else { 0.0 },
-            readable(lo),
-            readable(hi)
+            readable(f.mean),
+            if f.mean != 0.0 {
+                f.sd / f.mean.abs() * 100.0
+            } else {
+                0.0
+            },
+            readable(f.min),
+            readable(f.max)
         );
     }
     s

@@ -134,38 +134,19 @@ fn groups_section(p: &mut Page, runs: &[RunRecord]) {
             esc(&id.chars().take(8).collect::<String>()),
             members.len()
         );
-        let figures: Vec<Vec<crate::groups::RunFigure>> =
-            members.iter().map(crate::groups::run_figures).collect();
         let head = ["figure", "mean", "sd", "min", "max"].map(String::from);
-        let body: Vec<Vec<String>> = figures
-            .first()
-            .map(|first| {
-                first
-                    .iter()
-                    .map(|f| {
-                        let v: Vec<f64> = figures
-                            .iter()
-                            .filter_map(|fs| fs.iter().find(|g| g.metric == f.metric))
-                            .map(|g| g.value)
-                            .collect();
-                        let n = v.len() as f64;
-                        let mean = v.iter().sum::<f64>() / n;
-                        let sd = if v.len() > 1 {
-                            (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
-                        } else {
-                            0.0
-                        };
-                        vec![
-                            format!("{} ({})", f.metric, f.unit),
-                            tables::readable(mean),
-                            tables::readable(sd),
-                            tables::readable(v.iter().cloned().fold(f64::INFINITY, f64::min)),
-                            tables::readable(v.iter().cloned().fold(f64::NEG_INFINITY, f64::max)),
-                        ]
-                    })
-                    .collect()
+        let body: Vec<Vec<String>> = crate::groups::spreads(members)
+            .into_iter()
+            .map(|f| {
+                vec![
+                    format!("{} ({})", f.metric, f.unit),
+                    tables::readable(f.mean),
+                    tables::readable(f.sd),
+                    tables::readable(f.min),
+                    tables::readable(f.max),
+                ]
             })
-            .unwrap_or_default();
+            .collect();
         html_table(p, &head, &body);
     }
     if let [(_, a), (_, b)] = groups.as_slice() {

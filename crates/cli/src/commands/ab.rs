@@ -11,7 +11,7 @@ use sojourn_core::workload::Phase;
 use sojourn_report::groups::{self, GroupOptions, MIN_REPETITIONS};
 use sojourn_session::{watch_ctrl_c, Session};
 
-use super::phase::Group;
+use super::phase::RepeatGroup;
 use crate::cli::{AbArgs, Format};
 use crate::options::Options;
 use crate::progress::Terminal;
@@ -69,7 +69,7 @@ pub fn main(a: AbArgs) -> Result<ExitCode> {
     for (db, plan) in dbs.iter().zip(&plans) {
         db.check_tables(None, Some(plan), false)?;
     }
-    let mut group = [Group::new(n), Group::new(n)];
+    let mut group = [RepeatGroup::new(n), RepeatGroup::new(n)];
     let mut code = ExitCode::SUCCESS;
     'reps: for i in 0..n {
         for s in 0..2 {

@@ -3,7 +3,7 @@
 //! as it ends: YCSB's summary (or the JSON report) on stdout, the server's
 //! figures and the warnings on stderr, the JSON report file. What a phase
 //! is from start to finish is the session's. `--repeat N` runs the run
-//! phase as a [`Group`] of repetitions, which `ab` alternates too.
+//! phase as a [`RepeatGroup`] of repetitions, which `ab` alternates too.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -125,7 +125,7 @@ fn repeated(
         }
     }
     db.check_tables(None, Some(run), false)?;
-    let mut group = Group::new(opts.repeat);
+    let mut group = RepeatGroup::new(opts.repeat);
     let mut code = ExitCode::SUCCESS;
     for i in 0..opts.repeat {
         if i > 0 && !opts.repeat_pause.is_zero() {
@@ -148,15 +148,15 @@ fn repeated(
 }
 
 /// Repetitions of one configuration, recorded as one group.
-pub struct Group {
+pub struct RepeatGroup {
     pub id: String,
     of: u32,
     pub records: Vec<RunRecord>,
 }
 
-impl Group {
-    pub fn new(of: u32) -> Group {
-        Group {
+impl RepeatGroup {
+    pub fn new(of: u32) -> RepeatGroup {
+        RepeatGroup {
             id: sojourn_store::new_run_uri(),
             of,
             records: Vec::new(),
