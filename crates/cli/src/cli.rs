@@ -140,6 +140,51 @@ pub struct AgentArgs {
     /// SOJOURN_DATA_DIR; default: the user's data directory].
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
+}
+
+/// What a phase shows while it runs.
+#[derive(Args, Debug, Clone, Default)]
+pub struct LiveArgs {
+    /// Print YCSB status lines on stderr every status.interval seconds
+    /// (instead of the dashboard).
+    #[arg(short = 's', long = "status")]
+    pub status: bool,
+
+    /// No live dashboard: a one-line progress bar instead (the dashboard is
+    /// drawn only when stderr is a terminal, and never with -s or
+    /// --format json).
+    #[arg(long)]
+    pub no_dashboard: bool,
+
+    /// Nothing live on the terminal: neither the dashboard nor the bar.
+    #[arg(long)]
+    pub no_progress: bool,
+
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
+}
+
+/// The Prometheus endpoint.
+#[derive(Args, Debug, Clone, Default)]
+pub struct MetricsArgs {
+    /// Serve Prometheus metrics of the running phases on
+    /// http://ADDR/metrics (e.g. 127.0.0.1:9464; port 0 takes a free one,
+    /// printed on stderr). See docs/metrics.md.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<String>,
+
+    /// With --metrics-listen: once the command is done, keep serving the
+    /// final figures until they are scraped once, at most this many seconds.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 0.0,
+        requires = "metrics_listen"
+    )]
+    pub metrics_linger: f64,
 }
 
 #[derive(Args, Debug)]
@@ -196,13 +241,8 @@ pub struct SuiteArgs {
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
 
-    /// Print YCSB status lines on stderr every status.interval seconds.
-    #[arg(short = 's', long = "status")]
-    pub status: bool,
-
-    /// No live progress bar on a terminal.
-    #[arg(long)]
-    pub no_progress: bool,
+    #[command(flatten)]
+    pub live: LiveArgs,
 
     /// Run every stage's clients (num_vms of them) on agents on other
     /// machines instead of processes here, coordinated through the shared
@@ -505,9 +545,8 @@ pub struct PhaseArgs {
     #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
     pub warmup: Option<String>,
 
-    /// Print YCSB status lines on stderr every status.interval seconds.
-    #[arg(short = 's', long = "status")]
-    pub status: bool,
+    #[command(flatten)]
+    pub live: LiveArgs,
 
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value = "text")]
@@ -525,10 +564,6 @@ pub struct PhaseArgs {
     /// default: the user's data directory].
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
-
-    /// No live progress bar on a terminal.
-    #[arg(long)]
-    pub no_progress: bool,
 
     /// Where the run is recorded: a SQLite file, or a postgres:// URL for a
     /// store shared by many client machines [default: <data dir>/results.sqlite].

@@ -3,6 +3,8 @@
 
 mod cli;
 mod commands;
+mod dashboard;
+mod metrics;
 mod options;
 mod progress;
 mod workloads;

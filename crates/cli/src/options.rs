@@ -14,7 +14,7 @@ use sojourn_core::workload::{pgio, Phase};
 use sojourn_session::share::WorkloadFile;
 use sojourn_session::{parse_label, Places, RunTags, StoreChoice};
 
-use crate::cli::{ArrivalArg, Format, PhaseArgs};
+use crate::cli::{ArrivalArg, Format, LiveArgs, PhaseArgs};
 use crate::workloads;
 
 /// The command line, validated.
@@ -31,8 +31,8 @@ pub struct Options {
     pub tags: RunTags,
     pub format: Format,
     pub json: Option<PathBuf>,
-    pub status: bool,
-    pub no_progress: bool,
+    /// What the phases show while they run.
+    pub live: LiveArgs,
     /// `--repeat N` (1 without) and the pause between repetitions.
     pub repeat: u32,
     pub repeat_pause: Duration,
@@ -154,8 +154,7 @@ impl Options {
             tags,
             format: a.format,
             json: a.json,
-            status: a.status,
-            no_progress: a.no_progress,
+            live: a.live.clone(),
             repeat,
             repeat_pause,
         })

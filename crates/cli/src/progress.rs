@@ -1,31 +1,142 @@
-//! What the user sees while a run goes on: YCSB status lines on stderr with
-//! `-s` (or the workload's own line, as the key-value workload prints
-//! yb-sample-apps'), otherwise a live progress bar when stderr is a
-//! terminal, otherwise nothing. Called once per time-series interval, off
-//! the hot path.
+//! What the user sees while a run goes on, chosen once per command: the
+//! live dashboard when stderr is a terminal (see [`crate::dashboard`]);
+//! with `--no-dashboard` a one-line progress bar; with `-s` YCSB's status
+//! lines on stderr (or the workload's own line, as the key-value workload
+//! prints yb-sample-apps'); with `--no-progress`, or when stderr is not a
+//! terminal, nothing. `--metrics-listen` adds the Prometheus endpoint
+//! beside any of them. Called once per time-series interval, off the hot
+//! path.
 
 use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
+use anyhow::Result;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use sojourn_core::executor::{Observer, Progress};
+use sojourn_core::executor::{Interval, Observer, Progress, RunOutcome, StopHandle};
 use sojourn_core::output::ycsb::status_line;
 use sojourn_core::plan::MeasurementInterval;
 use sojourn_core::recorder::Stats;
 use sojourn_core::workload::Narrator;
 use sojourn_session::{PhaseView, Show, Watch};
 
-/// How the terminal shows phases: status lines (`-s`), a progress bar
-/// unless `--no-progress`, and the session's notes on stderr.
+use crate::cli::{LiveArgs, MetricsArgs};
+use crate::dashboard::Dashboard;
+use crate::metrics::Metrics;
+
+/// How the terminal shows phases, and the metrics endpoint if asked for.
 pub struct Terminal {
-    pub status: bool,
-    pub progress: bool,
+    status: bool,
+    progress: bool,
+    dashboard: Option<Dashboard>,
+    metrics: Option<Metrics>,
+    /// Phases run several at once (a suite's unordered configs): no
+    /// dashboard or bar, which would fight over the terminal.
+    together: AtomicBool,
+}
+
+impl Terminal {
+    /// What `live` asks for; `json`: the summary is JSON (no dashboard,
+    /// whose frame would sit above it); `keep_final`: leave each phase's
+    /// last frame on the screen.
+    pub fn new(
+        live: &LiveArgs,
+        json: bool,
+        stop: &StopHandle,
+        keep_final: bool,
+    ) -> Result<Terminal> {
+        let dashboard = (!live.status
+            && !live.no_dashboard
+            && !live.no_progress
+            && !json
+            && std::io::stderr().is_terminal()
+            && std::env::var("TERM").map_or(true, |t| t != "dumb"))
+        .then(|| Dashboard::new(stop.clone(), keep_final));
+        Ok(Terminal {
+            status: live.status,
+            progress: !live.no_progress,
+            dashboard,
+            metrics: metrics(&live.metrics)?,
+            together: AtomicBool::new(false),
+        })
+    }
+
+    /// Nothing drawn (a coordinator, whose phases run on agents), the
+    /// session's notes on stderr.
+    pub fn quiet() -> Terminal {
+        Terminal {
+            status: false,
+            progress: false,
+            dashboard: None,
+            metrics: None,
+            together: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether the phases to come run several at once.
+    pub fn together(&self, yes: bool) {
+        self.together.store(yes, Ordering::Relaxed);
+    }
+}
+
+/// The endpoint `--metrics-listen` asks for, said on stderr.
+pub fn metrics(args: &MetricsArgs) -> Result<Option<Metrics>> {
+    let Some(addr) = &args.metrics_listen else {
+        return Ok(None);
+    };
+    if !(args.metrics_linger >= 0.0 && args.metrics_linger.is_finite()) {
+        anyhow::bail!(
+            "--metrics-linger {}: expected a number of seconds, 0 or more",
+            args.metrics_linger
+        );
+    }
+    let m = Metrics::listen(addr, Duration::from_secs_f64(args.metrics_linger))?;
+    eprintln!("metrics: Prometheus metrics at {}", m.url());
+    Ok(Some(m))
 }
 
 impl Show for Terminal {
     fn watch<'v>(&'v self, phase: &PhaseView) -> Box<dyn Watch + 'v> {
-        Box::new(Display::new(self.status, !self.progress, phase))
+        let together = self.together.load(Ordering::Relaxed);
+        let dashboard = self.dashboard.as_ref().filter(|_| !together);
+        let screen: Box<dyn Watch + 'v> = match dashboard.and_then(|d| d.watch(phase)) {
+            Some(d) => Box::new(d),
+            None => Box::new(Display::new(self.status, !self.progress || together, phase)),
+        };
+        match &self.metrics {
+            Some(m) => Box::new(Both(screen, Box::new(m.watch(phase)))),
+            None => screen,
+        }
+    }
+
+    fn note(&self, line: &str) {
+        match &self.dashboard {
+            Some(d) => d.note(line),
+            None => eprintln!("{line}"),
+        }
+    }
+}
+
+/// Two watches of one phase.
+pub struct Both<'v>(pub Box<dyn Watch + 'v>, pub Box<dyn Watch + 'v>);
+
+impl Observer for Both<'_> {
+    fn interval(&self, p: &Progress<'_>) {
+        self.0.interval(p);
+        self.1.interval(p);
+    }
+
+    fn interval_closed(&self, interval: &Interval) {
+        self.0.interval_closed(interval);
+        self.1.interval_closed(interval);
+    }
+}
+
+impl Watch for Both<'_> {
+    fn finish(&self, outcome: Option<&RunOutcome>) {
+        self.0.finish(outcome);
+        self.1.finish(outcome);
     }
 }
 
@@ -68,7 +179,7 @@ impl Display {
 }
 
 impl Watch for Display {
-    fn finish(&self) {
+    fn finish(&self, _: Option<&RunOutcome>) {
         if let Display::Bar(b) = self {
             b.finish_and_clear();
         }

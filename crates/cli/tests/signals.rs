@@ -89,6 +89,18 @@ fn client_stall_shows_in_response_time_not_service_time() {
 
 #[test]
 fn interrupt_keeps_and_prints_partial_results() {
+    interrupted_by(libc::SIGINT);
+}
+
+/// What Kubernetes sends before it kills a pod, and a closed terminal:
+/// the run stops as on Ctrl+C, and what it measured is kept.
+#[test]
+fn sigterm_and_sighup_stop_as_ctrl_c_does() {
+    interrupted_by(libc::SIGTERM);
+    interrupted_by(libc::SIGHUP);
+}
+
+fn interrupted_by(sig: libc::c_int) {
     let dir = tempfile::tempdir().unwrap();
     let (child, rest) = spawn_until_running(
         dir.path(),
@@ -109,7 +121,7 @@ fn interrupt_keeps_and_prints_partial_results() {
         ],
         None,
     );
-    signal(child.id(), libc::SIGINT);
+    signal(child.id(), sig);
     let out = finish(child);
     let stderr = rest.join().unwrap();
     assert_eq!(out.status.code(), Some(130), "{stderr}");

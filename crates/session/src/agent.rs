@@ -52,17 +52,21 @@ pub struct AgentOptions {
     pub idle_timeout: Option<Duration>,
     /// Where runs the store cannot take are spooled.
     pub spool_dirs: Vec<std::path::PathBuf>,
+    /// What watches each share's phase beside the log (the command line's
+    /// Prometheus endpoint); its notes are not used.
+    pub watch: Option<Box<dyn Show>>,
 }
 
 /// The agent's log: its stderr, each line naming it.
-struct Log {
+struct Log<'o> {
     name: String,
+    watch: Option<&'o dyn Show>,
 }
 
-impl Show for Log {
+impl Show for Log<'_> {
     fn watch<'v>(&'v self, phase: &PhaseView) -> Box<dyn Watch + 'v> {
         static SILENT: Silent = Silent;
-        SILENT.watch(phase)
+        self.watch.unwrap_or(&SILENT).watch(phase)
     }
 
     fn note(&self, line: &str) {
@@ -86,6 +90,7 @@ struct Current {
 pub fn serve(opts: &AgentOptions, stop: StopHandle) -> Result<()> {
     let log = Log {
         name: opts.name.clone(),
+        watch: opts.watch.as_deref(),
     };
     // Claims, heartbeats and the phase's signals share one connection,
     // which gives up on a silent store within CONTROL_WAIT (and connects
@@ -118,7 +123,16 @@ pub fn serve(opts: &AgentOptions, stop: StopHandle) -> Result<()> {
         let name = opts.name.clone();
         std::thread::Builder::new()
             .name("sojourn-heartbeat".into())
-            .spawn(move || heartbeat(&control, &info, &current, &exit, &stop, &Log { name }))
+            .spawn(move || {
+                heartbeat(
+                    &control,
+                    &info,
+                    &current,
+                    &exit,
+                    &stop,
+                    &Log { name, watch: None },
+                )
+            })
             .context("starting the heartbeat thread")?
     };
     let mut idle_since = Instant::now();

@@ -35,7 +35,7 @@ mod tags;
 pub use database::{Connections, Database};
 pub use phase::{Measured, PhaseSpec, PhaseView, Show, Silent, Watch};
 pub use places::{open_existing, open_for_reading, open_store, Places, RunStore, StoreChoice};
-pub use signals::watch_ctrl_c;
+pub use signals::{before_quit, quit_now, watch_ctrl_c, INTERRUPTED};
 pub use tags::{parse_label, RunTags};
 
 use std::path::Path;

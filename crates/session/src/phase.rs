@@ -15,6 +15,7 @@ use sojourn_core::executor::{
 };
 use sojourn_core::output::Warning;
 use sojourn_core::plan::{MeasurementInterval, Plan};
+use sojourn_core::rate::Target;
 use sojourn_core::redact;
 use sojourn_core::workload::{Narrator, Phase};
 use sojourn_store::{RunId, RunMeta, RunRecord};
@@ -37,8 +38,9 @@ pub trait Show: Sync {
 
 /// A phase's live display.
 pub trait Watch: Observer {
-    /// The phase has ended: clear what is drawn.
-    fn finish(&self) {}
+    /// The phase has ended, with `outcome` unless it failed: clear what is
+    /// drawn, or draw the totals a last time.
+    fn finish(&self, _outcome: Option<&RunOutcome>) {}
 }
 
 /// What a display needs to know of the phase it shows.
@@ -50,6 +52,28 @@ pub struct PhaseView {
     pub measurement_interval: MeasurementInterval,
     /// The workload's own status line, if it has one.
     pub narrator: Option<Arc<dyn Narrator>>,
+    /// The workload's name, as the run is stored.
+    pub workload: String,
+    /// The database, password-free.
+    pub database: String,
+    /// Connections the phase runs on.
+    pub connections: usize,
+    /// The rate each group offers (constant, a profile or a trace); empty
+    /// when any group runs in a closed loop.
+    pub targets: Vec<Target>,
+    /// The run's labels (a suite's stage and iteration, a capacity step).
+    pub labels: BTreeMap<String, String>,
+}
+
+impl PhaseView {
+    /// Operations per second offered in total `t` after the start, where
+    /// the targets say (`None`: closed loop, a trace, or past the end).
+    pub fn target_at(&self, t: Duration) -> Option<f64> {
+        if self.targets.is_empty() {
+            return None;
+        }
+        self.targets.iter().map(|g| g.rate_at(t)).sum()
+    }
 }
 
 /// Shows nothing and says nothing: a suite's client processes.
@@ -220,8 +244,8 @@ pub(crate) fn run<'s, B: Backend>(
         meta.started_at = whole_micros(t);
     }
     let recording = match session.records.filter(|_| spec.record) {
-        None => Recording::none(),
-        Some(records) => Recording::begin(records, session.store_required, &meta)?,
+        None => Recording::none(show),
+        Some(records) => Recording::begin(records, session.store_required, &meta, show)?,
     };
     // Before waiting for a common start: no client's work is missed, and
     // the sample's own time does not delay it.
@@ -250,6 +274,16 @@ pub(crate) fn run<'s, B: Backend>(
         status_interval: plan.status_interval,
         measurement_interval: plan.measurement_interval,
         narrator: narrator.clone(),
+        workload: meta.workloads.join(","),
+        database: b.describe.to_string(),
+        connections: cfg.workers(),
+        targets: cfg
+            .groups
+            .iter()
+            .map(|g| g.target.clone())
+            .collect::<Option<Vec<_>>>()
+            .unwrap_or_default(),
+        labels: meta.labels.clone(),
     });
     let outcome = recording.writing(|intervals| {
         let observer = Tee {
@@ -258,7 +292,7 @@ pub(crate) fn run<'s, B: Backend>(
         };
         ready.run(b.pool, &session.stop, &observer)
     });
-    watch.finish();
+    watch.finish(outcome.as_ref().ok());
     let server_end = sample(b);
     let mut outcome = match outcome {
         Ok(o) => o,
@@ -299,6 +333,7 @@ impl Observer for Tee<'_> {
     }
 
     fn interval_closed(&self, interval: &Interval) {
+        self.watch.interval_closed(interval);
         if let Some(tx) = &self.intervals {
             // The writer ends only after the run has returned.
             let _ = tx.send(interval.clone());

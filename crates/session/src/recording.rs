@@ -26,6 +26,7 @@ use sojourn_core::output::Warning;
 use sojourn_core::redact;
 use sojourn_store::{RunId, RunMeta, RunStatus, Spool, Store, StoreError};
 
+use crate::phase::Show;
 use crate::places::RunStore;
 
 /// Where a run's rows are going now.
@@ -57,16 +58,20 @@ pub(crate) struct Recording<'s> {
     meta: Option<RunMeta>,
     required: bool,
     target: Mutex<Target<'s>>,
+    /// Where its warnings go: through the display, which may own the
+    /// terminal while the run goes on.
+    show: &'s dyn Show,
 }
 
 impl<'s> Recording<'s> {
     /// Nothing is recorded.
-    pub(crate) fn none() -> Recording<'s> {
+    pub(crate) fn none(show: &'s dyn Show) -> Recording<'s> {
         Recording {
             records: None,
             meta: None,
             required: false,
             target: Mutex::new(Target::Nowhere),
+            show,
         }
     }
 
@@ -77,12 +82,14 @@ impl<'s> Recording<'s> {
         records: &'s RunStore,
         required: bool,
         meta: &RunMeta,
+        show: &'s dyn Show,
     ) -> Result<Recording<'s>> {
         let mut rec = Recording {
             records: Some(records),
             meta: Some(meta.clone()),
             required,
             target: Mutex::new(Target::Nowhere),
+            show,
         };
         let target = match records.store() {
             Some(store) => match store.begin_run(meta) {
@@ -123,7 +130,7 @@ impl<'s> Recording<'s> {
         for dir in records.spool_dirs() {
             match Spool::create(dir, meta, written) {
                 Ok(spool) => {
-                    eprintln!(
+                    self.show.note(&format!(
                         "warning: {why}; run {} {} kept in the spool file {} instead",
                         meta.id,
                         if written == 0 {
@@ -132,7 +139,7 @@ impl<'s> Recording<'s> {
                             format!("from interval {written} on is")
                         },
                         spool.path().display()
-                    );
+                    ));
                     return Target::Spool(spool);
                 }
                 Err(e) => errors.push(e.to_string()),
@@ -146,7 +153,7 @@ impl<'s> Recording<'s> {
                 errors.join("; ")
             )
         };
-        eprintln!("warning: {lost}");
+        self.show.note(&format!("warning: {lost}"));
         Target::Lost(lost)
     }
 
@@ -164,9 +171,9 @@ impl<'s> Recording<'s> {
                 for iv in rx {
                     if let Err(e) = self.write_interval(&iv) {
                         if !std::mem::replace(&mut warned, true) {
-                            eprintln!(
+                            self.show.note(&format!(
                                 "warning: {e}; the run goes on, but its stored time series will have gaps"
-                            );
+                            ));
                         }
                     }
                 }
@@ -206,14 +213,14 @@ impl<'s> Recording<'s> {
         match target {
             Target::Store { store, .. } => {
                 if let Err(se) = store.fail_run(id, &message) {
-                    eprintln!("warning: {se}");
+                    self.show.note(&format!("warning: {se}"));
                 }
             }
             Target::Spool(spool) => {
                 let marked = spool.store().fail_run(id, &message);
                 match marked.and_then(|()| spool.close()) {
-                    Ok(path) => eprintln!("{}", self.kept_note(id, &path)),
-                    Err(se) => eprintln!("warning: {se}"),
+                    Ok(path) => self.show.note(&self.kept_note(id, &path)),
+                    Err(se) => self.show.note(&format!("warning: {se}")),
                 }
             }
             Target::Nowhere | Target::Lost(_) => {}
@@ -268,7 +275,7 @@ impl<'s> Recording<'s> {
             ),
             Target::Nowhere | Target::Store { .. } => return Ok(Kept::Nothing),
         };
-        eprintln!("{}", self.kept_note(id, &path));
+        self.show.note(&self.kept_note(id, &path));
         if self.required {
             bail!(
                 "run {id} is in the spool file {}, not in the results store, where it is needed",

@@ -42,12 +42,9 @@ pub fn main(a: AbArgs) -> Result<ExitCode> {
     let opts = [side(&a, "A", &a.a)?, side(&a, "B", &a.b)?];
     let plans = [opts[0].plan(Phase::Run)?, opts[1].plan(Phase::Run)?];
     let store = opts[0].store.open(&opts[0].places)?;
-    let show = Terminal {
-        status: opts[0].status,
-        progress: !opts[0].no_progress,
-    };
     let stop = sojourn_core::executor::StopHandle::new();
     watch_ctrl_c(stop.clone());
+    let show = Terminal::new(&opts[0].live, opts[0].format == Format::Json, &stop, true)?;
     let sessions: Vec<Session<'_>> = opts
         .iter()
         .map(|o| {

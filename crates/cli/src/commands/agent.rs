@@ -26,6 +26,8 @@ pub fn main(a: AgentArgs) -> Result<ExitCode> {
         results: a.results,
         name: a.name.unwrap_or_else(sojourn_store::host_name),
         idle_timeout,
+        watch: crate::progress::metrics(&a.metrics)?
+            .map(|m| Box::new(crate::metrics::Only(m)) as Box<dyn sojourn_session::Show>),
     };
     let stop = StopHandle::new();
     watch_ctrl_c(stop.clone());

@@ -24,7 +24,7 @@ use sojourn_core::plan::Plan;
 use sojourn_core::workload::{Phase, Workload};
 use sojourn_report::run::{SESSION_LABEL, SLOS_LABEL, STEP_LABEL, SUSTAINED_LABEL};
 use sojourn_session::fleet::{Coordinator, Setup};
-use sojourn_session::{watch_ctrl_c, Connections, PhaseSpec, Session, Silent};
+use sojourn_session::{watch_ctrl_c, Connections, PhaseSpec, Session};
 use sojourn_store::RunRecord;
 
 use super::fleet;
@@ -327,13 +327,11 @@ fn here(
     slo_text: &[String],
 ) -> Result<Searched> {
     let store = opts.store.open(&opts.places)?;
-    let session = Session::new(
-        store.as_ref(),
-        tags,
-        &opts.props,
-        Default::default(),
-        &Silent,
-    );
+    let stop = StopHandle::new();
+    // Each step's frame is cleared when it ends: the step's line says
+    // what it found, and the curve grows in the next step's frame.
+    let show = crate::progress::Terminal::new(&opts.live, false, &stop, false)?;
+    let session = Session::new(store.as_ref(), tags, &opts.props, stop, &show);
     let db = session.open_database(
         &opts.db_url,
         &opts.places.default_sqlite(),
@@ -410,10 +408,7 @@ fn on_agents(
     store.require_shared()?;
     let stop = StopHandle::new();
     watch_ctrl_c(stop.clone());
-    let show = crate::progress::Terminal {
-        status: false,
-        progress: false,
-    };
+    let show = crate::progress::Terminal::quiet();
     let coordinator = Coordinator {
         store,
         wait: agents.wait,

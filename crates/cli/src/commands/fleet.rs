@@ -42,10 +42,7 @@ pub fn main(
     let records = open_store(&opts.places, &location)?;
     let store = records.store().context("the results store did not open")?;
     store.require_shared()?;
-    let show = Terminal {
-        status: false,
-        progress: false,
-    };
+    let show = Terminal::quiet();
     let stop = sojourn_core::executor::StopHandle::new();
     watch_ctrl_c(stop.clone());
     let coordinator = Coordinator {

@@ -65,11 +65,8 @@ pub fn main(args: PhaseArgs, mode: Mode) -> Result<ExitCode> {
         return super::fleet::main(&opts, agents, load.as_ref(), run.as_ref(), drop);
     }
     let store = opts.store.open(&opts.places)?;
-    let show = Terminal {
-        status: opts.status,
-        progress: !opts.no_progress,
-    };
-    let stop = Default::default();
+    let stop = sojourn_core::executor::StopHandle::new();
+    let show = Terminal::new(&opts.live, opts.format == Format::Json, &stop, true)?;
     let session = Session::new(store.as_ref(), opts.tags.clone(), &opts.props, stop, &show);
     // Sockets shared by connections are sized for the larger phase.
     let workers = [&load, &run]

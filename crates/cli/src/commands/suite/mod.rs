@@ -333,6 +333,7 @@ pub fn main(args: SuiteArgs) -> Result<ExitCode> {
 
     let stop = StopHandle::new();
     watch_ctrl_c(stop.clone());
+    let show = Terminal::new(&args.live, false, &stop, true)?;
     let memory = Mutex::new(HashMap::new());
     let out = Mutex::new(());
     let cmd = sojourn_core::redact::command_line(std::env::args());
@@ -354,6 +355,7 @@ pub fn main(args: SuiteArgs) -> Result<ExitCode> {
     };
     let mut end = BatchEnd::default();
     for (members, concurrency, exclusive) in batches {
+        show.together(concurrency > 1);
         let env = Env {
             store,
             records: &records,
@@ -361,10 +363,7 @@ pub fn main(args: SuiteArgs) -> Result<ExitCode> {
             default_sqlite: &default_sqlite,
             memory: &memory,
             stop: &stop,
-            show: Terminal {
-                status: args.status,
-                progress: !args.no_progress && concurrency == 1,
-            },
+            show: &show,
             out: &out,
             command_line: &cmd,
             agents,

@@ -55,7 +55,7 @@ pub struct Env<'a> {
     /// every stage and config that names it, as a server would be.
     pub memory: &'a Mutex<HashMap<String, Arc<AnyBackend>>>,
     pub stop: &'a StopHandle,
-    pub show: Terminal,
+    pub show: &'a Terminal,
     /// One stage's output at a time, so concurrent configs do not
     /// interleave their summaries.
     pub out: &'a Mutex<()>,
@@ -111,7 +111,7 @@ fn tables(
         RunTags::new(Vec::new()),
         &props,
         env.stop.clone(),
-        &env.show,
+        env.show,
     );
     let db = session.database(backend.clone())?;
     match step {
@@ -312,7 +312,7 @@ fn run_stage_set_up(
                 store: env.store,
                 wait: agents.wait,
                 stop: env.stop,
-                show: &env.show,
+                show: env.show,
             };
             let g = coordinator.run(&Posting {
                 run_uri: at.run_uri.to_string(),
@@ -357,7 +357,7 @@ fn run_stage_set_up(
                 records: env.records,
                 store_required: true,
                 stop: env.stop,
-                show: &env.show,
+                show: env.show,
             };
             let share = run_share(&specs[0], how, &mut || Ok(None))?;
             let run_id = share.run_id.context("the stage's run was not stored")?;
