@@ -35,10 +35,15 @@ pub enum Need {
     Netns,
     /// Apache Cassandra's jars and Java 17.
     Cassandra,
+    /// tmux: a real terminal for the live dashboard's tests.
+    Tmux,
+    /// Prometheus's `promtool`, which checks the metrics endpoint's
+    /// exposition against Prometheus's own rules.
+    Prometheus,
 }
 
 impl Need {
-    pub const ALL: [Need; 10] = [
+    pub const ALL: [Need; 12] = [
         Need::Postgres,
         Need::Mariadb,
         Need::Redis,
@@ -49,6 +54,8 @@ impl Need {
         Need::Kubernetes,
         Need::Netns,
         Need::Cassandra,
+        Need::Tmux,
+        Need::Prometheus,
     ];
 
     /// Its name in `SOJOURN_TEST_LEAVE_OUT` (and its snippet in
@@ -65,6 +72,8 @@ impl Need {
             Need::Kubernetes => "kubernetes",
             Need::Netns => "netns",
             Need::Cassandra => "cassandra",
+            Need::Tmux => "tmux",
+            Need::Prometheus => "prometheus",
         }
     }
 
@@ -101,6 +110,8 @@ impl Need {
                 "Debian's openjdk-17-jre-headless and maven, then Cassandra's jars from Maven \
                  Central into /opt/sojourn-cassandra-5.0.9/lib (scripts/deps does all of it)"
             }
+            Need::Tmux => "Debian package tmux",
+            Need::Prometheus => "Debian package prometheus (for its promtool)",
         }
     }
 }
