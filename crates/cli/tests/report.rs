@@ -1,7 +1,9 @@
 //! `sojourn report`: the walkthrough's tables carry exactly the stored
 //! numbers, a capacity session is stored step by step and reported as a
 //! curve, and the HTML report renders in a real headless browser with
-//! every plot drawn and no script error.
+//! every plot drawn and no script error; its charts over time become
+//! interactive (uPlot, inlined) offline, and a hover shows the stored
+//! values.
 
 mod util;
 
@@ -309,6 +311,164 @@ fn headless(chromium: &Path, profile: &Path) -> Command {
     c
 }
 
+/// Every interactive chart's data in a report, by chart id (`chart-N`),
+/// read as the page's script reads it.
+fn chart_specs(html: &str) -> Vec<(String, serde_json::Value)> {
+    html.split("<script type=\"application/json\" class=\"chart-data\" id=\"")
+        .skip(1)
+        .map(|s| {
+            let (id, rest) = s.split_once("\">").expect("a chart's data");
+            let json = rest.split("</script>").next().unwrap();
+            let spec = serde_json::from_str(json).unwrap_or_else(|e| panic!("{id}: {e} in {json}"));
+            (id.trim_end_matches("-data").to_string(), spec)
+        })
+        .collect()
+}
+
+/// The series of an interactive chart called `label`.
+fn chart_series<'a>(spec: &'a serde_json::Value, label: &str) -> Option<&'a serde_json::Value> {
+    spec["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["label"] == label)
+}
+
+/// A series' points, `None` for a gap.
+fn chart_points(series: &serde_json::Value) -> Vec<(f64, Option<f64>)> {
+    let xs = series["x"].as_array().unwrap();
+    let ys = series["y"].as_array().unwrap();
+    assert_eq!(xs.len(), ys.len());
+    xs.iter()
+        .zip(ys)
+        .map(|(x, y)| (x.as_f64().unwrap(), y.as_f64()))
+        .collect()
+}
+
+/// The value of `name="..."` on the dumped page's `<body>`.
+fn body_attribute<'a>(dom: &'a str, name: &str) -> Option<&'a str> {
+    let body = dom.split("<body").nth(1)?.split('>').next()?;
+    let at = body.find(&format!(" {name}=\""))? + name.len() + 3;
+    body[at..].split('"').next()
+}
+
+/// The report's interactive charts, checked in Chromium with the network
+/// cut off: the page fetches nothing, every chart over time is built by
+/// uPlot beside its static SVG (kept as the fallback without script), and
+/// a hover (the page's `#selftest`, since `--dump-dom` cannot hover) shows
+/// in every legend the value stored at that point in the chart's JSON.
+/// Returns the charts' data.
+fn check_interactive(
+    chromium: &Path,
+    html_path: &Path,
+    html: &str,
+) -> Vec<(String, serde_json::Value)> {
+    let specs = chart_specs(html);
+    assert!(!specs.is_empty(), "no interactive chart");
+    for (id, _) in &specs {
+        let figure = html
+            .split(&format!("<figure class=\"chart\" data-chart=\"{id}\">"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no figure for {id}"));
+        assert!(
+            figure.starts_with("<svg class=\"plot\""),
+            "{id}: the static SVG comes first, as the fallback"
+        );
+    }
+    // Nothing to fetch: no address in anything a browser loads from (the
+    // library's minified text names its home page in a comment only), and
+    // no script call that could fetch.
+    let attrs =
+        regex::Regex::new(r#"(?i)\b(src|href|action|poster|data)\s*=\s*["']?([^"'\s>]*)"#).unwrap();
+    for c in attrs.captures_iter(html) {
+        let v = c[2].to_ascii_lowercase();
+        assert!(
+            !(v.starts_with("http:") || v.starts_with("https:") || v.starts_with("//")),
+            "fetched from the network: {}",
+            &c[0]
+        );
+    }
+    // (`url(#id)` is the SVG's reference to its own clip path.)
+    let fetches = regex::Regex::new(
+        r#"(?i)(url\(\s*['"]?[^#'"\s)]|@import|import\(|fetch\(|XMLHttpRequest|WebSocket|EventSource|sendBeacon|<link|<iframe|<img)"#,
+    )
+    .unwrap();
+    if let Some(m) = fetches.find(html) {
+        panic!(
+            "could fetch: {:?}",
+            &html[m.start().saturating_sub(60)..(m.end() + 60).min(html.len())]
+        );
+    }
+
+    let profile = tempfile::tempdir().unwrap();
+    let url = format!("file://{}#selftest", html_path.display());
+    let out = headless(chromium, profile.path())
+        .arg("--host-resolver-rules=MAP * ~NOTFOUND")
+        .arg("--dump-dom")
+        .arg(&url)
+        .output()
+        .unwrap();
+    let dom = text(&out.stdout);
+    let log = text(&out.stderr);
+    assert!(out.status.success(), "chromium failed: {log}");
+    assert!(!log.contains(":CONSOLE"), "console output:\n{log}");
+    assert!(!log.contains("Uncaught"), "script error:\n{log}");
+    let selftest = body_attribute(&dom, "data-selftest")
+        .unwrap_or_else(|| panic!("the self-test did not run\n{log}"));
+    assert_eq!(
+        body_attribute(&dom, "data-resources"),
+        Some("0"),
+        "the page loaded resources"
+    );
+    // Every chart was built, beside its SVG.
+    assert_eq!(
+        body_attribute(&dom, "data-uplot"),
+        Some(specs.len().to_string().as_str())
+    );
+    assert_eq!(dom.matches("class=\"uplot").count(), specs.len());
+    assert_eq!(dom.matches("class=\"chart live\"").count(), specs.len());
+
+    // Each hover: `chart|series|x|legend value|points`, one per series.
+    let mut hovered = std::collections::BTreeMap::<&str, usize>::new();
+    for entry in selftest.split(';') {
+        let f: Vec<&str> = entry.split('|').collect();
+        assert_eq!(f.len(), 5, "{entry}");
+        let (_, spec) = specs
+            .iter()
+            .find(|(id, _)| id == f[0])
+            .unwrap_or_else(|| panic!("{entry}: no such chart"));
+        let series = &spec["series"][f[1].parse::<usize>().unwrap()];
+        let points = chart_points(series);
+        if !f[4].is_empty() {
+            // The series the cursor was put on: all its points are there.
+            let n: usize = f[4].parse().unwrap();
+            assert_eq!(n, points.iter().filter(|p| p.1.is_some()).count());
+            assert!(n > 0, "{entry}");
+        }
+        if f[3] == "--" {
+            continue;
+        }
+        let x: f64 = f[2].parse().unwrap_or_else(|_| panic!("{entry}"));
+        let shown: f64 = f[3]
+            .parse()
+            .unwrap_or_else(|_| panic!("{entry}: the legend shows no number"));
+        let stored = points
+            .iter()
+            .find(|p| p.0 == x)
+            .and_then(|p| p.1)
+            .unwrap_or_else(|| panic!("{entry}: nothing stored at x = {x}"));
+        assert_eq!(shown, stored, "{entry}: {}", series["label"]);
+        *hovered.entry(f[0]).or_default() += 1;
+    }
+    for (id, _) in &specs {
+        assert!(
+            hovered.get(id.as_str()).is_some_and(|n| *n > 0),
+            "{id} showed no value on hover"
+        );
+    }
+    specs
+}
+
 /// A capacity search's steps are stored as a session; its report has the
 /// curve with the knee, per-step time series and spectra, and a browser
 /// draws all of it.
@@ -381,14 +541,16 @@ fn a_capacity_session_reports_as_html_that_renders_in_chromium() {
     ok(&out);
     let html = std::fs::read_to_string(&html_path).unwrap();
     let plots = html.matches("<svg class=\"plot\"").count();
-    // Per step: throughput, and per kind (read, update) percentiles over
-    // time and a spectrum; the curve for read, update and all; with up to
-    // seven runs, every run's spectra side by side (2 kinds x 2 latencies).
+    // Per step: throughput, waiting in the client, and per kind (read,
+    // update) percentiles over time and a spectrum; the curve for read,
+    // update and all; with up to seven runs, every run's spectra side by
+    // side (2 kinds x 2 latencies).
     let side_by_side = if steps <= 7 { 4 } else { 0 };
-    assert_eq!(plots, steps * 5 + 3 + side_by_side, "plots in the report");
+    assert_eq!(plots, steps * 6 + 3 + side_by_side, "plots in the report");
     for title in [
         "READ: latency against throughput",
-        "achieved throughput over time",
+        "offered, achieved and target throughput over time",
+        "waiting in the client (response − service), mean",
         "READ: latency percentiles over time",
         "UPDATE: percentile spectrum",
         "knee ",
@@ -443,4 +605,161 @@ fn a_capacity_session_reports_as_html_that_renders_in_chromium() {
         "{} bytes",
         bytes.len()
     );
+
+    // Interactive: per step its throughput, waiting and two kinds'
+    // percentiles over time; each step's target a constant line at the
+    // step's target, as the performance table has it.
+    let specs = check_interactive(&chromium, &html_path, &html);
+    assert_eq!(specs.len(), steps * 4);
+    let throughput: Vec<&serde_json::Value> = specs
+        .iter()
+        .map(|(_, s)| s)
+        .filter(|s| {
+            s["title"]
+                .as_str()
+                .unwrap()
+                .contains("throughput over time")
+        })
+        .collect();
+    assert_eq!(throughput.len(), steps);
+    for (i, spec) in throughput.iter().enumerate() {
+        let target = num(&rows, i + 1, "target ops/s");
+        let line = chart_points(chart_series(spec, "target").expect("a target line"));
+        assert!(
+            line.iter().all(|p| p.1 == Some(target)),
+            "step {i}: {line:?} against {target}"
+        );
+        assert!(chart_series(spec, "offered (released by the schedule)").is_some());
+    }
+}
+
+/// A run that follows a rate profile past the database's capacity (the
+/// `memory:` backend serving 2,000 operations per second): its report
+/// draws the profile's target as it went, the load the schedule offered
+/// and what was achieved on one axis, and the time operations waited in
+/// the client growing as the backlog builds; in Chromium, offline, every
+/// chart over time is interactive and its hover shows the stored values.
+#[test]
+fn a_rate_profile_run_reports_target_offered_achieved_and_waiting_interactively() {
+    let dir = tempfile::tempdir().unwrap();
+    // 2,500 operations below capacity, then 5,000 offered while 4,000 can
+    // be served: a backlog of 1,000 operations (half a second) at the end.
+    let out = sojourn(
+        dir.path(),
+        &[
+            "bench",
+            "memory:?max_ops_per_sec=2000",
+            "-P",
+            "workloads/workloadc",
+            "-p",
+            "recordcount=100",
+            "-p",
+            "operationcount=0",
+            "--rate",
+            "ramp 1000..1500 in 2s, ramp 2000..3000 in 2s",
+            "-threads",
+            "16",
+            "--seed",
+            "3",
+        ],
+    );
+    ok(&out);
+    let html_path = dir.path().join("report.html");
+    ok(&bin()
+        .args(["report", "last", "-o"])
+        .arg(&html_path)
+        .arg("--data-dir")
+        .arg(dir.path())
+        .run_to_end());
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    let specs = chart_specs(&html);
+    let chart = |title: &str| {
+        specs
+            .iter()
+            .map(|(_, s)| s)
+            .find(|s| s["title"].as_str().unwrap().contains(title))
+            .unwrap_or_else(|| panic!("no chart {title:?}"))
+    };
+    let profile = |x: f64| {
+        if x < 2.0 {
+            1000.0 + 250.0 * x
+        } else {
+            2000.0 + 500.0 * (x - 2.0)
+        }
+    };
+
+    // The target follows the profile from its start to its end.
+    let tput = chart("offered, achieved and target throughput over time");
+    assert!(chart_series(tput, "target").is_none());
+    let target = chart_points(chart_series(tput, "target (rate profile)").expect("the profile"));
+    assert_eq!(target[0].0, 0.0);
+    assert!(target.last().unwrap().0 > 3.99, "{target:?}");
+    for (x, y) in &target {
+        let y = y.expect("a target everywhere");
+        assert!((y - profile(*x)).abs() < 0.01, "target {y} at {x} s");
+    }
+    // Offered follows the target; achieved stops at capacity.
+    let offered = chart_points(chart_series(tput, "offered (released by the schedule)").unwrap());
+    let achieved = chart_points(chart_series(tput, "achieved, all operations").unwrap());
+    // Means over the intervals whose midpoints fall in `lo..hi` seconds:
+    // of the series, and of the profile at those midpoints.
+    let mean = |pts: &[(f64, Option<f64>)], lo: f64, hi: f64| {
+        let inside: Vec<(f64, f64)> = pts
+            .iter()
+            .filter(|p| p.0 > lo && p.0 < hi)
+            .filter_map(|p| Some((p.0, p.1?)))
+            .collect();
+        assert!(!inside.is_empty(), "no points in {lo}..{hi} s");
+        let n = inside.len() as f64;
+        (
+            inside.iter().map(|p| p.1).sum::<f64>() / n,
+            inside.iter().map(|p| profile(p.0)).sum::<f64>() / n,
+        )
+    };
+    for (lo, hi) in [(0.1, 1.9), (2.1, 3.9)] {
+        let (offered, planned) = mean(&offered, lo, hi);
+        assert!(
+            (offered / planned - 1.0).abs() < 0.15,
+            "offered {offered} against the profile's {planned} in {lo}..{hi} s"
+        );
+    }
+    let (offered_late, _) = mean(&offered, 2.1, 3.9);
+    let (achieved_late, _) = mean(&achieved, 2.1, 3.9);
+    assert!(
+        achieved_late < 2000.0 * 1.1 && offered_late > 1.1 * achieved_late,
+        "past capacity: offered {offered_late}, achieved {achieved_late}"
+    );
+
+    // Waiting in the client: little below capacity, the backlog's half a
+    // second near the end.
+    let wait = chart("waiting in the client (response − service), mean");
+    let unit = wait["y"]["label"].as_str().unwrap();
+    let ms = match unit.rsplit('(').next().unwrap().trim_end_matches(')') {
+        "s" => 1e3,
+        "ms" => 1.0,
+        "µs" => 1e-3,
+        "ns" => 1e-6,
+        other => panic!("unit {other:?} in {unit:?}"),
+    };
+    let reads = chart_points(chart_series(wait, "read").unwrap());
+    let early = reads
+        .iter()
+        .filter(|p| p.0 < 1.9)
+        .filter_map(|p| p.1)
+        .fold(0.0, f64::max)
+        * ms;
+    let late = reads
+        .iter()
+        .filter(|p| p.0 > 3.0)
+        .filter_map(|p| p.1)
+        .fold(0.0, f64::max)
+        * ms;
+    assert!(early < 50.0, "waiting below capacity: {early} ms");
+    assert!(late > 150.0, "waiting with the backlog: {late} ms");
+
+    let Some(chromium) = chromium() else {
+        return;
+    };
+    // Throughput, waiting and read's percentiles over time.
+    assert_eq!(check_interactive(&chromium, &html_path, &html).len(), 3);
 }

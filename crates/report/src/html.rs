@@ -1,26 +1,36 @@
-//! The HTML report: one self-contained file (styles, SVG plots and a few
-//! lines of script inline; nothing fetched) that a browser opens from disk.
+//! The HTML report: one self-contained file (styles, SVG plots, the uPlot
+//! chart library and a few lines of script inline; nothing fetched) that a
+//! browser opens from disk.
 //!
 //! Layout: the walkthrough's two tables; latency against throughput for
 //! every curve ([`crate::curve`]), knee marked; the percentile spectrum of
 //! every run side by side when there are a few; then per run its facts
-//! and, per operation kind, throughput over time, p50/p99/p99.9 of service
-//! and response time over time, and the percentile spectrum.
+//! and offered, achieved and target throughput over time, time waiting in
+//! the client over time (open loop), and, per operation kind,
+//! p50/p99/p99.9 of service and response time over time and the
+//! percentile spectrum.
 //!
-//! The plots are drawn in Rust ([`crate::svg`]); the script only adds
-//! conveniences (click a legend entry to hide its line) and, once the page
-//! has loaded, sets `data-rendered` on `<body>` to the number of plots
-//! with a drawn line, which the tests read in a headless browser.
+//! Every plot is drawn in Rust as SVG ([`crate::svg`]), so the page reads
+//! without script and prints as vectors. The time series also carry their
+//! data as JSON (`<script type="application/json">` beside the SVG), from
+//! which the script builds a uPlot chart in the SVG's place: values on
+//! hover, drag to zoom a time range, double-click to reset, a click on a
+//! legend entry hides its line. Once the page has loaded the script sets
+//! `data-rendered` on `<body>` to the number of SVG plots with a drawn
+//! line, and with `#selftest` in the URL it hovers every uPlot chart and
+//! writes what the legends show into `data-selftest`, which the tests read
+//! in a headless browser (which cannot hover).
 
 use std::fmt::Write as _;
 
+use serde_json::{json, Value};
 use sojourn_core::op::OpKind;
 use sojourn_core::output::segments;
 use sojourn_store::RunRecord;
 
 use crate::curve::{self, Curve};
 use crate::run::{self, Latency};
-use crate::svg::{esc, latency_unit, short_number, Axis, Chart, Mark, Series, PALETTE};
+use crate::svg::{esc, latency_unit, short_number, Axis, Chart, Mark, Scale, Series, PALETTE};
 use crate::tables::{self, CostOptions};
 
 /// What the page says about where it came from, and the tables' settings.
@@ -41,6 +51,15 @@ const PCT_COLORS: [&str; 3] = [PALETTE[0], PALETTE[1], PALETTE[3]];
 const PCT_NAMES: [&str; 3] = ["p50", "p99", "p99.9"];
 const PCT_QS: [f64; 3] = [0.5, 0.99, 0.999];
 
+/// What the chart of time waiting in the client shows, in its title.
+const WAITING: &str = "waiting in the client (response − service), mean";
+
+/// uPlot, inlined into every report (see `assets/README.md`).
+const UPLOT_VERSION: &str = "1.6.32";
+const UPLOT_JS: &str = include_str!("../assets/uplot/uPlot.iife.min.js");
+const UPLOT_CSS: &str = include_str!("../assets/uplot/uPlot.min.css");
+const UPLOT_LICENSE: &str = include_str!("../assets/uplot/LICENSE");
+
 /// Plots that share one page, numbered for unique element ids.
 struct Page {
     html: String,
@@ -48,6 +67,7 @@ struct Page {
 }
 
 impl Page {
+    /// A static plot (curves and spectra: not over time).
     fn chart(&mut self, c: &Chart) {
         self.next += 1;
         let _ = write!(
@@ -56,6 +76,122 @@ impl Page {
             c.svg(self.next)
         );
     }
+
+    /// A plot over time: the SVG, and its data for the script to build an
+    /// interactive chart from. A chart with nothing to draw stays static.
+    fn time_chart(&mut self, c: &Chart) {
+        self.next += 1;
+        let Some(spec) = chart_spec(c) else {
+            let _ = write!(
+                self.html,
+                "<figure class=\"chart\">{}</figure>",
+                c.svg(self.next)
+            );
+            return;
+        };
+        let _ = write!(
+            self.html,
+            "<figure class=\"chart\" data-chart=\"chart-{id}\">{}\
+             <script type=\"application/json\" class=\"chart-data\" id=\"chart-{id}-data\">{}</script></figure>",
+            c.svg(self.next),
+            script_json(&spec),
+            id = self.next
+        );
+    }
+}
+
+/// How many significant digits the interactive charts keep: their hover
+/// shows the number as stored; enough for any target a run names and more
+/// than the histograms resolve (three), without the binary noise of a
+/// quotient's last digits.
+const CHART_DIGITS: i32 = 6;
+
+/// `v` to `digits` significant digits, as the nearest double.
+fn round_significant(v: f64, digits: i32) -> f64 {
+    if v == 0.0 || !v.is_finite() {
+        return v;
+    }
+    let e = digits - 1 - v.abs().log10().floor() as i32;
+    if e >= 0 {
+        let m = 10f64.powi(e);
+        (v * m).round() / m
+    } else {
+        let m = 10f64.powi(-e);
+        (v / m).round() * m
+    }
+}
+
+/// A time-series chart's data and settings for the page's script (uPlot):
+/// per series its own x and y (uPlot joins them on x, so a rate profile's
+/// fine steps sit beside interval midpoints), `null` where the SVG leaves
+/// a gap, and the warm-up spans. `None` when no series has a point.
+fn chart_spec(c: &Chart) -> Option<Value> {
+    let log = c.y.scale == Scale::Log;
+    let mut points = 0usize;
+    let series: Vec<Value> = c
+        .series
+        .iter()
+        .map(|s| {
+            let mut xs = Vec::with_capacity(s.points.len());
+            let mut ys = Vec::with_capacity(s.points.len());
+            for &(x, y) in s.points.iter().filter(|(x, _)| x.is_finite()) {
+                xs.push(json!((x * 1000.0).round() / 1000.0));
+                if y.is_finite() && (!log || y > 0.0) {
+                    points += 1;
+                    ys.push(json!(round_significant(y, CHART_DIGITS)));
+                } else {
+                    ys.push(Value::Null);
+                }
+            }
+            json!({
+                "label": s.name,
+                "color": s.color,
+                "dashed": s.dashed,
+                "x": xs,
+                "y": ys,
+            })
+        })
+        .collect();
+    if points == 0 {
+        return None;
+    }
+    let spans: Vec<Value> = c
+        .marks
+        .iter()
+        .filter_map(|m| match m {
+            Mark::Span { from, to, label } => Some(json!({
+                "from": from, "to": to, "label": label
+            })),
+            _ => None,
+        })
+        .collect();
+    Some(json!({
+        "title": c.title,
+        "x": { "label": c.x.label },
+        "y": { "label": c.y.label, "log": log, "zero": c.y.from_zero && !log },
+        "series": series,
+        "spans": spans,
+    }))
+}
+
+/// JSON that is safe inside `<script>`: no `<`, `>` or `&` anywhere (in
+/// JSON they can only be inside strings, where `\u003c` means the same),
+/// so no label can close the element or open a comment, and the line and
+/// paragraph separators escaped for older parsers.
+fn script_json(v: &Value) -> String {
+    let s = v.to_string();
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// The whole page.
@@ -68,7 +204,7 @@ pub fn render(runs: &[RunRecord], opts: &HtmlOptions) -> String {
         p.html,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <meta name=\"generator\" content=\"sojourn {}\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
+         <meta name=\"generator\" content=\"sojourn {}\">\n<title>{}</title>\n<style>{UPLOT_CSS}</style>\n<style>{STYLE}</style>\n</head>\n<body>\n",
         env!("CARGO_PKG_VERSION"),
         esc(&opts.title)
     );
@@ -104,7 +240,12 @@ pub fn render(runs: &[RunRecord], opts: &HtmlOptions) -> String {
     for r in runs {
         run_section(&mut p, r, open);
     }
-    let _ = write!(p.html, "<script>{SCRIPT}</script>\n</body>\n</html>\n");
+    // uPlot (MIT) with its licence, then the page's own script.
+    let _ = write!(
+        p.html,
+        "<script>/*! uPlot {UPLOT_VERSION}, inlined unchanged; its licence:\n{UPLOT_LICENSE}*/\n{UPLOT_JS}</script>\n\
+         <script>{SCRIPT}</script>\n</body>\n</html>\n"
+    );
     p.html
 }
 
@@ -596,32 +737,37 @@ fn run_section(p: &mut Page, r: &RunRecord, open: bool) {
     // percentiles over time beside the spectrum.
     p.html.push_str("</div>");
 
-    // Throughput over time: every top-level operation and each kind.
+    // Offered, achieved and target throughput on one axis, with each
+    // kind's achieved rate.
     let kinds: Vec<OpKind> = total.kinds().map(|(k, _)| k).collect();
     let mut series = vec![Series::line(
-        "all operations",
+        "achieved, all operations",
         PALETTE[6],
         run::throughput_series(r, None),
     )];
     for (i, k) in kinds.iter().enumerate() {
         series.push(Series::line(
-            k.name(),
+            format!("achieved, {}", k.name()),
             PALETTE[i % 6],
             run::throughput_series(r, Some(*k)),
         ));
     }
-    let mut marks = warmup_mark(r);
     let profile = run::profile_series(r);
     match m.target {
         // A rate profile's target changes with time: drawn as it went.
         Some(_) if !profile.is_empty() => {
             series.push(Series::line("target (rate profile)", "#555555", profile).dashed())
         }
-        Some(t) => marks.push(Mark::HLine {
-            y: t,
-            label: format!("target {} ops/s", short_number(t)),
-            color: "#555555",
-        }),
+        // A constant target, as a line over the whole run, so that the
+        // interactive chart shows it on hover too.
+        Some(t) => {
+            let end = r
+                .intervals
+                .iter()
+                .map(|iv| (iv.start + iv.length).as_secs_f64())
+                .fold(0.0, f64::max);
+            series.push(Series::line("target", "#555555", vec![(0.0, t), (end, t)]).dashed())
+        }
         None => {}
     }
     let offered = run::offered_series(r);
@@ -629,17 +775,56 @@ fn run_section(p: &mut Page, r: &RunRecord, open: bool) {
         series
             .push(Series::line("offered (released by the schedule)", "#999999", offered).dashed());
     }
-    p.chart(&Chart {
+    p.time_chart(&Chart {
         kind: "throughput",
-        title: format!(
-            "Run {}: offered and achieved throughput over time",
-            run::short_id(r)
-        ),
+        title: if m.target.is_some() {
+            format!(
+                "Run {}: offered, achieved and target throughput over time",
+                run::short_id(r)
+            )
+        } else {
+            format!("Run {}: achieved throughput over time", run::short_id(r))
+        },
         x: Axis::zero_based("time since start (s)"),
         y: Axis::zero_based("throughput (operations/s)"),
         series,
-        marks,
+        marks: warmup_mark(r),
     });
+
+    // Time waiting in the client, per kind: what response time adds to
+    // service time. Open loop only: in a closed loop nothing is scheduled
+    // ahead of its send, so the two coincide.
+    if m.target.is_some() {
+        let raw: Vec<(OpKind, Vec<(f64, f64)>)> = kinds
+            .iter()
+            .map(|k| (*k, run::waiting_series(r, *k)))
+            .collect();
+        let max = raw
+            .iter()
+            .flat_map(|(_, s)| s.iter().map(|p| p.1))
+            .filter(|v| v.is_finite())
+            .fold(0.0, f64::max);
+        let (unit, div) = latency_unit(max);
+        let series = raw
+            .into_iter()
+            .enumerate()
+            .map(|(i, (k, s))| {
+                Series::line(
+                    k.name(),
+                    PALETTE[i % 6],
+                    s.into_iter().map(|(x, y)| (x, y / div)).collect(),
+                )
+            })
+            .collect();
+        p.time_chart(&Chart {
+            kind: "waiting",
+            title: format!("Run {}: {WAITING} per interval", run::short_id(r)),
+            x: Axis::zero_based("time since start (s)"),
+            y: Axis::zero_based(format!("mean response − mean service time ({unit})")),
+            series,
+            marks: warmup_mark(r),
+        });
+    }
 
     for k in &kinds {
         // Percentiles over time, response solid and service dashed.
@@ -670,7 +855,7 @@ fn run_section(p: &mut Page, r: &RunRecord, open: bool) {
                 }
             })
             .collect();
-        p.chart(&Chart {
+        p.time_chart(&Chart {
             kind: "percentiles",
             title: format!("{}: latency percentiles over time", kind_title(Some(*k))),
             x: Axis::zero_based("time since start (s)"),
@@ -746,7 +931,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tbody tr:nth-child(even) { background: #f7f7f7; }
 .note { color: #555; font-size: 13px; max-width: 1100px; }
 .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(620px, 1fr)); gap: 16px; }
-figure.chart { margin: 0; background: #fff; border: 1px solid #ddd; border-radius: 4px; }
+figure.chart { margin: 0; min-width: 0; overflow: hidden; background: #fff; border: 1px solid #ddd; border-radius: 4px; }
 svg.plot { display: block; width: 100%; height: auto; }
 svg.plot .legend-item { cursor: pointer; }
 svg.plot .legend-item.off { opacity: 0.35; }
@@ -757,10 +942,20 @@ section.run summary h2 { display: inline; }
 .facts dt { color: #666; }
 .facts dd { margin: 0; font-family: ui-monospace, monospace; overflow-wrap: anywhere; }
 ul.warnings { color: #8a4b00; font-size: 13px; }
+figure.chart.live > svg.plot { display: none; }
+figure.chart .uplot { font-family: inherit; color: #222; padding: 6px 0 4px; }
+figure.chart .u-title { font-size: 14px; font-weight: 600; text-align: left; padding: 4px 12px 0; }
+figure.chart .u-legend { font-size: 12px; padding: 0 8px; }
+figure.chart .u-legend .u-value { font-variant-numeric: tabular-nums; }
+@media print {
+  figure.chart.live > svg.plot { display: block; }
+  figure.chart.live > .uplot { display: none; }
+}
 "#;
 
 const SCRIPT: &str = r#"
 (function () {
+  var body = document.body;
   var plots = document.querySelectorAll('svg.plot');
   var drawn = 0;
   plots.forEach(function (svg) {
@@ -774,7 +969,290 @@ const SCRIPT: &str = r#"
       });
     });
   });
-  document.body.setAttribute('data-plots', String(plots.length));
-  document.body.setAttribute('data-rendered', String(drawn));
+  body.setAttribute('data-plots', String(plots.length));
+  body.setAttribute('data-rendered', String(drawn));
+
+  // The charts over time, rebuilt with uPlot from the data beside each SVG;
+  // the SVG stays (hidden) for printing, and shows wherever this fails.
+  if (typeof uPlot !== 'function') { return; }
+  var value = function (u, v) { return v == null ? '--' : String(v); };
+  function size(fig) {
+    var w = fig.clientWidth > 0 ? fig.clientWidth : 760;
+    return { width: w, height: Math.round(Math.max(220, Math.min(400, w * 0.42))) };
+  }
+  // Warm-up spans under the grid and lines, as the SVG draws them.
+  function spans(spec) {
+    return function (u) {
+      var ctx = u.ctx, b = u.bbox, px = uPlot.pxRatio;
+      ctx.save();
+      spec.spans.forEach(function (m) {
+        var a = Math.max(b.left, u.valToPos(m.from, 'x', true));
+        var z = Math.min(b.left + b.width, u.valToPos(m.to, 'x', true));
+        if (!(z > a)) { return; }
+        ctx.fillStyle = '#eeeeee';
+        ctx.fillRect(a, b.top, z - a, b.height);
+        ctx.fillStyle = '#777777';
+        ctx.font = Math.round(11 * px) + 'px system-ui, sans-serif';
+        ctx.fillText(m.label, a + 4 * px, b.top + 14 * px);
+      });
+      ctx.restore();
+    };
+  }
+  function build(fig) {
+    var spec = JSON.parse(fig.querySelector('script.chart-data').textContent);
+    // Each series has its own x; joined, a series' missing points are
+    // undefined (lines pass over them) and its gaps stay null (a break).
+    var data = uPlot.join(spec.series.map(function (s) { return [s.x, s.y]; }));
+    var series = [{ label: spec.x.label, value: value }];
+    spec.series.forEach(function (s) {
+      var o = { label: s.label, stroke: s.color, width: 2, value: value };
+      if (s.dashed) { o.dash = [6, 4]; }
+      series.push(o);
+    });
+    var y = spec.y.log ? { distr: 3, log: 10 } : {
+      range: function (u, min, max) {
+        var lo = min == null ? 0 : (spec.y.zero ? Math.min(0, min) : min);
+        var hi = max == null ? 1 : max;
+        if (hi <= lo) { hi = lo + (lo === 0 ? 1 : Math.abs(lo) * 0.1); }
+        return [lo, hi + (hi - lo) * 0.05];
+      }
+    };
+    var grid = { stroke: '#e3e3e3', width: 1 };
+    var opts = {
+      title: spec.title,
+      width: size(fig).width,
+      height: size(fig).height,
+      scales: { x: { time: false }, y: y },
+      axes: [
+        { label: spec.x.label, stroke: '#444444', grid: grid, ticks: grid },
+        { label: spec.y.label, stroke: '#444444', grid: grid, ticks: grid, size: 60 }
+      ],
+      series: series,
+      hooks: { drawClear: [spans(spec)] }
+    };
+    var u = new uPlot(opts, data, fig);
+    fig.classList.add('live');
+    if (window.ResizeObserver) {
+      new ResizeObserver(function () {
+        var s = size(fig);
+        if (fig.clientWidth > 0 && Math.abs(s.width - u.width) > 1) { u.setSize(s); }
+      }).observe(fig);
+    }
+    return { id: fig.getAttribute('data-chart'), u: u };
+  }
+  var built = [];
+  document.querySelectorAll('figure.chart[data-chart]').forEach(function (fig) {
+    built.push(build(fig));
+  });
+
+  // What a hover shows, for a browser that cannot hover: on each chart the
+  // cursor moves to the middle point of its first series, and every
+  // series' legend value is written down with the x it belongs to.
+  if (location.hash !== '#selftest') { return; }
+  Promise.resolve().then(function () {
+    var out = [];
+    built.forEach(function (c) {
+      var u = c.u, si = 1, at = null;
+      for (; si < u.data.length && at === null; si++) {
+        var idx = [];
+        u.data[si].forEach(function (v, i) { if (v != null) { idx.push(i); } });
+        if (idx.length) { at = [si, idx[Math.floor(idx.length / 2)], idx.length]; }
+      }
+      if (at === null) { out.push(c.id + '|none'); return; }
+      u.setCursor({ left: u.valToPos(u.data[0][at[1]], 'x'), top: u.valToPos(u.data[at[0]][at[1]], 'y') });
+      var rows = u.root.querySelectorAll('.u-legend .u-series');
+      for (var s = 1; s < u.series.length; s++) {
+        var i = u.cursor.idxs ? u.cursor.idxs[s] : u.cursor.idx;
+        var x = i == null ? '' : String(u.data[0][i]);
+        out.push([c.id, s - 1, x, rows[s].querySelector('.u-value').textContent, s === at[0] ? at[2] : ''].join('|'));
+      }
+    });
+    body.setAttribute('data-uplot', String(document.querySelectorAll('.uplot').length));
+    body.setAttribute('data-resources', String(performance.getEntriesByType('resource').length));
+    body.setAttribute('data-selftest', out.join(';'));
+  });
 })();
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sojourn_testkit::runs::Synthetic;
+
+    fn page(runs: &[RunRecord]) -> String {
+        render(
+            runs,
+            &HtmlOptions {
+                title: "t".into(),
+                source: "test".into(),
+                generated_at: "now".into(),
+                latency: Latency::Service,
+                cost: CostOptions::default(),
+            },
+        )
+    }
+
+    /// Every interactive chart's data, as the page's script reads it.
+    fn specs(html: &str) -> Vec<Value> {
+        html.split("<script type=\"application/json\" class=\"chart-data\" id=\"")
+            .skip(1)
+            .map(|s| {
+                let json = s.split_once("\">").unwrap().1.split("</script>").next();
+                serde_json::from_str(json.unwrap()).unwrap()
+            })
+            .collect()
+    }
+
+    fn series<'a>(spec: &'a Value, label: &str) -> Option<&'a Value> {
+        spec["series"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["label"] == label)
+    }
+
+    fn ys(series: &Value) -> Vec<f64> {
+        series["y"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap_or(f64::NAN))
+            .collect()
+    }
+
+    #[test]
+    fn json_in_a_script_cannot_end_it() {
+        let hostile = "</script><script>alert(1)</script><!-- & \u{2028} \"";
+        let v = json!({ "label": hostile, "x": [1.5] });
+        let s = script_json(&v);
+        for c in ['<', '>', '&', '\u{2028}'] {
+            assert!(!s.contains(c), "{c:?} in {s}");
+        }
+        let back: Value = serde_json::from_str(&s).unwrap();
+        assert_eq!(back, v);
+        // The inlined library and its licence hold nothing that would end
+        // their elements early either (the licence sits in a comment).
+        for text in [UPLOT_JS, UPLOT_CSS, UPLOT_LICENSE] {
+            assert!(!text.contains("</"));
+        }
+        assert!(!UPLOT_LICENSE.contains("*/"));
+        assert!(UPLOT_JS.contains(&format!("(v{UPLOT_VERSION})")));
+    }
+
+    #[test]
+    fn rounding_keeps_significant_digits() {
+        assert_eq!(round_significant(123_456.0, 4), 123_500.0);
+        assert_eq!(round_significant(0.012_345_6, 4), 0.01235);
+        assert_eq!(round_significant(-9.999_9, 4), -10.0);
+        assert_eq!(round_significant(0.0, 4), 0.0);
+    }
+
+    /// An open-loop run at a constant target: its throughput chart has the
+    /// target as a line at the target over the whole run, and its chart of
+    /// waiting in the client shows the synthetic run's wait (response
+    /// exceeds service by 0.2 ms on average); every time series carries
+    /// its data for the interactive chart and keeps its SVG.
+    #[test]
+    fn time_series_carry_their_data_and_the_target_and_wait() {
+        let run = Synthetic {
+            intervals: 6,
+            ..Synthetic::new(4)
+        }
+        .stored_run();
+        let html = page(std::slice::from_ref(&run));
+        let specs = specs(&html);
+        // Throughput, waiting, and read's percentiles over time.
+        assert_eq!(specs.len(), 3, "{specs:?}");
+        assert_eq!(html.matches("data-chart=\"chart-").count(), 3);
+        assert_eq!(html.matches("<svg class=\"plot\"").count(), 4);
+        assert!(html.contains(&format!("<script>/*! uPlot {UPLOT_VERSION}")));
+        assert!(html.contains("Permission is hereby granted"));
+
+        let tput = &specs[0];
+        assert!(tput["title"]
+            .as_str()
+            .unwrap()
+            .ends_with("offered, achieved and target throughput over time"));
+        let target = series(tput, "target").expect("a target line");
+        assert_eq!(ys(target), vec![500.0, 500.0]);
+        assert_eq!(target["x"], json!([0.0, 6.0]));
+        let achieved = ys(series(tput, "achieved, all operations").unwrap());
+        assert_eq!(achieved.len(), 6);
+        for (y, iv) in achieved.iter().zip(&run.intervals) {
+            assert_eq!(*y, round_significant(iv.ops_done as f64, CHART_DIGITS));
+        }
+        // The synthetic run stores no offered counts: no offered line.
+        assert!(series(tput, "offered (released by the schedule)").is_none());
+
+        let wait = &specs[1];
+        assert!(wait["title"].as_str().unwrap().contains(WAITING));
+        assert_eq!(wait["y"]["label"], "mean response − mean service time (µs)");
+        let reads = ys(series(wait, "read").unwrap());
+        assert_eq!(reads.len(), 6);
+        for (y, iv) in reads.iter().zip(&run.intervals) {
+            let ok = &iv.stats.op(OpKind::Read).unwrap().ok;
+            let want = (ok.response.mean() - ok.service.mean()) / 1e3;
+            assert_eq!(*y, round_significant(want, CHART_DIGITS));
+            assert!((150.0..250.0).contains(y), "{y} µs");
+        }
+
+        let pct = &specs[2];
+        assert_eq!(pct["y"]["log"], true);
+        assert_eq!(pct["series"].as_array().unwrap().len(), 6);
+    }
+
+    /// A closed loop has no target and nothing waits: neither is drawn.
+    #[test]
+    fn a_closed_loop_has_no_target_and_no_wait() {
+        let run = Synthetic {
+            intervals: 4,
+            target: None,
+            ..Synthetic::new(5)
+        }
+        .stored_run();
+        let html = page(std::slice::from_ref(&run));
+        let specs = specs(&html);
+        assert_eq!(specs.len(), 2, "throughput and percentiles");
+        assert!(specs[0]["title"]
+            .as_str()
+            .unwrap()
+            .ends_with(": achieved throughput over time"));
+        let labels: Vec<&str> = specs[0]["series"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["label"].as_str().unwrap())
+            .collect();
+        assert_eq!(labels, ["achieved, all operations", "achieved, read"]);
+        assert!(!html.contains(WAITING));
+    }
+
+    /// With a rate profile the target follows it: 1,000 operations per
+    /// second for two seconds, then 2,000.
+    #[test]
+    fn the_target_follows_a_rate_profile() {
+        let mut run = Synthetic {
+            intervals: 4,
+            ..Synthetic::new(6)
+        }
+        .stored_run();
+        run.summary
+            .meta
+            .properties
+            .insert("rate".into(), "hold 1000 for 2s, hold 2000 for 2s".into());
+        run.summary.meta.target = Some(1500.0);
+        let specs = specs(&page(std::slice::from_ref(&run)));
+        let t = series(&specs[0], "target (rate profile)").expect("the profile");
+        assert!(series(&specs[0], "target").is_none());
+        let xs: Vec<f64> = t["x"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        for (x, y) in xs.iter().zip(ys(t)) {
+            assert_eq!(y, if *x < 2.0 { 1000.0 } else { 2000.0 }, "at {x} s");
+        }
+        assert!(xs.first() == Some(&0.0) && xs.last().is_some_and(|x| *x > 3.9));
+    }
+}
