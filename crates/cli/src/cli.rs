@@ -13,7 +13,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     name = "sojourn",
     version,
     about = "A database benchmark: YCSB-compatible workloads, open-loop scheduling, honest latency",
-    after_help = "Quick start:\n  sojourn bench -P workloads/workloada        load and run workload A on the embedded SQLite database\n  sojourn run redis -P workloada -threads 16  YCSB's own spelling works too"
+    after_help = "Quick start:\n  sojourn bench -P workloads/workloada -p operationcount=0 --rate 'ramp 500..2000 in 5s, hold 2000 for 5s'\n      load workload A on the embedded SQLite database, run it for 10 s with the live\n      dashboard, and say where its report is\n  sojourn run redis -P workloada -threads 16\n      YCSB's own spelling works too"
 )]
 pub struct Cli {
     #[command(subcommand)]

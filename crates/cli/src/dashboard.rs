@@ -55,8 +55,9 @@ pub struct Dashboard {
     /// Leave each phase's last frame on the screen (not for a capacity
     /// search's probes and steps, which print a line each).
     keep_final: bool,
-    /// What each earlier phase achieved: throughput and response p99.
-    earlier: Mutex<Vec<(f64, f64)>>,
+    /// What each earlier phase achieved, by its kind and workload:
+    /// throughput and response p99 (a load is no point of a run's curve).
+    earlier: Mutex<Vec<(String, (f64, f64))>>,
     /// The phase being drawn, to which notes go.
     current: Mutex<Option<Arc<Shared>>>,
 }
@@ -74,8 +75,14 @@ impl Dashboard {
     /// The live display of one phase; `None` if the terminal cannot be
     /// taken (the caller falls back to the progress bar).
     pub fn watch(&self, view: &PhaseView) -> Option<PhaseDashboard<'_>> {
+        let kind = curve_kind(view);
+        let earlier = lock(&self.earlier)
+            .iter()
+            .filter(|(k, _)| *k == kind)
+            .map(|(_, p)| *p)
+            .collect();
         let shared = Arc::new(Shared {
-            state: Mutex::new(State::new(view, lock(&self.earlier).clone())),
+            state: Mutex::new(State::new(view, earlier)),
             notes: Mutex::new(Vec::new()),
             done: AtomicBool::new(false),
         });
@@ -104,6 +111,11 @@ impl Dashboard {
             _ => eprintln!("{line}"),
         }
     }
+}
+
+/// Which phases share a curve: the same kind of phase of one workload.
+fn curve_kind(view: &PhaseView) -> String {
+    format!("{} {}", view.phase.name(), view.workload)
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -153,7 +165,7 @@ impl Watch for PhaseDashboard<'_> {
             let mut state = lock(&self.shared.state);
             state.totals(o);
             if let Some(point) = state.curve_point() {
-                lock(&self.owner.earlier).push(point);
+                lock(&self.owner.earlier).push((state.curve_kind.clone(), point));
             }
         }
         self.close();
@@ -194,6 +206,9 @@ struct OpView {
 /// What is drawn.
 struct State {
     title: String,
+    curve_kind: String,
+    /// When the rate profile or trace ends, if the run follows one.
+    length: Option<Duration>,
     connections: usize,
     target_text: Option<String>,
     expected_ops: Option<u64>,
@@ -239,6 +254,8 @@ impl State {
         };
         State {
             title,
+            curve_kind: curve_kind(view),
+            length: view.targets.iter().filter_map(|t| t.length()).max(),
             connections: view.connections,
             target_text,
             expected_ops: view.expected_ops,

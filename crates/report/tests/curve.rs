@@ -50,9 +50,10 @@ fn runs_at_several_targets_make_a_curve_with_a_knee() {
     );
     assert_eq!(html.matches("data-kind=\"latency-throughput\"").count(), 1);
     assert!(html.contains("knee "));
-    // Four runs: per run a throughput plot, percentiles over time and a
-    // spectrum of reads; every run's spectra side by side; the curve.
-    assert_eq!(html.matches("<svg class=\"plot\"").count(), 4 * 3 + 2 + 1);
+    // Four open-loop runs: per run a throughput plot, percentiles over
+    // time, waiting in the client and a spectrum of reads; every run's
+    // spectra side by side; the curve.
+    assert_eq!(html.matches("<svg class=\"plot\"").count(), 4 * 4 + 2 + 1);
 
     // One run, or runs in a closed loop, make no curve.
     assert!(curves(&runs[..1]).is_empty());

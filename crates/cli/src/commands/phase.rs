@@ -261,7 +261,14 @@ fn loaded(describe: &str, plan: &Plan, m: Measured<'_>) -> Result<()> {
 /// totals: whatever fails, what was measured is printed first and stored.
 fn report(m: Measured<'_>, opts: &Options) -> Result<()> {
     let printed = print_report(&m, opts, true);
-    let stored = recorded(m);
+    let stored = m.finish(&BTreeMap::new()).map(|done| {
+        if let (Some(id), Some(store)) = (done.run_id, done.store) {
+            eprintln!(
+                "recorded as run {id} in {store}; its charts: `sojourn report {id} --results \
+                 {store} -o report.html`"
+            );
+        }
+    });
     printed.and(stored)
 }
 

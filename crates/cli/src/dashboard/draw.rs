@@ -81,8 +81,12 @@ pub(super) fn frame(f: &mut Frame<'_>, s: &State, note: Option<&str>) {
 /// Elapsed time and what is left, as a bar.
 fn progress(f: &mut Frame<'_>, area: Rect, s: &State) {
     let elapsed = s.elapsed.as_secs_f64();
+    // The run ends at the first of its time limit and its profile's end.
     let by_time = s
         .max_execution_time
+        .into_iter()
+        .chain(s.length)
+        .min()
         .map(|m| (elapsed / m.as_secs_f64().max(1e-9), m.as_secs_f64()));
     let by_ops = s
         .expected_ops
@@ -265,9 +269,9 @@ fn operations(f: &mut Frame<'_>, area: Rect, s: &State) {
     ])
     .style(Style::default().add_modifier(Modifier::UNDERLINED));
     let widths = [
-        Constraint::Length(18),
+        Constraint::Length(17),
+        Constraint::Length(9),
         Constraint::Length(10),
-        Constraint::Length(11),
         Constraint::Length(9),
         Constraint::Length(9),
         Constraint::Length(10),
