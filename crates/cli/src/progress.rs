@@ -118,6 +118,18 @@ impl Show for Terminal {
     }
 }
 
+/// A display's live view without its notes: a capacity search's steps,
+/// whose own line each says what the step found.
+pub struct WatchOnly<'t>(pub &'t Terminal);
+
+impl Show for WatchOnly<'_> {
+    fn watch<'v>(&'v self, phase: &PhaseView) -> Box<dyn Watch + 'v> {
+        self.0.watch(phase)
+    }
+
+    fn note(&self, _: &str) {}
+}
+
 /// Two watches of one phase.
 pub struct Both<'v>(pub Box<dyn Watch + 'v>, pub Box<dyn Watch + 'v>);
 

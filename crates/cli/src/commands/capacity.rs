@@ -330,7 +330,8 @@ fn here(
     let stop = StopHandle::new();
     // Each step's frame is cleared when it ends: the step's line says
     // what it found, and the curve grows in the next step's frame.
-    let show = crate::progress::Terminal::new(&opts.live, false, &stop, false)?;
+    let terminal = crate::progress::Terminal::new(&opts.live, false, &stop, false)?;
+    let show = crate::progress::WatchOnly(&terminal);
     let session = Session::new(store.as_ref(), tags, &opts.props, stop, &show);
     let db = session.open_database(
         &opts.db_url,

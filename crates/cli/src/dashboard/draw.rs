@@ -270,15 +270,15 @@ fn operations(f: &mut Frame<'_>, area: Rect, s: &State) {
     .style(Style::default().add_modifier(Modifier::UNDERLINED));
     let widths = [
         Constraint::Length(17),
+        Constraint::Length(8),
+        Constraint::Length(9),
+        Constraint::Length(9),
+        Constraint::Length(9),
+        Constraint::Length(9),
+        Constraint::Length(9),
         Constraint::Length(9),
         Constraint::Length(10),
-        Constraint::Length(9),
-        Constraint::Length(9),
-        Constraint::Length(10),
-        Constraint::Length(9),
-        Constraint::Length(9),
-        Constraint::Length(10),
-        Constraint::Length(7),
+        Constraint::Length(6),
     ];
     let title = if s.final_throughput.is_some() {
         "operations over the measured period (latency in µs)"
