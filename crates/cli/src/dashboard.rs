@@ -46,6 +46,8 @@ const HEIGHT: u16 = 26;
 /// Points kept per series: ten minutes of one-second intervals; a longer
 /// run shows its most recent ten minutes.
 const KEEP: usize = 600;
+/// Labels that tell a command's phases apart, shown before the others.
+const FIRST_LABELS: [&str; 4] = ["capacity_step", "repetition", "suite_iteration", "ab_side"];
 /// How often the clock and the keys are looked at between intervals.
 const TICK: Duration = Duration::from_millis(100);
 
@@ -240,7 +242,10 @@ impl State {
             view.workload,
             view.database
         );
-        for (k, v) in &view.labels {
+        // Which step, repetition or iteration first: the rest may be cut.
+        let mut labels: Vec<_> = view.labels.iter().collect();
+        labels.sort_by_key(|(k, _)| !FIRST_LABELS.contains(&k.as_str()));
+        for (k, v) in labels {
             title.push_str(&format!(" · {k}={v}"));
         }
         let targets = view.targets.clone();
