@@ -366,3 +366,577 @@ fn metrics_are_served_while_a_run_goes_on_and_end_equal_to_the_summary() {
         "{last}"
     );
 }
+
+/// A spawned command's stderr, line by line, each wait under a deadline.
+struct StderrLines {
+    rx: mpsc::Receiver<String>,
+    said: String,
+}
+
+impl StderrLines {
+    fn of(child: &mut std::process::Child) -> StderrLines {
+        let (tx, rx) = mpsc::channel();
+        let stderr = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        StderrLines {
+            rx,
+            said: String::new(),
+        }
+    }
+
+    /// The next line containing `what`.
+    fn with(&mut self, what: &str) -> String {
+        loop {
+            let line = self
+                .rx
+                .recv_timeout(WAIT)
+                .unwrap_or_else(|_| panic!("no line with {what:?}; stderr:\n{}", self.said));
+            self.said.push_str(&line);
+            self.said.push('\n');
+            if line.contains(what) {
+                return line;
+            }
+        }
+    }
+}
+
+/// The dashboard's panels (those in collapsed rows too), rows left out.
+fn dashboard_panels(dashboard: &serde_json::Value) -> Vec<&serde_json::Value> {
+    let mut out = Vec::new();
+    let top = dashboard["panels"]
+        .as_array()
+        .expect("the dashboard has panels");
+    for p in top {
+        if p["type"] == "row" {
+            out.extend(p["panels"].as_array().into_iter().flatten());
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Every query of the dashboard: (panel title, PromQL as Grafana holds it).
+fn dashboard_queries(dashboard: &serde_json::Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for p in dashboard_panels(dashboard) {
+        let title = p["title"].as_str().unwrap_or("").to_string();
+        assert!(!title.is_empty(), "a panel with no title: {p}");
+        let targets = p["targets"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+        assert!(!targets.is_empty(), "panel {title:?} has no queries");
+        for t in targets {
+            let expr = t["expr"].as_str().unwrap_or("");
+            assert!(
+                !expr.is_empty(),
+                "panel {title:?}: a query with no expr: {t}"
+            );
+            out.push((title.clone(), expr.to_string()));
+        }
+    }
+    out
+}
+
+/// The dashboard's query variables: (name, the selector and the label of
+/// its `label_values(SELECTOR, LABEL)`).
+fn dashboard_variables(dashboard: &serde_json::Value) -> Vec<(String, String, String)> {
+    let list = dashboard["templating"]["list"]
+        .as_array()
+        .expect("the dashboard has variables");
+    list.iter()
+        .filter(|v| v["type"] == "query")
+        .map(|v| {
+            let name = v["name"].as_str().unwrap().to_string();
+            let q = v["definition"].as_str().unwrap();
+            let inner = q
+                .strip_prefix("label_values(")
+                .and_then(|r| r.strip_suffix(')'))
+                .unwrap_or_else(|| panic!("${name}: expected label_values(SELECTOR, LABEL): {q}"));
+            let (selector, label) = inner.rsplit_once(',').unwrap();
+            (name, selector.trim().to_string(), label.trim().to_string())
+        })
+        .collect()
+}
+
+/// The metric names a PromQL expression reads: what is left once strings,
+/// label matchers, ranges, Grafana variables, numbers, functions,
+/// aggregations and their label lists and keywords are taken out.
+fn metric_names(expr: &str) -> Vec<String> {
+    const KEYWORDS: [&str; 25] = [
+        "sum",
+        "min",
+        "max",
+        "avg",
+        "group",
+        "stddev",
+        "stdvar",
+        "count",
+        "count_values",
+        "bottomk",
+        "topk",
+        "quantile",
+        "by",
+        "without",
+        "on",
+        "ignoring",
+        "group_left",
+        "group_right",
+        "bool",
+        "and",
+        "or",
+        "unless",
+        "offset",
+        "inf",
+        "nan",
+    ];
+    const LABEL_LISTS: [&str; 6] = [
+        "by",
+        "without",
+        "on",
+        "ignoring",
+        "group_left",
+        "group_right",
+    ];
+    let c: Vec<char> = expr.chars().collect();
+    let skip_to = |from: usize, close: char| -> usize {
+        let mut i = from + 1;
+        let mut quote = None;
+        while i < c.len() {
+            match (quote, c[i]) {
+                (Some(_), '\\') => i += 1,
+                (Some(q), ch) if ch == q => quote = None,
+                (None, '"' | '\'' | '`') => quote = Some(c[i]),
+                (None, ch) if ch == close => return i + 1,
+                _ => {}
+            }
+            i += 1;
+        }
+        panic!("{expr}: {close} missing");
+    };
+    let word = |from: usize| -> usize {
+        (from..c.len())
+            .find(|&j| !(c[j].is_ascii_alphanumeric() || c[j] == '_' || c[j] == ':'))
+            .unwrap_or(c.len())
+    };
+    let mut names = Vec::new();
+    let mut i = 0;
+    while i < c.len() {
+        let ch = c[i];
+        if ch == '"' || ch == '\'' || ch == '`' {
+            i = skip_to(i, ch);
+        } else if ch == '{' {
+            i = skip_to(i, '}');
+        } else if ch == '[' {
+            i = skip_to(i, ']');
+        } else if ch == '$' || ch.is_ascii_digit() || ch == '.' {
+            i = word(i + 1);
+        } else if ch.is_ascii_alphabetic() || ch == '_' || ch == ':' {
+            let end = word(i);
+            let w: String = c[i..end].iter().collect();
+            let next = (end..c.len()).find(|&j| !c[j].is_whitespace());
+            let called = next.is_some_and(|j| c[j] == '(');
+            i = end;
+            if called && LABEL_LISTS.contains(&w.as_str()) {
+                i = skip_to(next.unwrap(), ')');
+            } else if !called && !KEYWORDS.contains(&w.as_str()) {
+                names.push(w);
+            }
+        } else {
+            i += 1;
+        }
+    }
+    names
+}
+
+/// The Grafana dashboard and docs/metrics.md against what a real run's
+/// endpoint serves: every metric a panel or a variable reads is served,
+/// every variable a query uses is defined, and the doc's table lists
+/// exactly the families served.
+#[test]
+fn the_grafana_dashboard_and_the_metrics_doc_name_only_series_the_endpoint_serves() {
+    // The reader of expressions is not vacuous.
+    assert_eq!(
+        metric_names(
+            "histogram_quantile(0.99, sum by (le, op) (rate(a_bucket{x=~\"$v\", y!=\"}\"}[$__rate_interval]))) \
+             / on (i) group_left (j) b_total * 1e3 - sum(c) by (k) or vector(0)"
+        ),
+        ["a_bucket", "b_total", "c"]
+    );
+    let root = repo_root();
+    let text = std::fs::read_to_string(root.join("grafana/sojourn.json")).unwrap();
+    let dashboard: serde_json::Value =
+        serde_json::from_str(&text).expect("grafana/sojourn.json is valid JSON");
+    assert!(
+        dashboard["schemaVersion"].as_u64().is_some(),
+        "no schemaVersion"
+    );
+    let variables = dashboard["templating"]["list"].as_array().unwrap();
+    assert!(
+        variables.iter().any(|v| v["name"] == "datasource"
+            && v["type"] == "datasource"
+            && v["query"] == "prometheus"),
+        "no Prometheus data source variable"
+    );
+    let queries = dashboard_queries(&dashboard);
+    assert!(dashboard_panels(&dashboard).len() >= 8, "{text}");
+
+    // What a real run serves once it has ended: every family there is
+    // (open loop for the offered count, the target and the lag).
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = bin()
+        .args([
+            "bench",
+            "memory:",
+            "-P",
+            "workloada",
+            "-p",
+            "recordcount=200",
+            "-p",
+            "operationcount=1000",
+            "-target",
+            "1000",
+            "--metrics-listen",
+            "127.0.0.1:0",
+            "--metrics-linger",
+            "60",
+            "--no-progress",
+            "--data-dir",
+        ])
+        .arg(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = StderrLines::of(&mut child);
+    let url = stderr
+        .with("metrics: Prometheus metrics at ")
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .to_string();
+    stderr.with("serving the final figures");
+    let exposition = get_body(&url);
+    let out = finish(child);
+    assert!(out.status.success(), "{}", stderr.said);
+    let served: std::collections::BTreeSet<String> = samples(&exposition)
+        .keys()
+        .map(|k| k.split('{').next().unwrap().to_string())
+        .collect();
+    let families: std::collections::BTreeSet<String> = exposition
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .map(|l| l.split(' ').next().unwrap().to_string())
+        .collect();
+    assert!(families.len() >= 10, "{exposition}");
+
+    // Every panel reads series that exist, with variables that exist.
+    let defined: Vec<&str> = variables
+        .iter()
+        .filter_map(|v| v["name"].as_str())
+        .collect();
+    for (title, expr) in &queries {
+        let names = metric_names(expr);
+        assert!(!names.is_empty(), "panel {title:?}: no metric in {expr}");
+        for name in names {
+            assert!(
+                served.contains(&name),
+                "panel {title:?} reads {name}, which the endpoint does not serve: {expr}\n\
+                 served: {served:?}"
+            );
+        }
+        for var in expr.split('$').skip(1) {
+            let name: String = var
+                .trim_start_matches('{')
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            assert!(
+                name == "__rate_interval"
+                    || name == "__interval"
+                    || defined.contains(&name.as_str()),
+                "panel {title:?} uses ${name}, which is no variable of the dashboard: {expr}"
+            );
+        }
+    }
+    // The variables list label values the series have (`instance` and
+    // `job` are Prometheus's own, on every scraped series).
+    for (name, selector, label) in dashboard_variables(&dashboard) {
+        for metric in metric_names(&selector) {
+            assert!(
+                served.contains(&metric),
+                "${name} reads {metric}: not served"
+            );
+            let has_label = exposition
+                .lines()
+                .filter(|l| l.starts_with(&format!("{metric}{{")))
+                .any(|l| l.contains(&format!("{label}=\"")));
+            assert!(
+                has_label || label == "instance" || label == "job",
+                "${name} lists {label}, which {metric} does not carry:\n{exposition}"
+            );
+        }
+    }
+
+    // docs/metrics.md's table: each family once, nothing else.
+    let doc = std::fs::read_to_string(root.join("docs/metrics.md")).unwrap();
+    let documented: std::collections::BTreeSet<String> = doc
+        .lines()
+        .filter(|l| l.starts_with("| `sojourn_"))
+        .map(|l| {
+            l["| `".len()..]
+                .split(['`', '{', ' '])
+                .next()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    for name in &documented {
+        assert!(
+            families.contains(name) || served.contains(name),
+            "docs/metrics.md lists {name}, which the endpoint does not serve; it serves {families:?}"
+        );
+    }
+    for family in &families {
+        assert!(
+            documented.contains(family),
+            "the endpoint serves {family}, which docs/metrics.md's table does not list"
+        );
+    }
+    // And its PromQL examples read served series.
+    let mut in_promql = false;
+    let mut examples = 0;
+    for line in doc.lines() {
+        if line.starts_with("```") {
+            in_promql = line == "```promql";
+            continue;
+        }
+        if !in_promql || line.trim_start().starts_with('#') {
+            continue;
+        }
+        for name in metric_names(line) {
+            examples += 1;
+            assert!(
+                served.contains(&name),
+                "docs/metrics.md's example reads {name}, which the endpoint does not serve: {line}"
+            );
+        }
+    }
+    assert!(examples > 0, "no PromQL examples in docs/metrics.md");
+}
+
+/// A Prometheus server of the test's own (its storage in the test's
+/// folder), killed when the test ends.
+struct PrometheusServer {
+    child: std::process::Child,
+    addr: String,
+}
+
+impl PrometheusServer {
+    /// Start `bin` scraping every second the targets listed in
+    /// `dir/targets.json` (read again whenever the file changes).
+    fn start(bin: &Path, dir: &Path) -> PrometheusServer {
+        std::fs::write(dir.join("targets.json"), "[]").unwrap();
+        std::fs::write(
+            dir.join("prometheus.yml"),
+            format!(
+                "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n\
+                 scrape_configs:\n  - job_name: sojourn\n    file_sd_configs:\n      \
+                 - files: ['{}']\n",
+                dir.join("targets.json").display()
+            ),
+        )
+        .unwrap();
+        let mut child = Command::new(bin)
+            .arg(format!(
+                "--config.file={}",
+                dir.join("prometheus.yml").display()
+            ))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("tsdb").display()
+            ))
+            .arg("--web.listen-address=127.0.0.1:0")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut log = StderrLines::of(&mut child);
+        // Its log names the port it took.
+        let listening = log.with("\"Listening on\"");
+        let addr = listening
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("address="))
+            .unwrap_or_else(|| panic!("no address in {listening}"))
+            .to_string();
+        log.with("ready to receive web requests");
+        // The rest of its log is read (and dropped) so that it never blocks.
+        std::thread::spawn(move || while log.rx.recv().is_ok() {});
+        PrometheusServer { child, addr }
+    }
+
+    /// GET `path_and_query` of the HTTP API: its JSON.
+    fn api(&self, path_and_query: &str) -> serde_json::Value {
+        let mut s = TcpStream::connect(&self.addr).unwrap();
+        s.set_read_timeout(Some(WAIT)).unwrap();
+        // HTTP/1.0: the answer is not chunked, and ends with the connection.
+        write!(
+            s,
+            "GET {path_and_query} HTTP/1.0\r\nHost: {}\r\n\r\n",
+            self.addr
+        )
+        .unwrap();
+        let mut response = String::new();
+        s.read_to_string(&mut response).unwrap();
+        let (_, body) = response.split_once("\r\n\r\n").unwrap();
+        serde_json::from_str(body).unwrap_or_else(|e| panic!("{path_and_query}: {e}: {response}"))
+    }
+}
+
+impl Drop for PrometheusServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `s` as a URL query value.
+fn url_encoded(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// A dashboard query as Grafana sends it with every variable at "All"
+/// and a one-second scrape interval (`$__rate_interval` is then 4 s).
+fn as_grafana_sends(expr: &str) -> String {
+    let q = expr
+        .replace("$__rate_interval", "4s")
+        .replace("$workload", ".*")
+        .replace("$phase", ".*")
+        .replace("$instance", ".*");
+    assert!(!q.contains('$'), "a variable left in {q}");
+    q
+}
+
+/// The dashboard's every query, run by a real Prometheus over a real run
+/// it scraped (open loop on a rate profile, on a SQLite file loaded with
+/// half the keys the run reads, so that some operations fail): each
+/// parses and draws something, and each variable lists values.
+#[test]
+fn every_query_of_the_grafana_dashboard_draws_a_real_run_in_prometheus() {
+    let Some(prometheus) = find_binary(Need::Prometheus, "prometheus", &[]) else {
+        return;
+    };
+    let text = std::fs::read_to_string(repo_root().join("grafana/sojourn.json")).unwrap();
+    let dashboard: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("db.sqlite").display());
+    ok(&sojourn(
+        dir.path(),
+        &["load", &db, "-P", "workloada", "-p", "recordcount=100"],
+    ));
+    let server = PrometheusServer::start(&prometheus, dir.path());
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    let mut child = bin()
+        .args([
+            "run",
+            &db,
+            "-P",
+            "workloada",
+            "-p",
+            "recordcount=200",
+            "-p",
+            "requestdistribution=uniform",
+            "-p",
+            "operationcount=0",
+            "--rate",
+            "ramp 200..600 in 3s, hold 600 for 5s",
+            "--metrics-listen",
+            "127.0.0.1:0",
+            "--metrics-linger",
+            "60",
+            "--no-progress",
+            "--data-dir",
+        ])
+        .arg(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = StderrLines::of(&mut child);
+    let url = stderr
+        .with("metrics: Prometheus metrics at ")
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .to_string();
+    let target = url
+        .strip_prefix("http://")
+        .unwrap()
+        .trim_end_matches("/metrics");
+    // Written whole, then renamed: Prometheus never reads half a file.
+    let targets = dir.path().join("targets.json");
+    std::fs::write(
+        dir.path().join("targets.tmp"),
+        format!("[{{\"targets\": [\"{target}\"]}}]"),
+    )
+    .unwrap();
+    std::fs::rename(dir.path().join("targets.tmp"), &targets).unwrap();
+    // The command ends once Prometheus has scraped its final figures.
+    stderr.with("serving the final figures");
+    let out = finish(child);
+    assert!(out.status.success(), "{}", stderr.said);
+    let ended = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    let range = |q: &str| -> Vec<serde_json::Value> {
+        let v = server.api(&format!(
+            "/api/v1/query_range?query={}&start={started:.3}&end={ended:.3}&step=1",
+            url_encoded(q)
+        ));
+        assert_eq!(v["status"], "success", "Prometheus refused {q}: {v}");
+        v["data"]["result"].as_array().unwrap().clone()
+    };
+    for (title, expr) in dashboard_queries(&dashboard) {
+        let q = as_grafana_sends(&expr);
+        let result = range(&q);
+        let drawn = result.iter().any(|series| {
+            series["values"].as_array().unwrap().iter().any(|p| {
+                p[1].as_str()
+                    .unwrap()
+                    .parse::<f64>()
+                    .is_ok_and(f64::is_finite)
+            })
+        });
+        assert!(
+            drawn,
+            "panel {title:?} draws nothing of the run: {q}\nPrometheus answered {result:?}"
+        );
+    }
+    for (name, selector, label) in dashboard_variables(&dashboard) {
+        let q = format!("count by ({label}) ({})", as_grafana_sends(&selector));
+        let values: Vec<String> = range(&q)
+            .iter()
+            .filter_map(|s| s["metric"][&label].as_str().map(str::to_string))
+            .collect();
+        assert!(
+            values.iter().any(|v| !v.is_empty()),
+            "${name} lists no values: {q}"
+        );
+    }
+}
