@@ -257,6 +257,55 @@ class Postgres:
         self.server.wait()
 
 
+class Mariadb:
+    """A private MariaDB: mariadb-install-db into a temporary directory, then
+    mariadbd on a free loopback port with `innodb_flush_log_at_trx_commit=2`
+    and no binary log (so that writes measure the client, not the disk's
+    flush rate). User root without a password; databases DATABASES."""
+
+    DATABASES = ("bench", "sbtest")
+
+    def __init__(self, tmp):
+        for exe in ("mariadb-install-db", "mariadbd", "mariadb"):
+            if not shutil.which(exe):
+                raise Failed(f"{exe} is not installed (scripts/deps installs MariaDB)")
+        data, work = os.path.join(tmp, "data"), os.path.join(tmp, "tmp")
+        os.makedirs(work)
+        as_root = ["--user=root"] if os.geteuid() == 0 else []
+        subprocess.run(["mariadb-install-db", "--no-defaults", f"--datadir={data}",
+                        "--auth-root-authentication-method=normal", "--skip-test-db",
+                        "--innodb-use-native-aio=0"] + as_root,
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.port = free_port()
+        self.socket = os.path.join(tmp, "sock")
+        self.server = subprocess.Popen(
+            ["mariadbd", "--no-defaults", f"--datadir={data}", f"--tmpdir={work}",
+             f"--socket={self.socket}", f"--pid-file={os.path.join(tmp, 'pid')}", f"--port={self.port}",
+             "--bind-address=127.0.0.1", "--skip-name-resolve", "--innodb-buffer-pool-size=256M",
+             "--innodb-flush-log-at-trx-commit=2", "--skip-log-bin", "--innodb-use-native-aio=0",
+             "--max-connections=300"] + as_root,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 60
+        while subprocess.run(self.client("SELECT 1"), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL).returncode != 0:
+            if self.server.poll() is not None or time.time() > deadline:
+                self.stop()
+                raise Failed("mariadbd did not start")
+            time.sleep(0.1)
+        for db in self.DATABASES:
+            subprocess.run(self.client(f"CREATE DATABASE IF NOT EXISTS {db}"), check=True)
+        pin_server(self.server.pid)
+        self.url = f"mysql://root@127.0.0.1:{self.port}/bench"
+
+    def client(self, sql):
+        return ["mariadb", "--no-defaults", f"--socket={self.socket}", "-uroot", "-e", sql]
+
+    def stop(self):
+        if self.server.poll() is None:
+            self.server.terminate()
+        self.server.wait()
+
+
 class Cassandra:
     """A private Cassandra 5.0 node (scripts/cassandra-node: the jars
     scripts/deps fetched, Java 17) on free loopback ports, its data in a

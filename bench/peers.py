@@ -23,6 +23,13 @@ installed:
     same rows; one connection, 16 concurrent requests on one thread) and
     go-ycsb's `cassandra` binding (gocql; its own table of its layout,
     threadcount 16 over one connection);
+  - MariaDB (a private server from Debian's packages): point selects as
+    sysbench measures them, one table of 20,000 rows, 16 connections, 10 s
+    closed loop each, two rounds: sojourn's workload C on YCSB's table of
+    one 120-byte field, `sysbench oltp_point_select` on its own table, and
+    go-ycsb's `mysql` binding on a table of its own (a reported figure);
+    with `perf` at hand, one more run of each under `perf stat` for its
+    context switches and syscalls per operation;
   - null: sojourn's `null:` against YCSB's BasicDB and go-ycsb's `basic`,
     at 1 and 16 threads (the backend does nothing: this is client overhead);
   - Redis, sojourn alone: the open-loop self-check at 10k, 40k and 80k
@@ -46,7 +53,7 @@ Ratios are sojourn / peer at the same workload and connection count.
 
 It is a benchmark, not a test: it is run by hand, prints figures, and never
 fails on them. Downloads are cached (--cache, default ~/.cache/sojourn-peers).
-Usage: python3 bench/peers.py [--ops N] [--records N] [--only redis|postgres|cassandra|null|pacing|sqlite]
+Usage: python3 bench/peers.py [--ops N] [--records N] [--only redis|postgres|mysql|cassandra|null|pacing|sqlite]
        [--json FILE] [--no-pin]
 """
 
@@ -61,7 +68,7 @@ import sys
 import tempfile
 import time
 
-from common import BIN, Cassandra, Failed, Postgres, ROOT, build, measured, pin_apart, redis_server, stop
+from common import BIN, Cassandra, Failed, Mariadb, Postgres, ROOT, build, measured, pin_apart, redis_server, stop
 
 GO_MODULE = "github.com/pingcap/go-ycsb"
 # `@latest` first, as go-ycsb's README says; then tagged versions.
@@ -339,8 +346,10 @@ class Runner:
 
     # go-ycsb
     def goycsb(self, phase, binding, db, w, conns, props):
+        # go-ycsb keeps the first value of a property given twice.
         cmd = [self.go_ycsb, phase, binding, "-P", self.files[w, "go"], "-p", f"threadcount={conns}",
-               "-p", f"maxexecutiontime={self.limit}"]
+               "-p", f"maxexecutiontime={props.get('maxexecutiontime', self.limit)}"]
+        props = {k: v for k, v in props.items() if k not in ("maxexecutiontime", "threadcount")}
         for k, v in props.items():
             cmd += ["-p", f"{k}={v}"]
         out, err, wall, user, sys_ = measured(cmd, timeout=self.limit + 60)
@@ -535,6 +544,103 @@ class Runner:
             re.search(r"tps = ([\d.]+)", out)
         return result("pgbench", "postgres", "-S", conns, per_client * conns, float(tps.group(1)), wall, user, sys_)
 
+    # --- MariaDB: sojourn against sysbench ---
+
+    MYSQL_ROWS, MYSQL_SECONDS, MYSQL_CONNS = 20_000, 10, 16
+
+    def mysql(self):
+        tmp = tempfile.mkdtemp(prefix="mariadb-", dir=self.tmp)
+        try:
+            db = Mariadb(tmp)
+        except (Failed, subprocess.SubprocessError) as e:
+            note(f"MariaDB did not start: {e}")
+            return
+        try:
+            rows, secs, conns = self.MYSQL_ROWS, self.MYSQL_SECONDS, self.MYSQL_CONNS
+            shape = ["-P", os.path.join(ROOT, "workloads", "workloadc"), "-p", f"recordcount={rows}",
+                     "-p", "fieldcount=1", "-p", "fieldlength=120"]
+            base = [self.a.sojourn or BIN]
+            load = self.attempt("sojourn load mysql", measured, base + ["load", "--db", db.url] + shape +
+                                ["-threads", "8", "--no-progress", "--no-store", "--drop"])
+            sysbench = shutil.which("sysbench")
+            sb = [sysbench, "oltp_point_select", "--db-driver=mysql", "--mysql-host=127.0.0.1",
+                  f"--mysql-port={db.port}", "--mysql-user=root", "--mysql-db=sbtest", "--tables=1",
+                  f"--table-size={rows}"] if sysbench else None
+            if sb:
+                self.attempt("sysbench prepare", measured, sb + ["prepare"])
+            else:
+                note("sysbench is not installed (apt-get install sysbench); MariaDB runs without it")
+            go_props = {"mysql.host": "127.0.0.1", "mysql.port": str(db.port), "mysql.user": "root",
+                        "mysql.db": "bench", "table": "usertable_goycsb", "recordcount": str(rows),
+                        "fieldcount": "1", "fieldlength": "120", "threadcount": str(conns)}
+            n_notes = len(NOTES)
+            if self.go_ycsb:
+                self.attempt("go-ycsb load mysql", self.goycsb, "load", "mysql", "mysql", "c", 16,
+                             dict(go_props, dropdata="true"))
+            go_ok = self.go_ycsb and len(NOTES) == n_notes
+            run = base + ["run", "--db", db.url] + shape + [
+                "-threads", str(conns), "-p", "operationcount=0", "-p", f"maxexecutiontime={secs}",
+                "--no-progress", "--no-store", "--format", "json"]
+            for round_ in (1, 2):
+                if load:
+                    self.keep(self.attempt(f"sojourn mysql round {round_}", self.sojourn_mysql, run, round_))
+                if sb:
+                    self.keep(self.attempt(f"sysbench round {round_}", self.sysbench, sb, conns, secs, round_))
+                if go_ok:
+                    r = self.attempt(f"go-ycsb mysql round {round_}", self.goycsb, "run", "mysql", "mysql", "c",
+                                     conns, dict(go_props, operationcount=str(10 ** 9), maxexecutiontime=str(secs)))
+                    if r:
+                        r["round"] = round_
+                    self.keep(r)
+            if shutil.which("perf"):
+                for r in self.results:
+                    if r["db"] == "mysql" and r.get("round") == 1:
+                        cmd = {"sojourn": run, "sysbench": (sb or []) + [f"--threads={conns}", f"--time={secs}",
+                                                                          "run"]}.get(r["tool"])
+                        if cmd:
+                            self.attempt(f"perf stat {r['tool']}", self.perf_counts, r, cmd)
+            else:
+                note("perf is not installed: no context switches or syscalls per operation for MariaDB")
+        finally:
+            db.stop()
+
+    def sojourn_mysql(self, cmd, round_):
+        out, _, wall, user, sys_ = measured(cmd, timeout=self.limit + 60)
+        r = json.loads(out)
+        read = (r["ops"].get("read") or {}).get("service") or {}
+        return result("sojourn", "mysql", "C", self.MYSQL_CONNS, r["operations"], r["achieved_ops_per_sec"], wall,
+                      user, sys_, read.get("p50_us"), read.get("p99_us"), {"round": round_})
+
+    def sysbench(self, sb, conns, secs, round_):
+        out, _, wall, user, sys_ = measured(sb + [f"--threads={conns}", f"--time={secs}", "--histogram=off",
+                                                  "--percentile=99", "run"], timeout=self.limit + 60)
+        events = int(re.search(r"total number of events:\s+(\d+)", out).group(1))
+        rate = float(re.search(r"queries:\s+\d+\s+\(([\d.]+) per sec", out).group(1))
+        p99 = re.search(r"99th percentile:\s+([\d.]+)", out)
+        return result("sysbench", "mysql", "C", conns, events, rate, wall, user, sys_, None,
+                      float(p99.group(1)) * 1000 if p99 else None, {"round": round_})
+
+    def perf_counts(self, r, cmd):
+        """Context switches and syscalls per operation, from one more run
+        under `perf stat` (kept apart: counting syscalls costs the process)."""
+        with tempfile.NamedTemporaryFile("r", suffix=".perf") as f:
+            out, _, _, _, _ = measured(["perf", "stat", "-x", ",", "-o", f.name, "-e",
+                                        "context-switches,raw_syscalls:sys_enter", "--"] + cmd,
+                                       timeout=self.limit + 60)
+            counts = {}
+            for line in f.read().splitlines():
+                parts = line.split(",")
+                if len(parts) > 2 and parts[0].strip().isdigit():
+                    counts[parts[2]] = int(parts[0])
+        if r["tool"] == "sojourn":
+            ops = json.loads(out)["operations"]
+        else:
+            ops = int(re.search(r"total number of events:\s+(\d+)", out).group(1))
+        if ops and "context-switches" in counts:
+            r["cs_per_op"] = counts["context-switches"] / ops
+        if ops and "raw_syscalls:sys_enter" in counts:
+            r["syscalls_per_op"] = counts["raw_syscalls:sys_enter"] / ops
+
     def cassandra(self):
         if not shutil.which("latte"):
             note("latte is not installed (cargo install latte-cli); Cassandra runs without it")
@@ -672,8 +778,11 @@ def own_verdicts(tables):
 
 
 def same_job(s, r):
-    """The sojourn row a peer row is compared with."""
-    if r["tool"] in ("redis-benchmark", "pgbench"):
+    """The sojourn row a peer row is compared with (of the same round, where
+    a job runs in rounds)."""
+    if s.get("round") != r.get("round"):
+        return False
+    if r["tool"] in ("redis-benchmark", "pgbench", "sysbench"):
         return s["db"] == r["db"] and s["workload"] == "C" and s["conns"] == r["conns"]
     return s["db"] == r["db"] and s["workload"] == r["workload"] and s["conns"] == r["conns"]
 
@@ -695,7 +804,7 @@ def table(results, db, title):
         return
     print(f"\n## {title}")
     print(f"{'tool':16} {'wl':>3} {'conns':>5} {'ops/s':>9} {'cpu us/op':>9} {'user':>6} {'sys':>6} "
-          f"{'p50 us':>7} {'p99 us':>7} {'cpu s/p':>7} {'ops/s s/p':>9}")
+          f"{'p50 us':>7} {'p99 us':>7} {'cpu s/p':>7} {'ops/s s/p':>9} {'cs/op':>6} {'sysc/op':>7}")
     order = {"A": 0, "C": 1, "GET": 2, "-S": 2, "R": 0, "U": 1}
     rows.sort(key=lambda r: (order.get(r["workload"], 3), -r["conns"], r["tool"] != "sojourn", r["tool"]))
     for r in rows:
@@ -703,10 +812,12 @@ def table(results, db, title):
             v = r.get(k)
             return f"{v:>{w}.{d}f}" if isinstance(v, (int, float)) else f"{'-':>{w}}"
         cr, tr = r.get("sojourn_over_peer_cpu"), r.get("sojourn_over_peer_ops_per_sec")
-        print(f"{r['tool']:16} {r['workload']:>3} {r['conns']:>5} {r['ops_per_sec']:>9.0f} "
+        name = r["tool"] + (f" #{r['round']}" if "round" in r else "")
+        print(f"{name:16} {r['workload']:>3} {r['conns']:>5} {r['ops_per_sec']:>9.0f} "
               f"{r['cpu_us_per_op']:>9.2f} {r['user_us_per_op']:>6.2f} {r['sys_us_per_op']:>6.2f} "
               f"{num('read_p50_us', 7, 0)} {num('read_p99_us', 7, 0)} "
-              f"{(f'{cr:6.2f}x' if cr else ''):>7} {(f'{tr:8.2f}x' if tr else ''):>9}")
+              f"{(f'{cr:6.2f}x' if cr else ''):>7} {(f'{tr:8.2f}x' if tr else ''):>9} "
+              f"{num('cs_per_op', 6, 2)} {num('syscalls_per_op', 7, 2)}")
 
 
 def verdicts(results, jobs):
@@ -724,8 +835,10 @@ def verdicts(results, jobs):
         # The C tools, at 16 connections (against sojourn's workload C).
         ("redis", "redis-benchmark", "cpu", 1.0, "Redis C/16: client CPU/op <= redis-benchmark's"),
         ("postgres", "pgbench", "cpu", 1.0, "PostgreSQL C/16: client CPU/op <= pgbench's"),
+        ("mysql", "sysbench", "cpu", 1.0, "MariaDB C/16: client CPU/op <= sysbench point select's"),
+        ("mysql", "go-ycsb", "cpu", 1.0, "MariaDB C/16: client CPU/op <= go-ycsb mysql's (reported)"),
     ]
-    c_tools = ("redis-benchmark", "pgbench")
+    c_tools = ("redis-benchmark", "pgbench", "sysbench")
     out = []
     print("\n## targets (one request in flight per connection)")
     for db, peer, kind, bound, label in targets:
@@ -745,7 +858,8 @@ def verdicts(results, jobs):
         else:
             ok = [(r[key] <= bound) if kind == "cpu" else (r[key] >= bound) for r in rows]
             status = "met" if all(ok) else ("not met" if not any(ok) else "partly met")
-            detail = ", ".join(f"{r['workload']}/{r['conns']}: {r[key]:.2f}x" for r in rows)
+            detail = ", ".join(f"{r['workload']}/{r['conns']}" + (f" #{r['round']}" if "round" in r else "")
+                               + f": {r[key]:.2f}x" for r in rows)
         print(f"{label:48} {status:13} {detail}")
         out.append({"target": label, "status": status, "detail": detail})
     return out
@@ -755,7 +869,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ops", type=int, default=500_000, help="operations per run (default 500000)")
     ap.add_argument("--records", type=int, default=100_000, help="records loaded (default 100000)")
-    ap.add_argument("--only", choices=["redis", "postgres", "cassandra", "null", "pacing", "sqlite"],
+    ap.add_argument("--only", choices=["redis", "postgres", "mysql", "cassandra", "null", "pacing", "sqlite"],
                     action="append",
                     help="run only this job (repeatable)")
     ap.add_argument("--no-pin", action="store_true", help="leave servers and clients unpinned")
@@ -769,7 +883,7 @@ def main():
     a = ap.parse_args()
     if a.sojourn:
         a.sojourn = os.path.abspath(a.sojourn)  # the clients run from the repository's root
-    jobs = a.only or ["redis", "postgres", "cassandra", "null", "pacing", "sqlite"]
+    jobs = a.only or ["redis", "postgres", "mysql", "cassandra", "null", "pacing", "sqlite"]
     started = time.time()
     pinning = "not pinned (--no-pin)" if a.no_pin else pin_apart()
 
@@ -777,8 +891,10 @@ def main():
         apt_install("redis-benchmark", "redis-tools")
     if "postgres" in jobs:
         apt_install("pgbench", "postgresql-client")
+    if "mysql" in jobs:
+        apt_install("sysbench", "sysbench")
     # sojourn's own jobs need no peer installed.
-    peers = any(j in jobs for j in ("redis", "postgres", "cassandra", "null"))
+    peers = any(j in jobs for j in ("redis", "postgres", "mysql", "cassandra", "null"))
     go_ycsb = install_go_ycsb(a.cache) if peers else None
     ycsb_cp = install_ycsb(a.cache) if peers else {}
     if not a.sojourn:
@@ -791,7 +907,7 @@ def main():
         files = workload_files(tmp, a.records, a.ops)
         runner = Runner(a, tmp, files, go_ycsb, ycsb_cp)
         load_before = os.getloadavg()
-        for job in ("redis", "postgres", "cassandra", "null", "pacing", "sqlite"):
+        for job in ("redis", "postgres", "mysql", "cassandra", "null", "pacing", "sqlite"):
             if job in jobs:
                 getattr(runner, job)()
         load_after = os.getloadavg()
@@ -807,6 +923,8 @@ def main():
           f"{', '.join(sorted(k for k in ycsb_cp)) or 'none'}")
     table(results, "redis", "Redis (redis-benchmark: GET of one 100-byte string, next to workload C)")
     table(results, "postgres", "PostgreSQL (pgbench: -S -M prepared -j 1 on its own table, next to workload C)")
+    table(results, "mysql", "MariaDB (C/16, 20,000 rows, one 120-byte field, 10 s closed loop, two rounds; "
+          "sysbench oltp_point_select on its own table, go-ycsb mysql on its own)")
     table(results, "cassandra", "Cassandra 5.0 (R: point reads, U: point updates, uniform; latte on the same rows, "
           "go-ycsb on its own table)")
     table(results, "null", "null backend: client overhead (sojourn null:, YCSB BasicDB, go-ycsb basic; workload A)")

@@ -95,6 +95,11 @@ impl<T> Default for ByShape<T> {
 }
 
 impl<T> ByShape<T> {
+    /// The most entries it keeps for a table of `field_count` fields.
+    pub(crate) fn most(field_count: usize) -> usize {
+        4 * (1 + field_count + LIST_CACHE_LIMIT)
+    }
+
     /// The entry of `op` over `columns` of `layout`, made on first use by
     /// `make`.
     pub(crate) async fn get<E, F: Future<Output = Result<T, E>>>(
@@ -117,7 +122,7 @@ impl<T> ByShape<T> {
 /// Shapes beyond which a cache of statements by field list is emptied: a
 /// workload picking arbitrary field subsets would otherwise prepare
 /// statements without bound on the server.
-const LIST_CACHE_LIMIT: usize = 64;
+pub(crate) const LIST_CACHE_LIMIT: usize = 64;
 
 /// Statements (or anything else) kept per operation shape, with the common
 /// shapes (all fields, one field) found without hashing.
