@@ -237,7 +237,7 @@ struct State {
 impl State {
     fn new(view: &PhaseView, earlier: Vec<(f64, f64)>) -> State {
         let mut title = format!(
-            "sojourn {} · {} · {}",
+            "{} · {} · {}",
             view.phase.name(),
             view.workload,
             view.database
