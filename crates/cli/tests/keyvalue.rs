@@ -16,8 +16,8 @@ use sojourn_testkit::redis_server::RedisServer;
 use util::*;
 
 /// Load 2,000 keys, then run 4,000 reads beside 500 writes, each pool at
-/// its own rate, with 1,000 new keys left to insert: the writers insert
-/// 500 of them.
+/// its own rate, with 300 new keys left to insert: the writers insert
+/// them, then update 200 keys already written.
 fn load_then_run(url: &str) {
     let dir = tempfile::tempdir().unwrap();
     let common = [
@@ -54,7 +54,7 @@ fn load_then_run(url: &str) {
             &["run", "-s"][..],
             &args(&[
                 "-p",
-                "num_unique_keys=3000",
+                "num_unique_keys=2300",
                 "-p",
                 "num_reads=4000",
                 "-p",
@@ -74,10 +74,11 @@ fn load_then_run(url: &str) {
         ]
         .concat(),
     );
-    let s = parse_summary(&ok(&out));
+    let stdout = ok(&out);
+    let s = parse_summary(&stdout);
     assert_eq!(get(&s, "READ", "Return=OK"), 4000.0, "every read verifies");
-    assert_eq!(get(&s, "INSERT", "Return=OK"), 500.0);
-    assert_eq!(get_or_zero(&s, "UPDATE", "Return=OK"), 0.0);
+    assert_eq!(get(&s, "INSERT", "Return=OK"), 300.0);
+    assert_eq!(get(&s, "UPDATE", "Return=OK"), 200.0);
     assert_eq!(get_or_zero(&s, "READ", "Return=UNEXPECTED_STATE"), 0.0);
     assert_eq!(get_or_zero(&s, "READ", "Return=NOT_FOUND"), 0.0);
     let stderr = text(&out.stderr);
@@ -85,8 +86,8 @@ fn load_then_run(url: &str) {
         stderr.contains("run: 2000 keys written before this phase"),
         "{stderr}"
     );
-    // The run's writers took keys 2000..2499, and say so.
-    assert!(stderr.contains("maxWrittenKey 2499"), "{stderr}");
+    // The run's writers took keys 2000..2299, and say so.
+    assert!(stderr.contains("maxWrittenKey 2299"), "{stderr}");
     let line = stderr
         .lines()
         .find(|l| l.starts_with("Read: "))
@@ -98,6 +99,182 @@ fn load_then_run(url: &str) {
         "| maxWrittenKey: ",
     ] {
         assert!(line.contains(part), "{line}");
+    }
+    // Which time ms/op is, said on the line.
+    assert!(
+        line.ends_with("| ms/op: response time (from the intended start)"),
+        "{line}"
+    );
+    pools_are_the_stored_histograms(dir.path(), &stdout);
+}
+
+/// One pool's figures worked out from a stored run's histograms: its
+/// operations, and the merged histograms of its kinds' successful
+/// operations (service, response).
+struct Pool {
+    operations: u64,
+    service: hdrhistogram::Histogram<u64>,
+    response: hdrhistogram::Histogram<u64>,
+}
+
+fn pool(run: &sojourn_store::RunRecord, kinds: &[OpKind]) -> Pool {
+    let new = || hdrhistogram::Histogram::<u64>::new(3).unwrap();
+    let mut p = Pool {
+        operations: 0,
+        service: new(),
+        response: new(),
+    };
+    for k in kinds {
+        if let Some(o) = run.total.op(*k) {
+            p.operations += o.count();
+            p.service.add(&o.ok.service).unwrap();
+            p.response.add(&o.ok.response).unwrap();
+        }
+    }
+    p
+}
+
+/// The number after `label` in `line`, up to a space, `)` or `,`.
+fn number_after(line: &str, label: &str) -> f64 {
+    let rest = &line[line
+        .find(label)
+        .unwrap_or_else(|| panic!("no {label:?} in {line}"))
+        + label.len()..];
+    let end = rest.find([' ', ')', ',', ';']).unwrap_or(rest.len());
+    rest[..end]
+        .parse()
+        .unwrap_or_else(|_| panic!("{label:?} in {line}"))
+}
+
+/// The run's `# reads/sec` and `# writes/sec` lines (yb-sample-apps'
+/// headline figures) carry the stored run's figures: each pool's
+/// operations over the measured period, and the mean and p99 of its
+/// kinds' merged histograms, service and response time (the pools ran at
+/// rates, so the summary shows both); `results show` prints the same
+/// lines, the JSON report's `pools` and PKB's `reads`/`writes` samples
+/// the same figures.
+fn pools_are_the_stored_histograms(dir: &Path, stdout: &str) {
+    let store = Store::open(&dir.join("results.sqlite").to_string_lossy()).unwrap();
+    let listed = store.list(&Filter::default()).unwrap();
+    let id = listed
+        .iter()
+        .find(|r| r.meta.phase == "run")
+        .expect("a stored run phase")
+        .meta
+        .id
+        .as_str()
+        .to_string();
+    let run = store.load(&id).unwrap();
+    let seconds = run.measured().as_secs_f64();
+    let pool_lines: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("# reads/sec: ") || l.starts_with("# writes/sec: "))
+        .collect();
+    assert_eq!(pool_lines.len(), 2, "{stdout}");
+    let close = |got: f64, want: f64, digits: i32| {
+        let half = 0.5 * 10f64.powi(-digits) * (1.0 + 1e-9);
+        assert!(
+            (got - want).abs() <= half,
+            "printed {got}, the store's {want}"
+        );
+    };
+    let mut pkb_figures = Vec::new();
+    for (line, name, kinds, connections) in [
+        (pool_lines[0], "reads", &[OpKind::Read][..], 3),
+        (
+            pool_lines[1],
+            "writes",
+            &[OpKind::Insert, OpKind::Update][..],
+            2,
+        ),
+    ] {
+        let p = pool(&run, kinds);
+        assert!(line.starts_with(&format!("# {name}/sec: ")), "{line}");
+        close(
+            number_after(line, "/sec: "),
+            p.operations as f64 / seconds,
+            2,
+        );
+        assert!(
+            line.contains(&format!(
+                "({} {name} in {seconds:.2} s, {connections} connections",
+                p.operations
+            )),
+            "{line}"
+        );
+        if name == "writes" {
+            assert!(line.contains(": 300 inserts, 200 updates)"), "{line}");
+        }
+        for (time, h) in [("service", &p.service), ("response", &p.response)] {
+            let at = &line[line.find(&format!("{time} time mean ")).unwrap()..];
+            close(number_after(at, "mean "), h.mean() / 1e6, 3);
+            close(
+                number_after(at, "p99 "),
+                h.value_at_quantile(0.99) as f64 / 1e6,
+                3,
+            );
+        }
+        pkb_figures.push((name, p));
+    }
+
+    // `results show` prints the same lines.
+    let shown = bin()
+        .args(["results", "show", &id, "--results"])
+        .arg(dir.join("results.sqlite"))
+        .run_to_end();
+    let shown = ok(&shown);
+    for line in &pool_lines {
+        assert!(shown.lines().any(|l| l == *line), "{line} in\n{shown}");
+    }
+
+    // The JSON report and PKB's samples: the same figures, unrounded.
+    let export = |format: &str| {
+        ok(&bin()
+            .args(["results", "export", &id, "--format", format, "--results"])
+            .arg(dir.join("results.sqlite"))
+            .run_to_end())
+    };
+    let report: serde_json::Value = serde_json::from_str(&export("report")).unwrap();
+    let pools = report["pools"]
+        .as_array()
+        .expect("pools in the JSON report");
+    let samples: Vec<serde_json::Value> = export("pkb")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let sample = |metric: &str| {
+        samples
+            .iter()
+            .find(|s| s["metric"] == metric)
+            .unwrap_or_else(|| panic!("no PKB sample {metric}"))["value"]
+            .as_f64()
+            .unwrap()
+    };
+    for (i, (name, p)) in pkb_figures.iter().enumerate() {
+        let j = &pools[i];
+        assert_eq!(j["pool"], *name);
+        assert_eq!(j["operations"].as_u64(), Some(p.operations));
+        let rate = p.operations as f64 / seconds;
+        assert!((j["ops_per_sec"].as_f64().unwrap() - rate).abs() <= 1e-9 * rate);
+        assert!((sample(&format!("{name} Throughput")) - rate).abs() <= 1e-9 * rate);
+        for (time, group, h) in [
+            ("service", name.to_string(), &p.service),
+            ("response", format!("intended-{name}"), &p.response),
+        ] {
+            let mean_us = h.mean() / 1e3;
+            let p99_us = h.value_at_quantile(0.99) as f64 / 1e3;
+            let eq = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+            assert!(eq(j[time]["mean_us"].as_f64().unwrap(), mean_us), "{j}");
+            assert!(eq(j[time]["p99_us"].as_f64().unwrap(), p99_us), "{j}");
+            assert!(eq(
+                sample(&format!("{group} AverageLatency")),
+                mean_us / 1e3
+            ));
+            assert!(eq(
+                sample(&format!("{group} 99thPercentileLatency")),
+                p99_us / 1e3
+            ));
+        }
     }
 }
 
@@ -136,6 +313,66 @@ fn a_run_that_would_never_end_is_refused() {
         stderr.contains("num_reads") && stderr.contains("maxexecutiontime"),
         "{stderr}"
     );
+}
+
+/// YCSB's settings that the workload does not read (`recordcount`,
+/// `operationcount`, `-threads`, ...) are refused before anything runs,
+/// in a workload file, with `-p` or with `-threads`, each error naming
+/// where the key was set and the key-value property that does its job;
+/// nothing reaches the database.
+#[test]
+fn ycsb_settings_it_does_not_read_are_refused() {
+    let Some(server) = RedisServer::start(None) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.url();
+    let kv = |extra: &[&str]| -> String {
+        let mut args = vec!["load", "--db", &url, "-P", "workloads/keyvalue"];
+        args.extend_from_slice(extra);
+        refused(dir.path(), &args)
+    };
+    // YCSB's own command line, as the user gave it.
+    let e = kv(&["-p", "recordcount=1000", "-p", "operationcount=2000"]);
+    let line = e
+        .lines()
+        .find(|l| l.contains("operationcount"))
+        .unwrap_or_else(|| panic!("{e}"));
+    assert!(
+        line.contains("-p on the command line: operationcount = '2000': ")
+            && line.contains("num_writes and num_reads")
+            && line.contains("also not read: recordcount = '1000' (-p on the command line)"),
+        "{line}"
+    );
+    let e = kv(&["-threads", "8"]);
+    assert!(
+        e.contains("--threads: threadcount = '8': ")
+            && e.contains("num_threads_write and num_threads_read"),
+        "{e}"
+    );
+    // In a file: the file's line.
+    let file = dir.path().join("kv-ycsb");
+    std::fs::write(
+        &file,
+        "workload=keyvalue\nnum_unique_keys=100\nrequestdistribution=zipfian\nrecordcount=100\n",
+    )
+    .unwrap();
+    let e = refused(
+        dir.path(),
+        &["load", "--db", &url, "-P", file.to_str().unwrap()],
+    );
+    assert!(
+        e.contains(&format!(
+            "{}:3: requestdistribution = 'zipfian': ",
+            file.display()
+        )) && e.contains("read_distribution")
+            && e.contains(&format!(
+                "also not read: recordcount = '100' ({}:4)",
+                file.display()
+            )),
+        "{e}"
+    );
+    assert_eq!(server.command(&["DBSIZE"]), ":0", "nothing was written");
 }
 
 /// The shipped suite folder, copied unchanged into `dir` (the suite writes

@@ -236,7 +236,17 @@ fn a_trace_is_replayed_and_bad_profiles_are_named() {
         e.contains("bad.txt:3: 0.5 comes before the line above it"),
         "{e}"
     );
-    let e = bad(&["--rate", "hold 1k for 5s", "--workload", "keyvalue"]);
+    let e = refused(
+        dir.path(),
+        &[
+            "run",
+            "memory:",
+            "-P",
+            "workloads/keyvalue",
+            "--rate",
+            "hold 1k for 5s",
+        ],
+    );
     assert!(e.contains("write_rate and read_rate"), "{e}");
     // A load does not follow a profile: said, not ignored.
     let e = refused(

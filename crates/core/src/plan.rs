@@ -286,9 +286,14 @@ impl Plan {
             .into_iter()
             .flatten()
             .collect();
+        // Paced operations have a response time of their own: a key-value
+        // pool at a rate is paced as a target paces every connection.
+        let paced_pool = keyvalue
+            .as_ref()
+            .is_some_and(|kv| kv.read_rate.is_some() || kv.write_rate.is_some());
         let measurement_interval = match p.get_choice(
             "measurement.interval",
-            if target.is_some() || shaped.is_some() {
+            if target.is_some() || shaped.is_some() || paced_pool {
                 "both"
             } else {
                 "op"

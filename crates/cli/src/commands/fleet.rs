@@ -197,10 +197,12 @@ pub fn posting(
                 .collect::<Vec<_>>(),
         );
     }
+    // The key-value workload's pools count on their own (num_reads,
+    // num_writes) and refuse an operationcount; it runs on one agent.
     let counts = plan
         .run
         .operation_count()
-        .filter(|_| plan.phase == Phase::Run)
+        .filter(|_| plan.phase == Phase::Run && !matches!(plan.workload, Workload::KeyValue(_)))
         .map(|c| split(c, u64::from(n)));
     // A profile or trace is shared by scaling, not by a constant target.
     let shaped = plan.run.shaped();

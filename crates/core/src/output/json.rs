@@ -57,6 +57,11 @@ pub struct Report {
     /// A LIOPS run's rows touched and rates (workload=liops, run phase).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub liops: Option<super::liops::LiopsFigures>,
+    /// The key-value workload's pools (readers, then writers), each its
+    /// operations per second over the measured period and its latencies
+    /// (absent for other workloads).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pools: Vec<super::pools::PoolFigures>,
     /// A rate profile's segments, each on its own (absent without one).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub segments: Vec<super::segments::SegmentReport>,
@@ -192,6 +197,7 @@ impl Report {
                 }
                 _ => None,
             },
+            pools: super::pools::PoolFigures::of(run),
             segments: run
                 .segments
                 .iter()

@@ -10,7 +10,9 @@
 //! - [`pkb`]: PerfKitBenchmarker samples, newline-delimited JSON;
 //! - [`table`]: one row per run and operation kind, CSV or JSON;
 //! - [`hdrlog`]: an HdrHistogram interval log;
-//! - [`segments`]: a rate profile's segments, in the summary and the JSON.
+//! - [`segments`]: a rate profile's segments, in the summary and the JSON;
+//! - [`pools`]: the key-value workload's reads/sec and writes/sec, in the
+//!   summary, the JSON and the PKB samples.
 //!
 //! [`warning`] says what to do about a doubtful result.
 
@@ -19,6 +21,7 @@ pub mod json;
 pub mod liops;
 pub mod noria;
 pub mod pkb;
+pub mod pools;
 pub mod segments;
 pub mod table;
 pub mod time;
@@ -32,6 +35,7 @@ use std::io;
 
 use crate::properties::{Origin, Properties};
 use crate::record::RunRecord;
+use crate::workload::keyvalue::KeyValueConfig;
 use crate::workload::{liops::LiopsConfig, vote::VoteConfig, Phase, Workload};
 
 /// One export format.
@@ -40,9 +44,9 @@ pub trait Export {
     fn write(&self, runs: &[RunRecord], out: &mut dyn io::Write) -> io::Result<()>;
 }
 
-/// The workload a run ran, as far as the formats need it: the vote and
-/// LIOPS workloads print figures of their own. Read from the run's
-/// properties, so stored runs give it too.
+/// The workload a run ran, as far as the formats need it: the vote,
+/// LIOPS and key-value workloads print figures of their own. Read from the
+/// run's properties, so stored runs give it too.
 pub fn workload_of(run: &RunRecord) -> Option<Workload> {
     let mut p = Properties::new();
     for (k, v) in &run.meta().properties {
@@ -51,16 +55,27 @@ pub fn workload_of(run: &RunRecord) -> Option<Workload> {
     match crate::workload::kind_name(&p)? {
         "vote" => VoteConfig::from_properties(&p).ok().map(Workload::Vote),
         "liops" => LiopsConfig::from_properties(&p).ok().map(Workload::Liops),
+        "keyvalue" => {
+            let phase = if run.meta().phase == Phase::Load.name() {
+                Phase::Load
+            } else {
+                Phase::Run
+            };
+            KeyValueConfig::from_properties(&p, phase)
+                .ok()
+                .map(Workload::KeyValue)
+        }
         _ => None,
     }
 }
 
 /// What a workload prints after YCSB's summary of its run phase, so its
 /// results read as its own tool's do: Noria's vote lines, PGIO's LIOPS
-/// figures; and before them, a rate profile's segments (any phase). Every line starts with `#` or a lower-case word, never `[`, so
+/// figures; and before them, a rate profile's segments and the key-value
+/// workload's pools (any phase). Every line starts with `#` or a lower-case word, never `[`, so
 /// parsers of YCSB's summary skip them. Empty for the other workloads.
 pub fn workload_lines(run: &RunRecord) -> String {
-    let segments = segments::lines(run);
+    let segments = segments::lines(run) + &pools::lines(run);
     if run.meta().phase != Phase::Run.name() {
         return segments;
     }

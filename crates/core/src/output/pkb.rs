@@ -11,7 +11,9 @@
 //! read off the HDR histogram. Unlike PKB's parser, the blocks PKB drops
 //! are kept: `intended-read` (response time), `read-failed`,
 //! `read-modify-write`. Every sample carries an `operation` label naming
-//! its group, as PKB's do.
+//! its group, as PKB's do. A key-value run adds its pools' groups,
+//! `reads` and `writes` (`intended-` for response time), with a `pool`
+//! label (see [`super::pools`]).
 //!
 //! Labels are PKB's collapsed form: keys sorted, each `|key:value|`,
 //! joined by `,`. PKB writes values as they are, so a value holding `|`,
@@ -462,6 +464,13 @@ pub fn samples(run: &RunRecord, opts: &PkbOptions) -> Vec<Sample> {
         }
     };
     push_groups(groups(run), &base);
+    // The key-value workload's pools, yb-sample-apps' reads/sec and
+    // writes/sec: each pool's rate and latencies, the pool in the labels.
+    for pool in super::pools::PoolFigures::of(run) {
+        let mut md = base.clone();
+        md.insert("pool".into(), pool.pool.to_string());
+        push_groups(super::pools::pkb_groups(&pool), &md);
+    }
     // Each segment of a rate profile: the same samples over its own
     // operations (by intended start), the segment in the labels.
     for (i, seg) in run.segments.iter().enumerate() {

@@ -27,7 +27,7 @@ use crate::backend::{Connection, FieldValue, Fields, Schema, Status};
 use crate::executor::{Group, Meter, Progress, Step};
 use crate::generator::{below, rng_for, AcknowledgedCounter, Rng, SkewedLatest};
 use crate::op::OpKind;
-use crate::properties::{Properties, PropertyError};
+use crate::properties::{Origin, Properties, PropertyError};
 use crate::workload::capability::{Capability, Support};
 
 use super::{Narrator, Phase};
@@ -48,6 +48,123 @@ pub const KEYVALUE_PROPERTIES: &[&str] = &[
     "nouuid",
     "uuid",
 ];
+
+/// YCSB's settings that have a counterpart here, or no meaning, each with
+/// what does that job in this workload: given by the user (in a file, with
+/// `-p` or a flag), they are refused rather than silently ignored, so a
+/// YCSB command line never runs a different size or mix than it says.
+pub const NOT_READ: &[(&str, &str)] = &[
+    ("recordcount", "the number of keys is num_unique_keys"),
+    (
+        "operationcount",
+        "each pool has its own count, num_writes and num_reads (-1: until maxexecutiontime)",
+    ),
+    (
+        "threadcount",
+        "the connections (YCSB's -threads) are the pools' own, num_threads_write and \
+         num_threads_read",
+    ),
+    ("fieldcount", "a value is one field, v, of value_size bytes"),
+    ("fieldlength", "a value's size is value_size"),
+    ("minfieldlength", "a value's size is value_size"),
+    ("fieldlengthdistribution", "a value's size is value_size"),
+    ("fieldlengthhistogram", "a value's size is value_size"),
+    ("fieldnameprefix", "a value is one field, v"),
+    (
+        "requestdistribution",
+        "which keys readers pick is read_distribution (uniform or latest)",
+    ),
+    (
+        "hotspotdatafraction",
+        "which keys readers pick is read_distribution (uniform or latest)",
+    ),
+    (
+        "hotspotopnfraction",
+        "which keys readers pick is read_distribution (uniform or latest)",
+    ),
+    (
+        "exponential.percentile",
+        "which keys readers pick is read_distribution (uniform or latest)",
+    ),
+    (
+        "exponential.frac",
+        "which keys readers pick is read_distribution (uniform or latest)",
+    ),
+    ("readproportion", MIX),
+    ("updateproportion", MIX),
+    ("insertproportion", MIX),
+    ("scanproportion", MIX),
+    ("readmodifywriteproportion", MIX),
+    (
+        "insertstart",
+        "writers continue from the keys already written (found, or max_written_key)",
+    ),
+    (
+        "insertcount",
+        "a load inserts num_unique_keys keys, at most num_writes of them",
+    ),
+    (
+        "insertorder",
+        "keys are key:<n>, inserted in order (nouuid/uuid)",
+    ),
+    (
+        "zeropadding",
+        "keys are key:<n>, inserted in order (nouuid/uuid)",
+    ),
+    ("readallfields", "a value is one field, v, read whole"),
+    ("readallfieldsbyname", "a value is one field, v, read whole"),
+    ("writeallfields", "a value is one field, v, written whole"),
+    (
+        "dataintegrity",
+        "every read checks its value's checksum (a mismatch is UNEXPECTED_STATE)",
+    ),
+    ("minscanlength", "the workload does not scan"),
+    ("maxscanlength", "the workload does not scan"),
+    ("scanlengthdistribution", "the workload does not scan"),
+];
+
+/// What sets the mix of reads and writes here.
+const MIX: &str = "the mix is the pools': num_threads_read and num_threads_write connections, \
+     at read_rate and write_rate";
+
+/// Refuses YCSB's settings this workload does not read ([`NOT_READ`]) that
+/// the user gave; sojourn's own defaults (origin [`Origin::Default`]) pass.
+/// The error names the first such key (in file order, then command line)
+/// with where it was set and the property that does its job here, and
+/// lists any others.
+pub fn refuse_unread(p: &Properties) -> Result<(), PropertyError> {
+    let mut given: Vec<(&str, &Origin, &str)> = NOT_READ
+        .iter()
+        .filter_map(|(key, job)| {
+            let e = p.entry(key)?;
+            (e.origin != Origin::Default).then_some((*key, &e.origin, *job))
+        })
+        .collect();
+    given.sort_by_key(|(key, origin, _)| {
+        let place = match origin {
+            Origin::File { line, .. } => (0, *line),
+            Origin::CommandLine => (1, 0),
+            _ => (2, 0),
+        };
+        (place, *key)
+    });
+    let Some(((key, _, job), rest)) = given.split_first() else {
+        return Ok(());
+    };
+    let also = if rest.is_empty() {
+        String::new()
+    } else {
+        let others: Vec<String> = rest.iter().map(|(k, _, _)| p.describe(k)).collect();
+        format!("; also not read: {}", others.join(", "))
+    };
+    Err(p.invalid(
+        key,
+        format!(
+            "is a YCSB setting that the key-value workload (workload=keyvalue) does not \
+             read: {job} (docs/keyvalue.md){also}"
+        ),
+    ))
+}
 
 /// The key-value workload's capability: a table of the backend's own
 /// layout for it. Optional: without it the workload uses YCSB's layout.
@@ -106,6 +223,7 @@ impl KeyValueConfig {
     /// Read the workload's properties; `table` keeps YCSB's name for the
     /// table (default `keyvalue` here, so a YCSB table is not touched).
     pub fn from_properties(p: &Properties, phase: Phase) -> Result<Self, PropertyError> {
+        refuse_unread(p)?;
         let count = |key: &str| -> Result<Option<u64>, PropertyError> {
             match p.get_i64(key, -1)? {
                 -1 => Ok(None),
@@ -536,7 +654,12 @@ impl Narrator for Narration {
 
 /// yb-sample-apps' progress line, from the intervals the executor reports:
 /// `Read: x ops/sec (y ms/op), n total ops | Write: ... | Uptime: t ms |
-/// maxWrittenKey: k`.
+/// maxWrittenKey: k`, then which time `ms/op` is: response time, from each
+/// operation's intended start (yb-sample-apps times the call alone, which
+/// is the same in a closed loop; a pool at a rate also waits its turn).
+/// What the status line's `ms/op` is, said at its end.
+pub const MS_PER_OP: &str = "ms/op: response time (from the intended start)";
+
 #[derive(Default)]
 pub struct ProgressLine {
     reads: u64,
@@ -563,7 +686,7 @@ impl ProgressLine {
         let read = part(&[OpKind::Read], &mut self.reads);
         let write = part(&[OpKind::Insert, OpKind::Update], &mut self.writes);
         format!(
-            "Read: {read} | Write: {write} | Uptime: {} ms | maxWrittenKey: {}",
+            "Read: {read} | Write: {write} | Uptime: {} ms | maxWrittenKey: {} | {MS_PER_OP}",
             p.elapsed.as_millis(),
             written as i64 - 1
         )
@@ -647,6 +770,43 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.key(3), "abc:key:3");
+    }
+
+    #[test]
+    fn ycsb_settings_the_user_gave_are_refused_naming_the_counterpart() {
+        let file = Properties::read_str(
+            "workload=keyvalue\nnum_reads=10\nrecordcount=1000\nfieldcount=1\n",
+            std::path::Path::new("kv.properties"),
+        )
+        .unwrap();
+        let e = KeyValueConfig::from_properties(&file, Phase::Run)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("kv.properties:3: recordcount = '1000': ")
+                && e.contains("num_unique_keys")
+                && e.contains("also not read: fieldcount = '1' (kv.properties:4)"),
+            "{e}"
+        );
+        let e = KeyValueConfig::from_properties(&props(&[("operationcount", "5")]), Phase::Run)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("num_writes and num_reads"), "{e}");
+        let mut threads = Properties::new();
+        threads.set("threadcount", "8", Origin::Flag("--threads"));
+        let e = KeyValueConfig::from_properties(&threads, Phase::Load)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("--threads: threadcount = '8'")
+                && e.contains("num_threads_write and num_threads_read"),
+            "{e}"
+        );
+        // sojourn's own defaults are not the user's.
+        let mut defaults = Properties::new();
+        defaults.set("recordcount", "1000", Origin::Default);
+        defaults.set("threadcount", "32", Origin::Default);
+        KeyValueConfig::from_properties(&defaults, Phase::Run).unwrap();
     }
 
     #[test]

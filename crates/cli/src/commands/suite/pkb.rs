@@ -489,7 +489,19 @@ pub fn map(flags: &Flags, ctx: &mut MapContext<'_>) -> Result<BenchPlan> {
     if let Some(n) = r.u64("ycsb_record_count", u64::MAX)?.filter(|&n| n > 0) {
         common.set("recordcount", n.to_string(), &r.origin("ycsb_record_count"));
     }
+    // Settings PKB passes on every command line whether or not the flag
+    // was given: a key-value stage, which reads neither, drops these.
+    let mut defaults: Vec<(&str, String)> = Vec::new();
     let field_count = r.u64("ycsb_field_count", 1_000_000)?.unwrap_or(10);
+    if r.value("ycsb_field_count").is_none() {
+        defaults.push(("fieldcount", r.origin("ycsb_field_count")));
+    }
+    if r.value("ycsb_preload_threads").is_none() {
+        defaults.push(("threadcount", r.origin("ycsb_preload_threads")));
+    }
+    if r.value("ycsb_threads_per_client").is_none() {
+        defaults.push(("threadcount", r.origin("ycsb_threads_per_client")));
+    }
     common.set(
         "fieldcount",
         field_count.to_string(),
@@ -543,6 +555,7 @@ pub fn map(flags: &Flags, ctx: &mut MapContext<'_>) -> Result<BenchPlan> {
         }
         let origin_lp = r.origin("ycsb_load_parameters");
         apply_parameters(&mut base, &r.params("ycsb_load_parameters")?, &origin_lp);
+        keyvalue_without_defaults(&mut base, &defaults)?;
         // The key range split over the clients, so their loads never
         // insert the same key.
         let props = base.properties()?;
@@ -668,6 +681,7 @@ pub fn map(flags: &Flags, ctx: &mut MapContext<'_>) -> Result<BenchPlan> {
                 // Last, as PKB applies them; a target here never meets a
                 // split one (they are mutually exclusive, above).
                 apply_parameters(&mut b, &run_params, &origin_rp);
+                keyvalue_without_defaults(&mut b, &defaults)?;
                 one_client_only(&b.properties()?, Phase::Run, vm_count, &r)?;
                 let seed = seed_of(&b, ctx)?;
                 let shares = total.map(|t| split_rate(t, vm_count));
@@ -755,6 +769,20 @@ fn one_client_only(props: &Properties, phase: Phase, vm_count: u64, r: &Reader<'
     let plan = Plan::from_properties(props, phase, sojourn_backends::property_prefixes())?;
     if let Some(why) = plan.workload.one_client_only(phase) {
         bail!("{}: {why}: set num_vms: 1", r.origin(r.vm_flag()));
+    }
+    Ok(())
+}
+
+/// Drops from a key-value stage's recipe the settings of YCSB's core
+/// workload that PKB's mapping set by default (`defaults`: key and
+/// origin), which that workload does not read and refuses when given
+/// ([`NOT_READ`](sojourn_core::workload::keyvalue::NOT_READ)); the same
+/// keys from a flag the suite gives stay, and are refused naming it.
+fn keyvalue_without_defaults(recipe: &mut Recipe, defaults: &[(&str, String)]) -> Result<()> {
+    if sojourn_core::workload::keyvalue::is_keyvalue(&recipe.properties()?) {
+        recipe
+            .settings
+            .retain(|s| !defaults.iter().any(|(k, o)| s.key == *k && s.origin == *o));
     }
     Ok(())
 }
@@ -1168,6 +1196,29 @@ mod tests {
         // The writer and reader pools' connections, not the staircase's.
         assert_eq!(p.runs[0].threads_per_client, 10);
         assert_eq!(p.runs[0].plan.schema.table, "keyvalue");
+        // PKB's defaults for YCSB's fieldcount and -threads are left out.
+        for c in [&p.load.as_ref().unwrap().clients[0], &p.runs[0].clients[0]] {
+            assert_eq!(prop(c, "fieldcount"), None);
+            assert_eq!(prop(c, "threadcount"), None);
+        }
+        // The same keys given as flags are the user's, and refused.
+        for (flag, key, counterpart) in [
+            ("ycsb_record_count", "recordcount", "num_unique_keys"),
+            ("ycsb_threads_per_client", "threadcount", "num_threads_read"),
+            ("ycsb_field_count", "fieldcount", "value_size"),
+        ] {
+            let e = plan(&[
+                ("ycsb_workload_files", "keyvalue"),
+                (flag, "4"),
+                ("sojourn_db", "null:"),
+            ])
+            .unwrap_err()
+            .to_string();
+            assert!(
+                e.contains(&format!("t.yaml:2 ({flag}): {key} = '4'")) && e.contains(counterpart),
+                "{e}"
+            );
+        }
     }
 
     #[test]
