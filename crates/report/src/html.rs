@@ -862,7 +862,7 @@ figure.chart .u-legend .u-value { font-variant-numeric: tabular-nums; }
 mod tests {
     use super::interactive::{round_significant, CHART_DIGITS};
     use super::*;
-    use serde_json::Value;
+    use serde_json::{json, Value};
     use sojourn_testkit::runs::Synthetic;
 
     fn page(runs: &[RunRecord]) -> String {
