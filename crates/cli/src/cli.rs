@@ -283,9 +283,15 @@ pub enum ReportFormat {
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum TableArg {
+    /// The walkthrough's performance table.
     Performance,
+    /// The walkthrough's resource and cost table (runs that carry a price).
     Cost,
+    /// Performance, then cost.
     Both,
+    /// The Redis/Tair whitepaper's table: per stage QPS, average and 99th
+    /// percentile latency (µs), per operation where a stage mixes them.
+    Summary,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -315,7 +321,7 @@ pub struct ReportArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// Which of the two tables md and csv print.
+    /// Which tables md and csv print.
     #[arg(long, value_enum, default_value = "both")]
     pub table: TableArg,
 
@@ -323,9 +329,11 @@ pub struct ReportArgs {
     #[arg(long, value_enum, default_value = "service")]
     pub latency: LatencyArg,
 
-    /// Dollars per node and hour.
-    #[arg(long, value_name = "DOLLARS", default_value_t = 0.65)]
-    pub node_hour_price: f64,
+    /// Dollars per node and hour, costing every run [default: 0.65, the
+    /// walkthrough's Bigtable price, for Bigtable runs only; other runs
+    /// have no cost row].
+    #[arg(long, value_name = "DOLLARS")]
+    pub node_hour_price: Option<f64>,
 
     /// Nodes for every run [default: the run's bigtable_node_count label, else 1].
     #[arg(long, value_name = "N")]

@@ -94,7 +94,18 @@ fn tables_carry_the_stored_numbers() {
     let perf = csv_rows(perf);
     let cost = csv_rows(cost);
     assert_eq!(perf.len(), 3, "{text}");
-    assert_eq!(cost.len(), 3, "{text}");
+    // Run 2 is no Bigtable run: the walkthrough's node price is not its
+    // own, so it has no cost row, and stderr says why.
+    assert_eq!(cost.len(), 2, "{text}");
+    assert!(id1.as_str().starts_with(cell(&cost, 1, "run")));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "No cost for {}: it is not a Bigtable run",
+            &id2.as_str()[..13]
+        )) && stderr.contains("--node-hour-price"),
+        "{stderr}"
+    );
 
     for (row, id) in [(1, &id1), (2, &id2)] {
         let r = store.load(id.as_str()).unwrap();
@@ -149,7 +160,24 @@ fn tables_carry_the_stored_numbers() {
         num(&cost, 1, "ops per $"),
         tput * 30.0 * 24.0 * 3600.0 / monthly
     ));
-    // No labels: one node, SSD, an empty table (recordcount 0).
+    // A price given costs every run. No labels: one node, SSD, an empty
+    // table (recordcount 0).
+    let out = bin()
+        .args([
+            "report",
+            "--results",
+            results,
+            "--format",
+            "csv",
+            "--table",
+            "cost",
+            "--node-hour-price",
+            "0.65",
+        ])
+        .args([id1.as_str(), id2.as_str()])
+        .run_to_end();
+    let cost = csv_rows(&ok(&out));
+    assert_eq!(cost.len(), 3);
     assert_eq!(num(&cost, 2, "nodes"), 1.0);
     assert_eq!(cell(&cost, 2, "storage"), "ssd");
     assert!(close(num(&cost, 2, "monthly cost $"), 0.65 * 24.0 * 30.0));
@@ -230,6 +258,193 @@ fn tables_carry_the_stored_numbers() {
         md.contains(&format!("| 3 | hdd | {gb:.3} | 1404.00 |")),
         "{md}"
     );
+}
+
+/// `suites/redis-whitepaper`, unchanged but for its scale, against a real
+/// Redis, then the whitepaper's table (`--table summary`): per stage its
+/// QPS and the mean and p99 of its stored histograms in microseconds,
+/// and per operation where a stage mixes them (Uniform 50/50's read and
+/// update); the load stage is workload A's, as the whitepaper's script
+/// loads; and no Bigtable price on a Redis run.
+#[test]
+fn the_whitepaper_table_carries_the_stored_histograms() {
+    let Some(server) = sojourn_testkit::redis_server::RedisServer::start(None) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("redis-whitepaper");
+    std::fs::create_dir(&suite).unwrap();
+    for e in std::fs::read_dir(repo_root().join("suites/redis-whitepaper")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), suite.join(e.file_name())).unwrap();
+    }
+    let results = dir.path().join("results.sqlite");
+    let out = bin()
+        .arg("suite")
+        .arg(&suite)
+        .arg("--results")
+        .arg(&results)
+        .arg("--data-dir")
+        .arg(dir.path().join("data"))
+        .args(["--no-progress", "--db", &server.url()])
+        .args([
+            "--flag",
+            "ycsb_record_count=2000",
+            "--flag",
+            "ycsb_timelimit=1",
+        ])
+        .args([
+            "--flag",
+            "ycsb_threads_per_client=4",
+            "--flag",
+            "ycsb_preload_threads=4",
+        ])
+        .run_to_end();
+    let stdout = ok(&out);
+    assert!(stdout.contains("All tests have passed"), "{stdout}");
+
+    let store = Store::open(results.to_str().unwrap()).unwrap();
+    let listed = store.list(&sojourn_store::Filter::default()).unwrap();
+    assert_eq!(listed.len(), 4, "{listed:#?}");
+    let report = |args: &[&str]| {
+        bin()
+            .arg("report")
+            .arg("--results")
+            .arg(&results)
+            .args(["--label", "suite=redis-whitepaper"])
+            .args(args)
+            .run_to_end()
+    };
+    let csv = ok(&report(&["--format", "csv", "--table", "summary"]));
+    let rows = csv_rows(&csv);
+    let column = |name: &str| rows[0].iter().position(|h| h == name).unwrap();
+    let (op, qps, avg, p99) = (
+        column("operation"),
+        column("QPS"),
+        column("Average latency (µs)"),
+        column("99th percentile latency (µs)"),
+    );
+    let same = |got: &str, want: f64| {
+        let got: f64 = got.parse().unwrap();
+        assert!(
+            (got - want).abs() <= 1e-9 * want.abs().max(1e-9),
+            "table {got}, store {want}"
+        );
+    };
+    let mut mixed = 0;
+    for summary in &listed {
+        let id = summary.meta.id.as_str();
+        let run = store.load(id).unwrap();
+        let stage: Vec<&Vec<String>> = rows[1..]
+            .iter()
+            .filter(|r| id.starts_with(r[0].as_str()))
+            .collect();
+        let kinds: Vec<_> = run.total.kinds().filter(|(_, o)| o.count() > 0).collect();
+        assert!(!kinds.is_empty());
+        // The stage's row: its throughput, every kind's histogram merged.
+        let mut all = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+        for (_, o) in &kinds {
+            all.add(&o.ok.service).unwrap();
+        }
+        same(
+            &stage[0][qps],
+            run.summary.totals.as_ref().unwrap().throughput,
+        );
+        same(&stage[0][avg], all.mean() / 1e3);
+        same(&stage[0][p99], all.value_at_quantile(0.99) as f64 / 1e3);
+        if kinds.len() == 1 {
+            assert_eq!(stage.len(), 1);
+            assert_eq!(stage[0][op], kinds[0].0.name());
+            continue;
+        }
+        // A mixed stage: a row per operation, each its own histogram.
+        mixed += 1;
+        assert_eq!(stage[0][op], "all");
+        assert_eq!(stage.len(), kinds.len() + 1);
+        let seconds = run.measured().as_secs_f64();
+        for (row, (kind, o)) in stage[1..].iter().zip(&kinds) {
+            assert_eq!(row[op], kind.name());
+            same(&row[qps], o.count() as f64 / seconds);
+            same(&row[avg], o.ok.service.mean() / 1e3);
+            same(&row[p99], o.ok.service.value_at_quantile(0.99) as f64 / 1e3);
+        }
+        let names: Vec<&str> = kinds.iter().map(|(k, _)| k.name()).collect();
+        assert_eq!(names, ["read", "update"], "Uniform 50/50");
+    }
+    assert_eq!(mixed, 1, "{csv}");
+    // The load is workload A's, as the whitepaper's script loads.
+    let load = listed.iter().find(|r| r.meta.phase == "load").unwrap();
+    assert_eq!(load.meta.workloads, ["workloada"]);
+
+    // Markdown: the whitepaper's Read: and Update:, and no cost table for
+    // these Redis runs (the walkthrough's price is Bigtable's).
+    let md = ok(&report(&["--format", "md", "--table", "summary"]));
+    assert!(
+        md.contains("| all |") && md.contains("| Read: |") && md.contains("| Update: |"),
+        "{md}"
+    );
+    let md = ok(&report(&["--format", "md"]));
+    assert!(md.contains("## Performance"), "{md}");
+    assert!(
+        !md.contains("## Resource and cost") && !md.contains("Monthly cost"),
+        "{md}"
+    );
+    assert!(md.contains("they are not Bigtable runs"), "{md}");
+    let out = report(&["--format", "csv", "--table", "cost"]);
+    assert_eq!(ok(&out), "", "no cost rows for Redis runs");
+}
+
+/// A run on the embedded SQLite database is no Bigtable run either: its
+/// tables have no cost unless a price is given.
+#[test]
+fn a_sqlite_run_has_no_cost_table_unless_priced() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("db.sqlite").display());
+    ok(&sojourn(
+        dir.path(),
+        &[
+            "bench",
+            "--db",
+            &db,
+            "-P",
+            "workloads/workloada",
+            "-p",
+            "recordcount=200",
+            "-p",
+            "operationcount=400",
+        ],
+    ));
+    let report = |extra: &[&str]| {
+        let mut args = vec!["report", "last", "--format", "md", "--data-dir"];
+        args.push(dir.path().to_str().unwrap());
+        args.extend_from_slice(extra);
+        ok(&bin().args(&args).run_to_end())
+    };
+    let md = report(&[]);
+    assert!(md.contains("## Performance"), "{md}");
+    assert!(!md.contains("## Resource and cost"), "{md}");
+    assert!(md.contains("it is not a Bigtable run"), "{md}");
+    let md = report(&["--node-hour-price", "1.5"]);
+    assert!(
+        md.contains("## Resource and cost") && md.contains("$1.5 per node-hour"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| 1 | ssd |") && md.contains("| 1080.00 |"),
+        "{md}"
+    );
+    // The HTML report's tables alike.
+    let html = dir.path().join("report.html");
+    ok(&bin()
+        .args(["report", "last", "--data-dir"])
+        .arg(dir.path())
+        .arg("-o")
+        .arg(&html)
+        .run_to_end());
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<h2>Performance</h2>"));
+    assert!(!page.contains("Resource and cost"));
+    assert!(page.contains("it is not a Bigtable run"));
 }
 
 #[test]

@@ -277,17 +277,30 @@ fn tables_section(p: &mut Page, runs: &[RunRecord], opts: &HtmlOptions) {
          excluded. Target and actual throughput in operations per second in total.</p>",
         opts.latency.name()
     );
-    p.html.push_str("<h2>Resource and cost</h2>\n");
-    let (head, body) = tables::cost_cells(&tables::cost(runs, &opts.cost), false);
-    html_table(p, &head, &body);
-    let _ = writeln!(
-        p.html,
-        "<p class=\"note\">Monthly cost = nodes × ${} per node-hour × 24 × 30 + table GB × \
-         storage $/GB-month (0.17 ssd, 0.026 hdd unless given); table GB = (fieldlength + 39) × \
-         fieldcount × recordcount / 2<sup>30</sup>. Operations per dollar at the actual rate \
-         over a 30-day month.</p></section>",
-        opts.cost.node_hour_price
-    );
+    // Only runs that carry a price (Bigtable's, or one given) are costed.
+    let rows = tables::cost(runs, &opts.cost);
+    if !rows.is_empty() {
+        p.html.push_str("<h2>Resource and cost</h2>\n");
+        let (head, body) = tables::cost_cells(&rows, false);
+        html_table(p, &head, &body);
+        let _ = writeln!(
+            p.html,
+            "<p class=\"note\">Monthly cost = nodes × ${} per node-hour × 24 × 30 + table GB × \
+             storage $/GB-month (0.17 ssd, 0.026 hdd unless given); table GB = (fieldlength + \
+             39) × fieldcount × recordcount / 2<sup>30</sup>. Operations per dollar at the \
+             actual rate over a 30-day month.</p>",
+            opts.cost.node_hour_price
+        );
+    }
+    let unpriced = tables::unpriced(runs, &opts.cost);
+    if !unpriced.is_empty() {
+        let _ = writeln!(
+            p.html,
+            "<p class=\"note\">{}</p>",
+            esc(&tables::unpriced_note(&unpriced))
+        );
+    }
+    p.html.push_str("</section>\n");
 }
 
 fn kind_title(kind: Option<OpKind>) -> String {

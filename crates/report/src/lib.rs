@@ -1,7 +1,8 @@
 //! sojourn-report: what sojourn makes of stored runs for people to read.
 //!
 //! - [`tables`]: the PerfKitBenchmarker walkthrough's two tables
-//!   (performance; resource and cost) as Markdown or CSV.
+//!   (performance; resource and cost, for runs that carry a price) and the
+//!   Redis/Tair whitepaper's (summary) as Markdown or CSV.
 //! - [`html`]: one self-contained HTML file with hand-written SVG plots per
 //!   run and operation (throughput and latency percentiles over time, the
 //!   percentile spectrum) and, for runs at several targets or a capacity

@@ -1,5 +1,5 @@
-//! The PerfKitBenchmarker Bigtable walkthrough's two tables, computed from
-//! stored runs instead of BigQuery:
+//! The PerfKitBenchmarker Bigtable walkthrough's two tables, and the
+//! Redis/Tair whitepaper's, computed from stored runs instead of BigQuery:
 //!
 //! - **performance**: per run, its experiment, workload, stage, target and
 //!   actual throughput, p50/p99/p99.9 latency of reads and updates (and of
@@ -8,7 +8,12 @@
 //! - **resource and cost**: the walkthrough's monthly cost estimate
 //!   `nodes * node-hour price * 24 * 30 + table GB * storage price`, with
 //!   `table GB = (fieldlength + 39) * fieldcount * recordcount / 2^30`, and
-//!   the operations a dollar buys at the achieved rate.
+//!   the operations a dollar buys at the achieved rate; only for runs that
+//!   carry a price (Bigtable runs at the walkthrough's, or any run at a
+//!   price given), so a Redis run never gets Bigtable's;
+//! - **summary**: the whitepaper's table, per stage its QPS, average and
+//!   99th percentile latency in microseconds, and per operation where the
+//!   stage mixes them (the whitepaper's Read: and Update:).
 //!
 //! Latencies are read off the stored histograms (successful operations,
 //! warm-up excluded), exactly as `results show` prints them. Markdown
@@ -29,11 +34,19 @@ pub const SECONDS_PER_MONTH: f64 = HOURS_PER_MONTH * 3600.0;
 /// Bytes a row costs beyond its fields, in the walkthrough's formula.
 pub const ROW_OVERHEAD_BYTES: f64 = 39.0;
 
+/// The walkthrough's Bigtable price, dollars per node and hour.
+pub const BIGTABLE_NODE_HOUR: f64 = 0.65;
+
 /// The cost model's inputs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CostOptions {
-    /// Dollars per node and hour (the walkthrough: 0.65).
+    /// Dollars per node and hour (the walkthrough's Bigtable price,
+    /// [`BIGTABLE_NODE_HOUR`], unless given).
     pub node_hour_price: f64,
+    /// Whether the price was given (`--node-hour-price`): it then costs
+    /// every run. Otherwise it is Bigtable's, and costs only Bigtable runs
+    /// ([`is_bigtable`]); the others carry no price and get no row.
+    pub price_given: bool,
     /// Nodes for every run; `None` reads each run's `bigtable_node_count`
     /// label, else 1.
     pub nodes: Option<f64>,
@@ -46,7 +59,8 @@ pub struct CostOptions {
 impl Default for CostOptions {
     fn default() -> Self {
         CostOptions {
-            node_hour_price: 0.65,
+            node_hour_price: BIGTABLE_NODE_HOUR,
+            price_given: false,
             nodes: None,
             storage_gb_month_price: None,
         }
@@ -183,10 +197,53 @@ pub fn table_gb(fieldlength: u64, fieldcount: u64, recordcount: u64) -> f64 {
         / (1u64 << 30) as f64
 }
 
-/// The resource and cost table.
+/// Whether a run is the Bigtable walkthrough's, whose node-hour price the
+/// cost table assumes: run on Bigtable, or by PKB's Bigtable benchmark
+/// (`cloud_bigtable_ycsb`, as the walkthrough suites are), or labelled
+/// with its Bigtable nodes or storage type.
+pub fn is_bigtable(run: &RunRecord) -> bool {
+    let m = run.meta();
+    m.backend.starts_with("bigtable://")
+        || m.labels
+            .get("benchmark")
+            .is_some_and(|b| b.contains("bigtable"))
+        || m.labels.contains_key("bigtable_node_count")
+        || m.labels.contains_key("bigtable_storage_type")
+}
+
+/// The node-hour price a run is costed at, if it carries one.
+pub fn node_hour_price(run: &RunRecord, opts: &CostOptions) -> Option<f64> {
+    (opts.price_given || is_bigtable(run)).then_some(opts.node_hour_price)
+}
+
+/// The runs that carry no price, so have no cost row: their short ids.
+pub fn unpriced(runs: &[RunRecord], opts: &CostOptions) -> Vec<String> {
+    runs.iter()
+        .filter(|r| node_hour_price(r, opts).is_none())
+        .map(run::short_id)
+        .collect()
+}
+
+/// Why runs have no cost row, for a note below the table.
+pub fn unpriced_note(unpriced: &[String]) -> String {
+    let what = if unpriced.len() == 1 {
+        "it is not a Bigtable run"
+    } else {
+        "they are not Bigtable runs"
+    };
+    format!(
+        "No cost for {}: {what}, and the walkthrough's ${BIGTABLE_NODE_HOUR} per node-hour is \
+         Bigtable's price; --node-hour-price DOLLARS prices every run.",
+        unpriced.join(", ")
+    )
+}
+
+/// The resource and cost table: a row per run that carries a price
+/// ([`node_hour_price`]).
 pub fn cost(runs: &[RunRecord], opts: &CostOptions) -> Vec<CostRow> {
     runs.iter()
-        .map(|r| {
+        .filter_map(|r| Some((r, node_hour_price(r, opts)?)))
+        .map(|(r, node_hour_price)| {
             let labels = &r.meta().labels;
             let nodes = opts.nodes.unwrap_or_else(|| {
                 labels
@@ -211,7 +268,7 @@ pub fn cost(runs: &[RunRecord], opts: &CostOptions) -> Vec<CostRow> {
                 run::field_count(r),
                 run::record_count(r),
             );
-            let node_cost = nodes * opts.node_hour_price * HOURS_PER_MONTH;
+            let node_cost = nodes * node_hour_price * HOURS_PER_MONTH;
             let storage_cost = gb * price;
             let monthly = node_cost + storage_cost;
             let tput = run::throughput(r);
@@ -471,12 +528,174 @@ fn csv_table(head: &[String], body: &[Vec<String>], out: &mut String) {
     }
 }
 
-/// Which of the two tables to print.
+/// Which tables to print.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Which {
     Performance,
     Cost,
+    /// Performance and cost (the walkthrough's two).
     Both,
+    /// The whitepaper's table alone.
+    Summary,
+}
+
+impl Which {
+    fn performance(self) -> bool {
+        matches!(self, Which::Performance | Which::Both)
+    }
+
+    fn cost(self) -> bool {
+        matches!(self, Which::Cost | Which::Both)
+    }
+}
+
+/// One row of the whitepaper's table: a stage, or one operation of a
+/// stage that mixes several.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SummaryRow {
+    pub run: String,
+    pub experiment: String,
+    pub workload: String,
+    /// The YCSB stage, `load` or `run`.
+    pub phase: String,
+    /// The operation kind; `None` for a stage's row over all its
+    /// operations.
+    pub operation: Option<OpKind>,
+    /// Operations per second over the measured period: the stage's
+    /// throughput, or this operation's share of it.
+    pub qps: f64,
+    /// Mean and p99 of successful operations, in microseconds.
+    pub average_us: f64,
+    pub p99_us: f64,
+}
+
+fn us(ns: u64) -> f64 {
+    ns as f64 / 1e3
+}
+
+/// The whitepaper's table: per run (stage), a row over all its operations
+/// (its throughput, every kind's histogram merged), then, where it mixes
+/// kinds, a row per kind (that kind's rate and histogram). A stage of one
+/// kind has the one row, named by its kind.
+pub fn summary(runs: &[RunRecord], latency: Latency) -> Vec<SummaryRow> {
+    let mut rows = Vec::new();
+    for r in runs {
+        let total = run::totals(r);
+        let kinds: Vec<OpKind> = total
+            .kinds()
+            .filter(|(_, o)| o.count() > 0)
+            .map(|(k, _)| k)
+            .collect();
+        let m = r.meta();
+        let row =
+            |operation: Option<OpKind>, qps: f64, h: &hdrhistogram::Histogram<u64>| SummaryRow {
+                run: run::short_id(r),
+                experiment: run::experiment(r),
+                workload: run::workload_name(r),
+                phase: m.phase.clone(),
+                operation,
+                qps,
+                average_us: if h.is_empty() { 0.0 } else { h.mean() / 1e3 },
+                p99_us: if h.is_empty() {
+                    0.0
+                } else {
+                    us(h.value_at_quantile(0.99))
+                },
+            };
+        let all = run::all_kinds(&total, latency);
+        rows.push(row(
+            (kinds.len() == 1).then(|| kinds[0]),
+            run::throughput(r),
+            &all,
+        ));
+        if kinds.len() > 1 {
+            for &k in &kinds {
+                rows.push(row(
+                    Some(k),
+                    run::kind_throughput(r, &total, k),
+                    &run::histogram(&total, k, latency),
+                ));
+            }
+        }
+    }
+    rows
+}
+
+/// The whitepaper's name for an operation: `Read`, `Update`, ...
+fn title(kind: OpKind) -> String {
+    let name = kind.name();
+    let mut c = name.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+/// Column headers and cells of the summary table; `exact` keeps every
+/// digit (CSV). Markdown names a mixed stage's operations as the
+/// whitepaper does (`Read:`, `Update:`) under its `all` row.
+pub fn summary_cells(rows: &[SummaryRow], exact: bool) -> (Vec<String>, Vec<Vec<String>>) {
+    let head = [
+        "run",
+        "experiment",
+        "workload",
+        "phase",
+        "operation",
+        "QPS",
+        "Average latency (µs)",
+        "99th percentile latency (µs)",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let body = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            // A kind's row under its stage's `all` row is one of several.
+            let mixed = i > 0 && rows[i - 1].run == r.run && r.operation.is_some();
+            let operation = match (r.operation, exact) {
+                (None, _) => "all".to_string(),
+                (Some(k), true) => k.name().to_string(),
+                (Some(k), false) if mixed => format!("{}:", title(k)),
+                (Some(k), false) => title(k),
+            };
+            vec![
+                r.run.clone(),
+                r.experiment.clone(),
+                r.workload.clone(),
+                r.phase.clone(),
+                operation,
+                if exact {
+                    r.qps.to_string()
+                } else {
+                    readable(r.qps)
+                },
+                if exact {
+                    r.average_us.to_string()
+                } else {
+                    readable(r.average_us)
+                },
+                if exact {
+                    r.p99_us.to_string()
+                } else {
+                    readable(r.p99_us)
+                },
+            ]
+        })
+        .collect();
+    (head, body)
+}
+
+/// The note under the tables on which latency they show.
+fn latency_note(latency: Latency) -> String {
+    format!(
+        "Latency: {} time of successful operations, warm-up excluded{}.",
+        latency.name(),
+        match latency {
+            Latency::Service => " (YCSB's operation latency, as PKB reports it)",
+            Latency::Response => " (from the intended start: includes queueing in the client)",
+        }
+    )
 }
 
 /// The tables as Markdown, with a note on which latency they show.
@@ -487,21 +706,25 @@ pub fn markdown(
     cost_opts: &CostOptions,
 ) -> String {
     let mut out = String::new();
-    if which != Which::Cost {
+    if which == Which::Summary {
+        let (head, body) = summary_cells(&summary(runs, latency), false);
+        let _ = writeln!(out, "## Summary\n");
+        markdown_table(&head, &body, &mut out);
+        let _ = writeln!(
+            out,
+            "\nQPS: operations per second over the measured period (a stage's `all` row; each \
+             operation's own rate below it where the stage mixes operations). {}",
+            latency_note(latency)
+        );
+        return out;
+    }
+    if which.performance() {
         let cols = columns(runs);
         let rows = performance(runs, latency);
         let (head, body) = performance_cells(&rows, &cols, false);
         let _ = writeln!(out, "## Performance\n");
         markdown_table(&head, &body, &mut out);
-        let _ = writeln!(
-            out,
-            "\nLatency: {} time of successful operations, warm-up excluded{}.",
-            latency.name(),
-            match latency {
-                Latency::Service => " (YCSB's operation latency, as PKB reports it)",
-                Latency::Response => " (from the intended start: includes queueing in the client)",
-            }
-        );
+        let _ = writeln!(out, "\n{}", latency_note(latency));
         let queued: Vec<String> = rows
             .iter()
             .filter_map(|r| {
@@ -519,39 +742,54 @@ pub fn markdown(
             );
         }
     }
-    if which != Which::Performance {
+    if which.cost() {
         if !out.is_empty() {
             out.push('\n');
         }
         let rows = cost(runs, cost_opts);
-        let (head, body) = cost_cells(&rows, false);
-        let _ = writeln!(out, "## Resource and cost\n");
-        markdown_table(&head, &body, &mut out);
-        let _ = writeln!(
-            out,
-            "\nMonthly cost = nodes x ${} per node-hour x 24 x 30 + table GB x storage $/GB-month; \
-             table GB = (fieldlength + 39) x fieldcount x recordcount / 2^30; ops per $ at the \
-             actual rate over a 30-day month.",
-            cost_opts.node_hour_price
-        );
+        let unpriced = unpriced(runs, cost_opts);
+        if !rows.is_empty() {
+            let (head, body) = cost_cells(&rows, false);
+            let _ = writeln!(out, "## Resource and cost\n");
+            markdown_table(&head, &body, &mut out);
+            let _ = writeln!(
+                out,
+                "\nMonthly cost = nodes x ${} per node-hour x 24 x 30 + table GB x storage \
+                 $/GB-month; table GB = (fieldlength + 39) x fieldcount x recordcount / 2^30; ops \
+                 per $ at the actual rate over a 30-day month.",
+                cost_opts.node_hour_price
+            );
+        }
+        if !unpriced.is_empty() {
+            let _ = writeln!(out, "{}", unpriced_note(&unpriced));
+        }
     }
     out
 }
 
 /// The tables as CSV, every digit kept: with both, the performance table,
-/// an empty line, then the cost table (each with its header row).
+/// an empty line, then the cost table (each with its header row; no cost
+/// table when no run carries a price).
 pub fn csv(runs: &[RunRecord], which: Which, latency: Latency, cost_opts: &CostOptions) -> String {
     let mut out = String::new();
-    if which != Which::Cost {
+    if which == Which::Summary {
+        let (head, body) = summary_cells(&summary(runs, latency), true);
+        csv_table(&head, &body, &mut out);
+        return out;
+    }
+    if which.performance() {
         let cols = columns(runs);
         let (head, body) = performance_cells(&performance(runs, latency), &cols, true);
         csv_table(&head, &body, &mut out);
     }
-    if which != Which::Performance {
+    let rows = cost(runs, cost_opts);
+    // Runs without a price have no row; none priced, no table (the
+    // command says why on stderr).
+    if which.cost() && !rows.is_empty() {
         if !out.is_empty() {
             out.push('\n');
         }
-        let (head, body) = cost_cells(&cost(runs, cost_opts), true);
+        let (head, body) = cost_cells(&rows, true);
         csv_table(&head, &body, &mut out);
     }
     out

@@ -1,6 +1,6 @@
 //! `sojourn report`: the selected stored runs as one self-contained HTML
-//! file with plots, or as the walkthrough's performance and cost tables in
-//! Markdown or CSV. The work is `sojourn-report`'s; this module reads the
+//! file with plots, or as the walkthrough's performance and cost tables (or
+//! the whitepaper's summary table) in Markdown or CSV. The work is `sojourn-report`'s; this module reads the
 //! command line, opens the store and writes the result.
 
 use std::io::{IsTerminal, Write};
@@ -23,7 +23,11 @@ fn price(flag: &str, v: f64) -> Result<f64> {
 
 pub fn main(a: ReportArgs) -> Result<ExitCode> {
     let cost = CostOptions {
-        node_hour_price: price("--node-hour-price", a.node_hour_price)?,
+        node_hour_price: match a.node_hour_price {
+            Some(p) => price("--node-hour-price", p)?,
+            None => tables::BIGTABLE_NODE_HOUR,
+        },
+        price_given: a.node_hour_price.is_some(),
         nodes: match a.nodes {
             Some(n) if !(n.is_finite() && n > 0.0) => {
                 bail!("--nodes {n}: expected a number of nodes above 0")
@@ -43,6 +47,7 @@ pub fn main(a: ReportArgs) -> Result<ExitCode> {
         TableArg::Performance => Which::Performance,
         TableArg::Cost => Which::Cost,
         TableArg::Both => Which::Both,
+        TableArg::Summary => Which::Summary,
     };
     let labels = a
         .labels
@@ -54,6 +59,14 @@ pub fn main(a: ReportArgs) -> Result<ExitCode> {
     }
     let store = crate::options::reading_store(&a.store)?;
     let runs = select::select(&store, &a.runs, &labels)?;
+    // Markdown and HTML say it under the table; CSV has no room for it.
+    let unpriced = tables::unpriced(&runs, &cost);
+    if a.format == ReportFormat::Csv
+        && matches!(which, Which::Cost | Which::Both)
+        && !unpriced.is_empty()
+    {
+        eprintln!("note: {}", tables::unpriced_note(&unpriced));
+    }
     let text = match a.format {
         ReportFormat::Md => tables::markdown(&runs, which, latency, &cost),
         ReportFormat::Csv => tables::csv(&runs, which, latency, &cost),
