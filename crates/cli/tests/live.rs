@@ -240,8 +240,9 @@ fn metrics_are_served_while_a_run_goes_on_and_end_equal_to_the_summary() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let mut child = bin()
-        .args([
+    let (child, mut stderr, url) = serving_metrics(
+        dir.path(),
+        &[
             "bench",
             "memory:",
             "-P",
@@ -252,42 +253,8 @@ fn metrics_are_served_while_a_run_goes_on_and_end_equal_to_the_summary() {
             "operationcount=4000",
             "-target",
             "1000",
-            "--metrics-listen",
-            "127.0.0.1:0",
-            "--metrics-linger",
-            "120",
-            "--data-dir",
-        ])
-        .arg(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (tx, rx) = mpsc::channel();
-    let stderr = child.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let mut said = String::new();
-    let mut line_with = |what: &str| -> String {
-        loop {
-            let line = rx
-                .recv_timeout(WAIT)
-                .unwrap_or_else(|_| panic!("no line with {what:?}; stderr:\n{said}"));
-            said.push_str(&line);
-            said.push('\n');
-            if line.contains(what) {
-                return line;
-            }
-        }
-    };
-    let url = line_with("metrics: Prometheus metrics at ")
-        .rsplit(' ')
-        .next()
-        .unwrap()
-        .to_string();
+        ],
+    );
     // While the run goes on, its counters increase.
     let ran = |s: &BTreeMap<String, f64>| sum_of(s, "sojourn_operations_total{phase=\"run\"");
     let deadline = Instant::now() + WAIT;
@@ -312,10 +279,10 @@ fn metrics_are_served_while_a_run_goes_on_and_end_equal_to_the_summary() {
             >= sum_of(&first, "sojourn_client_cpu_seconds_total{phase=\"run\"")
     );
     // Once the command is done, the final figures wait for one scrape.
-    line_with("serving the final figures");
+    stderr.with("serving the final figures");
     let last = get_body(&url);
     let out = finish(child);
-    assert!(out.status.success(), "{said}");
+    assert!(out.status.success(), "{}", stderr.said);
     // Prometheus's own rules: names, types, help, histogram layout.
     let mut check = Command::new(promtool)
         .args(["check", "metrics"])
@@ -404,6 +371,29 @@ impl StderrLines {
             }
         }
     }
+}
+
+/// sojourn with `args`, serving metrics on a free port of its own (the
+/// final figures kept until scraped once): the process, its stderr's
+/// lines, and the endpoint's URL once it says it.
+fn serving_metrics(data: &Path, args: &[&str]) -> (std::process::Child, StderrLines, String) {
+    let mut child = bin()
+        .args(args)
+        .args(["--metrics-listen", "127.0.0.1:0", "--metrics-linger", "60"])
+        .args(["--no-progress", "--data-dir"])
+        .arg(data)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = StderrLines::of(&mut child);
+    let url = stderr
+        .with("metrics: Prometheus metrics at ")
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .to_string();
+    (child, stderr, url)
 }
 
 /// The dashboard's panels (those in collapsed rows too), rows left out.
@@ -588,8 +578,9 @@ fn the_grafana_dashboard_and_the_metrics_doc_name_only_series_the_endpoint_serve
     // What a real run serves once it has ended: every family there is
     // (open loop for the offered count, the target and the lag).
     let dir = tempfile::tempdir().unwrap();
-    let mut child = bin()
-        .args([
+    let (child, mut stderr, url) = serving_metrics(
+        dir.path(),
+        &[
             "bench",
             "memory:",
             "-P",
@@ -600,25 +591,8 @@ fn the_grafana_dashboard_and_the_metrics_doc_name_only_series_the_endpoint_serve
             "operationcount=1000",
             "-target",
             "1000",
-            "--metrics-listen",
-            "127.0.0.1:0",
-            "--metrics-linger",
-            "60",
-            "--no-progress",
-            "--data-dir",
-        ])
-        .arg(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = StderrLines::of(&mut child);
-    let url = stderr
-        .with("metrics: Prometheus metrics at ")
-        .rsplit(' ')
-        .next()
-        .unwrap()
-        .to_string();
+        ],
+    );
     stderr.with("serving the final figures");
     let exposition = get_body(&url);
     let out = finish(child);
@@ -738,7 +712,8 @@ struct PrometheusServer {
 
 impl PrometheusServer {
     /// Start `bin` scraping every second the targets listed in
-    /// `dir/targets.json` (read again whenever the file changes).
+    /// `dir/targets.json` (read again whenever the file changes, and every
+    /// second: a change notice can be missed on a busy machine).
     fn start(bin: &Path, dir: &Path) -> PrometheusServer {
         std::fs::write(dir.join("targets.json"), "[]").unwrap();
         std::fs::write(
@@ -746,7 +721,7 @@ impl PrometheusServer {
             format!(
                 "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n\
                  scrape_configs:\n  - job_name: sojourn\n    file_sd_configs:\n      \
-                 - files: ['{}']\n",
+                 - files: ['{}']\n        refresh_interval: 1s\n",
                 dir.join("targets.json").display()
             ),
         )
@@ -851,8 +826,9 @@ fn every_query_of_the_grafana_dashboard_draws_a_real_run_in_prometheus() {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs_f64();
-    let mut child = bin()
-        .args([
+    let (child, mut stderr, url) = serving_metrics(
+        dir.path(),
+        &[
             "run",
             &db,
             "-P",
@@ -865,25 +841,8 @@ fn every_query_of_the_grafana_dashboard_draws_a_real_run_in_prometheus() {
             "operationcount=0",
             "--rate",
             "ramp 200..600 in 3s, hold 600 for 5s",
-            "--metrics-listen",
-            "127.0.0.1:0",
-            "--metrics-linger",
-            "60",
-            "--no-progress",
-            "--data-dir",
-        ])
-        .arg(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = StderrLines::of(&mut child);
-    let url = stderr
-        .with("metrics: Prometheus metrics at ")
-        .rsplit(' ')
-        .next()
-        .unwrap()
-        .to_string();
+        ],
+    );
     let target = url
         .strip_prefix("http://")
         .unwrap()
