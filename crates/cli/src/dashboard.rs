@@ -38,6 +38,7 @@ use ratatui::{Terminal, TerminalOptions, Viewport};
 use sojourn_core::backend::Status;
 use sojourn_core::executor::{Interval, Observer, Progress, RunOutcome, StopHandle};
 use sojourn_core::op::OpKind;
+use sojourn_core::rate::{total_rate_at, Target};
 use sojourn_core::recorder::Stats;
 use sojourn_session::{PhaseView, Watch};
 
@@ -215,7 +216,7 @@ struct State {
     target_text: Option<String>,
     expected_ops: Option<u64>,
     max_execution_time: Option<Duration>,
-    view_targets: Box<dyn Fn(Duration) -> Option<f64> + Send>,
+    targets: Vec<Target>,
     elapsed: Duration,
     /// The longest interval so far: the run's nominal length.
     longest: Duration,
@@ -265,13 +266,7 @@ impl State {
             target_text,
             expected_ops: view.expected_ops,
             max_execution_time: None,
-            view_targets: Box::new(move |t| {
-                if targets.is_empty() {
-                    None
-                } else {
-                    targets.iter().map(|g| g.rate_at(t)).sum()
-                }
-            }),
+            targets,
             elapsed: Duration::ZERO,
             longest: Duration::ZERO,
             ops_done: 0,
@@ -328,7 +323,8 @@ impl State {
         if full {
             push(&mut self.achieved, (t, p.interval.ops_done as f64 / length));
         }
-        if let Some(r) = (self.view_targets)(p.elapsed.saturating_sub(p.interval_length / 2)) {
+        let middle = p.elapsed.saturating_sub(p.interval_length / 2);
+        if let Some(r) = total_rate_at(&self.targets, middle) {
             push(&mut self.target, (t, r));
         }
         for (kind, s) in p.interval.kinds() {

@@ -29,6 +29,7 @@ use sojourn_core::backend::Status;
 use sojourn_core::cpu::CpuTimes;
 use sojourn_core::executor::{Interval, Observer, Progress, RunOutcome};
 use sojourn_core::op::OpKind;
+use sojourn_core::rate::total_rate_at;
 use sojourn_session::{PhaseView, Show, Watch};
 
 /// Run labels that tell a command's phases apart.
@@ -254,9 +255,7 @@ impl Observer for PhaseWatch {
         }
         m.ops_done = p.ops_done;
         m.elapsed = p.elapsed;
-        if !self.targets.is_empty() {
-            m.target = self.targets.iter().map(|t| t.rate_at(p.elapsed)).sum();
-        }
+        m.target = total_rate_at(&self.targets, p.elapsed);
     }
 
     fn interval_closed(&self, interval: &Interval) {

@@ -84,6 +84,16 @@ impl Segment {
     }
 }
 
+/// Operations per second that several groups' `targets` offer together
+/// `t` after the start (`None` without targets, for a trace, and past the
+/// end).
+pub fn total_rate_at(targets: &[Target], t: Duration) -> Option<f64> {
+    if targets.is_empty() {
+        return None;
+    }
+    targets.iter().map(|g| g.rate_at(t)).sum()
+}
+
 impl Target {
     /// `rate` operations per second, for ever.
     pub fn constant(rate: f64) -> Target {

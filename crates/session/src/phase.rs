@@ -65,17 +65,6 @@ pub struct PhaseView {
     pub labels: BTreeMap<String, String>,
 }
 
-impl PhaseView {
-    /// Operations per second offered in total `t` after the start, where
-    /// the targets say (`None`: closed loop, a trace, or past the end).
-    pub fn target_at(&self, t: Duration) -> Option<f64> {
-        if self.targets.is_empty() {
-            return None;
-        }
-        self.targets.iter().map(|g| g.rate_at(t)).sum()
-    }
-}
-
 /// Shows nothing and says nothing: a suite's client processes.
 pub struct Silent;
 
