@@ -179,12 +179,7 @@ fn ycsb_command_line_on_a_table_made_by_plain_cql(node: &CassandraServer, cql: &
 /// stages on yb-sample-apps' own table, every read verified.
 fn shipped_key_value_suite(node: &CassandraServer, cql: &Cql) {
     let dir = tempfile::tempdir().unwrap();
-    let suite = dir.path().join("yb-keyvalue");
-    std::fs::create_dir(&suite).unwrap();
-    for e in std::fs::read_dir(repo_root().join("suites/yb-keyvalue")).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), suite.join(e.file_name())).unwrap();
-    }
+    let suite = shipped_suite(dir.path(), "yb-keyvalue");
     let results = dir.path().join("results.sqlite");
     let out = bin()
         .arg("suite")

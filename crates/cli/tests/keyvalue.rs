@@ -6,7 +6,7 @@
 
 mod util;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use sojourn_core::backend::Status;
 use sojourn_core::op::OpKind;
@@ -375,19 +375,6 @@ fn ycsb_settings_it_does_not_read_are_refused() {
     assert_eq!(server.command(&["DBSIZE"]), ":0", "nothing was written");
 }
 
-/// The shipped suite folder, copied unchanged into `dir` (the suite writes
-/// its markers beside the configs).
-fn copy_suite(dir: &Path) -> PathBuf {
-    let suite = dir.join("yb-keyvalue");
-    std::fs::create_dir(&suite).unwrap();
-    let shipped = repo_root().join("suites/yb-keyvalue");
-    for e in std::fs::read_dir(&shipped).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), suite.join(e.file_name())).unwrap();
-    }
-    suite
-}
-
 /// `sojourn suite` on the copied folder, with its own store and data
 /// directory.
 fn suite(dir: &Path, suite: &Path, args: &[&str]) -> std::process::Output {
@@ -412,7 +399,7 @@ fn shipped_suite_runs_against_redis() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let folder = copy_suite(dir.path());
+    let folder = shipped_suite(dir.path(), "yb-keyvalue");
     let write_rate = 2000.0;
     let out = suite(
         dir.path(),
@@ -489,7 +476,7 @@ fn shipped_suite_runs_against_redis() {
 #[test]
 fn the_shipped_suite_on_two_clients_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let folder = copy_suite(dir.path());
+    let folder = shipped_suite(dir.path(), "yb-keyvalue");
     let out = suite(dir.path(), &folder, &["--flag", "num_vms=2"]);
     assert!(!out.status.success());
     let stderr = text(&out.stderr);

@@ -272,12 +272,7 @@ fn the_whitepaper_table_carries_the_stored_histograms() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let suite = dir.path().join("redis-whitepaper");
-    std::fs::create_dir(&suite).unwrap();
-    for e in std::fs::read_dir(repo_root().join("suites/redis-whitepaper")).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), suite.join(e.file_name())).unwrap();
-    }
+    let suite = shipped_suite(dir.path(), "redis-whitepaper");
     let results = dir.path().join("results.sqlite");
     let out = bin()
         .arg("suite")

@@ -230,3 +230,15 @@ pub fn assert_stall_blamed_on_the_database(stderr: &str) {
         assert!(ms < 100.0, "the stall is blamed on the client: {late}");
     }
 }
+
+/// A shipped suite folder (`suites/NAME`), copied unchanged into `dir`
+/// (a suite writes its markers beside its configs).
+pub fn shipped_suite(dir: &Path, name: &str) -> PathBuf {
+    let suite = dir.join(name);
+    std::fs::create_dir(&suite).unwrap();
+    for e in std::fs::read_dir(repo_root().join("suites").join(name)).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), suite.join(e.file_name())).unwrap();
+    }
+    suite
+}
