@@ -86,7 +86,7 @@ impl Dashboard {
             .collect();
         let shared = Arc::new(Shared {
             state: Mutex::new(State::new(view, earlier)),
-            notes: Mutex::new(Vec::new()),
+            notes: Mutex::new((Vec::new(), false)),
             done: AtomicBool::new(false),
         });
         let ui = Ui::open(self.stop.clone())?;
@@ -106,13 +106,19 @@ impl Dashboard {
         })
     }
 
-    /// A line for the person running it: above the frame while one is
-    /// drawn, else on stderr.
+    /// A line for the person running it: shown in the frame while one is
+    /// drawn and printed under it when the phase ends, else on stderr.
     pub fn note(&self, line: &str) {
-        match &*lock(&self.current) {
-            Some(s) if !s.done.load(Ordering::Acquire) => lock(&s.notes).push(line.to_string()),
-            _ => eprintln!("{line}"),
+        if let Some(s) = &*lock(&self.current) {
+            // Under the notes' lock: a line is either held, and printed by
+            // `close`, or printed here once `close` has printed the others.
+            let mut notes = lock(&s.notes);
+            if !notes.1 {
+                notes.0.push(line.to_string());
+                return;
+            }
         }
+        eprintln!("{line}");
     }
 }
 
@@ -128,7 +134,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// What the run's thread and the drawing thread share.
 struct Shared {
     state: Mutex<State>,
-    notes: Mutex<Vec<String>>,
+    /// Lines said while the frame is drawn, and whether they have been
+    /// printed (the phase has ended).
+    notes: Mutex<(Vec<String>, bool)>,
     done: AtomicBool,
 }
 
@@ -145,10 +153,12 @@ impl PhaseDashboard<'_> {
         if let Some(t) = lock(&self.thread).take() {
             let _ = t.join();
         }
-        // Notes said after the last frame was drawn.
-        for line in lock(&self.shared.notes).drain(..) {
+        // Under the frame, once it is no longer drawn.
+        let mut notes = lock(&self.shared.notes);
+        for line in notes.0.drain(..) {
             eprintln!("{line}");
         }
+        notes.1 = true;
     }
 }
 
@@ -480,7 +490,7 @@ impl Ui {
             let done = shared.done.load(Ordering::Acquire);
             let drawn = {
                 let state = lock(&shared.state);
-                let note = lock(&shared.notes).last().cloned();
+                let note = lock(&shared.notes).0.last().cloned();
                 self.terminal
                     .draw(|f| draw::frame(f, &state, note.as_deref()))
             };
