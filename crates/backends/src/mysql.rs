@@ -325,7 +325,10 @@ impl Backend for MysqlBackend {
             inner: Arc::clone(&self.inner),
             guard: self.inner.target.guard(&schema),
             layout: Layout::new(table, schema.field_count()),
-            texts: Texts::default(),
+            texts: Texts {
+                hold: self.inner.hold_statements,
+                ..Texts::default()
+            },
             conn: Some(conn),
             backoff: Backoff::new(),
             last_error: None,
@@ -347,6 +350,8 @@ struct Texts {
     /// future), about a tenth of the client's user time per point select.
     /// Emptied when the connection is replaced, whose statements they are.
     statements: ByShape<Statement>,
+    /// Whether this connection holds its statements (see `Inner`).
+    hold: bool,
     delete: String,
     /// The vote workload's texts for one variant, built on first use.
     vote: Option<(VoteVariant, VoteTexts)>,
@@ -364,21 +369,24 @@ struct VoteTexts {
 
 impl Texts {
     /// The statement of `op` over `columns`: held from its first use when
-    /// `hold`, else found in mysql_async's own cache by its text.
+    /// the connection holds its statements, else found in mysql_async's
+    /// own cache by its text.
     async fn statement(
         &mut self,
         conn: &mut Conn,
-        hold: bool,
         layout: &Layout,
         op: Op,
         columns: &[usize],
     ) -> Result<Statement, mysql_async::Error> {
         let Texts {
-            shaped, statements, ..
+            shaped,
+            statements,
+            hold,
+            ..
         } = self;
         let build = async || Ok::<String, Infallible>(layout.sql(Dialect::Mysql, op, columns));
         let Ok(sql) = shaped.get(layout, op, columns, build).await;
-        if !hold {
+        if !*hold {
             return conn.prep(sql.as_str()).await;
         }
         let held = statements
@@ -517,12 +525,9 @@ impl Settle for MysqlConnection {
 
 impl Bodies for MysqlConnection {
     async fn read_now(&mut self, read: Read<'_>) -> MyResult {
-        let hold = self.inner.hold_statements;
         let (conn, texts, layout) = self.session().await?;
         let columns = layout.columns(read.fields);
-        let stmt = texts
-            .statement(conn, hold, layout, Op::Read, columns)
-            .await?;
+        let stmt = texts.statement(conn, layout, Op::Read, columns).await?;
         let row: Option<mysql_async::Row> = conn
             .exec_first(stmt, Params::Positional(vec![key_param(read.key)]))
             .await?;
@@ -536,12 +541,9 @@ impl Bodies for MysqlConnection {
     }
 
     async fn scan_now(&mut self, scan: Scan<'_>) -> MyResult {
-        let hold = self.inner.hold_statements;
         let (conn, texts, layout) = self.session().await?;
         let columns = layout.columns(scan.fields);
-        let stmt = texts
-            .statement(conn, hold, layout, Op::Scan, columns)
-            .await?;
+        let stmt = texts.statement(conn, layout, Op::Scan, columns).await?;
         let limit = u64::try_from(scan.count).unwrap_or(u64::MAX);
         let params = Params::Positional(vec![key_param(scan.start_key), Value::UInt(limit)]);
         let mut result = conn.exec_iter(stmt, params).await?;
@@ -558,11 +560,10 @@ impl Bodies for MysqlConnection {
     }
 
     async fn update_now(&mut self, key: &str, values: &[FieldValue]) -> MyResult {
-        let hold = self.inner.hold_statements;
         let (conn, texts, layout) = self.session().await?;
         if values.is_empty() {
             // Nothing to set: the answer is only whether the record exists.
-            let stmt = texts.statement(conn, hold, layout, Op::Read, &[]).await?;
+            let stmt = texts.statement(conn, layout, Op::Read, &[]).await?;
             let found: Option<mysql_async::Row> = conn
                 .exec_first(stmt, Params::Positional(vec![key_param(key)]))
                 .await?;
@@ -570,7 +571,7 @@ impl Bodies for MysqlConnection {
         }
         layout.write(values);
         let stmt = texts
-            .statement(conn, hold, layout, Op::Update, layout.written())
+            .statement(conn, layout, Op::Update, layout.written())
             .await?;
         let mut params: Vec<Value> = Vec::with_capacity(values.len() + 1);
         params.extend(values.iter().map(|v| Value::Bytes(text::encode(&v.value))));
@@ -580,11 +581,10 @@ impl Bodies for MysqlConnection {
     }
 
     async fn insert_now(&mut self, key: &str, values: &[FieldValue]) -> MyResult {
-        let hold = self.inner.hold_statements;
         let (conn, texts, layout) = self.session().await?;
         layout.write(values);
         let stmt = texts
-            .statement(conn, hold, layout, Op::Insert, layout.written())
+            .statement(conn, layout, Op::Insert, layout.written())
             .await?;
         let mut params: Vec<Value> = Vec::with_capacity(values.len() + 1);
         params.push(key_param(key));

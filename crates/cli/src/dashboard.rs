@@ -202,13 +202,9 @@ fn push(series: &mut Series, point: (f64, f64)) {
     series.push(point);
 }
 
-/// One operation's figures.
+/// One operation's figures over time (its totals are in `State::totals`).
 struct OpView {
     kind: OpKind,
-    /// So far (all of the phase; once it ends, the summary's: warm-up left out).
-    service: Histogram<u64>,
-    response: Histogram<u64>,
-    statuses: [u64; Status::COUNT],
     /// Per interval, in ms: response p50, p99, p99.9 and service p99.
     response_p50: Series,
     response_p99: Series,
@@ -235,6 +231,9 @@ struct State {
     offered: Series,
     target: Series,
     ops: Vec<OpView>,
+    /// So far, merged exactly (all of the phase; once it ends, the
+    /// summary's, warm-up left out).
+    totals: Stats,
     selected: usize,
     lag_p99_us: Option<f64>,
     /// Client CPU over the last interval: share of one core, and per op.
@@ -284,6 +283,7 @@ impl State {
             offered: Vec::new(),
             target: Vec::new(),
             ops: Vec::new(),
+            totals: Stats::default(),
             selected: 0,
             lag_p99_us: None,
             cpu: None,
@@ -293,15 +293,12 @@ impl State {
         }
     }
 
-    fn op(&mut self, kind: OpKind, like: &Histogram<u64>) -> &mut OpView {
+    fn op(&mut self, kind: OpKind) -> &mut OpView {
         let i = match self.ops.iter().position(|o| o.kind == kind) {
             Some(i) => i,
             None => {
                 self.ops.push(OpView {
                     kind,
-                    service: Histogram::new_from(like),
-                    response: Histogram::new_from(like),
-                    statuses: [0; Status::COUNT],
                     response_p50: Vec::new(),
                     response_p99: Vec::new(),
                     response_p999: Vec::new(),
@@ -337,13 +334,9 @@ impl State {
         if let Some(r) = total_rate_at(&self.targets, middle) {
             push(&mut self.target, (t, r));
         }
+        self.totals.add(p.interval);
         for (kind, s) in p.interval.kinds() {
-            let op = self.op(kind, &s.ok.service);
-            for (n, add) in op.statuses.iter_mut().zip(s.statuses) {
-                *n += add;
-            }
-            let _ = op.service.add(&s.ok.service);
-            let _ = op.response.add(&s.ok.response);
+            let op = self.op(kind);
             if full && !s.ok.response.is_empty() {
                 let ms = |h: &Histogram<u64>, q: f64| h.value_at_quantile(q) as f64 / 1e6;
                 push(&mut op.response_p50, (t, ms(&s.ok.response, 0.5)));
@@ -378,7 +371,7 @@ impl State {
     /// The phase has ended: its figures become the summary's (warm-up
     /// left out), so the last frame and the summary agree.
     fn totals(&mut self, o: &RunOutcome) {
-        self.put_totals(&o.total);
+        self.totals = o.total.clone();
         let secs = o.measured.as_secs_f64();
         let throughput = if secs > 0.0 {
             o.total.ops_done as f64 / secs
@@ -390,29 +383,15 @@ impl State {
         self.ops_done = o.all.ops_done;
     }
 
-    fn put_totals(&mut self, total: &Stats) {
-        for op in &mut self.ops {
-            op.service.reset();
-            op.response.reset();
-            op.statuses = [0; Status::COUNT];
-        }
-        for (kind, s) in total.kinds() {
-            let op = self.op(kind, &s.ok.service);
-            let _ = op.service.add(&s.ok.service);
-            let _ = op.response.add(&s.ok.response);
-            op.statuses = s.statuses;
-        }
-    }
-
     /// This phase as a point of the throughput-latency curve: its
     /// throughput and the highest response p99 of its operations (ms).
     fn curve_point(&self) -> Option<(f64, f64)> {
         let (throughput, _) = self.final_throughput?;
         let p99 = self
-            .ops
-            .iter()
-            .filter(|o| !o.response.is_empty())
-            .map(|o| o.response.value_at_quantile(0.99) as f64 / 1e6)
+            .totals
+            .kinds()
+            .filter(|(_, o)| !o.ok.response.is_empty())
+            .map(|(_, o)| o.ok.response.value_at_quantile(0.99) as f64 / 1e6)
             .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))?;
         Some((throughput, p99))
     }
@@ -420,9 +399,9 @@ impl State {
     /// Failed operations so far, by status.
     fn errors(&self) -> BTreeMap<&'static str, u64> {
         let mut out = BTreeMap::new();
-        for op in &self.ops {
+        for (_, op) in self.totals.kinds() {
             for st in Status::ALL.into_iter().filter(|s| !s.is_ok()) {
-                let n = op.statuses[st.index()];
+                let n = op.count_of(st);
                 if n > 0 {
                     *out.entry(st.ycsb_name()).or_insert(0) += n;
                 }

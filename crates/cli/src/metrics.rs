@@ -3,8 +3,8 @@
 //! database's own dashboards (`grafana/sojourn.json` reads these series;
 //! docs/metrics.md lists them).
 //!
-//! Each phase's [`Watch`] adds its closed intervals to running totals
-//! (counters and the interval HDR histograms merged exactly); a scrape
+//! Each phase's [`Watch`] adds its intervals to running totals (the
+//! recorder's `Stats`, merged exactly); a scrape
 //! turns them into the text exposition format. That is written here
 //! rather than with a metrics crate because the crates' histogram types
 //! take one observation at a time, and the figures are already histograms:
@@ -17,7 +17,6 @@
 //! `capacity_step`, `suite_iteration`); a later phase with the same labels
 //! starts them again from zero, which Prometheus reads as a counter reset.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::sync::{Arc, Condvar, Mutex};
@@ -28,8 +27,8 @@ use hdrhistogram::Histogram;
 use sojourn_core::backend::Status;
 use sojourn_core::cpu::CpuTimes;
 use sojourn_core::executor::{Interval, Observer, Progress, RunOutcome};
-use sojourn_core::op::OpKind;
 use sojourn_core::rate::total_rate_at;
+use sojourn_core::recorder::{OpStats, Stats};
 use sojourn_session::{PhaseView, Show, Watch};
 
 /// Run labels that tell a command's phases apart.
@@ -209,19 +208,13 @@ struct PhaseMetrics {
     connections: u64,
     open_loop: bool,
     running: bool,
-    ops: BTreeMap<OpKind, OpMetrics>,
+    /// Everything recorded so far, merged exactly (warm-up included).
+    totals: Stats,
     ops_done: u64,
     offered: u64,
     target: Option<f64>,
-    lag: Option<Histogram<u64>>,
     cpu: CpuTimes,
     elapsed: Duration,
-}
-
-struct OpMetrics {
-    statuses: [u64; Status::COUNT],
-    service: Histogram<u64>,
-    response: Histogram<u64>,
 }
 
 /// A phase's watch: adds each interval to the phase's totals.
@@ -233,26 +226,7 @@ pub struct PhaseWatch {
 impl Observer for PhaseWatch {
     fn interval(&self, p: &Progress<'_>) {
         let mut m = lock(&self.phase);
-        for (kind, s) in p.interval.kinds() {
-            let op = m.ops.entry(kind).or_insert_with(|| OpMetrics {
-                statuses: [0; Status::COUNT],
-                service: Histogram::new_from(&s.ok.service),
-                response: Histogram::new_from(&s.ok.response),
-            });
-            for (n, add) in op.statuses.iter_mut().zip(s.statuses) {
-                *n += add;
-            }
-            let _ = op.service.add(&s.ok.service);
-            let _ = op.response.add(&s.ok.response);
-        }
-        if let Some(l) = &p.interval.lag {
-            match &mut m.lag {
-                Some(h) => {
-                    let _ = h.add(&**l);
-                }
-                None => m.lag = Some((**l).clone()),
-            }
-        }
+        m.totals.add(p.interval);
         m.ops_done = p.ops_done;
         m.elapsed = p.elapsed;
         m.target = total_rate_at(&self.targets, p.elapsed);
@@ -302,9 +276,9 @@ fn exposition(shared: &Shared) -> String {
         "Operations completed, by operation and YCSB status (OK, ERROR, ...).",
         &|o| {
             for m in &phases {
-                for (kind, op) in &m.ops {
+                for (kind, op) in m.totals.kinds() {
                     for st in Status::ALL {
-                        let n = op.statuses[st.index()];
+                        let n = op.count_of(st);
                         if n > 0 {
                             let l = labels(
                                 &m.labels,
@@ -414,17 +388,17 @@ fn exposition(shared: &Shared) -> String {
         (
             "sojourn_service_time_seconds",
             "Service time of successful operations: from the request sent to its answer.",
-            (|op: &OpMetrics| &op.service) as fn(&OpMetrics) -> &Histogram<u64>,
+            (|op: &OpStats| &op.ok.service) as fn(&OpStats) -> &Histogram<u64>,
         ),
         (
             "sojourn_response_time_seconds",
             "Response time of successful operations: from the intended start to the answer.",
-            |op: &OpMetrics| &op.response,
+            |op: &OpStats| &op.ok.response,
         ),
     ] {
         family(name, "histogram", help, &|o| {
             for m in &phases {
-                for (kind, op) in &m.ops {
+                for (kind, op) in m.totals.kinds() {
                     histogram(o, name, &m.labels, &[("operation", kind.name())], pick(op));
                 }
             }
@@ -436,7 +410,7 @@ fn exposition(shared: &Shared) -> String {
         "How late operations started after their intended start (open loop).",
         &|o| {
             for m in &phases {
-                if let Some(h) = &m.lag {
+                if let Some(h) = &m.totals.lag {
                     histogram(o, "sojourn_schedule_lag_seconds", &m.labels, &[], h);
                 }
             }

@@ -7,7 +7,7 @@
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use sojourn_core::op::OpKind;
-use sojourn_core::recorder::{Latencies, Stats};
+use sojourn_core::recorder::{Latencies, OpStats, Stats};
 use sojourn_store::{RunRecord, StoredInterval};
 
 /// Labels a capacity session puts on each of its steps (see
@@ -249,18 +249,10 @@ pub fn percentile_series(
     latency: Latency,
     q: f64,
 ) -> Vec<(f64, f64)> {
-    run.intervals
-        .iter()
-        .map(|iv| {
-            let v = iv
-                .stats
-                .op(kind)
-                .map(|o| latency.of(&o.ok))
-                .filter(|h| !h.is_empty())
-                .map_or(f64::NAN, |h| h.value_at_quantile(q) as f64);
-            (midpoint(iv), v)
-        })
-        .collect()
+    per_interval(run, kind, |o| {
+        let h = latency.of(&o.ok);
+        (!h.is_empty()).then(|| h.value_at_quantile(q) as f64)
+    })
 }
 
 /// Time waiting in the client for one kind in each interval, in
@@ -273,16 +265,23 @@ pub fn percentile_series(
 /// negative, since each operation's response time is at least its service
 /// time and the histograms' buckets keep that order.
 pub fn waiting_series(run: &RunRecord, kind: OpKind) -> Vec<(f64, f64)> {
+    per_interval(run, kind, |o| {
+        (!o.ok.service.is_empty() && !o.ok.response.is_empty())
+            .then(|| (o.ok.response.mean() - o.ok.service.mean()).max(0.0))
+    })
+}
+
+/// `f` of one kind's figures in each interval, at the interval's
+/// midpoint; NaN where it has none (plots show a gap).
+fn per_interval(
+    run: &RunRecord,
+    kind: OpKind,
+    f: impl Fn(&OpStats) -> Option<f64>,
+) -> Vec<(f64, f64)> {
     run.intervals
         .iter()
         .map(|iv| {
-            let v = iv
-                .stats
-                .op(kind)
-                .filter(|o| !o.ok.service.is_empty() && !o.ok.response.is_empty())
-                .map_or(f64::NAN, |o| {
-                    (o.ok.response.mean() - o.ok.service.mean()).max(0.0)
-                });
+            let v = iv.stats.op(kind).and_then(&f).unwrap_or(f64::NAN);
             (midpoint(iv), v)
         })
         .collect()

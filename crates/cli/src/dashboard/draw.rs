@@ -229,31 +229,33 @@ fn operations(f: &mut Frame<'_>, area: Rect, s: &State) {
             (h.value_at_quantile(q) / 1000).to_string()
         }
     };
-    let rows = s.ops.iter().enumerate().map(|(i, op)| {
-        let ok = op.response.len();
-        let failed: u64 = op.statuses.iter().sum::<u64>() - ok;
+    let rows = s.ops.iter().enumerate().filter_map(|(i, view)| {
+        let op = s.totals.op(view.kind)?;
+        let ok = op.ok.response.len();
+        let failed = op.count() - ok;
         let style = if i == s.selected {
             Style::default().add_modifier(Modifier::BOLD)
         } else {
             Style::default()
         };
-        Row::new(vec![
-            Cell::from(op.kind.ycsb_name()),
+        let row = Row::new(vec![
+            Cell::from(view.kind.ycsb_name()),
             Cell::from(ok.to_string()),
             Cell::from(if secs > 0.0 {
                 format!("{:.1}", ok as f64 / secs)
             } else {
                 "-".into()
             }),
-            Cell::from(us(&op.service, 0.5)),
-            Cell::from(us(&op.service, 0.99)),
-            Cell::from(us(&op.service, 0.999)),
-            Cell::from(us(&op.response, 0.5)),
-            Cell::from(us(&op.response, 0.99)),
-            Cell::from(us(&op.response, 0.999)),
+            Cell::from(us(&op.ok.service, 0.5)),
+            Cell::from(us(&op.ok.service, 0.99)),
+            Cell::from(us(&op.ok.service, 0.999)),
+            Cell::from(us(&op.ok.response, 0.5)),
+            Cell::from(us(&op.ok.response, 0.99)),
+            Cell::from(us(&op.ok.response, 0.999)),
             Cell::from(failed.to_string()),
         ])
-        .style(style)
+        .style(style);
+        Some(row)
     });
     let header = Row::new(vec![
         "operation",
