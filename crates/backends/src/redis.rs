@@ -1,6 +1,6 @@
 //! The Redis backend (also Valkey, Tair and other servers that speak RESP2):
-//! `redis://[user][:password@]host[:port][/db]`, or YCSB's
-//! `redis -p redis.host=H -p redis.port=P [-p redis.password=...]`.
+//! `redis://[user][:password@]host[:port][,host[:port]...][/db]`, or
+//! YCSB's `redis -p redis.host=H -p redis.port=P [-p redis.password=...]`.
 //!
 //! Two layouts, chosen with `redis.mode` (or `redis.command_group`, its
 //! name in the vendor YCSB builds that published Redis and Tair figures):
@@ -61,6 +61,14 @@
 //! rather than the `redis` crate, for the CPU per operation it saves (see
 //! that module).
 //!
+//! Several nodes (`redis://h1:6379,h2:6379`, what yb-sample-apps'
+//! `--nodes` gives YEDIS) spread the run's connections over them round
+//! robin, in the order they open: they must serve the same data (one
+//! cluster's nodes, or one server under two addresses). Setup (`FLUSHDB`,
+//! `DBSIZE`, the `PING` that proves a server answers) goes to every node;
+//! the server counters (`INFO`) are the first node's. Shared sockets
+//! (`connections=K`) take one node.
+//!
 //! Per-operation timeout: `timeout.ms` (default 2000), else YCSB's
 //! `redis.timeout`. A timed-out operation is an ERROR and the run goes on.
 
@@ -68,6 +76,7 @@ mod resp;
 mod tls;
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -131,6 +140,8 @@ pub enum RedisMode {
 pub struct RedisOptions {
     pub host: String,
     pub port: u16,
+    /// Further nodes after `host:port`; connections go to each in turn.
+    pub more_nodes: Vec<(String, u16)>,
     pub db: u32,
     pub user: Option<String>,
     pub password: Option<String>,
@@ -154,6 +165,7 @@ impl std::fmt::Debug for RedisOptions {
         f.debug_struct("RedisOptions")
             .field("host", &self.host)
             .field("port", &self.port)
+            .field("more_nodes", &self.more_nodes)
             .field("db", &self.db)
             .field("user", &self.user)
             .field("password", &self.password.as_ref().map(|_| "***"))
@@ -171,6 +183,7 @@ impl RedisOptions {
         RedisOptions {
             host: host.to_string(),
             port,
+            more_nodes: Vec::new(),
             db: 0,
             user: None,
             password: None,
@@ -280,11 +293,20 @@ impl RedisOptions {
         let pool = PoolOptions::from_properties(props, Some("redis.timeout"), options.workers)?;
         o.timeout = pool.timeout;
         o.sharing = pool.sharing;
+        if o.sharing.is_some() && !o.more_nodes.is_empty() {
+            // Each node's sockets would be sized for the whole run.
+            return Err(format!(
+                "connections={} shares sockets of one node; give one host, or leave out \
+                 connections to spread a connection each over the {} nodes",
+                props.get_str("connections", ""),
+                o.more_nodes.len() + 1
+            ));
+        }
         Ok(o)
     }
 }
 
-/// `redis://[user][:password@]host[:port][/db]`.
+/// `redis://[user][:password@]host[:port][,host[:port]...][/db]`.
 fn parse_url(url: &str) -> Result<RedisOptions, String> {
     let url = url.trim();
     let (scheme, rest) = url.split_once("://").ok_or(
@@ -306,8 +328,12 @@ fn parse_url(url: &str) -> Result<RedisOptions, String> {
         Some(i) => (&hostpart[..i], &hostpart[i + 1..]),
         None => (hostpart, ""),
     };
-    let (host, port) = split_host_port(authority, DEFAULT_PORT)?;
+    let mut nodes = authority.split(',');
+    let (host, port) = split_host_port(nodes.next().unwrap_or_default(), DEFAULT_PORT)?;
     let mut o = RedisOptions::new(&host, port);
+    o.more_nodes = nodes
+        .map(|node| split_host_port(node, DEFAULT_PORT))
+        .collect::<Result<_, _>>()?;
     o.tls = tls.then(TlsOptions::default);
     if !path.is_empty() {
         o.db = path
@@ -366,7 +392,12 @@ pub fn java_hash(key: &str) -> i32 {
 #[derive(Debug)]
 pub struct RedisBackend {
     opts: RedisOptions,
+    /// The first node's: setup and server counters go here.
     sockets: Sockets<Resp>,
+    /// The further nodes' ([`RedisOptions::more_nodes`]).
+    more: Vec<Sockets<Resp>>,
+    /// Connections opened so far, which picks the next one's node.
+    opened: AtomicUsize,
 }
 
 fn reply_error(reply: &[u8]) -> Result<(), String> {
@@ -413,19 +444,38 @@ impl RedisBackend {
                 hs.replies += 1;
             }
         }
-        let tls = match &opts.tls {
-            Some(t) => Some(tls::config(&opts.host, t).map_err(BackendError::Config)?),
-            None => None,
+        let target = target(&opts);
+        let node = |host: &str, port: u16| -> Result<Sockets<Resp>, BackendError> {
+            let tls = match &opts.tls {
+                Some(t) => Some(tls::config(host, t).map_err(BackendError::Config)?),
+                None => None,
+            };
+            let cfg = WireConfig {
+                addr: addr(host, port),
+                timeout: opts.timeout,
+                connect_timeout: SETUP_TIMEOUT,
+                handshake: hs.clone(),
+                tls,
+            };
+            Ok(Sockets::new(cfg, opts.sharing, target.clone()))
         };
-        let cfg = WireConfig {
-            addr: addr(&opts.host, opts.port),
-            timeout: opts.timeout,
-            connect_timeout: SETUP_TIMEOUT,
-            handshake: hs,
-            tls,
-        };
-        let sockets = Sockets::new(cfg, opts.sharing, target(&opts));
-        Ok(RedisBackend { opts, sockets })
+        let sockets = node(&opts.host, opts.port)?;
+        let more = opts
+            .more_nodes
+            .iter()
+            .map(|(host, port)| node(host, *port))
+            .collect::<Result<_, _>>()?;
+        Ok(RedisBackend {
+            opts,
+            sockets,
+            more,
+            opened: AtomicUsize::new(0),
+        })
+    }
+
+    /// Every node's sockets, the first node's first.
+    fn nodes(&self) -> impl Iterator<Item = &Sockets<Resp>> {
+        std::iter::once(&self.sockets).chain(&self.more)
     }
 
     pub fn options(&self) -> &RedisOptions {
@@ -447,7 +497,8 @@ impl RedisBackend {
         Ok(())
     }
 
-    /// A connection for setup commands, on the current runtime.
+    /// A connection to the first node for setup commands, on the current
+    /// runtime.
     async fn setup_link(&self) -> Result<Transport<Resp>, BackendError> {
         self.sockets.setup().await
     }
@@ -496,6 +547,10 @@ fn target(opts: &RedisOptions) -> String {
         s.push('@');
     }
     s.push_str(&addr(&opts.host, opts.port));
+    for (host, port) in &opts.more_nodes {
+        s.push(',');
+        s.push_str(&addr(host, *port));
+    }
     if opts.db != 0 {
         s.push('/');
         s.push_str(&opts.db.to_string());
@@ -626,27 +681,36 @@ impl Backend for RedisBackend {
 
     async fn prepare(&self, schema: &Schema, drop: bool) -> Result<(), BackendError> {
         self.check_schema(schema)?;
-        let mut link = self.setup_link().await?;
-        if drop {
-            self.setup_call(&mut link, &[b"FLUSHDB"]).await?;
-        } else {
-            // Redis needs nothing created; this only proves the server
-            // answers before the run starts.
-            self.setup_call(&mut link, &[b"PING"]).await?;
+        for node in self.nodes() {
+            let mut link = node.setup().await?;
+            if drop {
+                self.setup_call(&mut link, &[b"FLUSHDB"]).await?;
+            } else {
+                // Redis needs nothing created; this only proves the server
+                // answers before the run starts.
+                self.setup_call(&mut link, &[b"PING"]).await?;
+            }
         }
         Ok(())
     }
 
     async fn is_empty(&self, schema: &Schema) -> Result<Option<bool>, BackendError> {
         self.check_schema(schema)?;
-        let mut link = self.setup_link().await?;
-        let n = self.setup_call(&mut link, &[b"DBSIZE"]).await?;
-        Ok(Some(n == Some(0)))
+        for node in self.nodes() {
+            let mut link = node.setup().await?;
+            if self.setup_call(&mut link, &[b"DBSIZE"]).await? != Some(0) {
+                return Ok(Some(false));
+            }
+        }
+        Ok(Some(true))
     }
 
     async fn connect(&self, schema: Arc<Schema>) -> Result<RedisConnection, BackendError> {
         self.check_schema(&schema)?;
-        let transport = self.sockets.transport().await?;
+        // Round robin over the nodes, in the order connections open.
+        let i = self.opened.fetch_add(1, Ordering::Relaxed) % (1 + self.more.len());
+        let node = if i == 0 { &self.sockets } else { &self.more[i - 1] };
+        let transport = node.transport().await?;
         Ok(RedisConnection::new(transport, &self.opts, &schema))
     }
 
@@ -1270,6 +1334,30 @@ mod tests {
         );
         assert_eq!(parse_url("redis://host").unwrap().tls, None);
         assert!(parse_url("redis://").is_err());
+    }
+
+    #[test]
+    fn several_nodes_take_a_connection_each_in_turn() {
+        let o = parse_url("redis://:pw@127.0.0.1:7000,localhost,[::1]:7002/1").unwrap();
+        assert_eq!((o.host.as_str(), o.port, o.db), ("127.0.0.1", 7000, 1));
+        assert_eq!(
+            o.more_nodes,
+            [("localhost".to_string(), 6379), ("::1".to_string(), 7002)]
+        );
+        assert_eq!(o.password.as_deref(), Some("pw"));
+        for bad in ["redis://h1,", "redis://h1,h2:x", "redis://,h2"] {
+            assert!(parse_url(bad).is_err(), "{bad}");
+        }
+        let b = RedisBackend::open(
+            "redis://bob:hunter2@127.0.0.1:7000,localhost:7001",
+            &OpenOptions::new(&props(&[])),
+        )
+        .unwrap();
+        assert_eq!(b.describe(), "redis://bob@127.0.0.1:7000,localhost:7001");
+        assert_eq!(b.nodes().count(), 2);
+        // Shared sockets are sized for one node's connections.
+        let e = options("redis://h1,h2", &["connections=2"], 8).unwrap_err();
+        assert!(e.contains("connections=2") && e.contains("2 nodes"), "{e}");
     }
 
     fn props(pairs: &[&str]) -> Properties {
