@@ -72,6 +72,8 @@ mod sql;
 mod text;
 pub mod url;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
+mod vote_cache;
+#[cfg(any(feature = "postgres", feature = "mysql"))]
 mod vote_sql;
 #[cfg(any(feature = "redis", feature = "memcached"))]
 mod wire;

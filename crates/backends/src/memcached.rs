@@ -48,11 +48,17 @@
 //! pipelining. Per-operation timeout: `timeout.ms` (default 2000), else
 //! YCSB's `memcached.opTimeoutMillis`.
 
+mod vote;
+
 use std::sync::Arc;
 use std::time::Duration;
 
 use sojourn_core::backend::guard::{Bodies, Guard, Read, Scan};
-use sojourn_core::backend::{Backend, BackendError, FieldValue, Fields, Schema, Status, Threading};
+use sojourn_core::backend::{
+    Backend, BackendError, Extensions, FieldValue, Fields, Schema, ServerCounters, Status,
+    Threading,
+};
+use sojourn_core::workload::vote::VoteSupport;
 
 use crate::pool::{PoolOptions, Sharing, DEFAULT_TIMEOUT};
 use crate::wire::{
@@ -140,6 +146,46 @@ fn parse_get(reply: &[u8]) -> Result<Option<Value<'_>>, String> {
     let start = eol + 2;
     let data = reply.get(start..start + bytes).ok_or("value cut short")?;
     Ok(Some(Value { data, cas }))
+}
+
+/// The number `stats` gives for `name`.
+fn stat_in(stats: &[u8], name: &[u8]) -> Option<f64> {
+    stats
+        .split(|&b| b == b'\n')
+        .find_map(|line| {
+            line.strip_prefix(b"STAT ")?
+                .strip_prefix(name)?
+                .strip_prefix(b" ")
+        })
+        .and_then(|n| std::str::from_utf8(n).ok())
+        .and_then(|n| n.trim().parse::<f64>().ok())
+}
+
+/// memcached's counters as server counters: `get_hits` and `get_misses`
+/// as memcached names them, `rusage_user`/`rusage_system` as the other
+/// backends' `server_user_cpu_s`/`server_sys_cpu_s`.
+pub(crate) fn stats_counters(stats: &[u8]) -> ServerCounters {
+    let mut c = ServerCounters::new();
+    for (theirs, ours) in [
+        (&b"get_hits"[..], "get_hits"),
+        (b"get_misses", "get_misses"),
+        (b"cmd_get", "cmd_get"),
+        (b"cmd_set", "cmd_set"),
+        (b"rusage_user", "server_user_cpu_s"),
+        (b"rusage_system", "server_sys_cpu_s"),
+    ] {
+        if let Some(v) = stat_in(stats, theirs) {
+            c.set(ours, v);
+        }
+    }
+    if let (Some(u), Some(s)) = (
+        c.values.get("server_user_cpu_s"),
+        c.values.get("server_sys_cpu_s"),
+    ) {
+        let cpu = u + s;
+        c.set("server_cpu_s", cpu);
+    }
+    c
 }
 
 /// The first line of a reply, without CRLF.
@@ -358,16 +404,26 @@ impl MemcachedBackend {
     /// A number from `stats`.
     async fn stat(&self, name: &[u8]) -> Result<u64, BackendError> {
         let stats = self.setup_call(b"stats\r\n").await?;
-        stats
-            .split(|&b| b == b'\n')
-            .find_map(|line| {
-                line.strip_prefix(b"STAT ")?
-                    .strip_prefix(name)?
-                    .strip_prefix(b" ")
-            })
-            .and_then(|n| std::str::from_utf8(n).ok())
-            .and_then(|n| n.trim().parse::<u64>().ok())
+        stat_in(&stats, name)
+            .map(|n| n as u64)
             .ok_or_else(|| self.setup_error(&stats))
+    }
+
+    /// With `drop`, empty the server; otherwise check that it answers.
+    async fn flush_or_ping(&self, drop: bool) -> Result<(), BackendError> {
+        if drop {
+            let reply = self.setup_call(b"flush_all\r\n").await?;
+            if first_line(&reply) != b"OK" {
+                return Err(self.setup_error(&reply));
+            }
+            self.reclaim_flushed().await?;
+        } else {
+            let reply = self.setup_call(b"version\r\n").await?;
+            if !reply.starts_with(b"VERSION") {
+                return Err(self.setup_error(&reply));
+            }
+        }
+        Ok(())
     }
 
     /// Flushed items stay counted in `curr_items` until something touches
@@ -434,19 +490,18 @@ impl Backend for MemcachedBackend {
     }
 
     async fn prepare(&self, _schema: &Schema, drop: bool) -> Result<(), BackendError> {
-        if drop {
-            let reply = self.setup_call(b"flush_all\r\n").await?;
-            if first_line(&reply) != b"OK" {
-                return Err(self.setup_error(&reply));
-            }
-            self.reclaim_flushed().await?;
-        } else {
-            let reply = self.setup_call(b"version\r\n").await?;
-            if !reply.starts_with(b"VERSION") {
-                return Err(self.setup_error(&reply));
-            }
-        }
-        Ok(())
+        self.flush_or_ping(drop).await
+    }
+
+    /// What memcached's `stats` count of the run's requests: hits and
+    /// misses of gets, and the server's CPU time.
+    async fn server_counters(&self, _: &Schema) -> Result<Option<ServerCounters>, BackendError> {
+        let stats = self.setup_call(b"stats\r\n").await?;
+        Ok(Some(stats_counters(&stats)))
+    }
+
+    fn extensions(&self) -> Extensions<Self> {
+        Extensions::new().with(VoteSupport::<Self>::new())
     }
 
     async fn is_empty(&self, _schema: &Schema) -> Result<Option<bool>, BackendError> {

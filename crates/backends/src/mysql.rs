@@ -49,7 +49,7 @@ use crate::sql::{
     self, checked_table, sql_connection, Backoff, ByShape, Dialect, Hidden, Layout, Op, SqlOps,
     SqlUrl, Target, UrlRules,
 };
-use crate::{liops_sql, pool, text, vote_sql, Open, OpenOptions};
+use crate::{liops_sql, pool, text, vote_cache, vote_sql, Open, OpenOptions};
 
 /// MySQL's and MariaDB's URLs. In a JDBC URL, Connector/J's `useSSL=true`
 /// means `ssl-mode=required`.
@@ -84,6 +84,8 @@ struct Inner {
     target: Target,
     /// Keep each connection's statements (see `Texts::statements`).
     hold_statements: bool,
+    /// The vote run's cache (Noria's hybrid deployment).
+    cache: Option<Arc<vote_cache::Cache>>,
 }
 
 impl Open for MysqlBackend {
@@ -129,14 +131,16 @@ impl Open for MysqlBackend {
         if hold_statements {
             builder = builder.stmt_cache_size(ByShape::<()>::most(field_count) + STATEMENT_CACHE);
         }
+        let cache = vote_cache::Cache::from_options(options)?;
         Ok(MysqlBackend {
             inner: Arc::new(Inner {
                 hold_statements,
                 opts: Hidden(Opts::from(builder)),
                 target: Target {
-                    describe: redact_url(url.trim()),
+                    describe: vote_cache::describe(redact_url(url.trim()), cache.as_ref()),
                     timeout,
                 },
+                cache,
             }),
         })
     }
@@ -259,7 +263,10 @@ const STATUS_COUNTERS: [&str; 17] = [
 impl Backend for MysqlBackend {
     type Conn = MysqlConnection;
 
-    async fn server_counters(&self, _: &Schema) -> Result<Option<ServerCounters>, BackendError> {
+    async fn server_counters(
+        &self,
+        schema: &Schema,
+    ) -> Result<Option<ServerCounters>, BackendError> {
         let mut conn = self.setup_conn().await?;
         let rows: Vec<(String, String)> = conn
             .query("SHOW GLOBAL STATUS")
@@ -276,6 +283,9 @@ impl Backend for MysqlBackend {
                     c.set(&n.to_ascii_lowercase(), v);
                 }
             }
+        }
+        if let Some(cache) = &self.inner.cache {
+            cache.add_counters(schema, &mut c).await?;
         }
         Ok((!c.values.is_empty()).then_some(c))
     }
@@ -332,6 +342,7 @@ impl Backend for MysqlBackend {
             conn: Some(conn),
             backoff: Backoff::new(),
             last_error: None,
+            cache: vote_cache::connect(self.inner.cache.as_ref(), &schema).await?,
         })
     }
 
@@ -460,6 +471,7 @@ pub struct MysqlConnection {
     conn: Option<Conn>,
     backoff: Backoff,
     last_error: Option<String>,
+    cache: Option<vote_cache::Cached>,
 }
 
 type MyResult = Result<Status, mysql_async::Error>;
@@ -609,6 +621,10 @@ impl SqlOps for MysqlConnection {
         self.inner.target.timeout.max(liops_sql::LOAD_BATCH_TIMEOUT)
     }
 
+    fn vote_cache(&mut self) -> Option<&mut vote_cache::Cached> {
+        self.cache.as_mut()
+    }
+
     async fn liops_load_now(&mut self, table: &str, rows: &[LiopsRow]) -> MyResult {
         let (conn, _, _) = self.session().await?;
         // Multi-row inserts with literal numbers: the filler is made by the
@@ -714,7 +730,11 @@ impl Runs<Vote> for MysqlBackend {
     async fn prepare_tables(&self, variant: &VoteVariant, drop: bool) -> Result<(), BackendError> {
         let variant = *variant;
         self.setup_batch(&vote_sql::setup(Dialect::Mysql, variant, drop))
-            .await
+            .await?;
+        match &self.inner.cache {
+            Some(cache) => cache.prepare(drop).await,
+            None => Ok(()),
+        }
     }
     async fn tables_empty(&self, variant: &VoteVariant) -> Result<Option<bool>, BackendError> {
         let variant = *variant;
@@ -738,10 +758,13 @@ impl Runs<Vote> for MysqlBackend {
 
 impl Runs<Liops> for MysqlBackend {
     async fn prepare_tables(&self, cfg: &LiopsConfig, drop: bool) -> Result<(), BackendError> {
+        // No stored-procedure loop here: refused before anything is made.
+        cfg.refuse_server_loop(&self.describe())?;
         self.setup_batch(&liops_sql::setup(Dialect::Mysql, cfg, drop))
             .await
     }
     async fn tables_empty(&self, cfg: &LiopsConfig) -> Result<Option<bool>, BackendError> {
+        cfg.refuse_server_loop(&self.describe())?;
         self.nothing_in(&sql::any_row(&cfg.table(1))).await
     }
     async fn finish_load(&self, cfg: &LiopsConfig) -> Result<(), BackendError> {

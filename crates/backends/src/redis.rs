@@ -709,7 +709,11 @@ impl Backend for RedisBackend {
         self.check_schema(&schema)?;
         // Round robin over the nodes, in the order connections open.
         let i = self.opened.fetch_add(1, Ordering::Relaxed) % (1 + self.more.len());
-        let node = if i == 0 { &self.sockets } else { &self.more[i - 1] };
+        let node = if i == 0 {
+            &self.sockets
+        } else {
+            &self.more[i - 1]
+        };
         let transport = node.transport().await?;
         Ok(RedisConnection::new(transport, &self.opts, &schema))
     }
@@ -1257,6 +1261,34 @@ fn parse_hmget(r: &mut Reader<'_>, list: &[usize], out: &mut Vec<FieldValue>) ->
 }
 
 wire::settled_by_the_transport!(RedisConnection);
+
+/// The hybrid deployment's cache entries (see [`crate::vote_cache`]):
+/// plain strings, `GET`, `SET` and `DEL`, as Noria's hybrid client sends.
+impl RedisConnection {
+    pub(crate) async fn entry_get(&mut self, key: &[u8]) -> OpResult<Option<&[u8]>> {
+        resp::encode(self.t.request(), &[b"GET", key]);
+        let reply = self.t.call(1).await?;
+        match Reader::new(reply).next().map_err(proto_err)? {
+            Item::Bulk(value) => Ok(value),
+            Item::Error(e) => Err(server_err(e)),
+            other => Err(proto_err(format!("expected a value, got {other:?}"))),
+        }
+    }
+
+    pub(crate) async fn entry_set(&mut self, key: &[u8], value: &[u8]) -> OpResult<()> {
+        resp::encode(self.t.request(), &[b"SET", key, value]);
+        let reply = self.t.call(1).await?;
+        match Reader::new(reply).next().map_err(proto_err)? {
+            Item::Error(e) => Err(server_err(e)),
+            _ => Ok(()),
+        }
+    }
+
+    pub(crate) async fn entry_delete(&mut self, key: &[u8]) -> OpResult<()> {
+        resp::encode(self.t.request(), &[b"DEL", key]);
+        int_reply(&mut Reader::new(self.t.call(1).await?)).map(|_| ())
+    }
+}
 
 impl Runs<Vote> for RedisBackend {
     async fn prepare_tables(&self, _variant: &VoteVariant, drop: bool) -> Result<(), BackendError> {

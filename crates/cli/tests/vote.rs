@@ -4,7 +4,10 @@
 //! precomputed counts agree with the Vote rows, a precomputed run over
 //! tables loaded for join is refused, Noria's lines follow the
 //! summary, the runs are stored and reported, the shipped suite runs, and a
-//! backend without the workload says which ones have it.
+//! backend without the workload says which ones have it. `sojourn vote`
+//! runs Noria's own command lines on MariaDB, memcached alone and MariaDB
+//! behind memcached (the hybrid), with the cache's hits and misses and
+//! Noria's four histograms.
 #![cfg(all(feature = "postgres", feature = "mysql", feature = "redis"))]
 
 mod util;
@@ -15,6 +18,7 @@ use sojourn_core::backend::Status;
 use sojourn_core::op::OpKind;
 use sojourn_store::{Filter, RunStatus, Store};
 use sojourn_testkit::mariadb_server::{self as my, Mariadb};
+use sojourn_testkit::memcached_server::MemcachedServer;
 use sojourn_testkit::postgres_server::{self as pg, Postgres};
 use sojourn_testkit::redis_server::RedisServer;
 use util::*;
@@ -379,5 +383,220 @@ fn shipped_suite_runs_against_postgres() {
     assert_eq!(
         pg.psql("SELECT count(*) FROM vote").trim(),
         votes.to_string()
+    );
+}
+
+/// memcached's replies to one text-protocol request (read to `END` or to
+/// the one-line reply).
+fn memcached(port: u16, request: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut reply = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !(reply.ends_with(b"END\r\n") || reply.ends_with(b"DELETED\r\n")) {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "memcached closed: {}", text(&reply));
+        reply.extend_from_slice(&buf[..n]);
+    }
+    text(&reply)
+}
+
+/// The `VALUE` blocks of a `get` reply as (key, value).
+fn memcached_values(reply: &str) -> Vec<(String, String)> {
+    let mut lines = reply.split("\r\n");
+    let mut out = Vec::new();
+    while let Some(line) = lines.next() {
+        if let Some(header) = line.strip_prefix("VALUE ") {
+            let key = header.split(' ').next().unwrap().to_string();
+            out.push((key, lines.next().unwrap().to_string()));
+        }
+    }
+    out
+}
+
+/// Noria's cache line: (hits, misses).
+fn cache_line(stdout: &str) -> (u64, u64) {
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("# cache hits: "))
+        .unwrap_or_else(|| panic!("no cache line in\n{stdout}"));
+    let (hits, rest) = line.split_once(", misses: ").unwrap();
+    let misses = rest.split(' ').next().unwrap();
+    (hits.parse().unwrap(), misses.parse().unwrap())
+}
+
+/// Every article's precomputed count equals its Vote rows, and the
+/// rows are the votes the summary counted.
+fn assert_votes_in_mariadb(db: &Mariadb, s: &Summary) -> u64 {
+    let votes = get(s, "INSERT", "Return=OK") as u64;
+    assert!(votes > 0);
+    assert_eq!(
+        db.sql("SELECT count(*) FROM Vote").trim(),
+        votes.to_string()
+    );
+    assert_eq!(
+        db.sql(
+            "SELECT count(*) FROM Article a WHERE a.votes <> \
+             (SELECT count(*) FROM Vote v WHERE v.article_id = a.id)"
+        )
+        .trim(),
+        "0"
+    );
+    votes
+}
+
+/// Noria's own command lines, only the program name and addresses
+/// changed: `vote ... mysql`, `vote ... memcached` and `vote ... hybrid`.
+#[test]
+fn noria_command_lines_on_mysql_memcached_and_hybrid() {
+    let Some(db) = Mariadb::start() else { return };
+    let Some(mc) = MemcachedServer::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let histogram = dir.path().join("vote.hdr");
+    let histogram_arg = histogram.to_string_lossy().to_string();
+    let results = dir.path().join("results.sqlite");
+    let results_arg = results.to_string_lossy().to_string();
+    let mysql_address = format!("{}:{}@127.0.0.1:{}", my::USER, my::PASSWORD, db.port());
+    let mc_address = format!("127.0.0.1:{}", mc.port());
+    let articles = ARTICLES.to_string();
+    let noria = |threads: &str, backend: &[&str]| -> (Summary, String) {
+        let mut args = vec![
+            "vote",
+            "--target",
+            "3000",
+            "--write-every",
+            "3",
+            "--runtime",
+            "1",
+            "--articles",
+            &articles,
+            "--threads",
+            threads,
+            "--seed",
+            "7",
+            "--histogram",
+            &histogram_arg,
+            "--results",
+            &results_arg,
+        ];
+        args.extend_from_slice(backend);
+        let out = sojourn(dir.path(), &args);
+        let stdout = ok(&out);
+        let stderr = text(&out.stderr);
+        assert!(
+            !stdout.contains(my::PASSWORD) && !stderr.contains(my::PASSWORD),
+            "password in output:\n{stdout}\n{stderr}"
+        );
+        // What the translation changes is said.
+        assert!(stderr.contains("note: --write-every 3"), "{stderr}");
+        assert_noria_table(&stdout);
+        (parse_summary(&stdout), stdout)
+    };
+
+    // MySQL with precomputed counts, as Noria ran it.
+    let mysql = [
+        "mysql",
+        "--address",
+        &mysql_address,
+        "--database",
+        my::DATABASE,
+    ];
+    let (s, _) = noria("2", &mysql);
+    let mysql_votes = assert_votes_in_mariadb(&db, &s);
+    let mysql_reads = get(&s, "READ", "Return=OK") as u64;
+
+    // memcached alone: every read is a get of two items, all of them hits;
+    // the counts in memcached are the votes sent.
+    let (s, stdout) = noria("2", &["memcached", "--address", &mc_address]);
+    let votes = get(&s, "INSERT", "Return=OK") as u64;
+    let memcached_reads = get(&s, "READ", "Return=OK") as u64;
+    assert!(votes > 0 && memcached_reads > 0);
+    let keys: Vec<String> = (1..=ARTICLES).map(|id| format!("votes:{id}")).collect();
+    let counted: u64 = memcached_values(&memcached(
+        mc.port(),
+        &format!("get {}\r\n", keys.join(" ")),
+    ))
+    .iter()
+    .map(|(_, v)| v.parse::<u64>().unwrap())
+    .sum();
+    assert_eq!(counted, votes);
+    assert_eq!(cache_line(&stdout), (2 * memcached_reads, 0), "{stdout}");
+
+    // MySQL behind memcached, one connection so that no read's write-back
+    // can race a vote: reads hit until a vote deletes the entry, the next
+    // read misses and writes the count back, and every entry left in the
+    // cache holds its article's count in the database.
+    let hybrid = [
+        "hybrid",
+        "--mysql-address",
+        &mysql_address,
+        "--memcached-address",
+        &mc_address,
+        "--database",
+        my::DATABASE,
+    ];
+    let (s, stdout) = noria("1", &hybrid);
+    let hybrid_votes = assert_votes_in_mariadb(&db, &s);
+    let reads = get(&s, "READ", "Return=OK") as u64;
+    let (hits, misses) = cache_line(&stdout);
+    assert_eq!(hits + misses, reads, "{stdout}");
+    assert!(hits > 0 && misses > 0, "{stdout}");
+    assert!(misses <= hybrid_votes, "a miss follows a vote: {stdout}");
+    let keys: Vec<String> = (1..=ARTICLES).map(|id| format!("vc:{id}")).collect();
+    let cached = memcached_values(&memcached(
+        mc.port(),
+        &format!("get {}\r\n", keys.join(" ")),
+    ));
+    assert!(!cached.is_empty());
+    for (key, value) in cached {
+        let id = key.strip_prefix("vc:").unwrap();
+        let count = value.split(' ').next().unwrap();
+        let in_db = db.sql(&format!("SELECT votes FROM Article WHERE id = {id}"));
+        assert_eq!(count, in_db.trim(), "{key} = {value}");
+        assert!(value.ends_with(&format!("Article #{id}")), "{value}");
+    }
+
+    // Four histograms a run, appended, in Noria's order: sojourn-write,
+    // sojourn-read, remote-write, remote-read, each counting its
+    // operations.
+    let bytes = std::fs::read(&histogram).unwrap();
+    let mut reader = &bytes[..];
+    let mut counts = Vec::new();
+    while !reader.is_empty() {
+        let h: hdrhistogram::Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
+            .deserialize(&mut reader)
+            .unwrap();
+        counts.push(h.len());
+    }
+    let run_counts = |votes: u64, reads: u64| [votes, reads, votes, reads];
+    assert_eq!(counts.len(), 12, "{counts:?}");
+    assert_eq!(counts[..4], run_counts(mysql_votes, mysql_reads));
+    assert_eq!(counts[4..8], run_counts(counted, memcached_reads));
+    assert_eq!(counts[8..], run_counts(hybrid_votes, reads));
+
+    // Each run is stored.
+    let store = Store::open(&results_arg).unwrap();
+    let runs = store.list(&Filter::default()).unwrap();
+    assert_eq!(runs.iter().filter(|r| r.meta.phase == "run").count(), 3);
+}
+
+#[test]
+fn noria_backends_sojourn_does_not_run_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for (line, named) in [
+        (&["vote", "localsoup", "--shards", "2"][..], "`localsoup`"),
+        (&["vote", "--target", "10", "mssql"], "`mssql`"),
+        (&["vote", "memcached", "--fast"], "--fast"),
+    ] {
+        let e = refused(dir.path(), line);
+        assert!(e.contains(named), "{e}");
+    }
+    let e = refused(dir.path(), &["vote", "localsoup"]);
+    assert!(
+        e.contains("localsoup") && e.contains("mysql, memcached, hybrid, redis and postgresql"),
+        "{e}"
     );
 }

@@ -24,7 +24,7 @@ const NESTED_URLS: usize = 4;
 
 fn redact_url_within(url: &str, depth: usize) -> String {
     let Some(scheme_end) = url.find("://") else {
-        return redact_query(&redact_conninfo(url), depth);
+        return redact_query(&redact_conninfo(&redact_authority(url)), depth);
     };
     let authority_start = scheme_end + 3;
     let after_scheme = &url[authority_start..];
@@ -42,6 +42,28 @@ fn redact_url_within(url: &str, depth: usize) -> String {
     redacted.push_str(":***");
     redacted.push_str(&after_scheme[at..]);
     redact_query(&redacted, depth)
+}
+
+/// A URL's authority without its scheme, `user:pass@host[:port]` (Noria's
+/// `--address`, yb-sample-apps' nodes), with the password masked; any
+/// other text unchanged. Only a single word whose user-info has no `/` is
+/// taken for one, so paths (`sqlite:/a@b`) and sentences are left alone.
+fn redact_authority(s: &str) -> String {
+    let Some(at) = s.rfind('@') else {
+        return s.to_string();
+    };
+    let userinfo = &s[..at];
+    match userinfo.split_once(':') {
+        Some((user, _))
+            if !user.is_empty()
+                && !userinfo.contains(['/', ' ', '='])
+                && !s[at + 1..].is_empty()
+                && !s[at + 1..].contains([' ', '/']) =>
+        {
+            format!("{user}:***{}", &s[at..])
+        }
+        _ => s.to_string(),
+    }
 }
 
 /// `url` with its password taken out rather than masked: no `:pass` in
@@ -299,6 +321,21 @@ pub fn text(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn passwords_in_bare_authorities_are_masked() {
+        assert_eq!(
+            argument("sojourn:s3cret@127.0.0.1:3306"),
+            "sojourn:***@127.0.0.1:3306"
+        );
+        assert_eq!(
+            command_line(["--address".into(), "u:p@w@h:1".into()]),
+            "--address u:***@h:1"
+        );
+        for same in ["127.0.0.1:3306", "sqlite:/tmp/a:b@c", "a@b", ":x@h", "u:p@"] {
+            assert_eq!(argument(same), same);
+        }
+    }
 
     #[test]
     fn passwords_in_multi_host_urls_are_masked() {

@@ -10,6 +10,7 @@ mod phase;
 mod report;
 mod results;
 mod suite;
+mod vote;
 
 use std::process::ExitCode;
 
@@ -30,5 +31,6 @@ pub fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Agent(a) => agent::main(a),
         Command::Agents(a) => agent::agents(a),
         Command::Kubernetes(a) => kubernetes::main(a),
+        Command::Vote(a) => vote::main(a),
     }
 }

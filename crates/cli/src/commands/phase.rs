@@ -30,6 +30,16 @@ pub enum Mode {
 }
 
 pub fn main(args: PhaseArgs, mode: Mode) -> Result<ExitCode> {
+    main_then(args, mode, None)
+}
+
+/// [`main`], then `after_run` with the record of each run phase, once it
+/// is printed and stored (`sojourn vote --histogram` writes from it).
+pub fn main_then(
+    args: PhaseArgs,
+    mode: Mode,
+    mut after_run: Option<&mut dyn FnMut(&RunRecord) -> Result<()>>,
+) -> Result<ExitCode> {
     let opts = Options::new(args)?;
     if mode == Mode::Load && opts.repeat > 1 {
         bail!("--repeat repeats a run phase: use it with `sojourn run` or `sojourn bench`");
@@ -92,7 +102,11 @@ pub fn main(args: PhaseArgs, mode: Mode) -> Result<ExitCode> {
         if bench && plan.phase == Phase::Load {
             loaded(&describe, plan, m)?;
         } else {
+            let record = after_run.is_some().then(|| m.record());
             report(m, &opts)?;
+            if let (Some(after), Some(record)) = (after_run.as_mut(), &record) {
+                after(record)?;
+            }
         }
         Ok(!interrupted)
     })?;

@@ -34,7 +34,8 @@ impl Capability for Vote {
     type Config = VoteVariant;
     type Step = VoteWorker;
     const REFUSAL: &'static str = "does not run the vote workload (workload=vote); it runs on \
-         PostgreSQL (postgres://), MySQL/MariaDB (mysql://) and Redis (redis://)";
+         PostgreSQL (postgres://), MySQL/MariaDB (mysql://), Redis (redis://) and memcached \
+         (memcached://), and on a database behind a cache with -p vote.cache=URL";
 }
 
 /// A backend's vote support (see [`Support`]).
@@ -74,7 +75,13 @@ pub const VOTE_PROPERTIES: &[&str] = &[
     "vote.write_every",
     "vote.distribution",
     "vote.variant",
+    "vote.cache",
 ];
+
+/// The property that puts a cache in front of a SQL database (Noria's
+/// hybrid deployment): a `memcached://` or `redis://` URL. The backend
+/// reads it; the workload never touches the cache itself.
+pub const VOTE_CACHE: &str = "vote.cache";
 
 /// How the SQL backends answer "article with its vote count".
 #[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
