@@ -503,7 +503,9 @@ pub struct PhaseArgs {
 
     /// Workload kind: core (YCSB's, the default), vote (Noria's; see
     /// docs/workloads.md) or keyvalue (yb-sample-apps'; see
-    /// docs/keyvalue.md). Same as -p workload=NAME.
+    /// docs/keyvalue.md). Same as -p workload=NAME. Or yb-sample-apps'
+    /// CassandraKeyValue, RedisKeyValue or SqlInserts with --nodes and its
+    /// flags (below).
     #[arg(long, value_name = "NAME")]
     pub workload: Option<String>,
 
@@ -617,6 +619,9 @@ pub struct PhaseArgs {
     /// their shares and connect, with nothing changing, before giving up.
     #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
     pub agents_wait: f64,
+
+    #[command(flatten)]
+    pub yb: crate::ybapps::YbArgs,
 }
 
 #[derive(Args, Debug)]
@@ -775,7 +780,8 @@ pub struct QueryArgs {
 /// YCSB writes long options with one dash. Rewrite exactly those so clap
 /// sees its usual forms; anything else is left for clap to judge.
 pub fn normalise_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
-    args.into_iter()
+    let args: Vec<OsString> = args
+        .into_iter()
         .map(|a| match a.to_str() {
             Some("-threads") => "--threads".into(),
             Some("-target") => "--target".into(),
@@ -783,5 +789,7 @@ pub fn normalise_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString>
             Some("-seed") => "--seed".into(),
             _ => a,
         })
-        .collect()
+        .collect();
+    // yb-sample-apps' flags that are not read, to be refused by name.
+    crate::ybapps::mark_unread_flags(args)
 }

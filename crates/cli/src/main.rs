@@ -8,6 +8,7 @@ mod metrics;
 mod options;
 mod progress;
 mod workloads;
+mod ybapps;
 
 use std::process::ExitCode;
 

@@ -15,7 +15,7 @@ use sojourn_session::share::WorkloadFile;
 use sojourn_session::{parse_label, Places, RunTags, StoreChoice};
 
 use crate::cli::{ArrivalArg, Format, LiveArgs, PhaseArgs};
-use crate::workloads;
+use crate::{workloads, ybapps};
 
 /// The command line, validated.
 pub struct Options {
@@ -36,11 +36,22 @@ pub struct Options {
     /// `--repeat N` (1 without) and the pause between repetitions.
     pub repeat: u32,
     pub repeat_pause: Duration,
+    /// yb-sample-apps' command line, when the properties and URL are its
+    /// translation.
+    yb: Option<ybapps::Translation>,
 }
 
 impl Options {
     pub fn new(a: PhaseArgs) -> Result<Options> {
-        let mut props = Properties::new();
+        // yb-sample-apps' command line: its flags are the key-value
+        // workload's properties and its --nodes the database.
+        let yb = ybapps::translate(&a)?;
+        for note in yb.iter().flat_map(|t| &t.notes) {
+            eprintln!("note: {note}");
+        }
+        let mut props = yb
+            .as_ref()
+            .map_or_else(Properties::new, |t| t.props.clone());
         let mut workload_names = Vec::new();
         let mut files = Vec::new();
         for f in &a.files {
@@ -65,10 +76,13 @@ impl Options {
             files.push(file);
             workload_names.push(name);
         }
-        if let Some(w) = &a.workload {
+        if let Some(w) = a.workload.as_ref().filter(|_| yb.is_none()) {
             props.set("workload", w, Origin::Flag("--workload"));
         }
         for p in &a.props {
+            if let Some(t) = &yb {
+                t.check_property(p)?;
+            }
             props.set_arg(p)?;
         }
         if workload_names.is_empty() {
@@ -132,7 +146,10 @@ impl Options {
         tags.client_index = a.client_index;
         tags.client_count = a.client_count;
         tags.check_share()?;
-        let db_url = database(a.db, a.db_name, &props)?;
+        let db_url = match &yb {
+            Some(t) => t.db_url.clone(),
+            None => database(a.db, a.db_name, &props)?,
+        };
         let agents = match a.agents {
             Some(0) => anyhow::bail!("--agents 0: expected 1 or more agents"),
             Some(n) => Some(Agents {
@@ -157,6 +174,7 @@ impl Options {
             live: a.live.clone(),
             repeat,
             repeat_pause,
+            yb,
         })
     }
 
@@ -167,6 +185,10 @@ impl Options {
     /// Backend properties (`redis.*`, `db.*`) no backend reads are
     /// unknown too.
     pub fn plan(&self, phase: Phase) -> Result<Plan> {
+        if let Some(t) = &self.yb {
+            // In the words of the flags the user gave.
+            t.check_ends(phase)?;
+        }
         let prefixes = sojourn_backends::property_prefixes();
         let backend_unknown = sojourn_backends::unknown_properties(&self.props);
         match Plan::from_properties(&self.props, phase, prefixes) {

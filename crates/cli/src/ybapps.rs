@@ -1,0 +1,1155 @@
+//! yb-sample-apps' command line on `sojourn load`, `run` and `bench`:
+//! `--workload CassandraKeyValue|RedisKeyValue|SqlInserts --nodes
+//! HOST:PORT[,HOST:PORT...]` and its flags as its users write them
+//! (`--num_reads 100000 --num_threads_write 2 --nouuid ...`).
+//!
+//! This module owns the translation, and only that: the flags become the
+//! key-value workload's properties (`workload=keyvalue`, `num_reads`, ...)
+//! and `--nodes` a database URL, exactly what `-P workloads/keyvalue --db
+//! URL -p ...` gives, so the plan, the run and what is stored are those
+//! of sojourn's own spelling. yb-sample-apps' defaults stand in for the
+//! flags left out, and one note says where they differ from
+//! `workloads/keyvalue`. A flag of yb-sample-apps' that this does not read
+//! is refused, named, with the ones it reads; so is a yb-sample-apps
+//! workload other than the three key-value ones, and a mix with sojourn's
+//! own spelling of the same things (`-P`, `--db`, `-p num_reads=...`).
+
+use std::ffi::OsString;
+use std::fmt;
+
+use anyhow::{bail, Result};
+use clap::Args;
+use sojourn_core::properties::{Origin, Properties};
+use sojourn_core::workload::Phase;
+
+use crate::cli::PhaseArgs;
+
+/// yb-sample-apps' flags that sojourn reads (with `--workload` and
+/// `--nodes`). Underscores as yb-sample-apps writes them; each sets the
+/// key-value property of the same name unless its help says otherwise.
+#[derive(Args, Clone, Default)]
+#[command(next_help_heading = "yb-sample-apps' command line (docs/keyvalue.md)")]
+pub struct YbArgs {
+    /// With --workload CassandraKeyValue, RedisKeyValue or SqlInserts: the
+    /// database's nodes, comma-separated; connections spread over them.
+    /// The port defaults to the workload's (9042, 6379, 5433).
+    #[arg(long, value_name = "HOST:PORT[,HOST:PORT...]")]
+    pub nodes: Option<String>,
+
+    /// Keys the writers insert before they start updating.
+    #[arg(long = "num_unique_keys", value_name = "N")]
+    pub num_unique_keys: Option<u64>,
+
+    /// Writes to perform, inserts and updates (-1: no limit).
+    #[arg(long = "num_writes", value_name = "N", allow_negative_numbers = true)]
+    pub num_writes: Option<i64>,
+
+    /// Reads to perform (-1: no limit).
+    #[arg(long = "num_reads", value_name = "N", allow_negative_numbers = true)]
+    pub num_reads: Option<i64>,
+
+    /// Reader connections.
+    #[arg(long = "num_threads_read", value_name = "N")]
+    pub num_threads_read: Option<u32>,
+
+    /// Writer connections.
+    #[arg(long = "num_threads_write", value_name = "N")]
+    pub num_threads_write: Option<u32>,
+
+    /// Read by yb-sample-apps' key-value workloads no more than here: their
+    /// pools are --num_threads_read and --num_threads_write.
+    #[arg(long = "num_threads", value_name = "N")]
+    pub num_threads: Option<u32>,
+
+    /// Bytes per value (at least 10: a checksum and a byte).
+    #[arg(long = "value_size", value_name = "BYTES")]
+    pub value_size: Option<u64>,
+
+    /// Keys are key:<n>, without a UUID prefix.
+    #[arg(long)]
+    pub nouuid: bool,
+
+    /// The keys' prefix [default: a random UUID, new each time].
+    #[arg(long, value_name = "UUID", conflicts_with = "nouuid")]
+    pub uuid: Option<String>,
+
+    /// Readers only (needs --uuid or --nouuid).
+    #[arg(long = "read_only")]
+    pub read_only: bool,
+
+    /// The highest key known written (skips the search for it).
+    #[arg(
+        long = "max_written_key",
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
+    pub max_written_key: Option<i64>,
+
+    /// Seconds to run (0 or negative: until the counts are done).
+    #[arg(
+        long = "run_time",
+        value_name = "SECONDS",
+        allow_negative_numbers = true
+    )]
+    pub run_time: Option<i64>,
+
+    /// The database user.
+    #[arg(long, value_name = "USER")]
+    pub username: Option<String>,
+
+    /// The database password (needs --username; never shown or stored).
+    #[arg(long, value_name = "PASSWORD")]
+    pub password: Option<String>,
+
+    /// Values of ASCII text (sojourn's always are).
+    #[arg(long = "use_ascii_values")]
+    pub use_ascii_values: bool,
+
+    /// Reads per second of each reader connection.
+    #[arg(long = "read_rate", value_name = "OPS")]
+    pub read_rate: Option<f64>,
+
+    /// Writes per second of each writer connection.
+    #[arg(long = "write_rate", value_name = "OPS")]
+    pub write_rate: Option<f64>,
+
+    /// SqlInserts: the database [default: postgres].
+    #[arg(long = "default_postgres_database", value_name = "NAME")]
+    pub default_postgres_database: Option<String>,
+
+    /// yb-sample-apps' flags this does not read, marked by
+    /// [`mark_unread_flags`] before parsing, to be refused by name.
+    #[arg(long = "yb-sample-apps-flag", hide = true, value_name = "NAME")]
+    pub unread: Vec<String>,
+}
+
+impl fmt::Debug for YbArgs {
+    // Not derived: the password must not reach a debug print.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("YbArgs")
+            .field("nodes", &self.nodes)
+            .field("username", &self.username)
+            .field("password", &self.password.as_ref().map(|_| "***"))
+            .finish_non_exhaustive()
+    }
+}
+
+/// The flags [`YbArgs`] reads, as yb-sample-apps names them, for messages.
+const READ: &[&str] = &[
+    "workload",
+    "nodes",
+    "num_unique_keys",
+    "num_writes",
+    "num_reads",
+    "num_threads_read",
+    "num_threads_write",
+    "num_threads",
+    "value_size",
+    "nouuid",
+    "uuid",
+    "read_only",
+    "max_written_key",
+    "run_time",
+    "username",
+    "password",
+    "use_ascii_values",
+    "read_rate",
+    "write_rate",
+    "default_postgres_database",
+];
+
+/// yb-sample-apps' other options (its `CmdLineOpts`), and whether each
+/// takes a value: refused by name rather than left to clap's "unexpected
+/// argument". `help` stays clap's.
+const UNREAD: &[(&str, bool)] = &[
+    ("batch_size", true),
+    ("batch_write", false),
+    ("concurrent_clients", true),
+    ("cql_connect_timeout_ms", true),
+    ("cql_read_timeout_ms", true),
+    ("create_table_name", true),
+    ("data_emit_rate_millis", true),
+    ("debug_driver", true),
+    ("disable_yb_load_balancing_policy", false),
+    ("drop_table_name", true),
+    ("keep_table", false),
+    ("key_freq_zipf_exponent", true),
+    ("load_balance", true),
+    ("local_reads", false),
+    ("lock_step", false),
+    ("max_coupons_per_customer", true),
+    ("max_metrics_count", true),
+    ("max_nodes_per_user", true),
+    ("min_metrics_count", true),
+    ("min_nodes_per_user", true),
+    ("non_transactional_index", false),
+    ("num_consecutive_rows_with_same_fk", true),
+    ("num_devices", true),
+    ("num_event_types", true),
+    ("num_foreign_key_table_rows", true),
+    ("num_foreign_keys", true),
+    ("num_indexes", true),
+    ("num_new_coupons_per_customer", true),
+    ("num_partitions", true),
+    ("num_stores", true),
+    ("num_subkeys_per_key", true),
+    ("num_subkeys_per_read", true),
+    ("num_subkeys_per_write", true),
+    ("num_ticker_symbols", true),
+    ("num_users", true),
+    ("num_value_columns", true),
+    ("output_json_metrics", false),
+    ("pipeline_length", true),
+    ("placement_policies", true),
+    ("print_all_exceptions", false),
+    ("read_back_delta_from_now", true),
+    ("read_batch_size", true),
+    ("replication_factor", true),
+    ("report_read_restarts", false),
+    ("sanity_check_at_end", false),
+    ("skip_ddl", false),
+    ("skip_workload", false),
+    ("sleep_time", true),
+    ("socket_timeout", true),
+    ("ssl_cert", true),
+    ("ssl_key", true),
+    ("subkey_freq_zipf_exponent", true),
+    ("subkey_value_max_size", true),
+    ("subkey_value_size_zipf_exponent", true),
+    ("sum_in_app", false),
+    ("table_ttl_seconds", true),
+    ("tablespaces", true),
+    ("topology_keys", true),
+    ("truncate", false),
+    ("use_redis_cluster", false),
+    ("verbose", false),
+    ("with_local_dc", true),
+    ("yugabyte_password", true),
+];
+
+/// yb-sample-apps' other workloads, refused by name.
+const OTHER_APPS: &[&str] = &[
+    "CassandraInserts",
+    "CassandraHelloWorld",
+    "CassandraRangeKeyValue",
+    "CassandraBatchKeyValue",
+    "CassandraBatchTimeseries",
+    "CassandraEventData",
+    "CassandraTransactionalKeyValue",
+    "CassandraTransactionalRestartRead",
+    "CassandraStockTicker",
+    "CassandraTimeseries",
+    "CassandraUserId",
+    "CassandraPersonalization",
+    "CassandraSecondaryIndex",
+    "CassandraUniqueSecondaryIndex",
+    "RedisPipelinedKeyValue",
+    "RedisHashPipelined",
+    "RedisYBClientKeyValue",
+    "SqlDataLoad",
+    "SqlForeignKeysAndJoins",
+    "SqlGeoPartitionedTable",
+    "SqlSecondaryIndex",
+    "SqlSnapshotTxns",
+    "SqlUpdates",
+    "SqlStaleReadDetector",
+    "SqlQueryLatencyIncrease",
+];
+
+/// The three key-value workloads, with yb-sample-apps' defaults for each
+/// (its `static` blocks: `CassandraKeyValue` over `CassandraKeyValueBase`,
+/// `RedisKeyValue`, `SqlInserts`; `AppBase`'s key counts).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct App {
+    pub name: &'static str,
+    scheme: &'static str,
+    port: u16,
+    readers: u32,
+    writers: u32,
+    reads: i64,
+    writes: i64,
+    unique_keys: u64,
+    /// The table yb-sample-apps makes (none for Redis, whose keys are
+    /// top-level strings).
+    table: Option<&'static str>,
+    /// Where a yb-sample-apps default comes from, as messages say it.
+    origin: &'static str,
+}
+
+pub const APPS: [App; 3] = [
+    App {
+        name: "CassandraKeyValue",
+        scheme: "cassandra",
+        port: 9042,
+        readers: 24,
+        writers: 2,
+        reads: 1_500_000,
+        writes: 2_000_000,
+        unique_keys: 2_000_000,
+        table: Some("CassandraKeyValue"),
+        origin: "yb-sample-apps' CassandraKeyValue default",
+    },
+    App {
+        name: "RedisKeyValue",
+        scheme: "redis",
+        port: 6379,
+        readers: 32,
+        writers: 2,
+        reads: -1,
+        writes: -1,
+        unique_keys: 1_000_000,
+        table: None,
+        origin: "yb-sample-apps' RedisKeyValue default",
+    },
+    App {
+        name: "SqlInserts",
+        scheme: "postgres",
+        port: 5433,
+        readers: 2,
+        writers: 2,
+        reads: 1_500_000,
+        writes: 2_000_000,
+        unique_keys: 2_000_000,
+        table: Some("PostgresqlKeyValue"),
+        origin: "yb-sample-apps' SqlInserts default",
+    },
+];
+
+/// CassandraKeyValue's keyspace.
+const KEYSPACE: &str = "ybdemo_keyspace";
+/// SqlInserts' database without `--default_postgres_database`.
+const POSTGRES_DATABASE: &str = "postgres";
+
+/// Whether `name` is one of yb-sample-apps' workloads.
+fn is_yb_app(name: &str) -> bool {
+    APPS.iter()
+        .map(|a| a.name)
+        .any(|n| n.eq_ignore_ascii_case(name))
+        || OTHER_APPS.iter().any(|n| n.eq_ignore_ascii_case(name))
+}
+
+/// Marks yb-sample-apps' flags that [`YbArgs`] does not read as
+/// `--yb-sample-apps-flag=NAME` (their values dropped), so that they are
+/// refused by name once parsed. Only on a yb-sample-apps line (`--workload`
+/// naming one of its workloads); there, any other `--snake_case` flag is
+/// marked too, since sojourn's own flags have no underscores.
+pub fn mark_unread_flags(args: Vec<OsString>) -> Vec<OsString> {
+    let yb_line = args.iter().enumerate().any(|(i, a)| {
+        let a = a.to_string_lossy();
+        match a.strip_prefix("--workload") {
+            Some(rest) => match rest.strip_prefix('=') {
+                Some(name) => is_yb_app(name),
+                None if rest.is_empty() => args
+                    .get(i + 1)
+                    .is_some_and(|n| is_yb_app(&n.to_string_lossy())),
+                None => false,
+            },
+            None => false,
+        }
+    });
+    if !yb_line {
+        return args;
+    }
+    let mut out = Vec::with_capacity(args.len());
+    let mut args = args.into_iter().peekable();
+    while let Some(arg) = args.next() {
+        let Some(flag) = arg.to_str().and_then(|a| a.strip_prefix("--")) else {
+            out.push(arg);
+            continue;
+        };
+        let (name, inline) = match flag.split_once('=') {
+            Some((name, _)) => (name, true),
+            None => (flag, false),
+        };
+        let known = UNREAD.iter().find(|(n, _)| *n == name);
+        let unread = known.is_some() || (name.contains('_') && !READ.contains(&name));
+        if !unread {
+            out.push(arg);
+            continue;
+        }
+        // A value of its own, if yb-sample-apps' option takes one (or, not
+        // being one of its options, if the next word is not a flag).
+        let takes_value = known.map_or_else(
+            || {
+                args.peek()
+                    .is_some_and(|n| !n.to_string_lossy().starts_with('-'))
+            },
+            |(_, v)| *v,
+        );
+        if takes_value && !inline {
+            args.next();
+        }
+        out.push(format!("--yb-sample-apps-flag={name}").into());
+    }
+    out
+}
+
+/// A yb-sample-apps command line as sojourn's own spelling: the key-value
+/// workload's properties and the database URL.
+pub struct Translation {
+    pub app: App,
+    pub props: Properties,
+    /// Holds the password, if given: redact before showing.
+    pub db_url: String,
+    /// What differs from `workloads/keyvalue` and what is not read, for
+    /// one line on stderr.
+    pub notes: Vec<String>,
+}
+
+/// The translation of `a`'s yb-sample-apps command line; `None` when it
+/// has none (no yb-sample-apps workload and none of its flags).
+pub fn translate(a: &PhaseArgs) -> Result<Option<Translation>> {
+    let y = &a.yb;
+    let workload = a.workload.as_deref().map(str::trim);
+    let app = workload.and_then(|w| APPS.iter().find(|app| app.name.eq_ignore_ascii_case(w)));
+    let Some(app) = app else {
+        if let Some(w) = workload.filter(|w| is_yb_app(w)) {
+            bail!(
+                "--workload {w}: sojourn runs yb-sample-apps' key-value workloads, \
+                 CassandraKeyValue, RedisKeyValue and SqlInserts (docs/keyvalue.md); \
+                 not {w}"
+            );
+        }
+        if let Some(flag) = given_flags(y).first() {
+            bail!(
+                "--{flag} is yb-sample-apps' flag: give it with --workload \
+                 CassandraKeyValue, RedisKeyValue or SqlInserts, or write sojourn's own \
+                 spelling (-P workloads/keyvalue --db URL -p num_reads=N ..., docs/keyvalue.md)"
+            );
+        }
+        return Ok(None);
+    };
+    if let Some(flag) = y.unread.first() {
+        let also = match &y.unread[1..] {
+            [] => String::new(),
+            more => format!(" (nor --{})", more.join(", --")),
+        };
+        bail!(
+            "--{flag}: a flag of yb-sample-apps that sojourn does not read{also}; with \
+             --workload {} it reads --{}",
+            app.name,
+            READ.join(", --")
+        );
+    }
+    // One spelling at a time: these are what the translation sets itself.
+    if !a.files.is_empty() {
+        bail!(
+            "--workload {} is yb-sample-apps' command line, whose flags and defaults set \
+             every key-value property: leave out -P (or write sojourn's own spelling, \
+             -P workloads/keyvalue --db URL, without --workload {})",
+            app.name,
+            app.name
+        );
+    }
+    if let Some(db) = a.db.as_ref().or(a.db_name.as_ref()) {
+        let which = if a.db.is_some() {
+            "--db"
+        } else {
+            "the DB argument"
+        };
+        bail!(
+            "{which} {}: with --workload {} the database is --nodes HOST:PORT[,HOST:PORT...]; \
+             leave out {which}",
+            sojourn_core::redact::redact_url(db),
+            app.name
+        );
+    }
+    let Some(nodes) = y.nodes.as_deref() else {
+        bail!(
+            "--workload {} needs --nodes HOST:PORT[,HOST:PORT...], the database's nodes \
+             (yb-sample-apps' required flag)",
+            app.name
+        );
+    };
+    let nodes = parse_nodes(nodes, app.port)?;
+    if y.password.is_some() && y.username.is_none() {
+        bail!("--password requires --username to be set (as yb-sample-apps says)");
+    }
+    if y.read_only && y.uuid.is_none() && !y.nouuid {
+        bail!(
+            "--read_only reads keys written before: give --nouuid, or the --uuid they were \
+             written under (yb-sample-apps asks the same)"
+        );
+    }
+    let mut t = Translation {
+        app: *app,
+        props: Properties::new(),
+        db_url: db_url(app, &nodes, y),
+        notes: Vec::new(),
+    };
+    t.set("workload", "keyvalue", "--workload");
+    if let Some(table) = app.table {
+        t.set("table", table, app.origin);
+    }
+    if app.scheme == "redis" {
+        // RedisKeyValue's commands: one string per key, SET and GET.
+        t.set("redis.mode", "string", app.origin);
+    }
+    let unique = y.num_unique_keys.unwrap_or(app.unique_keys);
+    let readers = y.num_threads_read.unwrap_or(app.readers);
+    let writers = if y.read_only {
+        0
+    } else {
+        y.num_threads_write.unwrap_or(app.writers)
+    };
+    // yb-sample-apps writes `val:<n>` when no size is given: the same size
+    // here, with a checksum in it (10 bytes at least).
+    let yb_value = (4 + unique.saturating_sub(1).to_string().len()).max(10) as u64;
+    let counts = [
+        (
+            "num_unique_keys",
+            "--num_unique_keys",
+            y.num_unique_keys.map(i128::from),
+            i128::from(app.unique_keys),
+        ),
+        (
+            "num_writes",
+            "--num_writes",
+            y.num_writes.map(i128::from),
+            i128::from(app.writes),
+        ),
+        (
+            "num_reads",
+            "--num_reads",
+            y.num_reads.map(i128::from),
+            i128::from(app.reads),
+        ),
+        (
+            "num_threads_read",
+            "--num_threads_read",
+            y.num_threads_read.map(i128::from),
+            i128::from(app.readers),
+        ),
+        (
+            "num_threads_write",
+            "--num_threads_write",
+            y.num_threads_write.map(i128::from),
+            i128::from(app.writers),
+        ),
+        (
+            "value_size",
+            "--value_size",
+            y.value_size.map(i128::from),
+            i128::from(yb_value),
+        ),
+    ];
+    for (key, flag, given, default) in counts {
+        match given {
+            Some(v) => t.set(key, &v.to_string(), flag),
+            None => t.set(key, &default.to_string(), app.origin),
+        }
+    }
+    match (&y.uuid, y.nouuid) {
+        (Some(u), _) => {
+            check_uuid(u)?;
+            t.set("nouuid", "false", "--uuid");
+            t.set("uuid", u, "--uuid");
+        }
+        (None, true) => t.set("nouuid", "true", "--nouuid"),
+        (None, false) => {
+            t.set("nouuid", "false", app.origin);
+            t.set("uuid", &random_uuid(), app.origin);
+        }
+    }
+    if y.read_only {
+        t.set("read_only", "true", "--read_only");
+        if let Some(w) = y.num_threads_write {
+            t.notes.push(format!(
+                "--num_threads_write {w} is not read with --read_only (yb-sample-apps ignores \
+                 it too)"
+            ));
+        }
+    }
+    if let Some(k) = y.max_written_key {
+        if k < -1 {
+            bail!("--max_written_key {k}: expected the highest key written, or -1 for none");
+        }
+        // yb-sample-apps' is the highest key number; sojourn's the count.
+        t.set("max_written_key", &(k + 1).to_string(), "--max_written_key");
+    }
+    match y.run_time {
+        Some(s) if s > 0 => t.set("maxexecutiontime", &s.to_string(), "--run_time"),
+        _ => {}
+    }
+    // yb-sample-apps throttles each connection; sojourn's rate is the pool's.
+    for (flag, key, rate, threads) in [
+        ("--read_rate", "read_rate", y.read_rate, readers),
+        ("--write_rate", "write_rate", y.write_rate, writers),
+    ] {
+        match rate {
+            Some(r) if !(r > 0.0 && r.is_finite()) => bail!(
+                "{flag} {r}: expected operations per second of each connection, above 0 \
+                 (leave it out for no limit)"
+            ),
+            Some(r) if threads > 0 => t.set(key, &(r * f64::from(threads)).to_string(), flag),
+            _ => {}
+        }
+    }
+    if let Some(total) = y.num_threads {
+        t.notes.push(format!(
+            "--num_threads {total} is not read: yb-sample-apps' {} ignores it too, its pools \
+             being --num_threads_read {readers} and --num_threads_write {writers}",
+            app.name
+        ));
+    }
+    if y.default_postgres_database.is_some() && app.scheme != "postgres" {
+        bail!(
+            "--default_postgres_database names SqlInserts' database; --workload {} has none",
+            app.name
+        );
+    }
+    t.defaults_note(y)?;
+    Ok(Some(t))
+}
+
+impl Translation {
+    fn set(&mut self, key: &str, value: &str, origin: &'static str) {
+        self.props.set(key, value, Origin::Flag(origin));
+    }
+
+    /// One note naming each yb-sample-apps default that differs from
+    /// `workloads/keyvalue` (which the key-value workload's users know).
+    fn defaults_note(&mut self, y: &YbArgs) -> Result<()> {
+        let text = crate::workloads::SHIPPED
+            .iter()
+            .find(|(n, _)| *n == "keyvalue")
+            .map_or("", |(_, t)| t);
+        let file = Properties::read_str(text, std::path::Path::new("workloads/keyvalue"))?;
+        let mut differs = Vec::new();
+        for key in [
+            "num_unique_keys",
+            "num_writes",
+            "num_reads",
+            "num_threads_read",
+            "num_threads_write",
+            "value_size",
+        ] {
+            let ours = self.props.entry(key).map(|e| (e.value.clone(), &e.origin));
+            let Some((value, origin)) = ours else {
+                continue;
+            };
+            if *origin != Origin::Flag(self.app.origin) {
+                continue;
+            }
+            let theirs = file.get_str(key, "");
+            if value != theirs {
+                let why = if key == "value_size" {
+                    ", the size of yb-sample-apps' val:<n>"
+                } else {
+                    ""
+                };
+                differs.push(format!("--{key} {value} ({theirs}{why})"));
+            }
+        }
+        if y.uuid.is_none() && !y.nouuid {
+            differs.push(format!(
+                "keys under a new random --uuid {} (nouuid: give --nouuid, or this --uuid, \
+                 to find these keys again)",
+                self.props.get_str("uuid", "")
+            ));
+        }
+        if !differs.is_empty() {
+            self.notes.insert(
+                0,
+                format!(
+                    "{}s used, where workloads/keyvalue has others (in brackets): {}",
+                    self.app.origin,
+                    differs.join(", ")
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// A `-p KEY=VALUE` on the same line must not set what a flag or
+    /// default of yb-sample-apps' sets: which one wins would be a guess.
+    pub fn check_property(&self, arg: &str) -> Result<()> {
+        let key = arg.split_once('=').map_or(arg, |(k, _)| k).trim();
+        if let Some(e) = self.props.entry(key) {
+            let flag = match &e.origin {
+                Origin::Flag(f) if f.starts_with("--") => (*f).to_string(),
+                _ => format!("yb-sample-apps' flags (its default: {})", e.value),
+            };
+            bail!(
+                "-p {key}=...: with --workload {} {key} is set by {flag}; give that instead",
+                self.app.name
+            );
+        }
+        Ok(())
+    }
+
+    /// Refuses a run that would never end, in yb-sample-apps' words: its
+    /// `-1` counts run until stopped, which sojourn does not do.
+    pub fn check_ends(&self, phase: Phase) -> Result<()> {
+        if phase != Phase::Run || self.props.get("maxexecutiontime").is_some() {
+            return Ok(());
+        }
+        let read_only = self.props.get("read_only").is_some();
+        for (count, threads, pool_runs) in [
+            ("num_reads", "num_threads_read", true),
+            ("num_writes", "num_threads_write", !read_only),
+        ] {
+            let active = pool_runs && self.props.get_str(threads, "0") != "0";
+            if active && self.props.get_str(count, "0") == "-1" {
+                bail!(
+                    "--{count} -1 ({}) runs until stopped; sojourn's runs end: give --{count} \
+                     N or --run_time SECONDS",
+                    match self.props.entry(count).map(|e| &e.origin) {
+                        Some(Origin::Flag(f)) if !f.starts_with("--") => f,
+                        _ => "given",
+                    }
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The yb-sample-apps flags given in `y` (those with a property of their
+/// own), for the message that asks for `--workload`.
+fn given_flags(y: &YbArgs) -> Vec<&'static str> {
+    let given = [
+        ("nodes", y.nodes.is_some()),
+        ("num_unique_keys", y.num_unique_keys.is_some()),
+        ("num_writes", y.num_writes.is_some()),
+        ("num_reads", y.num_reads.is_some()),
+        ("num_threads_read", y.num_threads_read.is_some()),
+        ("num_threads_write", y.num_threads_write.is_some()),
+        ("num_threads", y.num_threads.is_some()),
+        ("value_size", y.value_size.is_some()),
+        ("nouuid", y.nouuid),
+        ("uuid", y.uuid.is_some()),
+        ("read_only", y.read_only),
+        ("max_written_key", y.max_written_key.is_some()),
+        ("run_time", y.run_time.is_some()),
+        ("username", y.username.is_some()),
+        ("password", y.password.is_some()),
+        ("use_ascii_values", y.use_ascii_values),
+        ("read_rate", y.read_rate.is_some()),
+        ("write_rate", y.write_rate.is_some()),
+        (
+            "default_postgres_database",
+            y.default_postgres_database.is_some(),
+        ),
+        ("yb-sample-apps-flag", !y.unread.is_empty()),
+    ];
+    given.iter().filter(|(_, g)| *g).map(|(f, _)| *f).collect()
+}
+
+/// `HOST[:PORT]` entries, comma-separated; `[v6]` in brackets.
+fn parse_nodes(nodes: &str, default_port: u16) -> Result<Vec<(String, u16)>> {
+    let mut out = Vec::new();
+    for node in nodes.split(',').map(str::trim) {
+        let bad = |why: &str| {
+            anyhow::anyhow!(
+                "--nodes {nodes}: {why}; expected HOST:PORT[,HOST:PORT...] (the port \
+                 defaults to {default_port})"
+            )
+        };
+        let (host, port) = if let Some(rest) = node.strip_prefix('[') {
+            let (host, after) = rest
+                .split_once(']')
+                .ok_or_else(|| bad(&format!("unclosed [ in `{node}`")))?;
+            (format!("[{host}]"), after.strip_prefix(':'))
+        } else {
+            match node.split_once(':') {
+                Some((h, p)) if !p.contains(':') => (h.to_string(), Some(p)),
+                Some(_) => return Err(bad(&format!("write an IPv6 address as [{node}]"))),
+                None => (node.to_string(), None),
+            }
+        };
+        if host.is_empty() || host == "[]" {
+            return Err(bad(if node.is_empty() {
+                "an empty node"
+            } else {
+                "a node without a host"
+            }));
+        }
+        let port = match port {
+            None => default_port,
+            Some(p) => p
+                .parse::<u16>()
+                .ok()
+                .filter(|p| *p > 0)
+                .ok_or_else(|| bad(&format!("`{p}` is not a TCP port")))?,
+        };
+        out.push((host, port));
+    }
+    Ok(out)
+}
+
+/// The database URL of `app` on `nodes`: the same URL `--db` would take.
+fn db_url(app: &App, nodes: &[(String, u16)], y: &YbArgs) -> String {
+    let mut url = format!("{}://", app.scheme);
+    if let Some(user) = &y.username {
+        url.push_str(&percent_encode(user));
+        if let Some(password) = &y.password {
+            url.push(':');
+            url.push_str(&percent_encode(password));
+        }
+        url.push('@');
+    }
+    let hosts: Vec<String> = nodes.iter().map(|(h, p)| format!("{h}:{p}")).collect();
+    url.push_str(&hosts.join(","));
+    match app.scheme {
+        "cassandra" => {
+            url.push('/');
+            url.push_str(KEYSPACE);
+        }
+        "postgres" => {
+            url.push('/');
+            let db = y
+                .default_postgres_database
+                .as_deref()
+                .unwrap_or(POSTGRES_DATABASE);
+            url.push_str(&percent_encode(db));
+            if nodes.len() > 1 {
+                // Each connection a node of its own at random, as
+                // yb-sample-apps picks one per connection.
+                url.push_str("?load_balance_hosts=random");
+            }
+        }
+        _ => {}
+    }
+    url
+}
+
+/// `%XX` for every byte but RFC 3986's unreserved ones, so that a user or
+/// password with `@`, `:` or `/` stays whole in the URL.
+fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// A UUID as yb-sample-apps' `UUID.fromString` takes it: five groups of
+/// hex digits, 8-4-4-4-12.
+fn check_uuid(u: &str) -> Result<()> {
+    let groups: Vec<&str> = u.split('-').collect();
+    let lengths = [8, 4, 4, 4, 12];
+    let ok = groups.len() == 5
+        && groups
+            .iter()
+            .zip(lengths)
+            .all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_hexdigit()));
+    if !ok {
+        bail!("--uuid {u}: expected a UUID, 8-4-4-4-12 hex digits (as yb-sample-apps takes)");
+    }
+    Ok(())
+}
+
+/// A random (version 4) UUID, as yb-sample-apps makes one per run when
+/// given neither `--uuid` nor `--nouuid`. The standard library's hasher
+/// keys are random per process, which is all a key prefix needs.
+fn random_uuid() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let half = || {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        h.finish()
+    };
+    let mut b = [0u8; 16];
+    b[..8].copy_from_slice(&half().to_be_bytes());
+    b[8..].copy_from_slice(&half().to_be_bytes());
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    /// The phase arguments of `sojourn run ARGS...`, as main parses them.
+    fn args(line: &[&str]) -> PhaseArgs {
+        let argv = ["sojourn", "run"].iter().chain(line).map(OsString::from);
+        let cli = crate::cli::Cli::try_parse_from(crate::cli::normalise_args(argv))
+            .unwrap_or_else(|e| panic!("{line:?}: {e}"));
+        match cli.command {
+            crate::cli::Command::Run(a) => a,
+            _ => unreachable!(),
+        }
+    }
+
+    fn translated(line: &[&str]) -> Translation {
+        translate(&args(line))
+            .unwrap()
+            .expect("a yb-sample-apps line")
+    }
+
+    fn refused(line: &[&str]) -> String {
+        match translate(&args(line)) {
+            Ok(_) => panic!("{line:?} was not refused"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    fn prop<'a>(t: &'a Translation, key: &str) -> &'a str {
+        t.props.get_str(key, "(not set)")
+    }
+
+    #[test]
+    fn the_large_dataset_load_line() {
+        let t = translated(&[
+            "--workload",
+            "CassandraKeyValue",
+            "--nodes",
+            "127.0.0.1:9042",
+            "--nouuid",
+            "--value_size",
+            "256",
+            "--num_threads_read",
+            "0",
+            "--num_threads_write",
+            "256",
+            "--num_unique_keys",
+            "30000000000",
+        ]);
+        assert_eq!(t.db_url, "cassandra://127.0.0.1:9042/ybdemo_keyspace");
+        for (k, v) in [
+            ("workload", "keyvalue"),
+            ("table", "CassandraKeyValue"),
+            ("num_unique_keys", "30000000000"),
+            ("num_threads_write", "256"),
+            ("num_threads_read", "0"),
+            ("value_size", "256"),
+            ("nouuid", "true"),
+            // yb-sample-apps' CassandraKeyValue defaults.
+            ("num_writes", "2000000"),
+            ("num_reads", "1500000"),
+        ] {
+            assert_eq!(prop(&t, k), v, "{k}");
+        }
+        assert_eq!(
+            t.props.entry("num_reads").unwrap().origin,
+            Origin::Flag("yb-sample-apps' CassandraKeyValue default")
+        );
+        assert_eq!(t.notes.len(), 1, "{:?}", t.notes);
+        assert!(
+            t.notes[0].contains("--num_writes 2000000 (10000)")
+                && t.notes[0].contains("--num_reads 1500000 (100000)")
+                && !t.notes[0].contains("value_size")
+                && !t.notes[0].contains("uuid"),
+            "{}",
+            t.notes[0]
+        );
+        // The plan sojourn's own spelling builds from these properties.
+        t.check_ends(Phase::Run).unwrap();
+    }
+
+    #[test]
+    fn defaults_and_urls_of_each_workload() {
+        let t = translated(&[
+            "--workload",
+            "RedisKeyValue",
+            "--nodes",
+            "127.0.0.1:7000,localhost",
+        ]);
+        assert_eq!(t.db_url, "redis://127.0.0.1:7000,localhost:6379");
+        assert_eq!(prop(&t, "redis.mode"), "string");
+        assert_eq!(prop(&t, "num_threads_read"), "32");
+        assert_eq!(prop(&t, "num_reads"), "-1");
+        assert_eq!(prop(&t, "value_size"), "10", "val:999999 is 10 bytes");
+        // A random UUID per line, as yb-sample-apps makes.
+        let uuid = prop(&t, "uuid").to_string();
+        check_uuid(&uuid).unwrap();
+        assert_eq!(prop(&t, "nouuid"), "false");
+        assert_ne!(
+            prop(
+                &translated(&["--workload", "RedisKeyValue", "--nodes", "h"]),
+                "uuid"
+            ),
+            uuid
+        );
+        assert!(
+            t.notes[0].contains(&format!("--uuid {uuid}")),
+            "{:?}",
+            t.notes
+        );
+        let e = t.check_ends(Phase::Run).unwrap_err().to_string();
+        assert!(
+            e.contains("--num_reads -1 (yb-sample-apps' RedisKeyValue default)")
+                && e.contains("--run_time"),
+            "{e}"
+        );
+        t.check_ends(Phase::Load).unwrap();
+
+        let t = translated(&[
+            "--workload",
+            "sqlinserts",
+            "--nodes",
+            "[::1],db2:5432",
+            "--username",
+            "yb user",
+            "--password",
+            "p@ss:w/rd%",
+            "--default_postgres_database",
+            "yugabyte",
+            "--run_time",
+            "30",
+        ]);
+        assert_eq!(
+            t.db_url,
+            "postgres://yb%20user:p%40ss%3Aw%2Frd%25@[::1]:5433,db2:5432/yugabyte\
+             ?load_balance_hosts=random"
+        );
+        assert_eq!(prop(&t, "table"), "PostgresqlKeyValue");
+        assert_eq!(prop(&t, "maxexecutiontime"), "30");
+        assert_eq!(prop(&t, "value_size"), "11");
+        assert!(!sojourn_core::redact::redact_url(&t.db_url).contains("p%40ss"));
+    }
+
+    #[test]
+    fn flags_translate_to_the_workload_s_own_terms() {
+        let t = translated(&[
+            "--workload",
+            "RedisKeyValue",
+            "--nodes",
+            "h:1",
+            "--uuid",
+            "1b4e28ba-2fa1-11d2-883f-0016d3cca427",
+            "--read_only",
+            "--num_threads_read",
+            "4",
+            "--num_threads_write",
+            "3",
+            "--read_rate",
+            "50",
+            "--max_written_key",
+            "999",
+            "--num_reads",
+            "-1",
+            "--run_time",
+            "2",
+            "--num_threads",
+            "64",
+            "--use_ascii_values",
+        ]);
+        assert_eq!(prop(&t, "uuid"), "1b4e28ba-2fa1-11d2-883f-0016d3cca427");
+        assert_eq!(prop(&t, "read_only"), "true");
+        assert_eq!(prop(&t, "read_rate"), "200", "50 per reader, 4 readers");
+        assert_eq!(prop(&t, "max_written_key"), "1000", "keys 0..=999");
+        assert_eq!(prop(&t, "maxexecutiontime"), "2");
+        assert_eq!(prop(&t, "write_rate"), "(not set)");
+        let notes = t.notes.join("\n");
+        assert!(notes.contains("--num_threads 64 is not read"), "{notes}");
+        assert!(
+            notes.contains("--num_threads_write 3 is not read"),
+            "{notes}"
+        );
+        t.check_ends(Phase::Run).unwrap();
+    }
+
+    #[test]
+    fn refusals_name_the_flag() {
+        let yb = ["--workload", "RedisKeyValue", "--nodes", "h:1"];
+        let with = |more: &[&str]| refused(&[&yb[..], more].concat());
+        let e = with(&["--local_reads", "--batch_size", "10", "--num_reads", "5"]);
+        assert!(
+            e.starts_with("--local_reads: a flag of yb-sample-apps that sojourn does not read")
+                && e.contains("(nor --batch_size)")
+                && e.contains("it reads --workload, --nodes, --num_unique_keys"),
+            "{e}"
+        );
+        // Not one of yb-sample-apps' flags either, but in its spelling.
+        let e = with(&["--num_reads_per_write", "3"]);
+        assert!(e.starts_with("--num_reads_per_write: "), "{e}");
+        assert!(with(&["-P", "workloads/keyvalue"]).contains("leave out -P"));
+        let e = with(&["--db", "redis://u:secret@h"]);
+        assert!(e.contains("leave out --db") && !e.contains("secret"), "{e}");
+        assert!(with(&["--password", "x"]).contains("requires --username"));
+        assert!(with(&["--read_only"]).contains("--nouuid"));
+        assert!(with(&["--uuid", "nope"]).contains("8-4-4-4-12"));
+        assert!(with(&["--read_rate", "0"]).contains("--read_rate 0"));
+        let e = refused(&["--workload", "CassandraKeyValue"]);
+        assert!(e.contains("needs --nodes"), "{e}");
+        let e = refused(&["--workload", "SqlUpdates", "--nodes", "h"]);
+        assert!(
+            e.contains("CassandraKeyValue, RedisKeyValue and SqlInserts"),
+            "{e}"
+        );
+        let e = refused(&["--workload", "keyvalue", "--num_reads", "5"]);
+        assert!(e.starts_with("--num_reads is yb-sample-apps' flag"), "{e}");
+        for nodes in ["h:x", "a,,b", ":80", "::1:80", "h:0"] {
+            let e = refused(&["--workload", "RedisKeyValue", "--nodes", nodes]);
+            assert!(e.starts_with(&format!("--nodes {nodes}: ")), "{e}");
+        }
+        let t = translated(&yb);
+        let e = t.check_property("num_reads=5").unwrap_err().to_string();
+        assert!(e.contains("give that instead"), "{e}");
+        let e = t.check_property("value_size=64").unwrap_err().to_string();
+        assert!(e.contains("yb-sample-apps' flags (its default: 10)"), "{e}");
+        t.check_property("read_distribution=latest").unwrap();
+        // Sojourn's own spelling has no translation.
+        assert!(translate(&args(&["-P", "workloads/keyvalue"]))
+            .unwrap()
+            .is_none());
+    }
+
+    #[test]
+    fn unread_flags_are_marked_on_yb_lines_only() {
+        let mark = |line: &[&str]| -> Vec<String> {
+            mark_unread_flags(line.iter().map(OsString::from).collect())
+                .into_iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect()
+        };
+        assert_eq!(
+            mark(&[
+                "run",
+                "--workload=SqlInserts",
+                "--truncate",
+                "--batch_size=4",
+                "--ssl_cert",
+                "c",
+                "--num_reads",
+                "1"
+            ]),
+            [
+                "run",
+                "--workload=SqlInserts",
+                "--yb-sample-apps-flag=truncate",
+                "--yb-sample-apps-flag=batch_size",
+                "--yb-sample-apps-flag=ssl_cert",
+                "--num_reads",
+                "1"
+            ]
+        );
+        let plain = ["run", "--workload", "keyvalue", "--truncate"];
+        assert_eq!(mark(&plain), plain);
+    }
+
+    #[test]
+    fn the_password_stays_out_of_debug_output() {
+        let a = args(&[
+            "--workload",
+            "RedisKeyValue",
+            "--nodes",
+            "h",
+            "--username",
+            "u",
+            "--password",
+            "hunter2",
+        ]);
+        assert!(!format!("{a:?}").contains("hunter2"));
+    }
+}
