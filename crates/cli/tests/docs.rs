@@ -440,7 +440,7 @@ fn first_missing<'a>(
 }
 
 /// The largest count and duration a doc's command may ask for.
-const CAPS: [(&str, u64); 16] = [
+const CAPS: [(&str, u64); 18] = [
     ("recordcount", 1000),
     ("operationcount", 1000),
     ("insertcount", 1000),
@@ -457,6 +457,8 @@ const CAPS: [(&str, u64); 16] = [
     ("--ops", 1000),
     ("--records", 1000),
     ("--run_time", 1),
+    ("--runtime", 1),
+    ("--articles", 1000),
 ];
 
 /// The test servers' ports, by the default port a doc writes.
