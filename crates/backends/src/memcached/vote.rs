@@ -29,9 +29,13 @@ fn key(out: &mut Vec<u8>, item: &[u8], id: u64) {
     out.extend_from_slice(itoa::Buffer::new().format(id).as_bytes());
 }
 
+/// An article's title and count as a read finds them; `None` for an item
+/// the server did not return.
+type Found<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
+
 /// The title and the count in the `VALUE` blocks of a `get` of one
-/// article's two items; `None` for an item the server did not return.
-fn two_values(reply: &[u8]) -> Result<(Option<&[u8]>, Option<&[u8]>), String> {
+/// article's two items.
+fn two_values(reply: &[u8]) -> Result<Found<'_>, String> {
     let mut found = (None, None);
     let mut rest = reply;
     loop {

@@ -33,12 +33,15 @@ pub fn main(args: PhaseArgs, mode: Mode) -> Result<ExitCode> {
     main_then(args, mode, None)
 }
 
-/// [`main`], then `after_run` with the record of each run phase, once it
-/// is printed and stored (`sojourn vote --histogram` writes from it).
+/// What a command does with each run phase's record once it is printed
+/// and stored (`sojourn vote --histogram` writes from it).
+pub type AfterRun<'a> = &'a mut dyn FnMut(&RunRecord) -> Result<()>;
+
+/// [`main`], then `after_run` with the record of each run phase.
 pub fn main_then(
     args: PhaseArgs,
     mode: Mode,
-    mut after_run: Option<&mut dyn FnMut(&RunRecord) -> Result<()>>,
+    mut after_run: Option<AfterRun<'_>>,
 ) -> Result<ExitCode> {
     let opts = Options::new(args)?;
     if mode == Mode::Load && opts.repeat > 1 {
