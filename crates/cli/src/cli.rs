@@ -63,6 +63,10 @@ pub enum Command {
     /// -`), or with --dockerfile the Dockerfile of their image (see
     /// docs/distributed.md).
     Kubernetes(KubernetesArgs),
+    /// Noria's vote benchmark with Noria's own command line: `sojourn vote
+    /// --target 100000 --write-every 20 mysql --address H:P --database DB`
+    /// (see docs/workloads.md).
+    Vote(VoteArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -792,4 +796,133 @@ pub fn normalise_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString>
         .collect();
     // yb-sample-apps' flags that are not read, to be refused by name.
     crate::ybapps::mark_unread_flags(args)
+}
+
+/// `vote`: Noria's flags, as its `vote` binary spells them, then the
+/// backend with its own; the defaults are Noria's.
+#[derive(Args, Debug)]
+pub struct VoteArgs {
+    /// Offered load in operations per second, open loop (Noria's default).
+    #[arg(long, value_name = "OPS", default_value_t = 1_000_000.0)]
+    pub target: f64,
+
+    /// One operation in N is a vote (the others read an article).
+    #[arg(long = "write-every", value_name = "N", default_value_t = 19)]
+    pub write_every: u64,
+
+    /// Seconds the run lasts.
+    #[arg(short = 'r', long, value_name = "N", default_value_t = 30)]
+    pub runtime: u64,
+
+    /// Articles the database is primed with.
+    #[arg(short = 'a', long, value_name = "N", default_value_t = 100_000)]
+    pub articles: u64,
+
+    /// Which articles operations pick.
+    #[arg(short = 'd', long, value_enum, default_value = "uniform")]
+    pub distribution: VoteDistributionArg,
+
+    /// Append the run's four histograms to FILE, in HdrHistogram's V2
+    /// serialized form and Noria's order: sojourn-write, sojourn-read,
+    /// remote-write, remote-read (microseconds).
+    #[arg(long, value_name = "FILE")]
+    pub histogram: Option<PathBuf>,
+
+    /// Do not set the database up: run on the articles already there.
+    #[arg(long)]
+    pub no_prime: bool,
+
+    /// Concurrent connections.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<u32>,
+
+    /// sojourn property KEY=VALUE (repeatable; wins over the translation
+    /// of Noria's flags), e.g. -p vote.variant=join.
+    #[arg(short = 'p', value_name = "KEY=VALUE")]
+    pub props: Vec<String>,
+
+    /// Seed for a reproducible operation stream.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<String>,
+
+    /// Where the run is recorded (as `sojourn run --results`).
+    #[arg(long, value_name = "PATH|URL", global = true)]
+    pub results: Option<String>,
+
+    /// Do not record the run.
+    #[arg(long, conflicts_with = "results", global = true)]
+    pub no_store: bool,
+
+    /// Label the recorded run (repeatable).
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+
+    /// Where the default results store lives (as `sojourn run --data-dir`).
+    #[arg(long, value_name = "DIR", global = true)]
+    pub data_dir: Option<PathBuf>,
+
+    /// No progress line on stderr.
+    #[arg(long, global = true)]
+    pub no_progress: bool,
+
+    #[command(subcommand)]
+    pub backend: VoteBackend,
+}
+
+/// Noria's `-d`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum VoteDistributionArg {
+    Uniform,
+    Skewed,
+}
+
+/// The databases `sojourn vote` runs on, with Noria's flags (PostgreSQL
+/// is sojourn's own).
+#[derive(Subcommand, Debug)]
+pub enum VoteBackend {
+    /// MySQL/MariaDB with precomputed vote counts, as Noria ran it.
+    Mysql {
+        /// host:port, or user:password@host:port.
+        #[arg(long, default_value = "127.0.0.1:3306")]
+        address: String,
+        #[arg(long, default_value = "soup")]
+        database: String,
+    },
+    /// memcached alone: each article's title and count as cache items.
+    Memcached {
+        #[arg(long, default_value = "127.0.0.1:11211")]
+        address: String,
+        /// Noria's "only fetch vote counts, not titles" (refused).
+        #[arg(long)]
+        fast: bool,
+    },
+    /// MySQL behind a cache (memcached, or Redis as Noria's own hybrid
+    /// client has it): reads ask the cache first, votes invalidate it.
+    Hybrid {
+        #[arg(long, default_value = "127.0.0.1:3306")]
+        mysql_address: String,
+        #[arg(long, conflicts_with = "redis_address")]
+        memcached_address: Option<String>,
+        #[arg(long)]
+        redis_address: Option<String>,
+        #[arg(long, default_value = "soup")]
+        database: String,
+    },
+    /// Redis alone: each article a hash with its title and count.
+    Redis {
+        /// host or host:port.
+        #[arg(long, default_value = "127.0.0.1")]
+        address: String,
+    },
+    /// PostgreSQL (sojourn's own; not in Noria).
+    Postgresql {
+        /// host:port, or user:password@host:port.
+        #[arg(long, default_value = "127.0.0.1:5432")]
+        address: String,
+        #[arg(long, default_value = "soup")]
+        database: String,
+    },
+    /// Noria's other backends, which sojourn does not run.
+    #[command(external_subcommand)]
+    Other(Vec<String>),
 }
