@@ -469,6 +469,7 @@ impl Open for MemcachedBackend {
 
     /// See [`MemcachedOptions::from_url`]; nothing is contacted yet.
     fn configure(url: &str, options: &OpenOptions<'_>) -> Result<MemcachedBackend, String> {
+        sojourn_core::workload::vote::refuse_cache(options.props)?;
         MemcachedOptions::from_url(url, options).map(MemcachedBackend::new)
     }
 }

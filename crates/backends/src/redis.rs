@@ -530,6 +530,7 @@ impl Open for RedisBackend {
 
     /// See [`RedisOptions::from_url`]; nothing is contacted yet.
     fn configure(url: &str, options: &OpenOptions<'_>) -> Result<RedisBackend, String> {
+        sojourn_core::workload::vote::refuse_cache(options.props)?;
         let opts = RedisOptions::from_url(url, options)?;
         RedisBackend::new(opts).map_err(|e| e.to_string())
     }

@@ -27,11 +27,11 @@ use sojourn_core::workload::capability::Runs;
 use sojourn_core::workload::vote::{is_vote, ArticleRow, Vote, VoteVariant, VOTE_CACHE};
 
 #[cfg(feature = "memcached")]
-use crate::memcached::{MemcachedBackend, MemcachedConnection};
+use crate::memcached::{MemcachedBackend, MemcachedConnection, MemcachedOptions};
 use crate::redact_url;
 #[cfg(feature = "redis")]
-use crate::redis::{RedisBackend, RedisConnection};
-use crate::{Open, OpenOptions};
+use crate::redis::{RedisBackend, RedisConnection, RedisOptions};
+use crate::OpenOptions;
 
 /// The cache server of a hybrid run.
 pub(crate) enum Cache {
@@ -84,11 +84,15 @@ impl Cache {
         let cache = match scheme.as_str() {
             #[cfg(feature = "memcached")]
             "memcached" => {
-                Cache::Memcached(MemcachedBackend::configure(url, options).map_err(invalid)?)
+                // Not `Open::configure`, which refuses `vote.cache` on a
+                // cache: this one is the cache.
+                let opts = MemcachedOptions::from_url(url, options).map_err(invalid)?;
+                Cache::Memcached(MemcachedBackend::new(opts))
             }
             #[cfg(feature = "redis")]
             "redis" | "rediss" => {
-                Cache::Redis(RedisBackend::configure(url, options).map_err(invalid)?)
+                let opts = RedisOptions::from_url(url, options).map_err(invalid)?;
+                Cache::Redis(RedisBackend::new(opts).map_err(|e| invalid(e.to_string()))?)
             }
             _ => {
                 return Err(format!(

@@ -594,6 +594,25 @@ fn noria_backends_sojourn_does_not_run_are_refused() {
         let e = refused(dir.path(), line);
         assert!(e.contains(named), "{e}");
     }
+    // A cache in front of a cache is refused, naming the property.
+    let e = refused(
+        dir.path(),
+        &[
+            "run",
+            "memcached://127.0.0.1:1",
+            "--workload",
+            "vote",
+            "-p",
+            "vote.cache=redis://127.0.0.1:2",
+            "-p",
+            "operationcount=1",
+            "--no-store",
+        ],
+    );
+    assert!(
+        e.contains("vote.cache") && e.contains("SQL database"),
+        "{e}"
+    );
     let e = refused(dir.path(), &["vote", "localsoup"]);
     assert!(
         e.contains("localsoup") && e.contains("mysql, memcached, hybrid, redis and postgresql"),

@@ -157,6 +157,20 @@ impl VoteConfig {
     }
 }
 
+/// For a backend that is a cache itself (Redis, memcached): a vote run
+/// with `vote.cache` set is refused, since there is no database behind
+/// it for the cache to front.
+pub fn refuse_cache(p: &Properties) -> Result<(), String> {
+    match p.get(VOTE_CACHE) {
+        Some(v) if is_vote(p) && !v.trim().is_empty() => Err(format!(
+            "{}: a cache goes in front of a SQL database (mysql://, postgres://), and this \
+             backend is a cache itself: run it on its own, or name the database with --db",
+            p.describe(VOTE_CACHE)
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Whether the `workload` property selects the vote workload.
 pub fn is_vote(p: &Properties) -> bool {
     p.get_str("workload", "core").eq_ignore_ascii_case("vote")
