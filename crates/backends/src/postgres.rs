@@ -49,7 +49,9 @@ use sojourn_core::backend::{
 };
 use sojourn_core::redact::redact_url;
 use sojourn_core::workload::capability::Runs;
-use sojourn_core::workload::liops::{Liops, LiopsConfig, LiopsRow};
+use sojourn_core::workload::liops::{
+    Liops, LiopsConfig, LiopsRow, LoopIn, ServerLoop, ServerLoopOutcome,
+};
 use sojourn_core::workload::vote::{ArticleRow, Vote, VoteVariant};
 use tokio::task::AbortHandle;
 use tokio_postgres::error::SqlState;
@@ -1054,6 +1056,44 @@ impl SqlOps for PostgresConnection {
         };
         Ok(Status::Ok)
     }
+
+    async fn liops_server_loop_now(
+        &mut self,
+        table: &str,
+        spec: &ServerLoop,
+        out: &mut ServerLoopOutcome,
+    ) -> PgResult {
+        let (client, _, _) = self.session().await?;
+        let max = spec.max_statements.map(|n| n.min(i64::MAX as u64) as i64);
+        let row = client
+            .query_one(
+                &liops_sql::call_loop(table),
+                &[
+                    &spec.duration.map(|d| d.as_secs_f64()),
+                    &spec.warmup.as_secs_f64(),
+                    &max,
+                    &(spec.update_pct as i32),
+                    &(spec.work_unit as i64),
+                    &(spec.update_work_unit as i64),
+                    &(spec.scale as i64),
+                    &spec.seed,
+                ],
+            )
+            .await?;
+        let count = |name: &str| row.try_get::<_, i64>(name).map(|n| n.max(0) as u64);
+        out.loop_iterations = count("loop_iterations")?;
+        out.sql_selects = count("sql_selects")?;
+        out.sql_updates = count("sql_updates")?;
+        out.times.clear();
+        for (column, update) in [("select_times", false), ("update_times", true)] {
+            let times: Vec<i64> = row.try_get(column)?;
+            if let Err(why) = liops_sql::decode_times(&times, update, &mut out.times) {
+                self.last_error = Some(format!("the LIOPS loop's {column}: {why}"));
+                return Ok(Status::UnexpectedState);
+            }
+        }
+        Ok(Status::Ok)
+    }
 }
 
 sql_connection!(PostgresConnection);
@@ -1087,12 +1127,42 @@ impl Runs<Vote> for PostgresBackend {
 
 impl Runs<Liops> for PostgresBackend {
     async fn prepare_tables(&self, cfg: &LiopsConfig, drop: bool) -> Result<(), BackendError> {
-        self.setup_batch(&liops_sql::setup(Dialect::Postgres, cfg, drop))
-            .await
+        let mut statements = liops_sql::setup(Dialect::Postgres, cfg, drop);
+        // The in-server loop (`liops.loop=server`) of each table, made by
+        // every load whichever loop it is for, and replaced by the next.
+        for table in cfg.tables() {
+            if drop {
+                statements.push(liops_sql::drop_loop(&table));
+            }
+            statements.push(liops_sql::create_loop(&table));
+        }
+        self.setup_batch(&statements).await
     }
     async fn tables_empty(&self, cfg: &LiopsConfig) -> Result<Option<bool>, BackendError> {
         let live = self.setup_client().await?;
-        let empty = self.nothing_in(&live, &sql::any_row(&cfg.table(1))).await;
+        let mut empty = self.nothing_in(&live, &sql::any_row(&cfg.table(1))).await;
+        if matches!(empty, Ok(Some(false))) && cfg.loop_in == LoopIn::Server {
+            // Tables loaded before the loop's procedure existed get it now
+            // rather than fail every session's call.
+            for table in cfg.tables() {
+                let made = async {
+                    let row = live
+                        .client
+                        .query_one(&liops_sql::loop_exists(&table), &[])
+                        .await?;
+                    if !row.try_get::<_, bool>(0)? {
+                        live.client
+                            .batch_execute(&liops_sql::create_loop(&table))
+                            .await?;
+                    }
+                    Ok::<_, tokio_postgres::Error>(())
+                };
+                if let Err(e) = made.await {
+                    empty = Err(self.setup_error(error_text(&e)));
+                    break;
+                }
+            }
+        }
         live.publish_stats(SETUP_TIMEOUT).await;
         empty
     }

@@ -26,7 +26,7 @@ use sojourn_core::backend::guard::Bodies;
 use sojourn_core::backend::Extensions;
 use sojourn_core::backend::{Schema, Status};
 use sojourn_core::workload::capability::Runs;
-use sojourn_core::workload::liops::{Liops, LiopsRow, LiopsSupport};
+use sojourn_core::workload::liops::{Liops, LiopsRow, LiopsSupport, ServerLoop, ServerLoopOutcome};
 use sojourn_core::workload::vote::{ArticleRow, Vote, VoteSupport, VoteVariant};
 
 pub(crate) use crate::pool::{Target, SETUP_TIMEOUT};
@@ -75,6 +75,17 @@ pub(crate) trait SqlOps: Bodies {
         range: (u64, u64),
         rows: &mut u64,
     ) -> impl Future<Output = Result<Status, Self::Error>> + Send;
+
+    /// LIOPS' in-server loop on `table`, where the server has one.
+    fn liops_server_loop_now(
+        &mut self,
+        table: &str,
+        spec: &ServerLoop,
+        out: &mut ServerLoopOutcome,
+    ) -> impl Future<Output = Result<Status, Self::Error>> + Send {
+        let _ = (table, spec, out);
+        async { Ok(Status::NotImplemented) }
+    }
 }
 
 /// The vote and LIOPS operations of a connection type that implements
@@ -113,6 +124,23 @@ macro_rules! sql_connection {
             async fn liops_update(&mut self, table: &str, lo: u64, hi: u64, n: &mut u64) -> Status {
                 let range = (lo, hi);
                 $crate::sql::call(self, async |c| c.liops_now(table, true, range, n).await).await
+            }
+
+            async fn liops_server_loop(
+                &mut self,
+                table: &str,
+                spec: &sojourn_core::workload::liops::ServerLoop,
+                out: &mut sojourn_core::workload::liops::ServerLoopOutcome,
+            ) -> Status {
+                // The whole run in one call: its limit is the run's, and
+                // an operation's beyond it for the answer to come back. A
+                // loop bounded by a count alone takes what it takes.
+                let limit = match spec.duration {
+                    Some(d) => d + self.load_timeout(),
+                    None => std::time::Duration::from_secs(365 * 86_400),
+                };
+                let run = async |c: &mut Self| c.liops_server_loop_now(table, spec, out).await;
+                sojourn_core::backend::guard::call_within(self, limit, run).await
             }
         }
     };

@@ -6,7 +6,9 @@
 //! backend without the workload says which ones have it. A PGIO user's
 //! own `pgio.conf` (shell assignments, its CONNECT_STRING the database)
 //! loads and runs as it is, and PGIO's report figures come with the run,
-//! its JSON report and its stored copy.
+//! its JSON report and its stored copy. PGIO's in-server loop
+//! (`liops.loop=server`, a pgio.conf's default) counts exactly what the
+//! server touched, from one client call per session; MariaDB refuses it.
 #![cfg(all(feature = "postgres", feature = "mysql"))]
 
 mod util;
@@ -323,6 +325,198 @@ fn postgres_run_time_and_missing_rows() {
     assert_eq!(runs[0].meta.workloads, vec!["liops".to_string()]);
 }
 
+/// The sum of pg_stat_statements' `calls` of statements whose text starts
+/// with `start`, top-level ones (sent by a client) or nested ones (run by
+/// the in-server loop).
+fn statement_calls(pg: &Postgres, start: &str, toplevel: bool) -> u64 {
+    pg.psql(&format!(
+        "SELECT COALESCE(sum(calls), 0) FROM pg_stat_statements \
+         WHERE toplevel = {toplevel} AND query LIKE '{start}%'"
+    ))
+    .trim()
+    .parse()
+    .unwrap()
+}
+
+#[test]
+fn postgres_server_loop_counts_what_the_server_touched() {
+    // pg_stat_statements counts the statements the clients sent apart
+    // from those the loop ran inside the server.
+    let Some(pg) = Postgres::start_with(&[
+        "shared_preload_libraries=pg_stat_statements",
+        "pg_stat_statements.track=all",
+    ]) else {
+        return;
+    };
+    pg.psql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    liops(data, "load", &pg.url(), &["dropdata=true"]);
+    // The load made each table's loop.
+    assert_eq!(
+        pg.psql(
+            "SELECT string_agg(proname, ',' ORDER BY proname) FROM pg_proc WHERE prokind = 'p'"
+        )
+        .trim(),
+        "pgio1_liops,pgio2_liops"
+    );
+
+    // Selects only, for RUN_TIME: 4 sessions, 4 calls from the client.
+    pg.psql("SELECT pg_stat_statements_reset()");
+    let json_path = data.join("server.json");
+    let (stdout, _) = liops_with(
+        data,
+        "run",
+        &pg.url(),
+        &["liops.loop=server", "UPDATE_PCT=0", "RUN_TIME=1"],
+        &["--json", &json_path.to_string_lossy()],
+    );
+    assert_pkb_parseable(&stdout);
+    let s = parse_summary(&stdout);
+    let runtime = get(&s, "OVERALL", "RunTime(ms)");
+    assert!(
+        (1000.0..3000.0).contains(&runtime),
+        "{runtime} ms\n{stdout}"
+    );
+    let selects = get(&s, "SCAN", "Return=OK");
+    assert!(selects > 100.0, "{stdout}");
+    assert_eq!(get(&s, "SCAN", "Operations"), selects);
+    assert!(!s.contains_key("UPDATE"), "{stdout}");
+    let pgio = pgio_columns(&stdout);
+    assert_eq!(pgio["sql_selects"], selects);
+    assert_eq!(pgio["loop_iterations"], selects);
+    assert_eq!(pgio["select_blk_touch_cnt"], selects * WORK_UNIT as f64);
+    // The client sent one CALL per session and no select; the server ran
+    // exactly the selects the loops counted.
+    assert_eq!(statement_calls(&pg, "CALL pgio", true), 4);
+    assert_eq!(
+        statement_calls(&pg, "SELECT COUNT(*), SUM(scratch)", true),
+        0
+    );
+    assert_eq!(
+        statement_calls(&pg, "SELECT count(*), sum(scratch)", false) as f64,
+        selects
+    );
+    // The rows the server fetched through the index are the rows the
+    // loops' selects touched; a few transactions for thousands of selects.
+    let json = json_at(&json_path);
+    let rows = selects as u64 * (WORK_UNIT + 1);
+    assert_eq!(json["liops"]["rows_selected"], rows);
+    assert_index_fetches(server_delta(&json, "table_idx_tup_fetch"), rows, 4);
+    let commits = server_delta(&json, "xact_commit");
+    assert!(
+        commits < 50.0 && commits * 20.0 < selects,
+        "{commits} commits"
+    );
+    // Labelled as the server's times; the client made 4 calls.
+    assert_eq!(json["liops"]["loop"], "server");
+    assert_eq!(json["liops"]["statement_times"], "server");
+    assert_eq!(json["liops"]["client_calls"], 4);
+    assert!(
+        stdout.contains(&format!(
+            "# statement times: server-measured (inside the server's loop, no round trip); \
+             4 client call(s) for {selects} statements"
+        )) && stdout.contains("# max statement ms (server-measured): select "),
+        "{stdout}"
+    );
+    // PGIO's own rate in the headline: its block count over the run time.
+    let rate = json["liops"]["pgio_select_blk_per_sec"].as_f64().unwrap();
+    assert_eq!(
+        figure(&stdout, "# LIOPS (rows/s):"),
+        (rows as f64 / json["liops"]["seconds"].as_f64().unwrap() * 10.0).round() / 10.0
+    );
+    let blk = pgio["select_blk_touch_cnt"];
+    assert!(
+        (rate * runtime / 1000.0 - blk).abs() <= blk * 0.02,
+        "{rate}/s over {runtime} ms for {blk} blocks"
+    );
+    let headline = stdout.lines().find(|l| l.starts_with("# LIOPS")).unwrap();
+    assert!(
+        headline.ends_with(&format!(
+            "PGIO's select_blk_touch_cnt / Run time: {rate:.1}"
+        )),
+        "{headline}"
+    );
+    // The server's times fill the histograms: every statement, each far
+    // shorter than the run.
+    let max_us = get(&s, "SCAN", "MaxLatency(us)");
+    assert!(max_us > 0.0 && max_us < 1e6, "{max_us}");
+    assert!(get(&s, "SCAN", "AverageLatency(us)") <= max_us);
+
+    // A fifth of each session's statements update, each committed: the
+    // server changed the rows the loops' counts say.
+    let json_path = data.join("updates.json");
+    let (stdout, _) = liops_with(
+        data,
+        "run",
+        &pg.url(),
+        &["liops.loop=server", "UPDATE_PCT=20", "RUN_TIME=1"],
+        &["--json", &json_path.to_string_lossy(), "--no-store"],
+    );
+    let s = parse_summary(&stdout);
+    let pgio = pgio_columns(&stdout);
+    let (selects, updates) = (get(&s, "SCAN", "Return=OK"), get(&s, "UPDATE", "Return=OK"));
+    assert_eq!(
+        (pgio["sql_selects"], pgio["sql_updates"]),
+        (selects, updates)
+    );
+    assert_eq!(pgio["loop_iterations"], selects + updates);
+    let all = selects + updates;
+    assert!(
+        (all / 5.0 - 4.0..=all / 5.0).contains(&updates),
+        "{updates} of {all}"
+    );
+    let json = json_at(&json_path);
+    assert_eq!(
+        server_delta(&json, "table_tup_updated"),
+        updates * (UPDATE_WORK_UNIT + 1) as f64
+    );
+
+    // operationcount bounds the loops too, shared out over the sessions.
+    let (stdout, _) = liops_with(
+        data,
+        "run",
+        &pg.url(),
+        &["liops.loop=server", "RUN_TIME=60", "operationcount=10"],
+        &["--no-store"],
+    );
+    assert_eq!(pgio_columns(&stdout)["loop_iterations"], 10.0, "{stdout}");
+
+    // Rows gone: the loops' statements that miss them are UNEXPECTED_STATE.
+    pg.psql("DELETE FROM pgio1 WHERE mykey % 10 = 0; DELETE FROM pgio2 WHERE mykey % 10 = 0");
+    let (stdout, _) = liops_with(
+        data,
+        "run",
+        &pg.url(),
+        &["liops.loop=server", "RUN_TIME=1", "operationcount=40"],
+        &["--no-store"],
+    );
+    let s = parse_summary(&stdout);
+    assert_eq!(get(&s, "SCAN", "Return=UNEXPECTED_STATE"), 40.0, "{stdout}");
+    assert_eq!(figure(&stdout, "# rows touched:"), 0.0);
+    assert_eq!(pgio_columns(&stdout)["loop_iterations"], 40.0);
+
+    // At a rate it cannot run in the server: no client paces it.
+    let e = refused(
+        data,
+        &[
+            "run",
+            &pg.url(),
+            "-P",
+            "workloads/liops",
+            "-p",
+            "liops.loop=server",
+            "--target",
+            "100",
+            "--no-store",
+        ],
+    );
+    assert!(
+        e.contains("liops.loop = 'server'") && e.contains("target = '100'"),
+        "{e}"
+    );
+}
+
 #[test]
 fn mariadb_load_and_run() {
     let Some(db) = Mariadb::start() else { return };
@@ -392,6 +586,38 @@ fn mariadb_load_and_run() {
     assert_eq!(
         db.sql("SELECT COUNT(*) FROM pgio1").trim(),
         SCALE.to_string()
+    );
+    // MySQL has no in-server loop: refused before anything runs, naming
+    // the property, where it was set, and what is accepted; a pgio.conf
+    // (whose default it is) says so too.
+    let e = refused(
+        dir.path(),
+        &[
+            "run",
+            &db.url(),
+            "-P",
+            "workloads/liops",
+            "-p",
+            "liops.loop=server",
+            "-p",
+            "RUN_TIME=1",
+            "--no-store",
+        ],
+    );
+    assert!(
+        e.contains("liops.loop = 'server' (-p on the command line)")
+            && e.contains("has no in-server loop")
+            && e.contains("accepted here: liops.loop=client"),
+        "{e}"
+    );
+    let conf = dir.path().join("pgio.conf");
+    std::fs::write(&conf, format!("SCALE={SCALE} NUM_SCHEMAS=2 RUN_TIME=1\n")).unwrap();
+    let conf = conf.to_string_lossy().into_owned();
+    let e = refused(dir.path(), &["run", &db.url(), "-P", &conf, "--no-store"]);
+    assert!(
+        e.contains(&format!("liops.loop = 'server' ({conf}:1)"))
+            && e.contains("accepted here: liops.loop=client"),
+        "{e}"
     );
 }
 
@@ -622,6 +848,12 @@ fn postgres_writeup_pgio_conf_loads_and_runs_as_written() {
     let json_arg = json_path.to_string_lossy().into_owned();
     let (stdout, _) = phase("run", &["-p", "operationcount=300", "--json", &json_arg]);
     assert_pkb_parseable(&stdout);
+    // A pgio.conf runs PGIO's in-server loop: one call for the session.
+    assert!(
+        stdout.contains("# statement times: server-measured")
+            && stdout.contains("1 client call(s) for 300 statements"),
+        "{stdout}"
+    );
     let s = parse_summary(&stdout);
     let pgio = pgio_columns(&stdout);
     assert_eq!(
@@ -668,6 +900,7 @@ fn postgres_writeup_pgio_conf_loads_and_runs_as_written() {
     for (name, value) in &pgio {
         assert_eq!(j[name].as_f64(), Some(*value), "{name} in {j:#}");
     }
+    assert_eq!(json["liops"]["loop"], "server");
 
     // The stored run gives the same PGIO figures: `results show` prints
     // the same lines, the JSON report exported from the store the same

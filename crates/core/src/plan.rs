@@ -268,6 +268,13 @@ impl Plan {
                 "is 0 (no limit) and maxexecutiontime is not set, so the run would never end; set one of them",
             ));
         }
+        if let Some(l) = liops.as_ref().filter(|_| phase == Phase::Run) {
+            let rate_key = shaped
+                .as_ref()
+                .map(|(key, _)| *key)
+                .or(target.map(|_| "target"));
+            l.check_server_loop(p, rate_key)?;
+        }
         let warmup = seconds(p, "warmup", 0.0)?;
         if let Some(limit) = max_execution_time.filter(|limit| warmup >= *limit) {
             return Err(p.invalid(

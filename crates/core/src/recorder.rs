@@ -52,6 +52,11 @@ impl Latencies {
         self.response.saturating_record(response_ns.max(1));
     }
 
+    fn record_n(&mut self, service_ns: u64, response_ns: u64, n: u64) {
+        self.service.saturating_record_n(service_ns.max(1), n);
+        self.response.saturating_record_n(response_ns.max(1), n);
+    }
+
     fn add(&mut self, other: &Latencies) {
         // Same configuration everywhere, so add cannot fail.
         let _ = self.service.add(&other.service);
@@ -183,6 +188,26 @@ impl Stats {
             s.failed
                 .get_or_insert_with(|| Box::new(Latencies::new()))
                 .record(service_ns, response_ns);
+        }
+    }
+
+    /// `n` operations of one kind, status and timing at once.
+    pub fn record_n(
+        &mut self,
+        kind: OpKind,
+        status: Status,
+        service_ns: u64,
+        response_ns: u64,
+        n: u64,
+    ) {
+        let s = self.ops[kind.index()].get_or_insert_with(|| Box::new(OpStats::new()));
+        s.statuses[status.index()] += n;
+        if status.is_ok() {
+            s.ok.record_n(service_ns, response_ns, n);
+        } else {
+            s.failed
+                .get_or_insert_with(|| Box::new(Latencies::new()))
+                .record_n(service_ns, response_ns, n);
         }
     }
 

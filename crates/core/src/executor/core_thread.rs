@@ -403,6 +403,9 @@ async fn worker<C, S: Step<C>>(
                 meter.fresh = true;
                 step.step(&mut conn, &mut meter).await;
                 meter.flush(slot.lock().segment(0));
+                if meter.whole {
+                    break 'outer;
+                }
             }
             tokio::task::yield_now().await;
         }
@@ -463,6 +466,9 @@ async fn worker<C, S: Step<C>>(
         let end = Instant::now();
         seat.free
             .set(seat.index, Some(end.checked_sub(lag).unwrap_or(end)));
+        if meter.whole {
+            break;
+        }
     }
     finish(&mut step, &mut conn, &shared).await;
     conn

@@ -247,6 +247,11 @@ pub struct Meter {
     fresh: bool,
     pending: [(OpKind, Status, u64, u64); 3],
     n: usize,
+    /// Operations timed elsewhere ([`Meter::record_timed`]): kind, status,
+    /// nanoseconds, how many.
+    timed: Vec<(OpKind, Status, u64, u64)>,
+    /// The step stands for its worker's whole phase ([`Meter::whole_phase`]).
+    whole: bool,
 }
 
 impl Meter {
@@ -256,6 +261,8 @@ impl Meter {
             fresh: false,
             pending: [(OpKind::Read, Status::Ok, 0, 0); 3],
             n: 0,
+            timed: Vec::new(),
+            whole: false,
         }
     }
 
@@ -293,13 +300,39 @@ impl Meter {
         }
     }
 
+    /// Record `count` operations timed by someone else, each `ns` long:
+    /// statements a server ran in a loop of its own and timed itself
+    /// (LIOPS' `liops.loop=server`). No client waited between them, so
+    /// their response time is their service time. Each counts as an
+    /// operation done.
+    pub fn record_timed(&mut self, kind: OpKind, status: Status, ns: u64, count: u64) {
+        if count > 0 {
+            self.timed.push((kind, status, ns, count));
+        }
+    }
+
+    /// This step is its worker's whole phase: the worker takes no other
+    /// step, and the operations recorded are what it did (not one step).
+    pub fn whole_phase(&mut self) {
+        self.whole = true;
+    }
+
     #[inline]
     fn flush(&mut self, stats: &mut Stats) {
         for &(k, s, sv, rs) in &self.pending[..self.n] {
             stats.record(k, s, sv, rs);
         }
+        if self.whole {
+            let mut done = self.n as u64;
+            for (k, s, ns, count) in self.timed.drain(..) {
+                stats.record_n(k, s, ns, ns, count);
+                done += count;
+            }
+            stats.ops_done += done;
+        } else {
+            stats.ops_done += 1;
+        }
         self.n = 0;
-        stats.ops_done += 1;
     }
 }
 

@@ -4,10 +4,16 @@
 //! ```text
 //! # liops: 56493 selects of 1001 rows, 0 updates of 9 rows in 1000.0 s
 //! # rows touched: 56549493 by selects, 0 by updates
-//! # LIOPS (rows/s): 56549.5 (selects 56549.5, updates 0.0)
+//! # LIOPS (rows/s): 56549.5 (selects 56549.5, updates 0.0); PGIO's select_blk_touch_cnt / Run time: 56493.0
 //! # max statement ms: select 89.1, update 0.0
 //! # server/s: blks_read (RIOPS) 812.3, blks_hit 55737.2, ...
 //! ```
+//!
+//! With `liops.loop=server` the statement times are the server's own
+//! (taken around each statement inside its loop), and the lines that name
+//! a time say so: `# max statement ms (server-measured): ...` and a
+//! `# statement times: server-measured ...` line, which also says how few
+//! calls the client made.
 //!
 //! Every OK statement touched exactly its range (the workload counts any
 //! other row count as UNEXPECTED_STATE), so rows touched are the OK counts
@@ -38,6 +44,7 @@ use serde::Serialize;
 use crate::backend::counters::is_cpu;
 use crate::op::OpKind;
 use crate::record::RunRecord;
+use crate::workload::liops::LoopIn;
 use crate::workload::LiopsConfig;
 
 /// What a LIOPS run achieved.
@@ -55,9 +62,22 @@ pub struct LiopsFigures {
     pub rows_per_sec: f64,
     pub select_rows_per_sec: f64,
     pub update_rows_per_sec: f64,
+    /// PGIO's own rate: `select_blk_touch_cnt` per second of the phase
+    /// (its `Run time`), the figure PGIO's write-ups quote.
+    pub pgio_select_blk_per_sec: f64,
     /// The longest successful statement of each kind (service time).
     pub max_select_ms: f64,
     pub max_update_ms: f64,
+    /// Where the sessions' loops ran (`liops.loop`): `client` or `server`.
+    #[serde(rename = "loop")]
+    pub loop_in: LoopIn,
+    /// What measured the statement times in the histograms: `client`
+    /// (sojourn, around each call) or `server` (the server's own loop,
+    /// around each statement, no round trip in them).
+    pub statement_times: LoopIn,
+    /// Calls the client made in the run: one per session in the server
+    /// loop, one per statement in the client loop.
+    pub client_calls: u64,
     /// The server's counters per second of the phase (`blks_read` is
     /// PGIO's RIOPS, `blks_hit` its cache hits per second).
     pub server_per_sec: BTreeMap<String, f64>,
@@ -222,7 +242,23 @@ impl LiopsFigures {
             riops: whole("blks_read"),
             cache_hits_per_sec: whole("blks_hit"),
         };
+        let server_loop = cfg.loop_in == LoopIn::Server;
+        // PGIO's Run time is the phase's; a run under a second (tests)
+        // gets no rate rather than an infinite one.
+        let pgio_select_blk_per_sec = if phase > 0.0 {
+            pgio.select_blk_touch_cnt as f64 / phase
+        } else {
+            0.0
+        };
         LiopsFigures {
+            pgio_select_blk_per_sec,
+            loop_in: cfg.loop_in,
+            statement_times: cfg.loop_in,
+            client_calls: if server_loop {
+                cfg.run_sessions() as u64
+            } else {
+                pgio.loop_iterations
+            },
             selects,
             updates,
             rows_per_select: cfg.select_rows(),
@@ -255,13 +291,28 @@ impl LiopsFigures {
         );
         let _ = writeln!(
             out,
-            "# LIOPS (rows/s): {:.1} (selects {:.1}, updates {:.1})",
-            self.rows_per_sec, self.select_rows_per_sec, self.update_rows_per_sec
+            "# LIOPS (rows/s): {:.1} (selects {:.1}, updates {:.1}); PGIO's select_blk_touch_cnt \
+             / Run time: {:.1}",
+            self.rows_per_sec,
+            self.select_rows_per_sec,
+            self.update_rows_per_sec,
+            self.pgio_select_blk_per_sec
         );
+        let server = self.statement_times == LoopIn::Server;
+        if server {
+            let _ = writeln!(
+                out,
+                "# statement times: server-measured (inside the server's loop, no round trip); \
+                 {} client call(s) for {} statements",
+                self.client_calls, self.pgio.loop_iterations
+            );
+        }
         let _ = writeln!(
             out,
-            "# max statement ms: select {:.1}, update {:.1}",
-            self.max_select_ms, self.max_update_ms
+            "# max statement ms{}: select {:.1}, update {:.1}",
+            if server { " (server-measured)" } else { "" },
+            self.max_select_ms,
+            self.max_update_ms
         );
         if !self.server_per_sec.is_empty() {
             let named = |n: &str| match n {

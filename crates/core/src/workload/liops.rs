@@ -20,13 +20,22 @@
 //! other number of rows means missing data and counts as
 //! UNEXPECTED_STATE, so every OK operation touched exactly its range: rows
 //! touched, and the LIOPS figure, follow from the OK counts.
+//!
+//! Where the loop runs (`liops.loop`): `client` sends every statement from
+//! sojourn, one step per statement; `server` runs each session's loop
+//! inside the server as PGIO does, one call per session for the whole run
+//! ([`LiopsConnection::liops_server_loop`]), which hands back the loop's
+//! own counts and the statement times it took ([`ServerLoopOutcome`]).
+//! A backend without such a loop refuses `server` before anything runs
+//! ([`LiopsConfig::refuse_server_loop`]).
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rand_core::RngCore;
 
-use crate::backend::{Connection, Schema, Status};
+use crate::backend::{BackendError, Connection, Schema, Status};
 use crate::executor::{Meter, Step};
 use crate::generator::{below, rng_for, Counter, Rng};
 use crate::op::OpKind;
@@ -76,6 +85,105 @@ pub trait LiopsConnection: Connection {
         hi: u64,
         rows: &mut u64,
     ) -> impl Future<Output = Status> + Send;
+
+    /// `liops.loop=server`: run this session's whole loop on `table` inside
+    /// the server, as `spec` says, and fill `out` with what the loop
+    /// counted and timed. One call per session for the whole run. A
+    /// backend without an in-server loop answers NOT_IMPLEMENTED (its
+    /// setup refuses `server` before a run gets here).
+    fn liops_server_loop(
+        &mut self,
+        table: &str,
+        spec: &ServerLoop,
+        out: &mut ServerLoopOutcome,
+    ) -> impl Future<Output = Status> + Send {
+        let _ = (table, spec, out);
+        async { Status::NotImplemented }
+    }
+}
+
+/// Where a LIOPS session's loop runs (`liops.loop`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoopIn {
+    /// sojourn sends every statement (the default of a workload chosen by
+    /// property or by a file that says so, as `workloads/liops`).
+    Client,
+    /// The server runs each session's loop, as PGIO's PL/pgSQL does (the
+    /// default of a file of PGIO's keys, a `pgio.conf`).
+    Server,
+}
+
+impl LoopIn {
+    pub const ACCEPTED: &'static str = "client or server";
+
+    pub fn name(self) -> &'static str {
+        match self {
+            LoopIn::Client => "client",
+            LoopIn::Server => "server",
+        }
+    }
+}
+
+/// One session's in-server loop: what the server runs for
+/// [`LiopsConnection::liops_server_loop`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerLoop {
+    /// How long the loop runs: the run's time limit (`RUN_TIME` or
+    /// `maxexecutiontime`), from the loop's own start; `None` when the run
+    /// has only a count.
+    pub duration: Option<Duration>,
+    /// Statements that start this early in the loop run but are not
+    /// counted (`warmup`), as the client's warm-up intervals are not.
+    pub warmup: Duration,
+    /// This session's share of `operationcount`, when set: the loop stops
+    /// after that many statements, counted or not.
+    pub max_statements: Option<u64>,
+    pub update_pct: u32,
+    pub work_unit: u64,
+    pub update_work_unit: u64,
+    pub scale: u64,
+    /// The session's random seed, from -1 to 1 (PostgreSQL's `setseed`).
+    pub seed: f64,
+}
+
+/// What one session's in-server loop did, from the loop's own counts:
+/// PGIO's columns, and the statement times it measured in the server.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ServerLoopOutcome {
+    pub loop_iterations: u64,
+    pub sql_selects: u64,
+    pub sql_updates: u64,
+    /// Statement times taken in the server, each with how many statements
+    /// took it; `ok` false for a statement that touched another number of
+    /// rows than its range (UNEXPECTED_STATE, as in the client loop).
+    pub times: Vec<ServerTimed>,
+}
+
+/// Statements of one kind that took one time, measured in the server.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ServerTimed {
+    pub update: bool,
+    pub ok: bool,
+    pub ns: u64,
+    pub count: u64,
+}
+
+impl ServerLoopOutcome {
+    /// Whether the times account for exactly the statements the loop
+    /// counted: a check of the backend's decoding.
+    pub fn consistent(&self) -> bool {
+        let sum = |update: bool, ok: Option<bool>| -> u64 {
+            self.times
+                .iter()
+                .filter(|t| t.update == update && ok.is_none_or(|ok| t.ok == ok))
+                .map(|t| t.count)
+                .sum()
+        };
+        sum(false, Some(true)) == self.sql_selects
+            && sum(true, Some(true)) == self.sql_updates
+            && sum(false, None) + sum(true, None) == self.loop_iterations
+    }
 }
 
 /// The workload's own property names: PGIO's, so a `pgio.conf` reads as
@@ -90,6 +198,7 @@ pub const LIOPS_PROPERTIES: &[&str] = &[
     "SCALE",
     "liops.table",
     "liops.batch",
+    "liops.loop",
     // The database, when no --db is given (see `pgio::connect_url`), and
     // PGIO's switch to reuse its seed table, which only TRUE can mean here.
     "DBNAME",
@@ -135,6 +244,11 @@ pub struct LiopsConfig {
     pub create_base_table: bool,
     /// PGIO's `DBNAME`, when given: the database its report names.
     pub dbname: Option<String>,
+    /// Where each session's loop runs (`liops.loop`, `client`).
+    pub loop_in: LoopIn,
+    /// `liops.loop` as set and where, for messages that refuse it.
+    #[serde(skip)]
+    pub loop_setting: String,
 }
 
 impl LiopsConfig {
@@ -196,6 +310,10 @@ impl LiopsConfig {
             .map(str::trim)
             .filter(|d| !d.is_empty())
             .map(String::from);
+        let loop_in = match p.get_choice("liops.loop", "client", &["client", "server"])? {
+            "server" => LoopIn::Server,
+            _ => LoopIn::Client,
+        };
         Ok(LiopsConfig {
             update_pct: update_pct as u32,
             schemas: schemas as u32,
@@ -208,7 +326,57 @@ impl LiopsConfig {
             batch,
             create_base_table,
             dbname,
+            loop_in,
+            loop_setting: p.describe("liops.loop"),
         })
+    }
+
+    /// What a backend without an in-server loop (`backend`, its
+    /// description) answers `liops.loop=server`: an error naming the
+    /// property, where it was set and what is accepted. `Ok` for `client`.
+    pub fn refuse_server_loop(&self, backend: &str) -> Result<(), BackendError> {
+        if self.loop_in == LoopIn::Client {
+            return Ok(());
+        }
+        Err(BackendError::Config(format!(
+            "{}: {backend} has no in-server loop for the LIOPS workload (PGIO's PL/pgSQL loop \
+             runs on PostgreSQL and servers of its protocol); accepted here: liops.loop=client, \
+             which sends each statement from sojourn (a file of PGIO's keys runs the server \
+             loop unless it sets liops.loop=client)",
+            self.loop_setting
+        )))
+    }
+
+    /// `liops.loop=server` for a run phase: no rate, as no client paces
+    /// statements it does not send. `rate_key` is the property that set a
+    /// rate, if any. (Its bounds are the run's: `RUN_TIME` or
+    /// `maxexecutiontime`, `operationcount`, one of which every run has.)
+    pub fn check_server_loop(
+        &self,
+        p: &Properties,
+        rate_key: Option<&str>,
+    ) -> Result<(), PropertyError> {
+        if self.loop_in == LoopIn::Client {
+            return Ok(());
+        }
+        if let Some(key) = rate_key {
+            return Err(p.invalid(
+                "liops.loop",
+                format!(
+                    "runs each session's loop in the server, which no client rate paces, and {} \
+                     sets one: leave it out, or set liops.loop=client",
+                    p.describe(key)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Session `index`'s share of `count` statements, dealt as evenly as
+    /// they go over the run's sessions.
+    pub fn share_of(&self, count: u64, index: usize) -> u64 {
+        let n = self.run_sessions() as u64;
+        count / n + u64::from((index as u64) < count % n)
     }
 
     /// The name of table `n`, counting from 1.
@@ -390,6 +558,17 @@ pub struct LiopsShared {
     /// Where each position of a table's load order puts its key.
     order: Permutation,
     next_batch: Counter,
+    /// A run phase's in-server loop, when `liops.loop=server`.
+    server: Option<ServerRun>,
+}
+
+/// How a run phase bounds its in-server loops: the run's own limits.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct ServerRun {
+    pub duration: Option<Duration>,
+    pub warmup: Duration,
+    /// `operationcount`, shared out over the sessions.
+    pub operation_count: Option<u64>,
 }
 
 impl LiopsShared {
@@ -401,19 +580,44 @@ impl LiopsShared {
             order: Permutation::new(cfg.scale, seed),
             cfg,
             next_batch: Counter::new(0),
+            server: None,
         })
+    }
+
+    /// As [`LiopsShared::new`], for a run phase whose sessions each run
+    /// their loop in the server within `run`'s limits.
+    pub fn with_server_loop(cfg: LiopsConfig, seed: u64, run: ServerRun) -> Arc<LiopsShared> {
+        let mut shared = Arc::into_inner(LiopsShared::new(cfg, seed)).expect("just made");
+        shared.server = Some(run);
+        Arc::new(shared)
     }
 
     /// Connection `index`'s worker for `phase`. In the run, sessions are
     /// dealt to the tables in turn, so each has `NUM_THREADS`.
     pub fn worker(self: &Arc<Self>, phase: Phase, seed: u64, index: usize) -> LiopsWorker {
+        let mut rng = rng_for(seed, index as u64);
+        let server = self.server.filter(|_| phase == Phase::Run).map(|run| {
+            let cfg = &self.cfg;
+            ServerLoop {
+                duration: run.duration,
+                warmup: run.warmup,
+                max_statements: run.operation_count.map(|n| cfg.share_of(n, index)),
+                update_pct: cfg.update_pct,
+                work_unit: cfg.work_unit,
+                update_work_unit: cfg.update_work_unit,
+                scale: cfg.scale,
+                // 53 random bits onto [-1, 1).
+                seed: (rng.next_u64() >> 11) as f64 / (1u64 << 52) as f64 - 1.0,
+            }
+        });
         LiopsWorker {
             shared: self.clone(),
             phase,
             table: index % self.tables.len(),
-            rng: rng_for(seed, index as u64),
+            rng,
             quota: 0,
             rows: Vec::new(),
+            server,
         }
     }
 
@@ -446,6 +650,8 @@ pub struct LiopsWorker {
     /// operations of a session are updates, spread evenly.
     quota: u32,
     rows: Vec<LiopsRow>,
+    /// The in-server loop this session runs, once, when `liops.loop=server`.
+    server: Option<ServerLoop>,
 }
 
 impl LiopsWorker {
@@ -513,13 +719,56 @@ impl LiopsWorker {
         };
         m.record_span(kind, status, t, ended);
     }
+
+    /// The session's whole run in one call: the server's loop. Its
+    /// statements enter the histograms with the times the server took
+    /// (service and response time alike: no client waited between them),
+    /// all as the call returns.
+    async fn server_loop<C: LiopsConnection>(
+        &mut self,
+        spec: ServerLoop,
+        conn: &mut C,
+        m: &mut Meter,
+    ) {
+        m.whole_phase();
+        let mut out = ServerLoopOutcome::default();
+        let t = m.start();
+        let table = &self.shared.tables[self.table];
+        let status = conn.liops_server_loop(table, &spec, &mut out).await;
+        if !status.is_ok() {
+            m.record(OpKind::Scan, status, t);
+            return;
+        }
+        if !out.consistent() {
+            // The backend's reading of the loop's answer is wrong: no
+            // figure from it can be trusted.
+            m.record(OpKind::Scan, Status::UnexpectedState, t);
+            return;
+        }
+        for timed in &out.times {
+            let kind = if timed.update {
+                OpKind::Update
+            } else {
+                OpKind::Scan
+            };
+            let status = if timed.ok {
+                Status::Ok
+            } else {
+                Status::UnexpectedState
+            };
+            m.record_timed(kind, status, timed.ns, timed.count);
+        }
+    }
 }
 
 impl<C: LiopsConnection> Step<C> for LiopsWorker {
     async fn step(&mut self, conn: &mut C, meter: &mut Meter) {
         match self.phase {
             Phase::Load => self.load_one(conn, meter).await,
-            Phase::Run => self.run_one(conn, meter).await,
+            Phase::Run => match self.server.take() {
+                Some(spec) => self.server_loop(spec, conn, meter).await,
+                None => self.run_one(conn, meter).await,
+            },
         }
     }
 }
@@ -694,6 +943,112 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_loop_is_the_clients_unless_set() {
+        let c = LiopsConfig::from_properties(&Properties::new()).unwrap();
+        assert_eq!(c.loop_in, LoopIn::Client);
+        assert!(c.refuse_server_loop("mysql://h/db").is_ok());
+        for v in ["server", "SERVER", " server "] {
+            let c = LiopsConfig::from_properties(&props(&[&format!("liops.loop={v}")])).unwrap();
+            assert_eq!(c.loop_in, LoopIn::Server, "{v}");
+        }
+        let c = LiopsConfig::from_properties(&props(&["liops.loop=client"])).unwrap();
+        assert_eq!(c.loop_in, LoopIn::Client);
+        let e = LiopsConfig::from_properties(&props(&["liops.loop=both"]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("liops.loop") && e.contains("client") && e.contains("server"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_backend_without_a_server_loop_names_the_property_and_the_choice() {
+        let c = LiopsConfig::from_properties(&props(&["liops.loop=server"])).unwrap();
+        let e = c
+            .refuse_server_loop("mysql://u@h/db")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("liops.loop = 'server'")
+                && e.contains("mysql://u@h/db has no in-server loop")
+                && e.contains("accepted here: liops.loop=client"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_server_loop_takes_no_rate() {
+        let p = props(&["liops.loop=server", "target=100"]);
+        let c = LiopsConfig::from_properties(&p).unwrap();
+        let e = c
+            .check_server_loop(&p, Some("target"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("liops.loop = 'server'") && e.contains("target = '100'"),
+            "{e}"
+        );
+        c.check_server_loop(&p, None).unwrap();
+        // The client loop paces its statements.
+        let p = props(&["target=100"]);
+        let c = LiopsConfig::from_properties(&p).unwrap();
+        c.check_server_loop(&p, Some("target")).unwrap();
+    }
+
+    #[test]
+    fn operationcount_is_shared_out_over_the_sessions_exactly() {
+        let c = LiopsConfig::from_properties(&props(&["NUM_SCHEMAS=2", "NUM_THREADS=2"])).unwrap();
+        let shares: Vec<u64> = (0..4).map(|i| c.share_of(10, i)).collect();
+        assert_eq!(shares, [3, 3, 2, 2]);
+        assert_eq!((0..4).map(|i| c.share_of(3, i)).sum::<u64>(), 3);
+        let shared = LiopsShared::with_server_loop(
+            c,
+            9,
+            ServerRun {
+                duration: Some(Duration::from_secs(2)),
+                warmup: Duration::ZERO,
+                operation_count: Some(10),
+            },
+        );
+        let w = shared.worker(Phase::Run, 9, 1);
+        let spec = w.server.as_ref().unwrap();
+        assert_eq!(spec.max_statements, Some(3));
+        assert!((-1.0..1.0).contains(&spec.seed));
+        assert_ne!(
+            shared.worker(Phase::Run, 9, 0).server.unwrap().seed,
+            spec.seed
+        );
+        // The load sends its batches from the client either way.
+        assert!(shared.worker(Phase::Load, 9, 1).server.is_none());
+    }
+
+    #[test]
+    fn an_outcome_is_consistent_when_its_times_count_its_statements() {
+        let timed = |update, ok, count| ServerTimed {
+            update,
+            ok,
+            ns: 1000,
+            count,
+        };
+        let mut o = ServerLoopOutcome {
+            loop_iterations: 10,
+            sql_selects: 6,
+            sql_updates: 3,
+            times: vec![
+                timed(false, true, 4),
+                timed(false, true, 2),
+                timed(true, true, 3),
+            ],
+        };
+        assert!(!o.consistent(), "one statement untimed");
+        o.times.push(timed(true, false, 1));
+        assert!(o.consistent());
+        o.sql_updates = 4;
+        assert!(!o.consistent());
     }
 
     #[test]

@@ -292,9 +292,28 @@ impl Workload {
             Workload::Liops(l) => {
                 let support = LiopsSupport::of(backend)?;
                 // The seed fixes the load order and each session's ranges.
-                let shared = LiopsShared::new(l.clone(), seed);
+                let server =
+                    (phase == Phase::Run && l.loop_in == liops::LoopIn::Server).then(|| {
+                        liops::ServerRun {
+                            duration: cfg.max_execution_time,
+                            warmup: cfg.warmup,
+                            operation_count: cfg.operation_count(),
+                        }
+                    });
+                let shared = match server {
+                    Some(run) => LiopsShared::with_server_loop(l.clone(), seed, run),
+                    None => LiopsShared::new(l.clone(), seed),
+                };
                 let steps = (0..n).map(|i| shared.worker(phase, seed, i)).collect();
-                support.phase(steps, cfg.clone())
+                let mut cfg = cfg.clone();
+                if server.is_some() {
+                    // Each session takes its one step, whatever the count:
+                    // the count is the loops' to keep (shared out above).
+                    for g in &mut cfg.groups {
+                        g.operation_count = None;
+                    }
+                }
+                support.phase(steps, cfg)
             }
         })
     }

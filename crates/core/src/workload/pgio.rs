@@ -1,7 +1,8 @@
 //! What a PGIO `pgio.conf` means beyond the LIOPS workload's settings:
 //! that a workload file holding PGIO's keys is a LIOPS workload (and holds
 //! no other workload's keys), and which database its `CONNECT_STRING` and
-//! `DBNAME` name. The file format itself is the properties module's; the
+//! `DBNAME` name, and that such a file runs PGIO's in-server loop
+//! (`liops.loop=server`) unless it says otherwise. The file format itself is the properties module's; the
 //! settings are [`LiopsConfig`](super::liops::LiopsConfig)'s.
 
 use std::fmt::Write;
@@ -128,10 +129,18 @@ pub fn merge_file(props: &mut Properties, file: Properties) -> Result<(), Proper
             return Err(file.invalid(key, format!("is a setting of {whose}, and {because}")));
         }
     }
+    let sets_loop = file.contains("liops.loop");
     props.merge(file);
     if let Some((_, origin)) = liops {
         if !props.contains("workload") {
-            props.set("workload", "liops", origin);
+            props.set("workload", "liops", origin.clone());
+        }
+        // PGIO runs each session's loop in the server, so that is what a
+        // PGIO user measures: a file of its keys does the same unless it
+        // says otherwise (`workloads/liops` says client). A later file or
+        // `-p` still wins.
+        if !sets_loop && !props.contains("liops.loop") {
+            props.set("liops.loop", "server", origin);
         }
     }
     Ok(())
@@ -407,6 +416,29 @@ mod tests {
         assert_eq!(p.get("workload"), None);
         // The shipped file's client settings are LIOPS's too.
         merged("workload=liops\nUPDATE_PCT=0\noperationcount=0\nmaxexecutiontime=5\n").unwrap();
+    }
+
+    #[test]
+    fn a_pgio_file_runs_the_server_loop_unless_it_says_otherwise() {
+        let p = merged("UPDATE_PCT=0 SCALE=1000").unwrap();
+        assert_eq!(p.get("liops.loop"), Some("server"));
+        assert_eq!(
+            p.entry("liops.loop").unwrap().origin.to_string(),
+            "pgio.conf:1"
+        );
+        let c = crate::workload::LiopsConfig::from_properties(&p).unwrap();
+        assert_eq!(c.loop_in, crate::workload::liops::LoopIn::Server);
+        // A file that says client (as workloads/liops does) keeps it.
+        let mut p = Properties::new();
+        let java = Properties::read_str("SCALE=1000\nliops.loop=client\n", Path::new("w")).unwrap();
+        merge_file(&mut p, java).unwrap();
+        assert_eq!(p.get("liops.loop"), Some("client"));
+        // So does an earlier setting, and a file of other keys sets none.
+        let mut p = Properties::new();
+        p.set("liops.loop", "client", Origin::CommandLine);
+        merge_file(&mut p, file("SCALE=1000")).unwrap();
+        assert_eq!(p.get("liops.loop"), Some("client"));
+        assert_eq!(merged("recordcount=10\n").unwrap().get("liops.loop"), None);
     }
 
     #[test]
