@@ -634,7 +634,7 @@ impl Translation {
             let theirs = file.get_str(key, "");
             if value != theirs {
                 let why = if key == "value_size" {
-                    ", the size of yb-sample-apps' val:<n>"
+                    "; yb-sample-apps' val:<n> is this size"
                 } else {
                     ""
                 };
