@@ -4,8 +4,9 @@
 //! yb-sample-apps' status line, and the shipped `suites/yb-keyvalue` run by
 //! `sojourn suite` (and refused on several client processes); and
 //! yb-sample-apps' own command lines (`--workload RedisKeyValue --nodes
-//! ...`), their connections spread over the nodes, their refusals, and
-//! their `--password` kept out of every output and the results store.
+//! ...`) on Redis, PostgreSQL and a Cassandra node, their connections
+//! spread over the nodes, their refusals, and their `--password` kept out
+//! of every output and the results store.
 
 mod util;
 
@@ -767,4 +768,27 @@ fn yb_sample_apps_refusals() {
         e.contains("CassandraKeyValue, RedisKeyValue and SqlInserts"),
         "{e}"
     );
+}
+
+/// On a Cassandra node, CassandraKeyValue's lines in yb-sample-apps' own
+/// keyspace and table (`ybdemo_keyspace.CassandraKeyValue`, `k`/`v`), as
+/// `--username` and `--password` log in, the password in no output.
+#[test]
+fn yb_sample_apps_lines_on_cassandra() {
+    use sojourn_testkit::cassandra_server::{CassandraServer, PASSWORD, USER};
+    let Some(node) = CassandraServer::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let auth = ["--username", USER, "--password", PASSWORD];
+    let [load, stdout, stderr] = yb_lines(dir.path(), "CassandraKeyValue", &node.host(), &auth);
+    for (what, out) in [("load", &load), ("stdout", &stdout), ("stderr", &stderr)] {
+        assert!(!out.contains(PASSWORD), "the password in {what}:\n{out}");
+    }
+    // yb-sample-apps' keyspace, as the stored runs name their database.
+    let store = Store::open(&dir.path().join("results.sqlite").to_string_lossy()).unwrap();
+    for r in store.list(&Filter::default()).unwrap() {
+        let want = format!("cassandra://{USER}:***@{}/ybdemo_keyspace (", node.host());
+        assert!(r.meta.backend.starts_with(&want), "{}", r.meta.backend);
+    }
 }
