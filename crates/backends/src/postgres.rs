@@ -64,7 +64,7 @@ use crate::sql::{
     self, checked_table, sql_connection, Backoff, ByShape, Dialect, Layout, Op, SqlOps, SqlUrl,
     Target, UrlRules, SETUP_TIMEOUT,
 };
-use crate::{liops_sql, text, vote_sql, Open, OpenOptions};
+use crate::{liops_sql, text, vote_cache, vote_sql, Open, OpenOptions};
 
 /// PostgreSQL's URLs. In a JDBC URL, pgjdbc's `ssl=true` means
 /// `sslmode=require`.
@@ -89,6 +89,8 @@ struct Inner {
     config: Config,
     tls: Option<MakeRustlsConnect>,
     target: Target,
+    /// The vote run's cache (Noria's hybrid deployment).
+    cache: Option<Arc<vote_cache::Cache>>,
 }
 
 impl fmt::Debug for PostgresBackend {
@@ -149,14 +151,16 @@ impl Open for PostgresBackend {
         if let Some(sharing) = pool.sharing {
             describe.push_str(&format!(" ({sharing})"));
         }
+        let cache = vote_cache::Cache::from_options(options)?;
         Ok(PostgresBackend {
             inner: Arc::new(Inner {
                 config,
                 tls,
                 target: Target {
-                    describe,
+                    describe: vote_cache::describe(describe, cache.as_ref()),
                     timeout: pool.timeout,
                 },
+                cache,
             }),
             pool: pool.sharing.map(|sharing| {
                 Arc::new(Pool {
@@ -599,9 +603,12 @@ impl Backend for PostgresBackend {
         schema: &Schema,
     ) -> Result<Option<ServerCounters>, BackendError> {
         let live = self.setup_client().await?;
-        let counters = self.counters_on(&live.client, schema).await;
+        let mut counters = self.counters_on(&live.client, schema).await;
         // The sampler's own queries are not the phase's work either.
         live.publish_stats(SETUP_TIMEOUT).await;
+        if let (Some(cache), Ok(Some(c))) = (&self.inner.cache, &mut counters) {
+            cache.add_counters(schema, c).await?;
+        }
         counters
     }
 
@@ -658,6 +665,7 @@ impl Backend for PostgresBackend {
             link,
             statements: Statements::default(),
             last_error: None,
+            cache: vote_cache::connect(self.inner.cache.as_ref(), &schema).await?,
         })
     }
 
@@ -808,6 +816,7 @@ pub struct PostgresConnection {
     /// Statements prepared on the link's current client.
     statements: Statements,
     last_error: Option<String>,
+    cache: Option<vote_cache::Cached>,
 }
 
 type PgResult = Result<Status, tokio_postgres::Error>;
@@ -976,6 +985,10 @@ impl SqlOps for PostgresConnection {
         self.inner.target.timeout.max(liops_sql::LOAD_BATCH_TIMEOUT)
     }
 
+    fn vote_cache(&mut self) -> Option<&mut vote_cache::Cached> {
+        self.cache.as_mut()
+    }
+
     async fn insert_article_now(&mut self, variant: VoteVariant, id: u64, title: &str) -> PgResult {
         let id = id as i64;
         self.run_vote(VoteStatement::InsertArticle, variant, &[&id, &title])
@@ -1108,7 +1121,11 @@ impl Runs<Vote> for PostgresBackend {
     async fn prepare_tables(&self, variant: &VoteVariant, drop: bool) -> Result<(), BackendError> {
         let variant = *variant;
         self.setup_batch(&vote_sql::setup(Dialect::Postgres, variant, drop))
-            .await
+            .await?;
+        match &self.inner.cache {
+            Some(cache) => cache.prepare(drop).await,
+            None => Ok(()),
+        }
     }
     async fn tables_empty(&self, variant: &VoteVariant) -> Result<Option<bool>, BackendError> {
         let variant = *variant;

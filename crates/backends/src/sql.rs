@@ -39,6 +39,10 @@ pub(crate) trait SqlOps: Bodies {
     /// The limit of one batch of a LIOPS load: longer than an operation's.
     fn load_timeout(&self) -> Duration;
 
+    /// The connection's link to the vote run's cache (`vote.cache`), if
+    /// it has one: Noria's hybrid deployment, see [`crate::vote_cache`].
+    fn vote_cache(&mut self) -> Option<&mut crate::vote_cache::Cached>;
+
     fn insert_article_now(
         &mut self,
         variant: VoteVariant,
@@ -97,15 +101,38 @@ macro_rules! sql_connection {
     ($conn:ty) => {
         impl sojourn_core::workload::vote::VoteConnection for $conn {
             async fn insert_article(&mut self, v: VoteVariant, id: u64, title: &str) -> Status {
-                $crate::sql::call(self, async |c| c.insert_article_now(v, id, title).await).await
+                let status =
+                    $crate::sql::call(self, async |c| c.insert_article_now(v, id, title).await)
+                        .await;
+                match self.vote_cache() {
+                    Some(cache) => cache.inserted(id, title, status).await,
+                    None => status,
+                }
             }
 
             async fn vote(&mut self, v: VoteVariant, article: u64, user: u64) -> Status {
-                $crate::sql::call(self, async |c| c.vote_now(v, article, user).await).await
+                let status =
+                    $crate::sql::call(self, async |c| c.vote_now(v, article, user).await).await;
+                match self.vote_cache() {
+                    Some(cache) => cache.voted(article, status).await,
+                    None => status,
+                }
             }
 
             async fn article(&mut self, v: VoteVariant, id: u64, out: &mut ArticleRow) -> Status {
-                $crate::sql::call(self, async |c| c.article_now(v, id, out).await).await
+                if let Some(cache) = self.vote_cache() {
+                    match cache.lookup(id, out).await {
+                        Ok(true) => return Status::Ok,
+                        Ok(false) => {}
+                        Err(failed) => return failed,
+                    }
+                }
+                let status =
+                    $crate::sql::call(self, async |c| c.article_now(v, id, out).await).await;
+                match self.vote_cache() {
+                    Some(cache) => cache.fetched(out, status).await,
+                    None => status,
+                }
             }
         }
 
