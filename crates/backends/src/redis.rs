@@ -80,14 +80,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use sojourn_core::backend::guard::{self, Bodies, Guard, Read, Scan};
+use sojourn_core::backend::guard::{Bodies, Guard, Read, Scan};
 use sojourn_core::backend::{
     Backend, BackendError, Extensions, FieldValue, Fields, Row, Schema, ServerCounters, Status,
     Threading, SERVER_INSTANCE,
 };
 use sojourn_core::properties::PropertyError;
 use sojourn_core::workload::capability::Runs;
-use sojourn_core::workload::vote::{ArticleRow, Vote, VoteConnection, VoteSupport, VoteVariant};
+use sojourn_core::workload::vote::{ArticleRow, Vote, VoteSupport, VoteVariant};
 
 use crate::pool::{PoolOptions, Sharing, DEFAULT_TIMEOUT};
 use crate::wire::{
@@ -1307,17 +1307,7 @@ impl Runs<Vote> for RedisBackend {
     }
 }
 
-impl VoteConnection for RedisConnection {
-    async fn insert_article(&mut self, _variant: VoteVariant, id: u64, title: &str) -> Status {
-        guard::call(self, async |c| c.insert_article_now(id, title).await).await
-    }
-    async fn vote(&mut self, _variant: VoteVariant, article: u64, _user: u64) -> Status {
-        guard::call(self, async |c| c.vote_now(article).await).await
-    }
-    async fn article(&mut self, _variant: VoteVariant, id: u64, out: &mut ArticleRow) -> Status {
-        guard::call(self, async |c| c.article_now(id, out).await).await
-    }
-}
+wire::vote_on_a_cache!(RedisConnection);
 
 #[cfg(test)]
 mod tests {

@@ -12,10 +12,9 @@
 //! `stats`) are the backend's server counters, so a run shows how its
 //! reads fared (each read is two gets).
 
-use sojourn_core::backend::guard;
 use sojourn_core::backend::{BackendError, Status};
 use sojourn_core::workload::capability::Runs;
-use sojourn_core::workload::vote::{ArticleRow, Vote, VoteConnection, VoteVariant};
+use sojourn_core::workload::vote::{ArticleRow, Vote, VoteVariant};
 
 use super::{
     first_line, parse_get, reply_err, value_length, MemcachedBackend, MemcachedConnection,
@@ -182,19 +181,7 @@ impl Runs<Vote> for MemcachedBackend {
     }
 }
 
-impl VoteConnection for MemcachedConnection {
-    async fn insert_article(&mut self, _variant: VoteVariant, id: u64, title: &str) -> Status {
-        guard::call(self, async |c| c.insert_article_now(id, title).await).await
-    }
-
-    async fn vote(&mut self, _variant: VoteVariant, article: u64, _user: u64) -> Status {
-        guard::call(self, async |c| c.vote_now(article).await).await
-    }
-
-    async fn article(&mut self, _variant: VoteVariant, id: u64, out: &mut ArticleRow) -> Status {
-        guard::call(self, async |c| c.article_now(id, out).await).await
-    }
-}
+crate::wire::vote_on_a_cache!(MemcachedConnection);
 
 #[cfg(test)]
 mod tests {
