@@ -28,6 +28,8 @@ pub const SOJOURN_PROPERTIES: &[&str] = &[
     "dropdata",
     "timeout.ms",
     "runtime.threads",
+    // How late the pacer may release an arrival, in microseconds.
+    "pacer.lag_budget_us",
     // Offered load over time (see crate::rate).
     "rate",
     "trace",
@@ -105,6 +107,20 @@ fn seconds(p: &Properties, key: &str, default: f64) -> Result<Duration, Property
         return Err(p.invalid(key, "must be a number of seconds, 0 or more"));
     }
     Ok(Duration::from_secs_f64(v))
+}
+
+/// `pacer.lag_budget_us`: how late, in microseconds, the open-loop pacer
+/// may release an arrival (see [`crate::executor::DEFAULT_LAG_BUDGET`]).
+fn lag_budget(p: &Properties) -> Result<Duration, PropertyError> {
+    let default = crate::executor::DEFAULT_LAG_BUDGET.as_micros() as u64;
+    let us = p.get_u64("pacer.lag_budget_us", default)?;
+    if !(5..=1000).contains(&us) {
+        return Err(p.invalid(
+            "pacer.lag_budget_us",
+            "must be 5 to 1000 microseconds (the self-check fails a run whose sends are 1 ms late)",
+        ));
+    }
+    Ok(Duration::from_micros(us))
 }
 
 impl Plan {
@@ -363,6 +379,7 @@ impl Plan {
                 drain_timeout: seconds(p, "drain.timeout", 10.0)?,
                 runtime_threads: p.get_u64("runtime.threads", 0)?.min(1024) as usize,
                 segment_slo,
+                lag_budget: lag_budget(p)?,
             },
             workload,
             schema,
@@ -521,4 +538,25 @@ fn random_seed() -> u64 {
             .unwrap_or(0),
     );
     h.finish() >> 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lag_budget_is_a_property_in_microseconds_within_bounds() {
+        let mut p = Properties::new();
+        assert_eq!(lag_budget(&p).unwrap(), Duration::from_micros(50));
+        p.set_arg("pacer.lag_budget_us=80").unwrap();
+        assert_eq!(lag_budget(&p).unwrap(), Duration::from_micros(80));
+        for bad in ["4", "1001", "fast"] {
+            p.set_arg(&format!("pacer.lag_budget_us={bad}")).unwrap();
+            let e = lag_budget(&p).unwrap_err().to_string();
+            assert!(e.contains("pacer.lag_budget_us"), "{e}");
+        }
+        assert!(!Plan::unknown_keys(&p, &[])
+            .iter()
+            .any(|u| u.key == "pacer.lag_budget_us"));
+    }
 }
