@@ -303,13 +303,17 @@ class Runner:
             return None
 
     # sojourn
-    def sojourn(self, phase, db_url, w, conns, extra=()):
+    def sojourn_cmd(self, phase, db_url, w, conns, extra=()):
         cmd = [self.a.sojourn or BIN, phase, "--db", db_url, "-P", self.files[w, "java"], "-threads", str(conns),
                "--seed", "1", "--no-progress", "--no-store", "--format", "json",
                "-p", f"maxexecutiontime={self.limit}"] + list(extra)
         if phase == "load":
             cmd.append("--drop")
-        out, _, wall, user, sys_ = measured(cmd, timeout=self.limit + 60)
+        return cmd
+
+    def sojourn(self, phase, db_url, w, conns, extra=()):
+        out, _, wall, user, sys_ = measured(self.sojourn_cmd(phase, db_url, w, conns, extra),
+                                            timeout=self.limit + 60)
         return json.loads(out), wall, user, sys_
 
     def sojourn_run(self, db, db_url, w, conns, extra=()):
@@ -466,17 +470,42 @@ class Runner:
         arr = check.get("arrivals") or {}
         read = r["ops"].get("read") or {}
         svc, resp = read.get("service") or {}, read.get("response") or {}
+        ops = max(r["operations"], 1)
+        # Context switches and syscalls from one more run under perf stat
+        # (counting syscalls costs the process, so never the timed run).
+        counts = self.perf_stat(self.sojourn_cmd("run", db_url, w, conns, extra)) if shutil.which("perf") else {}
         self.row(title, {
             "target": rate, "ops/s": r["achieved_ops_per_sec"],
-            "cpu us/op": (user + sys_) * 1e6 / max(r["operations"], 1),
+            "cpu us/op": (user + sys_) * 1e6 / ops, "user us/op": user * 1e6 / ops, "sys us/op": sys_ * 1e6 / ops,
+            "cs/op": counts.get("cs/op"), "syscalls/op": counts.get("syscalls/op"),
             "lag p99 us": check["scheduling_lag_p99_us"],
             "dispersion": arr.get("dispersion"), "z": arr.get("z"), "check": "passed" if check["passed"] else
             "FAILED", "read service p99 us": svc.get("p99_us"), "read response p99 us": resp.get("p99_us"),
             "response - service p99 us": (resp["p99_us"] - svc["p99_us"]) if svc and resp else None,
         })
 
+    def perf_stat(self, cmd):
+        """Context switches and syscalls per operation of a sojourn run
+        (`--format json`) under `perf stat`."""
+        with tempfile.NamedTemporaryFile("r", suffix=".perf") as f:
+            out, _, _, _, _ = measured(["perf", "stat", "-x", ",", "-o", f.name, "-e",
+                                        "context-switches,raw_syscalls:sys_enter", "--"] + cmd,
+                                       timeout=self.limit + 60)
+            counts = {}
+            for line in f.read().splitlines():
+                parts = line.split(",")
+                if len(parts) > 2 and parts[0].strip().isdigit():
+                    counts[parts[2]] = int(parts[0])
+        ops = json.loads(out)["operations"]
+        if not ops:
+            return {}
+        return {"cs/op": counts.get("context-switches", 0) / ops,
+                "syscalls/op": counts.get("raw_syscalls:sys_enter", 0) / ops}
+
     def pacing(self):
         title = "null: open loop, Poisson, 8 connections: the pacer's cost and precision"
+        if not shutil.which("perf"):
+            note("perf is not installed: no context switches or syscalls per operation for the pacer")
         for rate in (100_000, 500_000, 1_000_000, 2_000_000):
             self.attempt(f"sojourn null open loop {rate}", self.open_loop, title, "null:", "c", 8, rate, 10)
 
@@ -724,6 +753,8 @@ class Runner:
 
 def fmt(v):
     if isinstance(v, float):
+        if abs(v) < 1:
+            return f"{v:.3f}"
         return f"{v:.2f}" if abs(v) < 100 else f"{v:.0f}"
     return "-" if v is None else str(v)
 
@@ -757,6 +788,11 @@ def own_verdicts(tables):
             ", ".join(f"{r['target'] // 1000}k: {r['check']}" for r in upto))
         say("null: scheduling lag p99 < 50 us up to 1M ops/s", all(r["lag p99 us"] < 50 for r in upto),
             ", ".join(f"{r['target'] // 1000}k: {r['lag p99 us']:.0f} us" for r in upto))
+        counted = [r for r in upto if r.get("cs/op") is not None]
+        say("null: <= 0.2 context switches/op with lag p99 <= 50 us at 100k, 500k, 1M",
+            all(r["cs/op"] <= 0.2 and r["lag p99 us"] <= 50 for r in counted) if counted else None,
+            ", ".join(f"{r['target'] // 1000}k: {r['cs/op']:.3f} cs/op, {r['lag p99 us']:.0f} us"
+                      for r in counted) or "perf not installed")
     check = next((rows for t, rows in tables.items() if t.startswith("Redis open loop")), [])
     if check:
         say("Redis: self-check passes at 10k, 40k, 80k ops/s", all(r["check"] == "passed" for r in check),

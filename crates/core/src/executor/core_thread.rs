@@ -496,10 +496,6 @@ fn claim(budget: &std::sync::atomic::AtomicU64) -> u64 {
     }
 }
 
-/// The least time the pacer leaves between two wake-ups, whatever the
-/// budget: below it, a wake-up's lateness is no longer small beside it.
-const MIN_WAKE_GAP: Duration = Duration::from_micros(5);
-
 /// How late the pacer's timer wakes it, as a high quantile followed over
 /// the run: it rises a quarter of the way to any later wake-up and decays
 /// by 1/256 of itself on each earlier one (so it sits near the 99th
@@ -523,11 +519,14 @@ impl Lateness {
         }
     }
 
-    /// The gap to leave between wake-ups under `budget`.
+    /// The gap to leave between wake-ups under `budget`: never under half
+    /// of it. A thread too busy to wake on time looks like a late timer,
+    /// and shortening the gap for it would add wake-ups where they cost
+    /// most.
     fn gap(&self, budget: Duration) -> Duration {
         budget
             .saturating_sub(Duration::from_nanos(self.ns))
-            .max(MIN_WAKE_GAP)
+            .max(budget / 2)
     }
 }
 
@@ -606,9 +605,10 @@ mod tests {
             gap >= Duration::from_micros(38) && gap <= Duration::from_micros(39),
             "{gap:?}"
         );
-        // A stall is forgotten over a few hundred punctual wake-ups.
+        // A stall (or a busy thread) never halves the gap, and is
+        // forgotten over a few hundred punctual wake-ups.
         late.observe(Duration::from_millis(2));
-        assert_eq!(late.gap(budget), MIN_WAKE_GAP);
+        assert_eq!(late.gap(budget), budget / 2);
         for _ in 0..2000 {
             late.observe(Duration::ZERO);
         }
