@@ -484,9 +484,9 @@ class Runner:
             "response - service p99 us": (resp["p99_us"] - svc["p99_us"]) if svc and resp else None,
         })
 
-    def perf_stat(self, cmd):
-        """Context switches and syscalls per operation of a sojourn run
-        (`--format json`) under `perf stat`."""
+    def perf_events(self, cmd):
+        """`cmd` run under `perf stat`: its stdout, and the context switches
+        and syscalls it made."""
         with tempfile.NamedTemporaryFile("r", suffix=".perf") as f:
             out, _, _, _, _ = measured(["perf", "stat", "-x", ",", "-o", f.name, "-e",
                                         "context-switches,raw_syscalls:sys_enter", "--"] + cmd,
@@ -496,6 +496,12 @@ class Runner:
                 parts = line.split(",")
                 if len(parts) > 2 and parts[0].strip().isdigit():
                     counts[parts[2]] = int(parts[0])
+        return out, counts
+
+    def perf_stat(self, cmd):
+        """Context switches and syscalls per operation of a sojourn run
+        (`--format json`) under `perf stat`."""
+        out, counts = self.perf_events(cmd)
         ops = json.loads(out)["operations"]
         if not ops:
             return {}
@@ -654,15 +660,7 @@ class Runner:
     def perf_counts(self, r, cmd):
         """Context switches and syscalls per operation, from one more run
         under `perf stat` (kept apart: counting syscalls costs the process)."""
-        with tempfile.NamedTemporaryFile("r", suffix=".perf") as f:
-            out, _, _, _, _ = measured(["perf", "stat", "-x", ",", "-o", f.name, "-e",
-                                        "context-switches,raw_syscalls:sys_enter", "--"] + cmd,
-                                       timeout=self.limit + 60)
-            counts = {}
-            for line in f.read().splitlines():
-                parts = line.split(",")
-                if len(parts) > 2 and parts[0].strip().isdigit():
-                    counts[parts[2]] = int(parts[0])
+        out, counts = self.perf_events(cmd)
         if r["tool"] == "sojourn":
             ops = json.loads(out)["operations"]
         else:
