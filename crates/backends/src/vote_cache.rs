@@ -28,7 +28,6 @@ use sojourn_core::workload::vote::{is_vote, ArticleRow, Vote, VoteVariant, VOTE_
 
 #[cfg(feature = "memcached")]
 use crate::memcached::{MemcachedBackend, MemcachedConnection, MemcachedOptions};
-use crate::redact_url;
 #[cfg(feature = "redis")]
 use crate::redis::{RedisBackend, RedisConnection, RedisOptions};
 use crate::OpenOptions;
@@ -79,8 +78,8 @@ impl Cache {
             .next()
             .unwrap_or_default()
             .to_ascii_lowercase();
-        let invalid =
-            |e: String| format!("{}: {}: {e}", props.describe(VOTE_CACHE), redact_url(url));
+        // `describe` shows the URL, its password masked.
+        let invalid = |e: String| format!("{}: {e}", props.describe(VOTE_CACHE));
         let cache = match scheme.as_str() {
             #[cfg(feature = "memcached")]
             "memcached" => {
@@ -95,10 +94,8 @@ impl Cache {
                 Cache::Redis(RedisBackend::new(opts).map_err(|e| invalid(e.to_string()))?)
             }
             _ => {
-                return Err(format!(
-                    "{} = {}: the cache must be memcached://host[:port] or redis://host[:port]",
-                    props.describe(VOTE_CACHE),
-                    redact_url(url)
+                return Err(invalid(
+                    "the cache must be memcached://host[:port] or redis://host[:port]".into(),
                 ))
             }
         };

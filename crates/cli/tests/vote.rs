@@ -613,6 +613,26 @@ fn noria_backends_sojourn_does_not_run_are_refused() {
         e.contains("vote.cache") && e.contains("SQL database"),
         "{e}"
     );
+    // A cache of another kind is refused, its password masked.
+    let e = refused(
+        dir.path(),
+        &[
+            "run",
+            "mysql://127.0.0.1:1/db",
+            "--workload",
+            "vote",
+            "-p",
+            "vote.cache=http://u:s3cret@127.0.0.1:2",
+            "-p",
+            "operationcount=1",
+            "--no-store",
+        ],
+    );
+    assert!(
+        e.contains("vote.cache") && e.contains("memcached://host[:port] or redis://"),
+        "{e}"
+    );
+    assert!(!e.contains("s3cret"), "{e}");
     let e = refused(dir.path(), &["vote", "localsoup"]);
     assert!(
         e.contains("localsoup") && e.contains("mysql, memcached, hybrid, redis and postgresql"),
