@@ -37,7 +37,8 @@ pub fn main(args: VoteArgs) -> Result<ExitCode> {
     let (phase_args, mode) = match cli.command {
         Command::Bench(a) => (a, phase::Mode::Bench),
         Command::Run(a) => (a, phase::Mode::Run),
-        other => bail!("the vote translation gave {other:?}"),
+        // Not shown: its arguments hold the database URL.
+        _ => bail!("the vote translation gave a command other than bench or run"),
     };
     let histogram = args.histogram.clone();
     let mut append = |run: &RunRecord| match &histogram {
