@@ -501,9 +501,9 @@ fn claim(budget: &std::sync::atomic::AtomicU64) -> u64 {
 /// by 1/256 of itself on each earlier one (so it sits near the 99th
 /// percentile of steady lateness and forgets a stall within a few hundred
 /// wake-ups). The pacer's gap is the lag budget less this, so that an
-/// arrival's whole wait, the gap and the lateness together, keeps to the
+/// arrival's wait, the gap and the timer's lateness together, aims at the
 /// budget on a machine whose timers are late as well as on one whose are
-/// not.
+/// not (a busy thread's own delays come on top).
 #[derive(Debug, Default)]
 struct Lateness {
     ns: u64,
