@@ -47,6 +47,7 @@ use sojourn_core::backend::{
     Backend, BackendError, Extensions, FieldValue, Row, Schema, ServerCounters, Status, Threading,
     SERVER_INSTANCE,
 };
+use sojourn_core::executor::spawn_beside;
 use sojourn_core::redact::redact_url;
 use sojourn_core::workload::capability::Runs;
 use sojourn_core::workload::liops::{
@@ -253,11 +254,11 @@ async fn open_client(inner: &Inner) -> Result<Live, tokio_postgres::Error> {
     let (client, task) = match &inner.tls {
         None => {
             let (client, conn) = inner.config.connect(NoTls).await?;
-            (client, tokio::spawn(conn))
+            (client, spawn_beside(conn))
         }
         Some(tls) => {
             let (client, conn) = inner.config.connect(tls.clone()).await?;
-            (client, tokio::spawn(conn))
+            (client, spawn_beside(conn))
         }
     };
     Ok(Live {

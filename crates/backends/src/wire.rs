@@ -919,7 +919,11 @@ impl<F: Framing> MuxPool<F> {
                     }),
                 });
                 let slot = add_slot(&mux);
-                tokio::spawn(drive::<F>(Arc::clone(&mux), Arc::clone(&self.cfg), stream));
+                sojourn_core::executor::spawn_beside(drive::<F>(
+                    Arc::clone(&mux),
+                    Arc::clone(&self.cfg),
+                    stream,
+                ));
                 self.open
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())

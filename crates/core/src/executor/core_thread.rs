@@ -179,7 +179,37 @@ pub(super) fn serve<K: Connector>(
         }
     };
     let local = tokio::task::LocalSet::new();
+    ON_A_RUNTIME_THREAD.set(true);
     local.block_on(&runtime, serve_jobs(n_conns, connector, jobs, &tx));
+}
+
+thread_local! {
+    /// Whether this thread is one of the pool's runtime threads, whose
+    /// connections and workers live in its `LocalSet`.
+    static ON_A_RUNTIME_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Spawn a connection's background task (a driver's socket loop) beside the
+/// workers that use it: on a pool's runtime thread, as a task of the same
+/// `LocalSet` as the workers; elsewhere (setup, tests) on the current
+/// runtime.
+///
+/// Why it matters: a task of the runtime that wakes a `LocalSet` task sends
+/// it through the set's remote queue and wakes the set's own future, and
+/// tokio then polls its I/O driver once more (an `epoll_wait` that finds
+/// nothing) before it runs the set again. Inside one set, a reply that wakes
+/// a worker and the worker's next request that wakes the driver are both
+/// pushes on one local queue, served in the same pass.
+pub fn spawn_beside<F>(task: F) -> tokio::task::JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    if ON_A_RUNTIME_THREAD.get() {
+        tokio::task::spawn_local(task)
+    } else {
+        tokio::spawn(task)
+    }
 }
 
 async fn serve_jobs<K: Connector>(

@@ -54,6 +54,7 @@ use crate::schedule::{Arrival, Schedule};
 use crate::selfcheck::{ArrivalCheck, Arrivals, StartBins};
 
 use aggregate::Aggregator;
+pub use core_thread::spawn_beside;
 use core_thread::{Job, Lane, Report, ThreadCtx};
 pub use segments::{knee, SegmentOutcome, SegmentSlo, SegmentVerdict};
 pub use threads::{
