@@ -13,8 +13,10 @@ installed:
     Redis bindings share sojourn's, whose layouts are theirs), then
     workloads A and C at 16 and 1 connections, one request in flight each;
     redis-benchmark (`-t get`, one 100-byte value) and pgbench (`-S -M
-    prepared`, its own 100,000 accounts) run next to workload C as
-    references;
+    prepared -j 1`, its own 100,000 accounts) run next to workload C as
+    references, at 16 connections in two rounds (with `perf` at hand, one
+    more run of each under `perf stat` for its context switches and
+    syscalls per operation);
   - Cassandra (a private 5.0 node from scripts/cassandra-node, needing
     what scripts/deps installs for the tests): sojourn loads YCSB's table,
     then point reads (workload C) and point updates, uniform over the keys,
@@ -35,7 +37,8 @@ installed:
   - Redis, sojourn alone: the open-loop self-check at 10k, 40k and 80k
     ops/s (workload C, 16 connections), the runtime thread sweep (1, 2, 4,
     8 threads for 16 connections) and the multiplexed pair (-threads 16 over
-    2 connections, -threads 64 over 4) beside redis-benchmark -P;
+    2 connections, -threads 64 over 4) beside redis-benchmark -c 2 -P 8 and
+    -c 4 -P 16, in two rounds, with the same perf counts;
   - pacing: `null:` open loop at 100k, 500k, 1M and 2M ops/s with 8
     connections: client CPU per operation, the Poisson self-check and the
     scheduling lag;
@@ -287,6 +290,7 @@ class Runner:
         # Figures of sojourn's own jobs, by table: rows of named columns.
         self.tables = {}
         self.limit = a.time_limit
+        self.said_no_perf = False
 
     def keep(self, r):
         if r:
@@ -316,13 +320,15 @@ class Runner:
                                             timeout=self.limit + 60)
         return json.loads(out), wall, user, sys_
 
-    def sojourn_run(self, db, db_url, w, conns, extra=()):
+    def sojourn_run(self, db, db_url, w, conns, extra=(), round_=None):
         r, wall, user, sys_ = self.sojourn("run", db_url, w, conns, extra)
         read = (r["ops"].get("read") or {}).get("service") or {}
+        more = {"json_client_cpu": r["client_cpu"], "runtime_threads": r.get("runtime_threads"),
+                "busiest_thread": r.get("busiest_thread")}
+        if round_:
+            more["round"] = round_
         return result("sojourn", db, w.upper(), conns, r["operations"], r["achieved_ops_per_sec"], wall, user,
-                      sys_, read.get("p50_us"), read.get("p99_us"),
-                      {"json_client_cpu": r["client_cpu"], "runtime_threads": r.get("runtime_threads"),
-                       "busiest_thread": r.get("busiest_thread")})
+                      sys_, read.get("p50_us"), read.get("p99_us"), more)
 
     # YCSB (Java)
     def ycsb(self, phase, cp, cls, db, w, conns, props):
@@ -399,7 +405,9 @@ class Runner:
             y_props = {"redis.host": "127.0.0.1", "redis.port": port}
             for w in ("a", "c"):
                 for conns in (16, 1):
-                    self.keep(self.attempt(f"sojourn redis {w}/{conns}", self.sojourn_run, "redis", url, w, conns))
+                    if (w, conns) != ("c", 16):  # C/16: in two rounds beside redis-benchmark, below
+                        self.keep(self.attempt(f"sojourn redis {w}/{conns}", self.sojourn_run, "redis", url, w,
+                                               conns))
                     if go_ok:
                         self.keep(self.attempt(f"go-ycsb redis {w}/{conns}", self.goycsb, "run", "redis", "redis",
                                                w, conns, go_props))
@@ -411,8 +419,15 @@ class Runner:
                 # One 100-byte value under the key `-t get` reads (else every GET is nil).
                 self.attempt("redis-benchmark -t set", measured, ["redis-benchmark", "-p", str(port), "-c", "1",
                                                                    "-n", "1", "-t", "set", "-d", "100", "-q"])
-                for conns in (16, 1):
-                    self.keep(self.attempt(f"redis-benchmark {conns}", self.redis_benchmark, port, conns))
+                self.keep(self.attempt("redis-benchmark 1", self.redis_benchmark, port, 1))
+            for round_ in (1, 2):
+                s = self.keep(self.attempt(f"sojourn redis c/16 round {round_}", self.sojourn_run, "redis", url,
+                                           "c", 16, (), round_))
+                p = self.keep(self.attempt(f"redis-benchmark 16 round {round_}", self.redis_benchmark, port, 16, 1,
+                                           round_)) if bench else None
+                if round_ == 1:
+                    self.count_events(s, self.sojourn_cmd("run", url, "c", 16))
+                    self.count_events(p, self.redis_benchmark_cmd(port, 16)[0])
             self.redis_own(url, port, bench)
         finally:
             stop(server)
@@ -434,25 +449,31 @@ class Runner:
                                  else threads, "ops/s": r["ops_per_sec"], "cpu us/op": r["cpu_us_per_op"],
                                  "busiest thread": r["busiest_thread"]})
         title = "Redis workload C, multiplexed: N workers over K connections, against redis-benchmark -P"
-        peers = {}
-        if bench:
-            for conns, depth in ((2, 8), (4, 16)):
+        for round_ in (1, 2):
+            for workers, conns, depth in ((16, 2, 8), (64, 4, 16)):
                 p = self.attempt(f"redis-benchmark -c {conns} -P {depth}", self.redis_benchmark, port, conns,
-                                 depth)
+                                 depth) if bench else None
+                extra = ["-p", f"connections={conns}"]
+                r = self.attempt(f"sojourn redis {workers}/{conns}", self.sojourn_run, "redis", url, "c", workers,
+                                 extra)
+                if round_ == 1:
+                    self.count_events(p, self.redis_benchmark_cmd(port, conns, depth)[0])
+                    self.count_events(r, self.sojourn_cmd("run", url, "c", workers, extra))
                 if p:
-                    peers[conns] = p
-                    self.row(title, {"tool": f"redis-benchmark -c {conns} -P {depth}", "ops/s": p["ops_per_sec"],
-                                     "cpu us/op": p["cpu_us_per_op"]})
-        for workers, conns in ((16, 2), (64, 4)):
-            r = self.attempt(f"sojourn redis {workers}/{conns}", self.sojourn_run, "redis", url, "c", workers,
-                             ["-p", f"connections={conns}"])
-            if r:
-                p = peers.get(conns)
-                self.row(title, {"tool": f"sojourn -threads {workers} connections={conns}",
-                                 "runtime threads": r["runtime_threads"],
-                                 "ops/s": r["ops_per_sec"], "cpu us/op": r["cpu_us_per_op"],
-                                 "ops/s vs peer": r["ops_per_sec"] / p["ops_per_sec"] if p else None,
-                                 "cpu vs peer": r["cpu_us_per_op"] / p["cpu_us_per_op"] if p else None})
+                    self.row(title, {"tool": f"redis-benchmark -c {conns} -P {depth}", "round": round_,
+                                     "runtime threads": None, **self.mux_figures(p, None)})
+                if r:
+                    self.row(title, {"tool": f"sojourn -threads {workers} connections={conns}", "round": round_,
+                                     "runtime threads": r["runtime_threads"], **self.mux_figures(r, p)})
+
+    @staticmethod
+    def mux_figures(r, peer):
+        """One multiplexed run's row: throughput, CPU split, wake-ups and
+        syscalls per operation, and the ratios to `peer`'s."""
+        return {"ops/s": r["ops_per_sec"], "cpu us/op": r["cpu_us_per_op"], "user": r["user_us_per_op"],
+                "sys": r["sys_us_per_op"], "cs/op": r.get("cs_per_op"), "syscalls/op": r.get("syscalls_per_op"),
+                "ops/s vs peer": r["ops_per_sec"] / peer["ops_per_sec"] if peer else None,
+                "cpu vs peer": r["cpu_us_per_op"] / peer["cpu_us_per_op"] if peer else None}
 
     def row(self, title, r):
         self.tables.setdefault(title, []).append(r)
@@ -484,13 +505,13 @@ class Runner:
             "response - service p99 us": (resp["p99_us"] - svc["p99_us"]) if svc and resp else None,
         })
 
-    def perf_events(self, cmd):
+    def perf_events(self, cmd, env=None):
         """`cmd` run under `perf stat`: its stdout, and the context switches
         and syscalls it made."""
         with tempfile.NamedTemporaryFile("r", suffix=".perf") as f:
             out, _, _, _, _ = measured(["perf", "stat", "-x", ",", "-o", f.name, "-e",
                                         "context-switches,raw_syscalls:sys_enter", "--"] + cmd,
-                                       timeout=self.limit + 60)
+                                       env, timeout=self.limit + 60)
             counts = {}
             for line in f.read().splitlines():
                 parts = line.split(",")
@@ -510,8 +531,9 @@ class Runner:
 
     def pacing(self):
         title = "null: open loop, Poisson, 8 connections: the pacer's cost and precision"
-        if not shutil.which("perf"):
-            note("perf is not installed: no context switches or syscalls per operation for the pacer")
+        if not shutil.which("perf") and not self.said_no_perf:
+            note("perf is not installed: no context switches or syscalls per operation")
+            self.said_no_perf = True
         for rate in (100_000, 500_000, 1_000_000, 2_000_000):
             self.attempt(f"sojourn null open loop {rate}", self.open_loop, title, "null:", "c", 8, rate, 10)
 
@@ -523,15 +545,22 @@ class Runner:
         for rate in (5_000, 20_000):
             self.attempt(f"sojourn sqlite {rate}", self.open_loop, title, db, "a", 8, rate, 15)
 
-    def redis_benchmark(self, port, conns, pipeline=1):
+    def redis_benchmark_cmd(self, port, conns, pipeline=1):
+        """redis-benchmark's command line for GETs over `conns` connections
+        `pipeline` deep, and the requests it makes."""
         n = self.a.ops * max(pipeline // 2, 1)
-        out, _, wall, user, sys_ = measured(["redis-benchmark", "-p", str(port), "-c", str(conns), "-n", str(n),
-                                             "-P", str(pipeline), "-t", "get", "--csv"], timeout=self.limit + 60)
+        return ["redis-benchmark", "-p", str(port), "-c", str(conns), "-n", str(n), "-P", str(pipeline), "-t",
+                "get", "--csv"], n
+
+    def redis_benchmark(self, port, conns, pipeline=1, round_=None):
+        cmd, n = self.redis_benchmark_cmd(port, conns, pipeline)
+        out, _, wall, user, sys_ = measured(cmd, timeout=self.limit + 60)
         rows = [l.replace('"', "").split(",") for l in out.strip().splitlines()]
         head, vals = rows[0], rows[-1]
         v = dict(zip(head, vals))
         return result("redis-benchmark", "redis", "GET", conns, n, float(v["rps"]), wall, user, sys_,
-                      float(v["p50_latency_ms"]) * 1000, float(v["p99_latency_ms"]) * 1000)
+                      float(v["p50_latency_ms"]) * 1000, float(v["p99_latency_ms"]) * 1000,
+                      {"round": round_} if round_ else None)
 
     def postgres(self):
         tmp = tempfile.mkdtemp(prefix="pg-", dir=self.tmp)
@@ -552,8 +581,9 @@ class Runner:
                        "db.user": pg.USER, "db.passwd": pg.PASSWORD}
             for w in ("a", "c"):
                 for conns in (16, 1):
-                    self.keep(self.attempt(f"sojourn postgres {w}/{conns}", self.sojourn_run, "postgres", pg.url,
-                                           w, conns))
+                    if (w, conns) != ("c", 16):  # C/16: in two rounds beside pgbench, below
+                        self.keep(self.attempt(f"sojourn postgres {w}/{conns}", self.sojourn_run, "postgres",
+                                               pg.url, w, conns))
                     if go_ok:
                         self.keep(self.attempt(f"go-ycsb pg {w}/{conns}", self.goycsb, "run", "pg", "postgres", w,
                                                conns, go_props))
@@ -565,19 +595,29 @@ class Runner:
                 scale = max(self.a.records // 100_000, 1)
                 ok = self.attempt("pgbench -i", measured, [pgbench, "-i", "-q", "-s", str(scale), "-h", "127.0.0.1",
                                                            "-p", str(pg.port), "-U", pg.USER, "postgres"], pg.env)
-                for conns in (16, 1) if ok else ():
-                    self.keep(self.attempt(f"pgbench {conns}", self.pgbench, pgbench, pg, conns))
+                if ok:
+                    self.keep(self.attempt("pgbench 1", self.pgbench, pgbench, pg, 1))
+            for round_ in (1, 2):
+                s = self.keep(self.attempt(f"sojourn postgres c/16 round {round_}", self.sojourn_run, "postgres",
+                                           pg.url, "c", 16, (), round_))
+                p = self.keep(self.attempt(f"pgbench 16 round {round_}", self.pgbench, pgbench, pg, 16,
+                                           round_)) if pgbench and ok else None
+                if round_ == 1:
+                    self.count_events(s, self.sojourn_cmd("run", pg.url, "c", 16))
+                    self.count_events(p, self.pgbench_cmd(pgbench, pg, 16), pg.env)
         finally:
             pg.stop()
 
-    def pgbench(self, exe, pg, conns):
-        per_client = self.a.ops // conns
-        out, _, wall, user, sys_ = measured(
-            [exe, "-h", "127.0.0.1", "-p", str(pg.port), "-U", pg.USER, "-S", "-M", "prepared",
-             "-c", str(conns), "-j", "1", "-t", str(per_client), "-n", "postgres"], pg.env, timeout=self.limit + 60)
+    def pgbench_cmd(self, exe, pg, conns):
+        return [exe, "-h", "127.0.0.1", "-p", str(pg.port), "-U", pg.USER, "-S", "-M", "prepared",
+                "-c", str(conns), "-j", "1", "-t", str(self.a.ops // conns), "-n", "postgres"]
+
+    def pgbench(self, exe, pg, conns, round_=None):
+        out, _, wall, user, sys_ = measured(self.pgbench_cmd(exe, pg, conns), pg.env, timeout=self.limit + 60)
         tps = re.search(r"tps = ([\d.]+) \(without initial connection time\)", out) or \
             re.search(r"tps = ([\d.]+)", out)
-        return result("pgbench", "postgres", "-S", conns, per_client * conns, float(tps.group(1)), wall, user, sys_)
+        return result("pgbench", "postgres", "-S", conns, self.a.ops // conns * conns, float(tps.group(1)), wall,
+                      user, sys_, extra={"round": round_} if round_ else None)
 
     # --- MariaDB: sojourn against sysbench ---
 
@@ -629,15 +669,12 @@ class Runner:
                     if r:
                         r["round"] = round_
                     self.keep(r)
-            if shutil.which("perf"):
-                for r in self.results:
-                    if r["db"] == "mysql" and r.get("round") == 1:
-                        cmd = {"sojourn": run, "sysbench": (sb or []) + [f"--threads={conns}", f"--time={secs}",
-                                                                          "run"]}.get(r["tool"])
-                        if cmd:
-                            self.attempt(f"perf stat {r['tool']}", self.perf_counts, r, cmd)
-            else:
-                note("perf is not installed: no context switches or syscalls per operation for MariaDB")
+            for r in self.results:
+                if r["db"] == "mysql" and r.get("round") == 1:
+                    cmd = {"sojourn": run, "sysbench": (sb or []) + [f"--threads={conns}", f"--time={secs}",
+                                                                      "run"]}.get(r["tool"])
+                    if cmd:
+                        self.count_events(r, cmd)
         finally:
             db.stop()
 
@@ -657,14 +694,27 @@ class Runner:
         return result("sysbench", "mysql", "C", conns, events, rate, wall, user, sys_, None,
                       float(p99.group(1)) * 1000 if p99 else None, {"round": round_})
 
-    def perf_counts(self, r, cmd):
-        """Context switches and syscalls per operation, from one more run
-        under `perf stat` (kept apart: counting syscalls costs the process)."""
-        out, counts = self.perf_events(cmd)
+    def count_events(self, r, cmd, env=None):
+        """The context switches and syscalls per operation of the run `r`,
+        from one more run of `cmd` under `perf stat` (kept apart: counting
+        syscalls costs the process). Said once when perf is missing."""
+        if not r:
+            return
+        if not shutil.which("perf"):
+            if not self.said_no_perf:
+                note("perf is not installed: no context switches or syscalls per operation")
+                self.said_no_perf = True
+            return
+        self.attempt(f"perf stat {r['tool']} {r['db']}", self.perf_counts, r, cmd, env)
+
+    def perf_counts(self, r, cmd, env):
+        out, counts = self.perf_events(cmd, env)
         if r["tool"] == "sojourn":
             ops = json.loads(out)["operations"]
-        else:
+        elif r["tool"] == "sysbench":
             ops = int(re.search(r"total number of events:\s+(\d+)", out).group(1))
+        else:
+            ops = r["operations"]  # a tool given a count of requests makes them all
         if ops and "context-switches" in counts:
             r["cs_per_op"] = counts["context-switches"] / ops
         if ops and "raw_syscalls:sys_enter" in counts:
@@ -801,22 +851,22 @@ def own_verdicts(tables):
         say("SQLite A at 20k ops/s: read response - service p99 < 1 ms",
             at20[0]["response - service p99 us"] < 1000, f"{at20[0]['response - service p99 us']:.0f} us")
     mux = next((rows for t, rows in tables.items() if t.startswith("Redis workload C, multiplexed")), [])
-    r16 = next((r for r in mux if r["tool"].startswith("sojourn -threads 16")), None)
-    if r16:
-        say("Redis -threads 16 connections=2: client CPU <= 1.5 us/op", r16["cpu us/op"] <= 1.5,
-            f"{r16['cpu us/op']:.2f} us")
-    r64 = next((r for r in mux if r["tool"].startswith("sojourn -threads 64")), None)
-    if r64:
-        ratio = r64.get("ops/s vs peer")
-        say("Redis -threads 64 connections=4: ops/s >= redis-benchmark -c 4 -P 16",
-            None if ratio is None else ratio >= 1.0, f"{fmt(ratio)}x")
+    for workers, conns, depth, cpu_bound in ((16, 2, 8, 1.0), (64, 4, 16, 1.2)):
+        rows = [r for r in mux if r["tool"].startswith(f"sojourn -threads {workers} ")
+                and r.get("cpu vs peer") is not None]
+        if rows:
+            say(f"Redis -threads {workers} over {conns}: CPU/op <= {cpu_bound}x, ops/s >= 1.0x "
+                f"redis-benchmark -c {conns} -P {depth}",
+                all(r["cpu vs peer"] <= cpu_bound and r["ops/s vs peer"] >= 1.0 for r in rows),
+                ", ".join(f"#{r['round']}: CPU {r['cpu vs peer']:.2f}x, ops/s {r['ops/s vs peer']:.2f}x"
+                          for r in rows))
     return out
 
 
 def same_job(s, r):
     """The sojourn row a peer row is compared with (of the same round, where
     a job runs in rounds)."""
-    if s.get("round") != r.get("round"):
+    if s.get("round") != r.get("round") and not (r.get("round") is None and s.get("round") == 1):
         return False
     if r["tool"] in ("redis-benchmark", "pgbench", "sysbench"):
         return s["db"] == r["db"] and s["workload"] == "C" and s["conns"] == r["conns"]
@@ -869,7 +919,7 @@ def verdicts(results, jobs):
         ("cassandra", "latte", "cpu", 1.0, "Cassandra: client CPU/op <= latte's"),
         ("cassandra", "go-ycsb", "cpu", 0.5, "Cassandra: client CPU/op <= 0.5x go-ycsb's"),
         # The C tools, at 16 connections (against sojourn's workload C).
-        ("redis", "redis-benchmark", "cpu", 1.0, "Redis C/16: client CPU/op <= redis-benchmark's"),
+        ("redis", "redis-benchmark", "cpu", 0.8, "Redis C/16: client CPU/op <= 0.8x redis-benchmark's"),
         ("postgres", "pgbench", "cpu", 1.0, "PostgreSQL C/16: client CPU/op <= pgbench's"),
         ("mysql", "sysbench", "cpu", 1.0, "MariaDB C/16: client CPU/op <= sysbench point select's"),
         ("mysql", "go-ycsb", "cpu", 1.0, "MariaDB C/16: client CPU/op <= go-ycsb mysql's (reported)"),
