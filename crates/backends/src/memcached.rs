@@ -674,19 +674,13 @@ impl Bodies for MemcachedConnection {
         match fields {
             Fields::All => {
                 for (field, range) in &self.decoded {
-                    out.push(FieldValue {
-                        field: *field,
-                        value: value.data[range.clone()].to_vec(),
-                    });
+                    out.push(FieldValue::copied(*field, &value.data[range.clone()]));
                 }
             }
             Fields::Some(list) => {
                 for &want in list {
                     if let Some((_, range)) = self.decoded.iter().find(|(f, _)| *f == want) {
-                        out.push(FieldValue {
-                            field: want,
-                            value: value.data[range.clone()].to_vec(),
-                        });
+                        out.push(FieldValue::copied(want, &value.data[range.clone()]));
                     }
                 }
             }

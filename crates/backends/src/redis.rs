@@ -878,10 +878,7 @@ impl RedisConnection {
                     Fields::Some(list) => list.contains(&0),
                 };
                 if wanted {
-                    out.push(FieldValue {
-                        field: 0,
-                        value: value.to_vec(),
-                    });
+                    out.push(FieldValue::copied(0, value));
                 }
                 Ok(Status::Ok)
             }
@@ -1217,10 +1214,7 @@ fn parse_hgetall(
             return Err(proto_err("a hash field that is not a string".into()));
         };
         if let Some(field) = names.index(name) {
-            out.push(FieldValue {
-                field,
-                value: value.to_vec(),
-            });
+            out.push(FieldValue::copied(field, value));
         }
     }
     // Small hashes come back in insertion order, large ones in any order.
@@ -1248,10 +1242,7 @@ fn parse_hmget(r: &mut Reader<'_>, list: &[usize], out: &mut Vec<FieldValue>) ->
     for &field in list {
         match r.next().map_err(proto_err)? {
             Item::Bulk(Some(value)) => {
-                out.push(FieldValue {
-                    field,
-                    value: value.to_vec(),
-                });
+                out.push(FieldValue::copied(field, value));
                 found += 1;
             }
             Item::Bulk(None) => {}

@@ -139,6 +139,48 @@ pub struct FieldValue {
     pub value: Vec<u8>,
 }
 
+/// Value buffers kept for reuse on this thread: at most this many...
+const SPARE_VALUES: usize = 256;
+/// ...each of at most this capacity, so that one large read does not keep
+/// its memory for the rest of the run.
+const SPARE_VALUE_CAPACITY: usize = 64 * 1024;
+
+thread_local! {
+    /// Buffers of values that reads on this thread handed back
+    /// ([`FieldValue::recycle`]), for the next reads to copy into.
+    static SPARE: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl FieldValue {
+    /// `field`'s value, a copy of `bytes`: in a buffer an earlier read on
+    /// this thread handed back where there is one, so that a run's reads
+    /// allocate nothing once they are in step (the workload recycles each
+    /// read's values before the next one).
+    pub fn copied(field: usize, bytes: &[u8]) -> FieldValue {
+        let value = match SPARE.with_borrow_mut(Vec::pop) {
+            Some(mut buf) => {
+                buf.clear();
+                buf.extend_from_slice(bytes);
+                buf
+            }
+            None => bytes.to_vec(),
+        };
+        FieldValue { field, value }
+    }
+
+    /// Empty `values`, keeping their buffers for [`FieldValue::copied`] on
+    /// this thread.
+    pub fn recycle(values: &mut Vec<FieldValue>) {
+        SPARE.with_borrow_mut(|spare| {
+            for v in values.drain(..) {
+                if spare.len() < SPARE_VALUES && v.value.capacity() <= SPARE_VALUE_CAPACITY {
+                    spare.push(v.value);
+                }
+            }
+        });
+    }
+}
+
 /// Which fields a read or scan returns.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Fields<'a> {
@@ -281,5 +323,48 @@ pub trait Backend: Send + Sync + 'static {
         Self: Sized,
     {
         Extensions::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_reuse_the_buffers_a_read_handed_back() {
+        let first = FieldValue::copied(2, b"abc");
+        assert_eq!((first.field, first.value.as_slice()), (2, &b"abc"[..]));
+        let buffer = first.value.as_ptr();
+        let mut read = vec![first];
+        FieldValue::recycle(&mut read);
+        assert!(read.is_empty());
+        // The next copy lands in the same buffer, with only its own bytes.
+        let again = FieldValue::copied(0, b"z");
+        assert_eq!((again.field, again.value.as_slice()), (0, &b"z"[..]));
+        assert_eq!(again.value.as_ptr(), buffer);
+    }
+
+    #[test]
+    fn large_buffers_are_not_kept() {
+        let spare = || SPARE.with_borrow(Vec::len);
+        let before = spare();
+        let mut read = vec![
+            FieldValue::copied(0, &vec![7; SPARE_VALUE_CAPACITY + 1]),
+            FieldValue::copied(1, b"small"),
+        ];
+        FieldValue::recycle(&mut read);
+        assert_eq!(spare(), before + 1, "only the small buffer is kept");
+        let next = FieldValue::copied(0, b"x");
+        assert!(next.value.capacity() < SPARE_VALUE_CAPACITY);
+        assert_eq!(spare(), before);
+    }
+
+    #[test]
+    fn the_spare_buffers_are_bounded() {
+        let mut read: Vec<FieldValue> = (0..SPARE_VALUES + 10)
+            .map(|i| FieldValue::copied(i, b"v"))
+            .collect();
+        FieldValue::recycle(&mut read);
+        assert_eq!(SPARE.with_borrow(Vec::len), SPARE_VALUES);
     }
 }

@@ -306,7 +306,7 @@ impl CoreWorker {
     /// status and the moment the database answered, so that verifying the
     /// values (`dataintegrity`) is not counted as database latency.
     async fn read_current<C: Connection>(&mut self, conn: &mut C) -> (Status, Instant) {
-        self.read_buf.clear();
+        FieldValue::recycle(&mut self.read_buf);
         let op = &self.op;
         let status = conn.read(&op.key, op.fields(), &mut self.read_buf).await;
         let answered = Instant::now();
