@@ -799,10 +799,7 @@ fn push_fields(
 ) -> Result<(), tokio_postgres::Error> {
     for (i, &field) in fields.iter().enumerate() {
         if let Some(Raw(stored)) = row.try_get::<_, Option<Raw<'_>>>(first_column + i)? {
-            out.push(FieldValue {
-                field,
-                value: text::decode(stored),
-            });
+            out.push(text::decoded_field(field, stored));
         }
     }
     Ok(())

@@ -59,6 +59,18 @@ pub(crate) fn decode(stored: &[u8]) -> Vec<u8> {
     }
 }
 
+/// Field `field` of a read, whose stored form is `stored` (a driver's
+/// buffer): a plain value is copied into a buffer reused across reads.
+pub(crate) fn decoded_field(field: usize, stored: &[u8]) -> sojourn_core::backend::FieldValue {
+    match stored.first() {
+        Some(&ESCAPE) => sojourn_core::backend::FieldValue {
+            field,
+            value: decode(stored),
+        },
+        _ => sojourn_core::backend::FieldValue::copied(field, stored),
+    }
+}
+
 /// Move a decoded value out of a driver-owned buffer without copying when
 /// it is plain.
 pub(crate) fn decode_owned(stored: Vec<u8>) -> Vec<u8> {
@@ -87,6 +99,7 @@ mod tests {
             let stored = encode(v);
             assert!(std::str::from_utf8(&stored).is_ok() && !stored.contains(&0));
             assert_eq!(decode(&stored), v);
+            assert_eq!(decoded_field(3, &stored).value, v);
             assert_eq!(decode_owned(stored), v);
         }
         assert_eq!(encode(b"abc"), b"abc");
