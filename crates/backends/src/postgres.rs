@@ -248,8 +248,8 @@ impl Live {
     }
 }
 
-/// Open a client and spawn its connection on the current runtime (the one
-/// of the worker that will use it).
+/// Open a client and spawn its connection task beside the worker that will
+/// use it (see [`spawn_beside`]).
 async fn open_client(inner: &Inner) -> Result<Live, tokio_postgres::Error> {
     let (client, task) = match &inner.tls {
         None => {

@@ -887,7 +887,8 @@ impl<F: Framing> MuxPool<F> {
     }
 
     /// A handle on a socket of this thread with room, or on a new socket
-    /// (whose driver task is spawned on the current runtime).
+    /// (whose driver task runs beside the handle's worker, see
+    /// [`sojourn_core::executor::spawn_beside`]).
     pub(crate) async fn handle(&self) -> Result<MuxHandle<F>, String> {
         let me = std::thread::current().id();
         let existing = {
