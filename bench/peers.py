@@ -420,14 +420,9 @@ class Runner:
                 self.attempt("redis-benchmark -t set", measured, ["redis-benchmark", "-p", str(port), "-c", "1",
                                                                    "-n", "1", "-t", "set", "-d", "100", "-q"])
                 self.keep(self.attempt("redis-benchmark 1", self.redis_benchmark, port, 1))
-            for round_ in (1, 2):
-                s = self.keep(self.attempt(f"sojourn redis c/16 round {round_}", self.sojourn_run, "redis", url,
-                                           "c", 16, (), round_))
-                p = self.keep(self.attempt(f"redis-benchmark 16 round {round_}", self.redis_benchmark, port, 16, 1,
-                                           round_)) if bench else None
-                if round_ == 1:
-                    self.count_events(s, self.sojourn_cmd("run", url, "c", 16))
-                    self.count_events(p, self.redis_benchmark_cmd(port, 16)[0])
+            self.beside_c_tool("redis", url, "redis-benchmark",
+                               (lambda round_: self.redis_benchmark(port, 16, 1, round_)) if bench else None,
+                               self.redis_benchmark_cmd(port, 16)[0])
             self.redis_own(url, port, bench)
         finally:
             stop(server)
@@ -466,6 +461,18 @@ class Runner:
                     self.row(title, {"tool": f"sojourn -threads {workers} connections={conns}", "round": round_,
                                      "runtime threads": r["runtime_threads"], **self.mux_figures(r, p)})
 
+    def beside_c_tool(self, db, url, tool, run_tool, tool_cmd, env=None):
+        """sojourn's workload C at 16 connections and `tool`'s run
+        (`run_tool(round)`, None when it is missing) in two rounds; round 1
+        of each also counted under perf."""
+        for round_ in (1, 2):
+            s = self.keep(self.attempt(f"sojourn {db} c/16 round {round_}", self.sojourn_run, db, url, "c", 16, (),
+                                       round_))
+            p = self.keep(self.attempt(f"{tool} 16 round {round_}", run_tool, round_)) if run_tool else None
+            if round_ == 1:
+                self.count_events(s, self.sojourn_cmd("run", url, "c", 16))
+                self.count_events(p, tool_cmd, env)
+
     @staticmethod
     def mux_figures(r, peer):
         """One multiplexed run's row: throughput, CPU split, wake-ups and
@@ -492,13 +499,12 @@ class Runner:
         read = r["ops"].get("read") or {}
         svc, resp = read.get("service") or {}, read.get("response") or {}
         ops = max(r["operations"], 1)
-        # Context switches and syscalls from one more run under perf stat
-        # (counting syscalls costs the process, so never the timed run).
-        counts = self.perf_stat(self.sojourn_cmd("run", db_url, w, conns, extra)) if shutil.which("perf") else {}
+        counts = {"tool": "sojourn", "db": db_url}
+        self.count_events(counts, self.sojourn_cmd("run", db_url, w, conns, extra))
         self.row(title, {
             "target": rate, "ops/s": r["achieved_ops_per_sec"],
             "cpu us/op": (user + sys_) * 1e6 / ops, "user us/op": user * 1e6 / ops, "sys us/op": sys_ * 1e6 / ops,
-            "cs/op": counts.get("cs/op"), "syscalls/op": counts.get("syscalls/op"),
+            "cs/op": counts.get("cs_per_op"), "syscalls/op": counts.get("syscalls_per_op"),
             "lag p99 us": check["scheduling_lag_p99_us"],
             "dispersion": arr.get("dispersion"), "z": arr.get("z"), "check": "passed" if check["passed"] else
             "FAILED", "read service p99 us": svc.get("p99_us"), "read response p99 us": resp.get("p99_us"),
@@ -519,21 +525,8 @@ class Runner:
                     counts[parts[2]] = int(parts[0])
         return out, counts
 
-    def perf_stat(self, cmd):
-        """Context switches and syscalls per operation of a sojourn run
-        (`--format json`) under `perf stat`."""
-        out, counts = self.perf_events(cmd)
-        ops = json.loads(out)["operations"]
-        if not ops:
-            return {}
-        return {"cs/op": counts.get("context-switches", 0) / ops,
-                "syscalls/op": counts.get("raw_syscalls:sys_enter", 0) / ops}
-
     def pacing(self):
         title = "null: open loop, Poisson, 8 connections: the pacer's cost and precision"
-        if not shutil.which("perf") and not self.said_no_perf:
-            note("perf is not installed: no context switches or syscalls per operation")
-            self.said_no_perf = True
         for rate in (100_000, 500_000, 1_000_000, 2_000_000):
             self.attempt(f"sojourn null open loop {rate}", self.open_loop, title, "null:", "c", 8, rate, 10)
 
@@ -597,14 +590,9 @@ class Runner:
                                                            "-p", str(pg.port), "-U", pg.USER, "postgres"], pg.env)
                 if ok:
                     self.keep(self.attempt("pgbench 1", self.pgbench, pgbench, pg, 1))
-            for round_ in (1, 2):
-                s = self.keep(self.attempt(f"sojourn postgres c/16 round {round_}", self.sojourn_run, "postgres",
-                                           pg.url, "c", 16, (), round_))
-                p = self.keep(self.attempt(f"pgbench 16 round {round_}", self.pgbench, pgbench, pg, 16,
-                                           round_)) if pgbench and ok else None
-                if round_ == 1:
-                    self.count_events(s, self.sojourn_cmd("run", pg.url, "c", 16))
-                    self.count_events(p, self.pgbench_cmd(pgbench, pg, 16), pg.env)
+            self.beside_c_tool("postgres", pg.url, "pgbench",
+                               (lambda round_: self.pgbench(pgbench, pg, 16, round_)) if pgbench and ok else None,
+                               self.pgbench_cmd(pgbench, pg, 16) if pgbench else None, pg.env)
         finally:
             pg.stop()
 
