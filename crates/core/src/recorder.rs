@@ -6,12 +6,14 @@
 //! several client processes merge into one, bucket for bucket.
 //!
 //! The hot path: each worker records into one of a fixed number of slots,
-//! each behind its own mutex. Workers map onto slots round-robin, so with as
-//! many slots as there are runtime threads a lock is almost never contended;
-//! the aggregator takes each lock once per interval only long enough to swap
-//! the slot's [`Stats`] for an empty one. Slots are bounded (not one per
-//! connection) because a histogram is a few hundred kilobytes and users run
-//! a thousand connections.
+//! each behind its own mutex. Workers map onto slots round-robin, as they
+//! map onto runtime threads, so with one slot per runtime thread a lock is
+//! never contended but by the aggregator, which takes each lock once per
+//! interval only long enough to swap the slot's [`Stats`] for an empty one.
+//! Slots are few (not one per connection) because a histogram is a few
+//! hundred kilobytes: a slot per connection made the histograms the hot
+//! path writes into outgrow the CPU's caches, and made the aggregator scan
+//! megabytes every tick.
 
 use hdrhistogram::Histogram;
 use parking_lot::Mutex;
@@ -314,9 +316,10 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// Enough slots that concurrently running workers rarely share one.
-    pub fn new(workers: usize) -> Recorder {
-        let n = workers.clamp(1, 32);
+    /// `slots` slots (at least one, at most 32): as many as there are
+    /// threads recording, so that no two threads share one.
+    pub fn new(slots: usize) -> Recorder {
+        let n = slots.clamp(1, 32);
         Recorder {
             slots: (0..n).map(|_| Mutex::new(SlotStats::default())).collect(),
         }

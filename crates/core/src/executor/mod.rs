@@ -755,7 +755,13 @@ impl<C: Send + 'static> Pool<C> {
         let n_threads = self.jobs.len();
         let segments = cfg.segments();
         let shared = Arc::new(Shared {
-            recorder: Recorder::new(self.workers),
+            // One slot per runtime thread: worker `id` lives on thread
+            // `id % n_threads` and records into slot `id % n_threads`, so no
+            // two threads share a slot and a thread's workers (which take
+            // turns) share one set of histograms. A slot per worker would
+            // multiply the histograms the hot path touches and the
+            // aggregator scans every tick by the connections per thread.
+            recorder: Recorder::new(n_threads),
             start: OnceLock::new(),
             deadline: OnceLock::new(),
             stop: AtomicBool::new(false),
