@@ -23,6 +23,34 @@ BIN = os.path.join(ROOT, "target", "release", "sojourn")
 SERVER_CPUS = set()
 CLIENT_CPUS = set()
 
+# Whether each database server starts in a session of its own (see
+# `servers_apart`); by default it shares the bench script's.
+SERVER_SESSION = {"own": False}
+
+
+def servers_apart():
+    """Start every server from now on in a session of its own, as a service
+    manager would start it. Where the kernel groups tasks by session for CPU
+    fairness (`/proc/sys/kernel/sched_autogroup_enabled`; systemd does the
+    same by cgroup), the server and the clients then stop competing as one
+    group, which changes how often a client is woken and so its CPU per
+    operation. Returns a line saying so."""
+    SERVER_SESSION["own"] = True
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled") as f:
+            grouped = f.read().strip() == "1"
+    except OSError:
+        grouped = False
+    how = "the kernel schedules each session as a group" if grouped else \
+        "the kernel does not group sessions, so this changes nothing"
+    return f"servers in sessions of their own ({how})"
+
+
+def server_popen(cmd, **kw):
+    """Popen for a database server: in a session of its own after
+    `servers_apart`."""
+    return subprocess.Popen(cmd, start_new_session=SERVER_SESSION["own"], **kw)
+
 
 def pin_apart(server_cpus=1, client_cpus=8):
     """On a machine of at least server_cpus + 2 CPUs, put the servers on the
@@ -82,7 +110,7 @@ def free_port():
 
 def start(cmd, port):
     """Start a server and wait (bounded) until its port accepts connections."""
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = server_popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 30
     while time.time() < deadline:
         try:
@@ -229,7 +257,7 @@ class Postgres:
                         "-A", "scram-sha-256", f"--pwfile={pwfile}", "-E", "UTF8", "--locale=C",
                         "--no-sync"], check=True, stdout=subprocess.DEVNULL, preexec_fn=drop)
         self.port = free_port()
-        self.server = subprocess.Popen(
+        self.server = server_popen(
             [os.path.join(self.bindir, "postgres"), "-D", data, "-p", str(self.port), "-k", tmp,
              "-c", "listen_addresses=127.0.0.1", "-c", "synchronous_commit=off",
              "-c", "shared_buffers=256MB", "-c", f"max_connections={max_connections}"],
@@ -278,7 +306,7 @@ class Mariadb:
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.port = free_port()
         self.socket = os.path.join(tmp, "sock")
-        self.server = subprocess.Popen(
+        self.server = server_popen(
             ["mariadbd", "--no-defaults", f"--datadir={data}", f"--tmpdir={work}",
              f"--socket={self.socket}", f"--pid-file={os.path.join(tmp, 'pid')}", f"--port={self.port}",
              "--bind-address=127.0.0.1", "--skip-name-resolve", "--innodb-buffer-pool-size=256M",
@@ -316,7 +344,7 @@ class Cassandra:
         self.port, storage = free_port(), free_port()
         self.log = os.path.join(tmp, "cassandra.log")
         with open(self.log, "w") as log:
-            self.server = subprocess.Popen([script, os.path.join(tmp, "node"), str(self.port), str(storage)],
+            self.server = server_popen([script, os.path.join(tmp, "node"), str(self.port), str(storage)],
                                            stdout=log, stderr=subprocess.STDOUT,
                                            env=dict(os.environ, CASSANDRA_HEAP=heap))
         deadline = time.time() + 120

@@ -48,6 +48,14 @@ installed:
 On a machine of 4 CPUs or more, the servers are pinned to the first CPU and
 the clients to the next eight (--no-pin to leave them be).
 
+The servers start in this script's session, so on a kernel that schedules
+sessions as groups (autogroup) they and the clients share one. With
+--server-session own each server gets a session of its own, as a service
+manager would give it: on two shared CPUs that changes how often a client
+is woken, and a client that batches its wake-ups (sojourn) can lose more by
+it than one that blocks per request (sysbench), so take both when a ratio
+matters.
+
 Defaults: 100,000 records of one 100-byte field, 500,000 operations per run,
 zipfian requests. Every tool's client CPU is the kernel's rusage of its whole
 process (os.wait4), user and system apart, divided by the operations it
@@ -57,7 +65,7 @@ Ratios are sojourn / peer at the same workload and connection count.
 It is a benchmark, not a test: it is run by hand, prints figures, and never
 fails on them. Downloads are cached (--cache, default ~/.cache/sojourn-peers).
 Usage: python3 bench/peers.py [--ops N] [--records N] [--only redis|postgres|mysql|cassandra|null|pacing|sqlite]
-       [--json FILE] [--no-pin]
+       [--json FILE] [--no-pin] [--server-session shared|own]
 """
 
 import argparse
@@ -71,7 +79,8 @@ import sys
 import tempfile
 import time
 
-from common import BIN, Cassandra, Failed, Mariadb, Postgres, ROOT, build, measured, pin_apart, redis_server, stop
+from common import (BIN, Cassandra, Failed, Mariadb, Postgres, ROOT, build, measured, pin_apart, redis_server,
+                    servers_apart, stop)
 
 GO_MODULE = "github.com/pingcap/go-ycsb"
 # `@latest` first, as go-ycsb's README says; then tagged versions.
@@ -947,6 +956,8 @@ def main():
                     action="append",
                     help="run only this job (repeatable)")
     ap.add_argument("--no-pin", action="store_true", help="leave servers and clients unpinned")
+    ap.add_argument("--server-session", choices=["shared", "own"], default="shared",
+                    help="start each server in this script's session (default) or in one of its own")
     ap.add_argument("--json", metavar="FILE", help="also save every figure to FILE")
     ap.add_argument("--cache", default=os.path.join(os.environ.get("XDG_CACHE_HOME") or
                                                     os.path.expanduser("~/.cache"), "sojourn-peers"),
@@ -960,6 +971,8 @@ def main():
     jobs = a.only or ["redis", "postgres", "mysql", "cassandra", "null", "pacing", "sqlite"]
     started = time.time()
     pinning = "not pinned (--no-pin)" if a.no_pin else pin_apart()
+    if a.server_session == "own":
+        pinning += "; " + servers_apart()
 
     if "redis" in jobs:
         apt_install("redis-benchmark", "redis-tools")
