@@ -1,5 +1,8 @@
-//! The MySQL / MariaDB backend, through `mysql_async` (rustls for TLS, no
-//! OpenSSL).
+//! The MySQL / MariaDB backend. The workers' connections speak MySQL's
+//! protocol through sojourn's own client (`mysql/conn.rs`: prepared statements,
+//! binary rows read in place, nothing allocated per point select); the
+//! setup connections (tables, emptiness checks, server counters) go
+//! through `mysql_async`. TLS is rustls in both, no OpenSSL.
 //!
 //! URL: `mysql://user:pass@host:port/db` (also `mariadb://`), or YCSB's
 //! JDBC properties: `jdbc` with `-p db.url=jdbc:mysql://host:port/db -p
@@ -12,13 +15,17 @@
 //! certificate not checked), `verify_ca` (chain checked against
 //! `ssl-ca=PATH`) or `verify_identity` (chain and host name). In a JDBC URL,
 //! `useSSL=true` means `required` and `sslMode=` is read like `ssl-mode`.
-//! Other query parameters of a `mysql://` URL go to mysql_async
-//! (`stmt_cache_size`, `compression`, ...); those of a JDBC URL are
-//! Connector/J's and are ignored.
+//! Other query parameters of a `mysql://` URL go to mysql_async, so they
+//! shape the setup connections only; those of a JDBC URL are Connector/J's
+//! and are ignored.
+//!
+//! Authentication: `mysql_native_password` and `caching_sha2_password`
+//! (its full path in clear over TLS, else with the server's RSA key), and
+//! the server's switches between them.
 //!
 //! Layout and SQL: see [`crate::sql`]; statements are prepared once per
-//! connection and shape (mysql_async's statement cache, keyed by the SQL
-//! text that sojourn builds once per shape). Updates count matched rows
+//! connection and shape (the SQL text is built once per shape) and kept
+//! for the connection's life. Updates count matched rows
 //! (`CLIENT_FOUND_ROWS`), so an update that writes the value already there
 //! is `OK` and only a missing key is `NOT_FOUND`.
 //!
@@ -28,6 +35,8 @@
 //! every operation; a timed-out or broken connection is abandoned and
 //! re-opened by a later operation, attempts spaced by [`Backoff`].
 
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::fmt::{self, Write as _};
 use std::path::PathBuf;
@@ -35,7 +44,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mysql_async::prelude::Queryable;
-use mysql_async::{Conn, Opts, OptsBuilder, Params, SslOpts, Statement, Value};
+use mysql_async::{Opts, OptsBuilder, SslOpts};
 use sojourn_core::backend::guard::{Bodies, Failure, Guard, Read, Scan, Settle};
 use sojourn_core::backend::{
     Backend, BackendError, Extensions, FieldValue, Row, Schema, ServerCounters, Status,
@@ -50,6 +59,10 @@ use crate::sql::{
     SqlUrl, Target, UrlRules,
 };
 use crate::{liops_sql, pool, text, vote_cache, vote_sql, Open, OpenOptions};
+
+mod conn;
+
+use conn::{Cell, Conn, Param, Row as MyRow, Statement};
 
 /// MySQL's and MariaDB's URLs. In a JDBC URL, Connector/J's `useSSL=true`
 /// means `ssl-mode=required`.
@@ -68,10 +81,6 @@ const ER_NO_SUCH_TABLE: u16 = 1146;
 /// MySQL's error for a column that does not exist.
 const ER_BAD_FIELD_ERROR: u16 = 1054;
 
-/// Statements mysql_async keeps prepared per connection beyond those a
-/// connection holds itself (the vote and LIOPS workloads', deletes').
-const STATEMENT_CACHE: usize = 64;
-
 /// A MySQL or MariaDB database.
 #[derive(Debug)]
 pub struct MysqlBackend {
@@ -80,10 +89,11 @@ pub struct MysqlBackend {
 
 #[derive(Debug)]
 struct Inner {
+    /// For the setup connections (mysql_async's).
     opts: Hidden<Opts>,
+    /// For the workers' connections (sojourn's own client).
+    wire: conn::Config,
     target: Target,
-    /// Keep each connection's statements (see `Texts::statements`).
-    hold_statements: bool,
     /// The vote run's cache (Noria's hybrid deployment).
     cache: Option<Arc<vote_cache::Cache>>,
 }
@@ -98,7 +108,6 @@ impl Open for MysqlBackend {
     fn configure(url: &str, options: &OpenOptions<'_>) -> Result<MysqlBackend, String> {
         let props = options.props;
         let sql_url = SqlUrl::parse(url, &URLS)?;
-        let own_statement_cache = sql_url.passes("stmt_cache_size");
         let parsed =
             Opts::from_url(&sql_url.native).map_err(|e| format!("invalid MySQL URL: {e}"))?;
         let user = sql_url
@@ -112,7 +121,16 @@ impl Open for MysqlBackend {
             .or_else(|| props.get("db.passwd").map(str::to_string))
             .or_else(|| std::env::var("MYSQL_PWD").ok());
         let timeout = pool::timeout(props, None)?;
-        let mut builder = OptsBuilder::from_opts(parsed)
+        let tls = Tls::parse(sql_url.ssl_mode.as_deref(), sql_url.ssl_ca)?;
+        let host = parsed.ip_or_hostname().to_string();
+        let wire = conn::Config {
+            addr: (host.clone(), parsed.tcp_port()),
+            user: user.clone(),
+            password: password.clone(),
+            database: parsed.db_name().map(str::to_string),
+            tls: tls.wire(&host)?,
+        };
+        let builder = OptsBuilder::from_opts(parsed)
             .user(Some(user))
             .pass(password)
             // Without this, mysql_async switches a connection to localhost
@@ -121,21 +139,12 @@ impl Open for MysqlBackend {
             .prefer_socket(false)
             .tcp_nodelay(true)
             .client_found_rows(true)
-            .ssl_opts(ssl_opts(sql_url.ssl_mode.as_deref(), sql_url.ssl_ca)?);
-        // A connection holds its statements only where mysql_async's cache
-        // keeps every one of them: one it evicted would be closed on the
-        // server under the holder. A URL's own (smaller) cache size is
-        // kept, and statements are then looked up by their text.
-        let field_count = props.get_u64("fieldcount", 10).unwrap_or(10) as usize;
-        let hold_statements = !own_statement_cache;
-        if hold_statements {
-            builder = builder.stmt_cache_size(ByShape::<()>::most(field_count) + STATEMENT_CACHE);
-        }
+            .ssl_opts(tls.setup());
         let cache = vote_cache::Cache::from_options(options)?;
         Ok(MysqlBackend {
             inner: Arc::new(Inner {
-                hold_statements,
                 opts: Hidden(Opts::from(builder)),
+                wire,
                 target: Target {
                     describe: vote_cache::describe(redact_url(url.trim()), cache.as_ref()),
                     timeout,
@@ -182,44 +191,89 @@ impl MysqlBackend {
         }
     }
 
-    async fn setup_conn(&self) -> Result<Conn, BackendError> {
-        let connect = Conn::new(self.inner.opts.clone());
+    async fn setup_conn(&self) -> Result<mysql_async::Conn, BackendError> {
+        let connect = mysql_async::Conn::new(self.inner.opts.clone());
         self.inner.target.connect(connect, |e| e.to_string()).await
     }
 }
 
-/// TLS settings for an `ssl-mode` (case and `-`/`_` do not matter).
-fn ssl_opts(mode: Option<&str>, ca: Option<String>) -> Result<Option<SslOpts>, String> {
-    let mode = mode
-        .unwrap_or("disabled")
-        .to_ascii_lowercase()
-        .replace('-', "_");
-    let with_ca = |ca: Option<String>| -> Result<SslOpts, String> {
-        let Some(path) = ca else {
-            return Err(format!(
-                "ssl-mode={mode} needs ssl-ca=PATH (a PEM file of the CA certificates)"
-            ));
+/// `ssl-mode` and `ssl-ca`, checked once for both clients: mysql_async's
+/// (setup) and sojourn's own (the workers').
+enum Tls {
+    Disabled,
+    /// Encrypted, certificate not checked.
+    Required,
+    /// The chain checked against the authorities of the PEM file.
+    VerifyCa(String),
+    /// The chain and the host name.
+    VerifyIdentity(String),
+}
+
+impl Tls {
+    /// From `ssl-mode` (case and `-`/`_` do not matter) and `ssl-ca`.
+    fn parse(mode: Option<&str>, ca: Option<String>) -> Result<Tls, String> {
+        let mode = mode
+            .unwrap_or("disabled")
+            .to_ascii_lowercase()
+            .replace('-', "_");
+        let with_ca = |ca: Option<String>| {
+            ca.ok_or_else(|| {
+                format!("ssl-mode={mode} needs ssl-ca=PATH (a PEM file of the CA certificates)")
+            })
         };
-        Ok(SslOpts::default()
-            .with_root_certs(vec![PathBuf::from(path).into()])
-            .with_disable_built_in_roots(true))
-    };
-    let opts = match mode.as_str() {
-        "disabled" | "disable" => return Ok(None),
-        "required" | "require" => SslOpts::default().with_danger_accept_invalid_certs(true),
-        "verify_ca" => with_ca(ca)?.with_danger_skip_domain_validation(true),
-        "verify_identity" | "verify_full" => with_ca(ca)?,
-        other => {
-            return Err(format!(
-                "ssl-mode={other} is not one of disabled, required, verify_ca, verify_identity"
-            ))
-        }
-    };
-    // mysql_async builds its rustls configuration with the process-wide
-    // crypto provider; make it ring (the one compiled in) unless another
-    // part of the program chose one already.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    Ok(Some(opts))
+        Ok(match mode.as_str() {
+            "disabled" | "disable" => Tls::Disabled,
+            "required" | "require" => Tls::Required,
+            "verify_ca" => Tls::VerifyCa(with_ca(ca)?),
+            "verify_identity" | "verify_full" => Tls::VerifyIdentity(with_ca(ca)?),
+            other => {
+                return Err(format!(
+                    "ssl-mode={other} is not one of disabled, required, verify_ca, verify_identity"
+                ))
+            }
+        })
+    }
+
+    /// mysql_async's settings.
+    fn setup(&self) -> Option<SslOpts> {
+        let with_ca = |ca: &str| {
+            SslOpts::default()
+                .with_root_certs(vec![PathBuf::from(ca).into()])
+                .with_disable_built_in_roots(true)
+        };
+        let opts = match self {
+            Tls::Disabled => return None,
+            Tls::Required => SslOpts::default().with_danger_accept_invalid_certs(true),
+            Tls::VerifyCa(ca) => with_ca(ca).with_danger_skip_domain_validation(true),
+            Tls::VerifyIdentity(ca) => with_ca(ca),
+        };
+        // mysql_async builds its rustls configuration with the process-wide
+        // crypto provider; make it ring (the one compiled in) unless another
+        // part of the program chose one already.
+        sojourn_tls::install_default_provider();
+        Some(opts)
+    }
+
+    /// The workers' TLS for a server at `host`.
+    fn wire(&self, host: &str) -> Result<Option<conn::Tls>, String> {
+        let provider = sojourn_tls::provider();
+        let verifier = match self {
+            Tls::Disabled => return Ok(None),
+            Tls::Required => sojourn_tls::accept_any_certificate(&provider),
+            Tls::VerifyCa(ca) => sojourn_tls::ignore_host_name(
+                &provider,
+                sojourn_tls::chain_verifier(&provider, ca, "ssl-ca")?,
+            ),
+            Tls::VerifyIdentity(ca) => sojourn_tls::chain_verifier(&provider, ca, "ssl-ca")?,
+        };
+        let config = sojourn_tls::with_verifier(&provider, verifier)?;
+        let server_name = rustls::pki_types::ServerName::try_from(host.to_string())
+            .map_err(|_| format!("TLS: {host} is not a valid server name"))?;
+        Ok(Some(conn::Tls {
+            connector: tokio_rustls::TlsConnector::from(Arc::new(config)),
+            server_name,
+        }))
+    }
 }
 
 /// Give up on a connection whose state is unknown: tell the server we
@@ -227,7 +281,7 @@ fn ssl_opts(mode: Option<&str>, ca: Option<String>) -> Result<Option<SslOpts>, S
 fn abandon(conn: Conn) {
     if let Ok(handle) = tokio::runtime::Handle::try_current() {
         handle.spawn(async move {
-            let _ = tokio::time::timeout(Duration::from_millis(100), conn.disconnect()).await;
+            let _ = tokio::time::timeout(Duration::from_millis(100), conn.quit()).await;
         });
     }
 }
@@ -330,15 +384,17 @@ impl Backend for MysqlBackend {
 
     async fn connect(&self, schema: Arc<Schema>) -> Result<MysqlConnection, BackendError> {
         let table = checked_table(&schema).map_err(|e| self.setup_error(e))?;
-        let conn = self.setup_conn().await?;
+        let connect = Conn::connect(&self.inner.wire);
+        let conn = self
+            .inner
+            .target
+            .connect(connect, |e| e.to_string())
+            .await?;
         Ok(MysqlConnection {
             inner: Arc::clone(&self.inner),
             guard: self.inner.target.guard(&schema),
             layout: Layout::new(table, schema.field_count()),
-            texts: Texts {
-                hold: self.inner.hold_statements,
-                ..Texts::default()
-            },
+            texts: Texts::default(),
             conn: Some(conn),
             backoff: Backoff::new(),
             last_error: None,
@@ -351,18 +407,17 @@ impl Backend for MysqlBackend {
     }
 }
 
-/// SQL texts by operation shape, built once each.
+/// SQL texts by operation shape and the statements prepared from them on
+/// the current connection.
 #[derive(Default)]
 struct Texts {
     shaped: ByShape<String>,
-    /// The same, prepared on this connection: executing a held statement
-    /// skips what mysql_async does for a text on every call (parsing it
-    /// for named parameters, hashing it into its statement cache, a boxed
-    /// future), about a tenth of the client's user time per point select.
-    /// Emptied when the connection is replaced, whose statements they are.
+    /// The same, prepared on this connection. Emptied when the connection
+    /// is replaced, whose statements they are.
     statements: ByShape<Statement>,
-    /// Whether this connection holds its statements (see `Inner`).
-    hold: bool,
+    /// The other statements (deletes, the vote and LIOPS workloads'),
+    /// prepared on this connection, by their text.
+    by_text: HashMap<String, Statement>,
     delete: String,
     /// The vote workload's texts for one variant, built on first use.
     vote: Option<(VoteVariant, VoteTexts)>,
@@ -379,34 +434,26 @@ struct VoteTexts {
 }
 
 impl Texts {
-    /// The statement of `op` over `columns`: held from its first use when
-    /// the connection holds its statements, else found in mysql_async's
-    /// own cache by its text.
+    /// The statement of `op` over `columns`, prepared on first use.
     async fn statement(
         &mut self,
         conn: &mut Conn,
         layout: &Layout,
         op: Op,
         columns: &[usize],
-    ) -> Result<Statement, mysql_async::Error> {
+    ) -> Result<Statement, conn::Error> {
         let Texts {
-            shaped,
-            statements,
-            hold,
-            ..
+            shaped, statements, ..
         } = self;
         let build = async || Ok::<String, Infallible>(layout.sql(Dialect::Mysql, op, columns));
         let Ok(sql) = shaped.get(layout, op, columns, build).await;
-        if !*hold {
-            return conn.prep(sql.as_str()).await;
-        }
         let held = statements
-            .get(layout, op, columns, async || conn.prep(sql.as_str()).await)
+            .get(layout, op, columns, async || conn.prepare(sql).await)
             .await?;
-        Ok(held.clone())
+        Ok(*held)
     }
 
-    fn vote(&mut self, variant: VoteVariant) -> &VoteTexts {
+    fn vote(&mut self, variant: VoteVariant) -> (&VoteTexts, &mut HashMap<String, Statement>) {
         if !matches!(&self.vote, Some((v, _)) if *v == variant) {
             let d = Dialect::Mysql;
             let texts = VoteTexts {
@@ -417,11 +464,12 @@ impl Texts {
             };
             self.vote = Some((variant, texts));
         }
-        &self.vote.as_ref().expect("built above").1
+        let texts = &self.vote.as_ref().expect("built above").1;
+        (texts, &mut self.by_text)
     }
 
     /// The LIOPS select and update of `table`.
-    fn liops(&mut self, table: &str) -> (&str, &str) {
+    fn liops(&mut self, table: &str) -> (&str, &str, &mut HashMap<String, Statement>) {
         if !matches!(&self.liops, Some((t, _, _)) if t == table) {
             let d = Dialect::Mysql;
             self.liops = Some((
@@ -431,54 +479,55 @@ impl Texts {
             ));
         }
         let (_, select, update) = self.liops.as_ref().expect("built above");
-        (select, update)
+        (select, update, &mut self.by_text)
     }
 }
 
-/// A value as bytes; `None` for NULL (a field never written).
-fn value_bytes(value: Value) -> Option<Vec<u8>> {
-    match value {
-        Value::NULL => None,
-        Value::Bytes(b) => Some(text::decode_owned(b)),
-        // Only tables written by other tools hold other types.
-        other => Some(other.as_sql(true).into_bytes()),
+/// The statement of `sql` on `conn`, prepared on first use.
+async fn prepared(
+    by_text: &mut HashMap<String, Statement>,
+    conn: &mut Conn,
+    sql: &str,
+) -> Result<Statement, conn::Error> {
+    if let Some(stmt) = by_text.get(sql) {
+        return Ok(*stmt);
     }
+    let stmt = conn.prepare(sql).await?;
+    by_text.insert(sql.to_string(), stmt);
+    Ok(stmt)
 }
 
+/// The cells of `row` from `first_column` on, as `fields`; a NULL (a
+/// field never written) is left out.
 fn push_fields(
-    row: &mut mysql_async::Row,
+    row: &MyRow<'_>,
     first_column: usize,
     fields: &[usize],
     out: &mut Vec<FieldValue>,
-) {
-    for (i, &field) in fields.iter().enumerate() {
-        if let Some(value) = row.take::<Value, _>(first_column + i).and_then(value_bytes) {
-            out.push(FieldValue { field, value });
+) -> Result<(), conn::Error> {
+    let mut cells = row.cells().skip(first_column);
+    for &field in fields {
+        match cells.next().transpose()? {
+            Some(Cell::Bytes(stored)) => out.push(text::decoded_field(field, stored)),
+            // Only tables written by other tools hold other types.
+            Some(other) => {
+                if let Some(value) = other.text() {
+                    out.push(FieldValue { field, value });
+                }
+            }
+            None => break,
         }
     }
+    Ok(())
 }
 
-/// The row (if any) a point select of one key finds. What `exec_first`
-/// does, less its boxed future and its conversion of the row into itself:
-/// a point select is the hot path, and each is a share of the driver's
-/// cost per operation.
-async fn first_row(
-    conn: &mut Conn,
-    stmt: Statement,
-    key: Value,
-) -> Result<Option<mysql_async::Row>, mysql_async::Error> {
-    let mut result = conn.exec_iter(stmt, Params::Positional(vec![key])).await?;
-    let row = if result.is_empty() {
-        None
+/// A value as the table stores it (see [`text`]).
+fn stored(value: &[u8]) -> Cow<'_, [u8]> {
+    if text::is_plain(value) {
+        Cow::Borrowed(value)
     } else {
-        result.next().await?
-    };
-    result.drop_result().await?;
-    Ok(row)
-}
-
-fn key_param(key: &str) -> Value {
-    Value::Bytes(key.as_bytes().to_vec())
+        Cow::Owned(text::encode(value))
+    }
 }
 
 /// A connection of [`MysqlBackend`], re-established when lost.
@@ -493,7 +542,7 @@ pub struct MysqlConnection {
     cache: Option<vote_cache::Cached>,
 }
 
-type MyResult = Result<Status, mysql_async::Error>;
+type MyResult = Result<Status, conn::Error>;
 
 impl MysqlConnection {
     /// The most recent error on this connection, for diagnosing `ERROR`
@@ -504,9 +553,7 @@ impl MysqlConnection {
 
     /// The connection (opened if there is none, no sooner than the
     /// backoff allows), the SQL texts, and what they are built from.
-    async fn session(
-        &mut self,
-    ) -> Result<(&mut Conn, &mut Texts, &mut Layout), mysql_async::Error> {
+    async fn session(&mut self) -> Result<(&mut Conn, &mut Texts, &mut Layout), conn::Error> {
         let MysqlConnection {
             inner,
             layout,
@@ -517,10 +564,11 @@ impl MysqlConnection {
         } = self;
         if conn.is_none() {
             backoff.wait_turn().await;
-            let fresh = Conn::new(inner.opts.clone()).await?;
+            let fresh = Conn::connect(&inner.wire).await?;
             backoff.succeeded();
             *conn = Some(fresh);
             texts.statements = ByShape::default();
+            texts.by_text.clear();
         }
         let conn = conn.as_mut().expect("opened above");
         Ok((conn, texts, layout))
@@ -528,7 +576,7 @@ impl MysqlConnection {
 }
 
 impl Settle for MysqlConnection {
-    type Error = mysql_async::Error;
+    type Error = conn::Error;
 
     fn guard(&self) -> Guard {
         self.guard
@@ -536,12 +584,9 @@ impl Settle for MysqlConnection {
 
     /// Records why, and gives up a connection whose state is unknown: it
     /// timed out, broke, or the server says it cannot go on.
-    fn settle(&mut self, failure: Failure<mysql_async::Error>) -> Status {
+    fn settle(&mut self, failure: Failure<conn::Error>) -> Status {
         let (message, lost) = match failure {
-            Failure::Failed(e) => {
-                let lost = !matches!(e, mysql_async::Error::Server(_)) || e.is_fatal();
-                (e.to_string(), lost)
-            }
+            Failure::Failed(e) => (e.to_string(), e.is_fatal()),
             Failure::TimedOut(limit) => (format!("timed out after {} ms", limit.as_millis()), true),
         };
         if lost {
@@ -559,14 +604,14 @@ impl Bodies for MysqlConnection {
         let (conn, texts, layout) = self.session().await?;
         let columns = layout.columns(read.fields);
         let stmt = texts.statement(conn, layout, Op::Read, columns).await?;
-        let row = first_row(conn, stmt, key_param(read.key)).await?;
-        Ok(match row {
-            None => Status::NotFound,
-            Some(mut row) => {
-                push_fields(&mut row, 0, columns, read.out);
-                Status::Ok
-            }
+        let out = read.out;
+        let mut found = false;
+        conn.execute(&stmt, &[Param::Bytes(read.key.as_bytes())], |row| {
+            found = true;
+            push_fields(&row, 0, columns, out)
         })
+        .await?;
+        Ok(Status::found(found))
     }
 
     async fn scan_now(&mut self, scan: Scan<'_>) -> MyResult {
@@ -574,17 +619,22 @@ impl Bodies for MysqlConnection {
         let columns = layout.columns(scan.fields);
         let stmt = texts.statement(conn, layout, Op::Scan, columns).await?;
         let limit = u64::try_from(scan.count).unwrap_or(u64::MAX);
-        let params = Params::Positional(vec![key_param(scan.start_key), Value::UInt(limit)]);
-        let mut result = conn.exec_iter(stmt, params).await?;
-        while let Some(mut row) = result.next().await? {
-            let key = match row.take::<Value, _>(0).and_then(value_bytes) {
-                Some(k) => String::from_utf8_lossy(&k).into_owned(),
+        let params = [Param::Bytes(scan.start_key.as_bytes()), Param::UInt(limit)];
+        let out = scan.out;
+        conn.execute(&stmt, &params, |row| {
+            let key = match row.cells().next().transpose()? {
+                Some(Cell::Bytes(k)) => String::from_utf8_lossy(&text::decode(k)).into_owned(),
+                Some(other) => {
+                    String::from_utf8_lossy(&other.text().unwrap_or_default()).into_owned()
+                }
                 None => String::new(),
             };
             let mut fields = Vec::with_capacity(columns.len());
-            push_fields(&mut row, 1, columns, &mut fields);
-            scan.out.push(Row { key, fields });
-        }
+            push_fields(&row, 1, columns, &mut fields)?;
+            out.push(Row { key, fields });
+            Ok(())
+        })
+        .await?;
         Ok(Status::Ok)
     }
 
@@ -593,18 +643,23 @@ impl Bodies for MysqlConnection {
         if values.is_empty() {
             // Nothing to set: the answer is only whether the record exists.
             let stmt = texts.statement(conn, layout, Op::Read, &[]).await?;
-            let found = first_row(conn, stmt, key_param(key)).await?;
-            return Ok(Status::found(found.is_some()));
+            let mut found = false;
+            conn.execute(&stmt, &[Param::Bytes(key.as_bytes())], |_| {
+                found = true;
+                Ok(())
+            })
+            .await?;
+            return Ok(Status::found(found));
         }
         layout.write(values);
         let stmt = texts
             .statement(conn, layout, Op::Update, layout.written())
             .await?;
-        let mut params: Vec<Value> = Vec::with_capacity(values.len() + 1);
-        params.extend(values.iter().map(|v| Value::Bytes(text::encode(&v.value))));
-        params.push(key_param(key));
-        conn.exec_drop(stmt, Params::Positional(params)).await?;
-        Ok(Status::found(conn.affected_rows() > 0))
+        let encoded: Vec<Cow<'_, [u8]>> = values.iter().map(|v| stored(&v.value)).collect();
+        let mut params: Vec<Param<'_>> = encoded.iter().map(|v| Param::Bytes(v)).collect();
+        params.push(Param::Bytes(key.as_bytes()));
+        let affected = conn.execute(&stmt, &params, |_| Ok(())).await?;
+        Ok(Status::found(affected > 0))
     }
 
     async fn insert_now(&mut self, key: &str, values: &[FieldValue]) -> MyResult {
@@ -613,10 +668,11 @@ impl Bodies for MysqlConnection {
         let stmt = texts
             .statement(conn, layout, Op::Insert, layout.written())
             .await?;
-        let mut params: Vec<Value> = Vec::with_capacity(values.len() + 1);
-        params.push(key_param(key));
-        params.extend(values.iter().map(|v| Value::Bytes(text::encode(&v.value))));
-        conn.exec_drop(stmt, Params::Positional(params)).await?;
+        let encoded: Vec<Cow<'_, [u8]>> = values.iter().map(|v| stored(&v.value)).collect();
+        let mut params: Vec<Param<'_>> = Vec::with_capacity(values.len() + 1);
+        params.push(Param::Bytes(key.as_bytes()));
+        params.extend(encoded.iter().map(|v| Param::Bytes(v)));
+        conn.execute(&stmt, &params, |_| Ok(())).await?;
         Ok(Status::Ok)
     }
 
@@ -625,9 +681,11 @@ impl Bodies for MysqlConnection {
         if texts.delete.is_empty() {
             texts.delete = sql::delete(Dialect::Mysql, layout.table());
         }
-        let params = Params::Positional(vec![key_param(key)]);
-        conn.exec_drop(texts.delete.as_str(), params).await?;
-        Ok(Status::found(conn.affected_rows() > 0))
+        let stmt = prepared(&mut texts.by_text, conn, &texts.delete).await?;
+        let affected = conn
+            .execute(&stmt, &[Param::Bytes(key.as_bytes())], |_| Ok(()))
+            .await?;
+        Ok(Status::found(affected > 0))
     }
 }
 
@@ -656,8 +714,7 @@ impl SqlOps for MysqlConnection {
                     r.key, r.scratch
                 );
             }
-            conn.query_drop(sql).await?;
-            loaded += conn.affected_rows();
+            loaded += conn.query(&sql).await?;
         }
         Ok(if loaded == rows.len() as u64 {
             Status::Ok
@@ -674,48 +731,75 @@ impl SqlOps for MysqlConnection {
         rows: &mut u64,
     ) -> MyResult {
         let (conn, texts, _) = self.session().await?;
-        let (select, change) = texts.liops(table);
+        let (select, change, by_text) = texts.liops(table);
+        let params = [Param::UInt(range.0), Param::UInt(range.1)];
         *rows = if update {
-            conn.exec_drop(change, range).await?;
-            conn.affected_rows()
+            let stmt = prepared(by_text, conn, change).await?;
+            conn.execute(&stmt, &params, |_| Ok(())).await?
         } else {
-            let row: Option<mysql_async::Row> = conn.exec_first(select, range).await?;
-            row.and_then(|r| r.get::<u64, _>(0)).unwrap_or(0)
+            let stmt = prepared(by_text, conn, select).await?;
+            let mut n = 0;
+            conn.execute(&stmt, &params, |row| {
+                n = row
+                    .cells()
+                    .next()
+                    .transpose()?
+                    .and_then(|c| c.as_u64())
+                    .unwrap_or(0);
+                Ok(())
+            })
+            .await?;
+            n
         };
         Ok(Status::Ok)
     }
 
     async fn insert_article_now(&mut self, variant: VoteVariant, id: u64, title: &str) -> MyResult {
         let (conn, texts, _) = self.session().await?;
-        let sql = texts.vote(variant).insert_article.as_str();
-        conn.exec_drop(sql, (id, title)).await?;
+        let (texts, by_text) = texts.vote(variant);
+        let stmt = prepared(by_text, conn, &texts.insert_article).await?;
+        let params = [Param::UInt(id), Param::Bytes(title.as_bytes())];
+        conn.execute(&stmt, &params, |_| Ok(())).await?;
         Ok(Status::Ok)
     }
 
     async fn vote_now(&mut self, variant: VoteVariant, article: u64, user: u64) -> MyResult {
         let (conn, texts, _) = self.session().await?;
-        let texts = texts.vote(variant);
+        let (texts, by_text) = texts.vote(variant);
+        let insert = prepared(by_text, conn, &texts.insert_vote).await?;
+        let params = [Param::UInt(article), Param::UInt(user)];
         match variant {
             VoteVariant::Join => {
-                conn.exec_drop(texts.insert_vote.as_str(), (article, user))
-                    .await?;
+                conn.execute(&insert, &params, |_| Ok(())).await?;
                 Ok(Status::Ok)
             }
             VoteVariant::Precomputed => {
+                let count = prepared(by_text, conn, &texts.count_vote).await?;
                 // One transaction, so the count never disagrees with the
                 // rows in Vote, whatever fails in between.
-                let mut tx = conn
-                    .start_transaction(mysql_async::TxOpts::default())
-                    .await?;
-                tx.exec_drop(texts.insert_vote.as_str(), (article, user))
-                    .await?;
-                tx.exec_drop(texts.count_vote.as_str(), (article,)).await?;
-                if tx.affected_rows() == 0 {
-                    tx.rollback().await?;
-                    return Ok(Status::NotFound);
+                conn.query("START TRANSACTION").await?;
+                let counted = async {
+                    conn.execute(&insert, &params, |_| Ok(())).await?;
+                    conn.execute(&count, &[Param::UInt(article)], |_| Ok(()))
+                        .await
                 }
-                tx.commit().await?;
-                Ok(Status::Ok)
+                .await;
+                match counted {
+                    Ok(0) => {
+                        conn.query("ROLLBACK").await?;
+                        Ok(Status::NotFound)
+                    }
+                    Ok(_) => {
+                        conn.query("COMMIT").await?;
+                        Ok(Status::Ok)
+                    }
+                    Err(e) => {
+                        if !e.is_fatal() {
+                            conn.query("ROLLBACK").await?;
+                        }
+                        Err(e)
+                    }
+                }
             }
         }
     }
@@ -727,15 +811,24 @@ impl SqlOps for MysqlConnection {
         out: &mut ArticleRow,
     ) -> MyResult {
         let (conn, texts, _) = self.session().await?;
-        let sql = texts.vote(variant).read.as_str();
-        let row: Option<(u64, String, u64)> = conn.exec_first(sql, (id,)).await?;
-        let Some((got, title, votes)) = row else {
-            return Ok(Status::NotFound);
-        };
-        out.id = got;
-        out.title = title;
-        out.votes = votes;
-        Ok(Status::Ok)
+        let (texts, by_text) = texts.vote(variant);
+        let stmt = prepared(by_text, conn, &texts.read).await?;
+        let mut found = false;
+        conn.execute(&stmt, &[Param::UInt(id)], |row| {
+            let mut cells = row.cells();
+            let mut next = || cells.next().transpose();
+            let (got, title, votes) = (next()?, next()?, next()?);
+            found = true;
+            out.id = got.and_then(|c| c.as_u64()).unwrap_or(0);
+            out.title = match title {
+                Some(Cell::Bytes(t)) => String::from_utf8_lossy(t).into_owned(),
+                _ => String::new(),
+            };
+            out.votes = votes.and_then(|c| c.as_u64()).unwrap_or(0);
+            Ok(())
+        })
+        .await?;
+        Ok(Status::found(found))
     }
 }
 

@@ -95,11 +95,6 @@ impl<T> Default for ByShape<T> {
 }
 
 impl<T> ByShape<T> {
-    /// The most entries it keeps for a table of `field_count` fields.
-    pub(crate) fn most(field_count: usize) -> usize {
-        4 * (1 + field_count + LIST_CACHE_LIMIT)
-    }
-
     /// The entry of `op` over `columns` of `layout`, made on first use by
     /// `make`.
     pub(crate) async fn get<E, F: Future<Output = Result<T, E>>>(

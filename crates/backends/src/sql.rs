@@ -495,12 +495,6 @@ impl SqlUrl {
         }
         Ok(parsed)
     }
-
-    /// Whether the driver gets a setting of `key` (lower case).
-    #[cfg(feature = "mysql")]
-    pub(crate) fn passes(&self, key: &str) -> bool {
-        self.passed.iter().any(|k| k == key)
-    }
 }
 
 /// The `key=value` pairs of a URL query, percent-decoded (`+` stays `+`).

@@ -71,16 +71,6 @@ pub(crate) fn decoded_field(field: usize, stored: &[u8]) -> sojourn_core::backen
     }
 }
 
-/// Move a decoded value out of a driver-owned buffer without copying when
-/// it is plain.
-pub(crate) fn decode_owned(stored: Vec<u8>) -> Vec<u8> {
-    if stored.first() == Some(&ESCAPE) {
-        decode(&stored)
-    } else {
-        stored
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -100,7 +90,6 @@ mod tests {
             assert!(std::str::from_utf8(&stored).is_ok() && !stored.contains(&0));
             assert_eq!(decode(&stored), v);
             assert_eq!(decoded_field(3, &stored).value, v);
-            assert_eq!(decode_owned(stored), v);
         }
         assert_eq!(encode(b"abc"), b"abc");
         assert_eq!(encode(&[0xff]), b"\x01ff");

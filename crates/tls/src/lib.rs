@@ -124,6 +124,40 @@ fn system_bundle(ca_option: &str) -> Result<PathBuf, String> {
         .ok_or_else(|| format!("TLS: no system CA bundle found; give one with -p {ca_option}=PATH"))
 }
 
+/// The check of a server's certificate chain against the authorities in
+/// the PEM file `path` (host name included); `option` names the setting
+/// that gave the file, for the errors.
+pub fn chain_verifier(
+    provider: &Arc<CryptoProvider>,
+    path: &str,
+    option: &str,
+) -> Result<Arc<WebPkiServerVerifier>, String> {
+    let mut roots = rustls::RootCertStore::empty();
+    let certs = CertificateDer::pem_file_iter(path)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| format!("cannot read {option} {path}: {e}"))?;
+    for cert in certs {
+        roots
+            .add(cert)
+            .map_err(|e| format!("bad certificate in {option} {path}: {e}"))?;
+    }
+    WebPkiServerVerifier::builder_with_provider(Arc::new(roots), Arc::clone(provider))
+        .build()
+        .map_err(|e| format!("{option} {path}: {e}"))
+}
+
+/// A client configuration that checks servers with `verifier` and shows
+/// no certificate of its own.
+pub fn with_verifier(
+    provider: &Arc<CryptoProvider>,
+    verifier: Arc<dyn ServerCertVerifier>,
+) -> Result<ClientConfig, String> {
+    Ok(builder(provider)?
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_no_client_auth())
+}
+
 /// Encryption without authentication of the server (libpq's
 /// `sslmode=require`, `redis.tls.insecure=true`): any certificate is
 /// accepted, but the handshake's signatures are still checked, so the

@@ -7,8 +7,6 @@
 use std::sync::Arc;
 
 use rustls::client::danger::ServerCertVerifier;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::CertificateDer;
 use tokio_postgres::config::SslMode;
 use tokio_postgres::Config;
 use tokio_postgres_rustls::MakeRustlsConnect;
@@ -42,21 +40,7 @@ pub fn connector(
                     "sslmode={mode} needs sslrootcert=PATH (a PEM file of the CA certificates)"
                 ));
             };
-            let mut roots = rustls::RootCertStore::empty();
-            let certs = CertificateDer::pem_file_iter(path)
-                .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-                .map_err(|e| format!("cannot read sslrootcert {path}: {e}"))?;
-            for cert in certs {
-                roots
-                    .add(cert)
-                    .map_err(|e| format!("bad certificate in sslrootcert {path}: {e}"))?;
-            }
-            let chain = rustls::client::WebPkiServerVerifier::builder_with_provider(
-                Arc::new(roots),
-                Arc::clone(&provider),
-            )
-            .build()
-            .map_err(|e| format!("sslrootcert {path}: {e}"))?;
+            let chain = crate::chain_verifier(&provider, path, "sslrootcert")?;
             if mode == "verify-ca" {
                 crate::ignore_host_name(&provider, chain)
             } else {
@@ -69,9 +53,6 @@ pub fn connector(
         ))
         }
     };
-    let tls = crate::builder(&provider)?
-        .dangerous()
-        .with_custom_certificate_verifier(verifier)
-        .with_no_client_auth();
+    let tls = crate::with_verifier(&provider, verifier)?;
     Ok(Some(MakeRustlsConnect::new(tls)))
 }

@@ -1,0 +1,996 @@
+//! The workers' side of MySQL's client protocol, spoken by sojourn itself:
+//! a connection that prepares statements, executes them with the binary
+//! protocol and hands each row to the caller as slices of its own read
+//! buffer, and sends the few text statements the workloads need
+//! (transactions, LIOPS' multi-row inserts).
+//!
+//! Why not mysql_async here (it still opens the setup connections): a
+//! point select through it costs 13 allocations, three boxed futures and
+//! a `Row` per operation, and its user time was half of sojourn's. A
+//! client that reads a row into its buffers and writes a request from
+//! reused ones measured 6.1 µs of CPU per MariaDB point select beside
+//! sysbench's 9.4 on the same two cores, where sojourn through mysql_async
+//! took 9.3 (see the MySQL issue's note). The pieces of the protocol that
+//! are not on the hot path (the greeting, the handshake response, the
+//! authentication plugins' scrambles and RSA) are mysql_common's, the
+//! crate mysql_async is built on.
+//!
+//! One request in flight per connection, as YCSB's JDBC binding does.
+//! Requests are written in one `write` and answers read with as few
+//! `read`s as the kernel allows; nothing is allocated per operation once
+//! the buffers have grown to the largest answer.
+
+use std::fmt;
+use std::io;
+
+use mysql_common::constants::CapabilityFlags;
+use mysql_common::packets::{AuthPlugin, HandshakePacket, HandshakeResponse, SslRequest};
+use mysql_common::proto::{MyDeserialize, MySerialize};
+use rustls::pki_types::ServerName;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
+use tokio_rustls::TlsConnector;
+
+/// TLS for a connection: the connector and the name the server's
+/// certificate must carry.
+#[derive(Clone)]
+pub(super) struct Tls {
+    pub connector: TlsConnector,
+    pub server_name: ServerName<'static>,
+}
+
+/// What a connection needs: where, who, which database, and TLS.
+#[derive(Clone)]
+pub(super) struct Config {
+    /// Host and port.
+    pub addr: (String, u16),
+    pub user: String,
+    pub password: Option<String>,
+    pub database: Option<String>,
+    pub tls: Option<Tls>,
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Never the password.
+        f.debug_struct("Config")
+            .field("addr", &self.addr)
+            .field("user", &self.user)
+            .field("database", &self.database)
+            .field("tls", &self.tls.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a request failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The server refused it; the connection goes on.
+    #[error("ERROR {code} ({state}): {message}")]
+    Server {
+        code: u16,
+        state: String,
+        message: String,
+    },
+    #[error("{0}")]
+    Io(#[from] io::Error),
+    /// The server said something this client cannot follow.
+    #[error("{0}")]
+    Protocol(String),
+}
+
+impl Error {
+    /// Whether the connection is of no further use.
+    pub fn is_fatal(&self) -> bool {
+        match self {
+            // The server shutting down, the connection killed.
+            Error::Server { code, .. } => matches!(code, 1053 | 1927 | 4031),
+            Error::Io(_) | Error::Protocol(_) => true,
+        }
+    }
+
+    fn protocol(what: impl Into<String>) -> Error {
+        Error::Protocol(what.into())
+    }
+}
+
+/// A statement prepared on one connection.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Statement {
+    id: u32,
+    params: u16,
+}
+
+/// A parameter of an execution.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Param<'a> {
+    Bytes(&'a [u8]),
+    UInt(u64),
+}
+
+/// One value of a row, borrowed from the connection's buffer.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Cell<'a> {
+    Null,
+    /// Strings, blobs, decimals and what MySQL sends as text in the
+    /// binary protocol.
+    Bytes(&'a [u8]),
+    Int(i64),
+    UInt(u64),
+    Double(f64),
+    /// A date, time or timestamp, as MySQL writes them in text.
+    Temporal(Temporal),
+}
+
+/// A date, time or timestamp of the binary protocol.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Temporal {
+    ty: u8,
+    raw: [u8; 12],
+    len: u8,
+}
+
+impl Cell<'_> {
+    /// The value as MySQL's text protocol would send it; `None` for NULL.
+    pub fn text(&self) -> Option<Vec<u8>> {
+        Some(match self {
+            Cell::Null => return None,
+            Cell::Bytes(b) => b.to_vec(),
+            Cell::Int(v) => v.to_string().into_bytes(),
+            Cell::UInt(v) => v.to_string().into_bytes(),
+            Cell::Double(v) => v.to_string().into_bytes(),
+            Cell::Temporal(t) => t.to_string().into_bytes(),
+        })
+    }
+
+    /// The value as an unsigned number, if it is one (a count, a sum).
+    pub fn as_u64(&self) -> Option<u64> {
+        match *self {
+            Cell::UInt(v) => Some(v),
+            Cell::Int(v) => u64::try_from(v).ok(),
+            Cell::Bytes(b) => {
+                // DECIMAL comes as text; a sum of integers has no fraction
+                // but may carry ".0000".
+                let s = std::str::from_utf8(b).ok()?;
+                let whole = s.split('.').next()?;
+                whole.parse().ok()
+            }
+            Cell::Double(v) if v >= 0.0 => Some(v as u64),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Temporal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = &self.raw[..self.len as usize];
+        let u16_at = |i: usize| u16::from_le_bytes([r[i], r[i + 1]]);
+        let u32_at = |i: usize| u32::from_le_bytes([r[i], r[i + 1], r[i + 2], r[i + 3]]);
+        if self.ty == TYPE_TIME {
+            // negative, days, hours, minutes, seconds[, microseconds]
+            if r.is_empty() {
+                return f.write_str("00:00:00");
+            }
+            let sign = if r[0] == 1 { "-" } else { "" };
+            let hours = u32_at(1) * 24 + r[5] as u32;
+            write!(f, "{sign}{hours:02}:{:02}:{:02}", r[6], r[7])?;
+            if r.len() >= 12 {
+                write!(f, ".{:06}", u32_at(8))?;
+            }
+            return Ok(());
+        }
+        let (y, mo, d) = if r.len() >= 4 {
+            (u16_at(0), r[2], r[3])
+        } else {
+            (0, 0, 0)
+        };
+        write!(f, "{y:04}-{mo:02}-{d:02}")?;
+        if self.ty != TYPE_DATE {
+            let (h, mi, s) = if r.len() >= 7 {
+                (r[4], r[5], r[6])
+            } else {
+                (0, 0, 0)
+            };
+            write!(f, " {h:02}:{mi:02}:{s:02}")?;
+            if r.len() >= 11 {
+                write!(f, ".{:06}", u32_at(7))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+const TYPE_TIMESTAMP: u8 = 7;
+const TYPE_DATE: u8 = 10;
+const TYPE_TIME: u8 = 11;
+const TYPE_DATETIME: u8 = 12;
+const TYPE_NEWDATE: u8 = 14;
+const UNSIGNED_FLAG: u16 = 0x20;
+
+/// A result column: its type and whether it is unsigned.
+#[derive(Clone, Copy, Debug)]
+struct Column {
+    ty: u8,
+    unsigned: bool,
+}
+
+/// A row of a result, borrowed from the connection: its cells in order.
+pub(super) struct Row<'a> {
+    columns: &'a [Column],
+    nulls: &'a [u8],
+    values: &'a [u8],
+}
+
+impl<'a> Row<'a> {
+    /// The cells, in the statement's column order.
+    pub fn cells(&self) -> Cells<'a> {
+        Cells {
+            columns: self.columns,
+            nulls: self.nulls,
+            values: self.values,
+            i: 0,
+        }
+    }
+}
+
+pub(super) struct Cells<'a> {
+    columns: &'a [Column],
+    nulls: &'a [u8],
+    values: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Iterator for Cells<'a> {
+    type Item = Result<Cell<'a>, Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let col = *self.columns.get(self.i)?;
+        // The binary row's NULL bitmap starts at bit 2.
+        let bit = self.i + 2;
+        self.i += 1;
+        if self.nulls[bit / 8] & (1 << (bit % 8)) != 0 {
+            return Some(Ok(Cell::Null));
+        }
+        Some(self.cell(col))
+    }
+}
+
+impl<'a> Cells<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], Error> {
+        if self.values.len() < n {
+            return Err(Error::protocol("a row ends inside a value"));
+        }
+        let (head, rest) = self.values.split_at(n);
+        self.values = rest;
+        Ok(head)
+    }
+
+    fn cell(&mut self, col: Column) -> Result<Cell<'a>, Error> {
+        let int = |b: &[u8], unsigned: bool| -> Cell<'a> {
+            let mut le = [0u8; 8];
+            le[..b.len()].copy_from_slice(b);
+            let u = u64::from_le_bytes(le);
+            if unsigned {
+                Cell::UInt(u)
+            } else {
+                // Sign-extend from the value's width.
+                let shift = 64 - 8 * b.len() as u32;
+                Cell::Int(((u << shift) as i64) >> shift)
+            }
+        };
+        Ok(match col.ty {
+            1 => int(self.take(1)?, col.unsigned),
+            2 | 13 => int(self.take(2)?, col.unsigned),
+            3 | 9 => int(self.take(4)?, col.unsigned),
+            8 => int(self.take(8)?, col.unsigned),
+            4 => {
+                let b = self.take(4)?;
+                Cell::Double(f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64)
+            }
+            5 => Cell::Double(f64::from_le_bytes(
+                self.take(8)?.try_into().expect("8 bytes"),
+            )),
+            6 => Cell::Null,
+            TYPE_TIMESTAMP | TYPE_DATE | TYPE_TIME | TYPE_DATETIME | TYPE_NEWDATE => {
+                let len = self.take(1)?[0] as usize;
+                let b = self.take(len)?;
+                let mut raw = [0u8; 12];
+                let n = len.min(12);
+                raw[..n].copy_from_slice(&b[..n]);
+                Cell::Temporal(Temporal {
+                    ty: col.ty,
+                    raw,
+                    len: n as u8,
+                })
+            }
+            _ => {
+                let (len, head) = lenenc(self.values)
+                    .ok_or_else(|| Error::protocol("a row ends inside a length"))?;
+                self.take(head)?;
+                Cell::Bytes(self.take(len as usize)?)
+            }
+        })
+    }
+}
+
+/// A length-encoded integer at the start of `b`: its value and its size.
+fn lenenc(b: &[u8]) -> Option<(u64, usize)> {
+    let le = |n: usize| -> Option<u64> {
+        let bytes = b.get(1..1 + n)?;
+        let mut v = [0u8; 8];
+        v[..n].copy_from_slice(bytes);
+        Some(u64::from_le_bytes(v))
+    };
+    match *b.first()? {
+        0xfc => Some((le(2)?, 3)),
+        0xfd => Some((le(3)?, 4)),
+        0xfe => Some((le(8)?, 9)),
+        n => Some((n as u64, 1)),
+    }
+}
+
+fn put_lenenc(out: &mut Vec<u8>, v: u64) {
+    match v {
+        0..=250 => out.push(v as u8),
+        251..=0xffff => {
+            out.push(0xfc);
+            out.extend_from_slice(&(v as u16).to_le_bytes());
+        }
+        0x1_0000..=0xff_ffff => {
+            out.push(0xfd);
+            out.extend_from_slice(&(v as u32).to_le_bytes()[..3]);
+        }
+        _ => {
+            out.push(0xfe);
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+}
+
+/// The largest payload of one packet; longer ones are split, which this
+/// client neither needs nor does.
+const MAX_PAYLOAD: usize = 0xff_ffff;
+/// What the handshake announces as the largest packet it accepts.
+const MAX_PACKET: u32 = 16 * 1024 * 1024;
+/// utf8mb4_general_ci.
+const COLLATION: u8 = 45;
+const SERVER_MORE_RESULTS_EXISTS: u16 = 0x0008;
+
+const COM_QUIT: u8 = 0x01;
+const COM_QUERY: u8 = 0x03;
+const COM_STMT_PREPARE: u8 = 0x16;
+const COM_STMT_EXECUTE: u8 = 0x17;
+
+/// A connection's byte stream: plain TCP, or TLS over TCP.
+enum Stream {
+    Tcp(TcpStream),
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+/// One connection to a MySQL or MariaDB server.
+pub(super) struct Conn {
+    stream: Stream,
+    io: Buffers,
+    caps: CapabilityFlags,
+    /// The columns of the result being read.
+    columns: Vec<Column>,
+}
+
+/// A connection's buffers and packet framing, apart from its stream so
+/// that the handshake can use them on the plain socket before TLS.
+struct Buffers {
+    /// Bytes read and not yet consumed are `rbuf[start..end]`.
+    rbuf: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// The request being built: a 4-byte header, then the payload.
+    wbuf: Vec<u8>,
+    /// The sequence number of the next packet this client writes.
+    seq: u8,
+}
+
+/// What this client asks for (and gets where the server offers it).
+fn wanted() -> CapabilityFlags {
+    CapabilityFlags::CLIENT_LONG_PASSWORD
+        // Updates count matched rows, so writing the value already there is
+        // OK and only a missing key is NOT_FOUND (as with JDBC's default).
+        | CapabilityFlags::CLIENT_FOUND_ROWS
+        | CapabilityFlags::CLIENT_LONG_FLAG
+        | CapabilityFlags::CLIENT_CONNECT_WITH_DB
+        | CapabilityFlags::CLIENT_PROTOCOL_41
+        | CapabilityFlags::CLIENT_TRANSACTIONS
+        | CapabilityFlags::CLIENT_SECURE_CONNECTION
+        | CapabilityFlags::CLIENT_MULTI_RESULTS
+        | CapabilityFlags::CLIENT_PS_MULTI_RESULTS
+        | CapabilityFlags::CLIENT_PLUGIN_AUTH
+        | CapabilityFlags::CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA
+        | CapabilityFlags::CLIENT_DEPRECATE_EOF
+}
+
+impl Conn {
+    /// Connect, agree on TLS and authenticate.
+    pub async fn connect(cfg: &Config) -> Result<Conn, Error> {
+        let mut tcp = TcpStream::connect((cfg.addr.0.as_str(), cfg.addr.1)).await?;
+        // Each request is complete when written: Nagle would only delay it.
+        tcp.set_nodelay(true)?;
+        let mut io = Buffers {
+            rbuf: vec![0; 16 * 1024],
+            start: 0,
+            end: 0,
+            wbuf: Vec::with_capacity(1024),
+            seq: 0,
+        };
+        let (start, end) = io.packet(&mut tcp).await?;
+        let payload = &io.rbuf[start..end];
+        if payload.first() == Some(&0xff) {
+            return Err(server_error(payload));
+        }
+        let greeting = HandshakePacket::deserialize((), &mut mysql_common::io::ParseBuf(payload))
+            .map_err(|e| Error::protocol(format!("the server's greeting: {e}")))?;
+        let offered = greeting.capabilities();
+        let mut caps = wanted() & offered;
+        if cfg.database.is_none() {
+            caps.remove(CapabilityFlags::CLIENT_CONNECT_WITH_DB);
+        }
+        let nonce = greeting.nonce();
+        let version = greeting.server_version_parsed().unwrap_or((0, 0, 0));
+        let plugin = greeting
+            .auth_plugin()
+            .map(AuthPlugin::into_owned)
+            .unwrap_or(AuthPlugin::MysqlNativePassword);
+        let stream = match &cfg.tls {
+            None => Stream::Tcp(tcp),
+            Some(tls) => {
+                if !offered.contains(CapabilityFlags::CLIENT_SSL) {
+                    return Err(Error::protocol(
+                        "the server does not offer TLS, which ssl-mode asks for",
+                    ));
+                }
+                caps.insert(CapabilityFlags::CLIENT_SSL);
+                io.begin_packet();
+                SslRequest::new(caps, MAX_PACKET, COLLATION).serialize(&mut io.wbuf);
+                io.send(&mut tcp, false).await?;
+                let tls_stream = tls
+                    .connector
+                    .connect(tls.server_name.clone(), tcp)
+                    .await
+                    .map_err(|e| {
+                        io::Error::new(
+                            e.kind(),
+                            format!("TLS with {}:{}: {e}", cfg.addr.0, cfg.addr.1),
+                        )
+                    })?;
+                Stream::Tls(Box::new(tls_stream))
+            }
+        };
+        let mut conn = Conn {
+            stream,
+            io,
+            caps,
+            columns: Vec::new(),
+        };
+        let password = cfg.password.as_deref();
+        let scramble = plugin.gen_data(password, &nonce);
+        let response = HandshakeResponse::new(
+            scramble.as_deref().map(<[u8]>::to_vec),
+            version,
+            Some(cfg.user.as_bytes().to_vec()),
+            cfg.database.as_ref().map(|d| d.as_bytes().to_vec()),
+            Some(plugin.clone()),
+            caps,
+            None,
+            MAX_PACKET,
+        );
+        conn.io.begin_packet();
+        response.serialize(&mut conn.io.wbuf);
+        conn.send().await?;
+        conn.authenticate(plugin, nonce, password).await?;
+        Ok(conn)
+    }
+
+    /// Answer the server until it accepts or refuses: plugin switches and
+    /// caching_sha2_password's fast and full paths.
+    async fn authenticate(
+        &mut self,
+        mut plugin: AuthPlugin<'static>,
+        mut nonce: Vec<u8>,
+        password: Option<&str>,
+    ) -> Result<(), Error> {
+        loop {
+            let (start, end) = self.packet().await?;
+            let payload = self.io.rbuf[start..end].to_vec();
+            match payload.first() {
+                Some(0x00) => return Ok(()),
+                Some(0xff) => return Err(server_error(&payload)),
+                Some(0xfe) => {
+                    // Switch plugin: name, NUL, then the new nonce.
+                    let rest = &payload[1..];
+                    let name_end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
+                    plugin = AuthPlugin::from_bytes(&rest[..name_end]).into_owned();
+                    nonce = rest.get(name_end + 1..).unwrap_or_default().to_vec();
+                    if nonce.last() == Some(&0) {
+                        nonce.pop();
+                    }
+                    let data = plugin.gen_data(password, &nonce);
+                    self.io.begin_packet();
+                    if let Some(data) = data {
+                        data.serialize(&mut self.io.wbuf);
+                    }
+                    self.send().await?;
+                }
+                Some(0x01) if matches!(plugin, AuthPlugin::CachingSha2Password) => {
+                    match payload.get(1) {
+                        // Fast path: the server had the password cached;
+                        // its OK follows.
+                        Some(0x03) => {}
+                        Some(0x04) => self.full_sha2(password, &nonce).await?,
+                        _ => return Err(Error::protocol("caching_sha2_password: unexpected data")),
+                    }
+                }
+                _ => {
+                    return Err(Error::protocol(format!(
+                        "authentication with {:?} is not supported by sojourn's MySQL client",
+                        String::from_utf8_lossy(plugin.as_bytes())
+                    )))
+                }
+            }
+        }
+    }
+
+    /// caching_sha2_password's full authentication: the password in clear
+    /// over TLS, else encrypted with the server's RSA key.
+    async fn full_sha2(&mut self, password: Option<&str>, nonce: &[u8]) -> Result<(), Error> {
+        let mut clear = password.unwrap_or("").as_bytes().to_vec();
+        clear.push(0);
+        if matches!(self.stream, Stream::Tls(_)) {
+            self.io.begin_packet();
+            self.io.wbuf.extend_from_slice(&clear);
+            return self.send().await;
+        }
+        // Ask for the public key.
+        self.io.begin_packet();
+        self.io.wbuf.push(0x02);
+        self.send().await?;
+        let (start, end) = self.packet().await?;
+        let payload = &self.io.rbuf[start..end];
+        if payload.first() != Some(&0x01) {
+            return Err(Error::protocol(
+                "caching_sha2_password: the server sent no public key",
+            ));
+        }
+        let key = payload[1..].to_vec();
+        for (i, b) in clear.iter_mut().enumerate() {
+            *b ^= nonce[i % nonce.len().max(1)];
+        }
+        let encrypted = mysql_common::crypto::encrypt(&clear, &key);
+        self.io.begin_packet();
+        self.io.wbuf.extend_from_slice(&encrypted);
+        self.send().await
+    }
+
+    /// Prepare `sql` on this connection.
+    pub async fn prepare(&mut self, sql: &str) -> Result<Statement, Error> {
+        self.io.command(COM_STMT_PREPARE, sql.as_bytes());
+        self.send().await?;
+        let (start, end) = self.packet().await?;
+        let p = &self.io.rbuf[start..end];
+        match p.first() {
+            Some(0x00) if p.len() >= 9 => {}
+            Some(0xff) => return Err(server_error(p)),
+            _ => return Err(Error::protocol("an unexpected answer to a prepare")),
+        }
+        let id = u32::from_le_bytes([p[1], p[2], p[3], p[4]]);
+        let columns = u16::from_le_bytes([p[5], p[6]]);
+        let params = u16::from_le_bytes([p[7], p[8]]);
+        // Their definitions (and an EOF after each group where the server
+        // still sends them): the executions describe their own columns.
+        for count in [params, columns] {
+            for _ in 0..count {
+                self.packet().await?;
+            }
+            if count > 0 && !self.deprecate_eof() {
+                self.packet().await?;
+            }
+        }
+        Ok(Statement { id, params })
+    }
+
+    /// Execute `stmt` with `params`, handing each row of its result to
+    /// `row`. Returns the rows the server says it affected.
+    pub async fn execute(
+        &mut self,
+        stmt: &Statement,
+        params: &[Param<'_>],
+        mut row: impl FnMut(Row<'_>) -> Result<(), Error>,
+    ) -> Result<u64, Error> {
+        if params.len() != stmt.params as usize {
+            return Err(Error::protocol(format!(
+                "the statement takes {} parameters, not {}",
+                stmt.params,
+                params.len()
+            )));
+        }
+        let w = &mut self.io;
+        w.command(COM_STMT_EXECUTE, &stmt.id.to_le_bytes());
+        // No cursor, one iteration.
+        w.wbuf.push(0);
+        w.wbuf.extend_from_slice(&1u32.to_le_bytes());
+        if !params.is_empty() {
+            // The NULL bitmap (nothing is NULL), then the types, bound anew.
+            let bitmap = params.len().div_ceil(8);
+            w.wbuf.resize(w.wbuf.len() + bitmap, 0);
+            w.wbuf.push(1);
+            for p in params {
+                match p {
+                    Param::Bytes(_) => w.wbuf.extend_from_slice(&[0xfd, 0x00]),
+                    Param::UInt(_) => w.wbuf.extend_from_slice(&[0x08, 0x80]),
+                }
+            }
+            for p in params {
+                match p {
+                    Param::Bytes(b) => {
+                        put_lenenc(&mut w.wbuf, b.len() as u64);
+                        w.wbuf.extend_from_slice(b);
+                    }
+                    Param::UInt(v) => w.wbuf.extend_from_slice(&v.to_le_bytes()),
+                }
+            }
+        }
+        self.send().await?;
+        self.results(true, &mut row).await
+    }
+
+    /// Run `sql` as text; rows are read and dropped. Returns the rows the
+    /// server says it affected.
+    pub async fn query(&mut self, sql: &str) -> Result<u64, Error> {
+        self.io.command(COM_QUERY, sql.as_bytes());
+        self.send().await?;
+        self.results(false, &mut |_| Ok(())).await
+    }
+
+    /// Say goodbye, without waiting for an answer.
+    pub async fn quit(mut self) {
+        self.io.command(COM_QUIT, &[]);
+        let _ = self.send().await;
+        let _ = match &mut self.stream {
+            Stream::Tcp(s) => s.shutdown().await,
+            Stream::Tls(s) => s.shutdown().await,
+        };
+    }
+
+    /// Read every result of the request just sent: an OK, an error, or
+    /// result sets (several where a statement returns more than one).
+    async fn results(
+        &mut self,
+        binary: bool,
+        row: &mut impl FnMut(Row<'_>) -> Result<(), Error>,
+    ) -> Result<u64, Error> {
+        let mut affected = 0;
+        loop {
+            let (start, end) = self.packet().await?;
+            let p = &self.io.rbuf[start..end];
+            let status = match p.first() {
+                Some(0x00) => {
+                    let (n, status) = ok_packet(p)?;
+                    affected += n;
+                    status
+                }
+                Some(0xff) => return Err(server_error(p)),
+                Some(0xfb) => {
+                    return Err(Error::protocol(
+                        "the server asked for a local file, which sojourn never sends",
+                    ))
+                }
+                Some(_) => {
+                    let (count, _) =
+                        lenenc(p).ok_or_else(|| Error::protocol("a result without columns"))?;
+                    self.result_set(count as usize, binary, row).await?
+                }
+                None => return Err(Error::protocol("an empty packet")),
+            };
+            if status & SERVER_MORE_RESULTS_EXISTS == 0 {
+                return Ok(affected);
+            }
+        }
+    }
+
+    /// The columns and rows of one result set of `count` columns; returns
+    /// the server status of its end.
+    async fn result_set(
+        &mut self,
+        count: usize,
+        binary: bool,
+        row: &mut impl FnMut(Row<'_>) -> Result<(), Error>,
+    ) -> Result<u16, Error> {
+        self.columns.clear();
+        for _ in 0..count {
+            let (start, end) = self.packet().await?;
+            let column = column_definition(&self.io.rbuf[start..end])?;
+            self.columns.push(column);
+        }
+        if !self.deprecate_eof() {
+            self.packet().await?;
+        }
+        let bitmap = (count + 7 + 2) / 8;
+        loop {
+            let (start, end) = self.packet().await?;
+            let p = &self.io.rbuf[start..end];
+            match p.first() {
+                // The end: an EOF, or with CLIENT_DEPRECATE_EOF an OK
+                // packet with EOF's header.
+                Some(0xfe) if p.len() < MAX_PAYLOAD => return Ok(end_status(p, self.caps)),
+                Some(0xff) => return Err(server_error(p)),
+                Some(0x00) if binary => {
+                    if p.len() < 1 + bitmap {
+                        return Err(Error::protocol("a row shorter than its NULL bitmap"));
+                    }
+                    row(Row {
+                        columns: &self.columns,
+                        nulls: &p[1..1 + bitmap],
+                        values: &p[1 + bitmap..],
+                    })?;
+                }
+                // Text rows are only read by `query`, which drops them.
+                _ if !binary => {}
+                _ => return Err(Error::protocol("an unexpected packet in a result")),
+            }
+        }
+    }
+
+    fn deprecate_eof(&self) -> bool {
+        self.caps.contains(CapabilityFlags::CLIENT_DEPRECATE_EOF)
+    }
+
+    async fn send(&mut self) -> Result<(), Error> {
+        match &mut self.stream {
+            Stream::Tcp(s) => self.io.send(s, false).await,
+            // rustls holds what it encrypted until flushed.
+            Stream::Tls(s) => self.io.send(s.as_mut(), true).await,
+        }
+    }
+
+    async fn packet(&mut self) -> Result<(usize, usize), Error> {
+        match &mut self.stream {
+            Stream::Tcp(s) => self.io.packet(s).await,
+            Stream::Tls(s) => self.io.packet(s.as_mut()).await,
+        }
+    }
+}
+
+impl Buffers {
+    /// Start a packet (its header is filled in by `send`).
+    fn begin_packet(&mut self) {
+        self.wbuf.clear();
+        self.wbuf.extend_from_slice(&[0, 0, 0, 0]);
+    }
+
+    /// Start a command: a fresh sequence, the command byte, `body`.
+    fn command(&mut self, command: u8, body: &[u8]) {
+        self.seq = 0;
+        self.begin_packet();
+        self.wbuf.push(command);
+        self.wbuf.extend_from_slice(body);
+    }
+
+    /// Write the packet built in `wbuf` in one write.
+    async fn send(
+        &mut self,
+        stream: &mut (impl AsyncWrite + Unpin),
+        flush: bool,
+    ) -> Result<(), Error> {
+        let len = self.wbuf.len() - 4;
+        if len >= MAX_PAYLOAD {
+            return Err(Error::protocol(format!(
+                "a request of {len} bytes: sojourn's MySQL client sends at most 16 MiB"
+            )));
+        }
+        self.wbuf[..3].copy_from_slice(&(len as u32).to_le_bytes()[..3]);
+        self.wbuf[3] = self.seq;
+        self.seq = self.seq.wrapping_add(1);
+        stream.write_all(&self.wbuf).await?;
+        if flush {
+            stream.flush().await?;
+        }
+        Ok(())
+    }
+
+    /// The next packet's payload, as a range of `rbuf`.
+    async fn packet(
+        &mut self,
+        stream: &mut (impl AsyncRead + Unpin),
+    ) -> Result<(usize, usize), Error> {
+        loop {
+            let have = &self.rbuf[self.start..self.end];
+            if have.len() >= 4 {
+                let len = u32::from_le_bytes([have[0], have[1], have[2], 0]) as usize;
+                if len == MAX_PAYLOAD {
+                    return Err(Error::protocol(
+                        "an answer of 16 MiB or more: sojourn's MySQL client reads smaller ones",
+                    ));
+                }
+                if have.len() >= 4 + len {
+                    self.seq = have[3].wrapping_add(1);
+                    let payload = (self.start + 4, self.start + 4 + len);
+                    self.start += 4 + len;
+                    return Ok(payload);
+                }
+                if 4 + len > self.rbuf.len() {
+                    self.rbuf.resize(4 + len, 0);
+                }
+            }
+            self.fill(stream).await?;
+        }
+    }
+
+    /// Read what the socket has, after what is buffered.
+    async fn fill(&mut self, stream: &mut (impl AsyncRead + Unpin)) -> Result<(), Error> {
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        } else if self.start > 0 && self.end == self.rbuf.len() {
+            self.rbuf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        if self.end == self.rbuf.len() {
+            let len = self.rbuf.len();
+            self.rbuf.resize(len * 2, 0);
+        }
+        let n = stream.read(&mut self.rbuf[self.end..]).await?;
+        if n == 0 {
+            return Err(Error::Io(io::ErrorKind::UnexpectedEof.into()));
+        }
+        self.end += n;
+        Ok(())
+    }
+}
+
+/// An ERR packet as an error.
+fn server_error(p: &[u8]) -> Error {
+    if p.len() < 3 {
+        return Error::protocol("a truncated error");
+    }
+    let code = u16::from_le_bytes([p[1], p[2]]);
+    let (state, message) = match p.get(3) {
+        Some(b'#') if p.len() >= 9 => (String::from_utf8_lossy(&p[4..9]).into_owned(), &p[9..]),
+        _ => ("HY000".to_string(), &p[3..]),
+    };
+    Error::Server {
+        code,
+        state,
+        message: String::from_utf8_lossy(message).into_owned(),
+    }
+}
+
+/// An OK packet's affected rows and server status.
+fn ok_packet(p: &[u8]) -> Result<(u64, u16), Error> {
+    let truncated = || Error::protocol("a truncated OK");
+    let (affected, a) = lenenc(&p[1..]).ok_or_else(truncated)?;
+    let (_, b) = lenenc(&p[1 + a..]).ok_or_else(truncated)?;
+    let at = 1 + a + b;
+    let status = p.get(at..at + 2).ok_or_else(truncated)?;
+    Ok((affected, u16::from_le_bytes([status[0], status[1]])))
+}
+
+/// The server status at the end of a result set.
+fn end_status(p: &[u8], caps: CapabilityFlags) -> u16 {
+    if caps.contains(CapabilityFlags::CLIENT_DEPRECATE_EOF) {
+        ok_packet(p).map_or(0, |(_, s)| s)
+    } else {
+        // EOF: header, warnings (2), status (2).
+        p.get(3..5).map_or(0, |s| u16::from_le_bytes([s[0], s[1]]))
+    }
+}
+
+/// A column definition's type and unsigned flag.
+fn column_definition(p: &[u8]) -> Result<Column, Error> {
+    let mut at = 0;
+    // catalog, schema, table, org_table, name, org_name
+    for _ in 0..6 {
+        let (len, head) =
+            lenenc(&p[at..]).ok_or_else(|| Error::protocol("a truncated column definition"))?;
+        at += head + len as usize;
+    }
+    // Length of the fixed fields (0x0c), character set (2), length (4),
+    // then the type and the flags.
+    let fixed = p
+        .get(at + 1 + 2 + 4..at + 1 + 2 + 4 + 3)
+        .ok_or_else(|| Error::protocol("a truncated column definition"))?;
+    Ok(Column {
+        ty: fixed[0],
+        unsigned: u16::from_le_bytes([fixed[1], fixed[2]]) & UNSIGNED_FLAG != 0,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn length_encoded_integers_round_trip() {
+        for v in [
+            0,
+            250,
+            251,
+            0xffff,
+            0x1_0000,
+            0xff_ffff,
+            0x100_0000,
+            u64::MAX,
+        ] {
+            let mut b = Vec::new();
+            put_lenenc(&mut b, v);
+            assert_eq!(lenenc(&b), Some((v, b.len())), "{v}");
+        }
+        assert_eq!(lenenc(&[0xfc, 1]), None);
+    }
+
+    #[test]
+    fn binary_cells_decode_by_column_type() {
+        let columns = [
+            Column {
+                ty: 8,
+                unsigned: false,
+            },
+            Column {
+                ty: 3,
+                unsigned: true,
+            },
+            Column {
+                ty: 253,
+                unsigned: false,
+            },
+            Column {
+                ty: 1,
+                unsigned: false,
+            },
+            Column {
+                ty: TYPE_DATETIME,
+                unsigned: false,
+            },
+            Column {
+                ty: 253,
+                unsigned: false,
+            },
+        ];
+        let mut values = Vec::new();
+        values.extend_from_slice(&(-5i64).to_le_bytes());
+        values.extend_from_slice(&7u32.to_le_bytes());
+        values.extend_from_slice(&[3, b'a', b'b', b'c']);
+        values.push(0xff);
+        values.extend_from_slice(&[7, 0xe8, 0x07, 2, 29, 13, 5, 9]);
+        // The last column is NULL: bit 2 + 5 = 7 of the first byte.
+        let nulls = [0x80, 0];
+        let row = Row {
+            columns: &columns,
+            nulls: &nulls,
+            values: &values,
+        };
+        let cells: Vec<Cell<'_>> = row.cells().collect::<Result<_, _>>().unwrap();
+        assert_eq!(cells[0], Cell::Int(-5));
+        assert_eq!(cells[1], Cell::UInt(7));
+        assert_eq!(cells[2], Cell::Bytes(b"abc"));
+        assert_eq!(cells[3], Cell::Int(-1));
+        assert_eq!(cells[4].text().unwrap(), b"2024-02-29 13:05:09");
+        assert_eq!(cells[5], Cell::Null);
+        assert_eq!(Cell::Bytes(b"42.0000").as_u64(), Some(42));
+        // A row cut short is an error, not a panic.
+        let short = Row {
+            columns: &columns,
+            nulls: &nulls,
+            values: &values[..10],
+        };
+        assert!(short.cells().any(|c| c.is_err()));
+    }
+
+    #[test]
+    fn server_errors_keep_code_state_and_message() {
+        let mut p = vec![0xff];
+        p.extend_from_slice(&1146u16.to_le_bytes());
+        p.extend_from_slice(b"#42S02Table 'x' doesn't exist");
+        let e = server_error(&p);
+        assert_eq!(e.to_string(), "ERROR 1146 (42S02): Table 'x' doesn't exist");
+        assert!(!e.is_fatal());
+    }
+}
