@@ -447,10 +447,20 @@ impl Texts {
         } = self;
         let build = async || Ok::<String, Infallible>(layout.sql(Dialect::Mysql, op, columns));
         let Ok(sql) = shaped.get(layout, op, columns, build).await;
-        let held = statements
-            .get(layout, op, columns, async || conn.prepare(sql).await)
+        // A statement the cache lets go of is closed on the server, or
+        // a workload of ever new field lists would pile them up there.
+        let mut retired = Vec::new();
+        let held = *statements
+            .get_retiring(
+                layout,
+                op,
+                columns,
+                async || conn.prepare(sql).await,
+                |old| retired.push(old),
+            )
             .await?;
-        Ok(*held)
+        retired.into_iter().for_each(|old| conn.close_later(old));
+        Ok(held)
     }
 
     fn vote(&mut self, variant: VoteVariant) -> (&VoteTexts, &mut HashMap<String, Statement>) {

@@ -104,11 +104,25 @@ impl<T> ByShape<T> {
         columns: &[usize],
         make: impl FnOnce() -> F,
     ) -> Result<&T, E> {
+        self.get_retiring(layout, op, columns, make, drop).await
+    }
+
+    /// [`ByShape::get`], handing the entries it lets go of to `retire`
+    /// (statements that must be closed on the server, for a client that
+    /// does not close them when dropped).
+    pub(crate) async fn get_retiring<E, F: Future<Output = Result<T, E>>>(
+        &mut self,
+        layout: &Layout,
+        op: Op,
+        columns: &[usize],
+        make: impl FnOnce() -> F,
+        retire: impl FnMut(T),
+    ) -> Result<&T, E> {
         let cache = &mut self.0[op as usize];
         let shape = Shape::of(columns, layout.field_count());
         if cache.get(shape).is_none() {
             let made = make().await?;
-            return Ok(cache.insert(shape, made));
+            return Ok(cache.insert(shape, made, retire));
         }
         Ok(cache.get(shape).expect("present: checked above"))
     }
@@ -146,7 +160,7 @@ impl<T> ShapeCache<T> {
         }
     }
 
-    fn insert(&mut self, shape: Shape<'_>, value: T) -> &T {
+    fn insert(&mut self, shape: Shape<'_>, value: T, mut retire: impl FnMut(T)) -> &T {
         match shape {
             Shape::All => self.all.insert(value),
             Shape::One(f) => {
@@ -157,7 +171,7 @@ impl<T> ShapeCache<T> {
             }
             Shape::List(list) => {
                 if self.list.len() >= LIST_CACHE_LIMIT {
-                    self.list.clear();
+                    self.list.drain().for_each(|(_, v)| retire(v));
                 }
                 self.list.entry(list.into()).or_insert(value)
             }
@@ -178,12 +192,30 @@ mod tests {
         assert_eq!(Shape::of(&[], 3), Shape::List(&[]));
         let mut c = ShapeCache::default();
         assert_eq!(c.get(Shape::One(5)), None);
-        c.insert(Shape::One(5), "five");
-        c.insert(Shape::List(&[1, 2]), "list");
-        c.insert(Shape::All, "all");
+        c.insert(Shape::One(5), "five", drop);
+        c.insert(Shape::List(&[1, 2]), "list", drop);
+        c.insert(Shape::All, "all", drop);
         assert_eq!(c.get(Shape::One(5)), Some(&"five"));
         assert_eq!(c.get(Shape::One(4)), None);
         assert_eq!(c.get(Shape::List(&[1, 2])), Some(&"list"));
         assert_eq!(c.get(Shape::All), Some(&"all"));
+    }
+
+    #[test]
+    fn a_full_list_cache_retires_every_entry() {
+        let mut c = ShapeCache::default();
+        let lists: Vec<[usize; 2]> = (0..=LIST_CACHE_LIMIT).map(|i| [i, i + 1]).collect();
+        let mut retired = Vec::new();
+        for (i, l) in lists.iter().enumerate() {
+            c.insert(Shape::List(l), i, |v| retired.push(v));
+        }
+        // The insert past the limit let the first LIST_CACHE_LIMIT go.
+        retired.sort_unstable();
+        assert_eq!(retired, (0..LIST_CACHE_LIMIT).collect::<Vec<_>>());
+        assert_eq!(
+            c.get(Shape::List(&lists[LIST_CACHE_LIMIT])),
+            Some(&LIST_CACHE_LIMIT)
+        );
+        c.insert(Shape::One(1), 99, |_| panic!("nothing retired"));
     }
 }

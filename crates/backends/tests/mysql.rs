@@ -55,6 +55,33 @@ async fn conforms_on_a_current_thread_runtime() {
 }
 
 #[tokio::test]
+async fn statements_the_cache_lets_go_are_closed_on_the_server() {
+    let Some(db) = Mariadb::start() else { return };
+    let b = backend(&db.url(), &[]);
+    let schema = Arc::new(Schema::ycsb("usertable", "field", 10));
+    b.prepare(&schema, true).await.expect("prepare");
+    let mut conn = b.connect(Arc::clone(&schema)).await.expect("connect");
+    assert_eq!(conn.insert("user1", &[fv(3, b"three")]).await, Status::Ok);
+    // Reads of 90 different field lists: more than a connection keeps
+    // prepared (64), so it lets the first ones go.
+    for a in 0..10 {
+        for c in (0..10).filter(|&c| c != a) {
+            let (status, values) = util::read(&mut conn, "user1", Fields::Some(&[a, c])).await;
+            assert_eq!(status, Status::Ok);
+            assert_eq!(values.len(), usize::from(a == 3 || c == 3), "{a} {c}");
+        }
+    }
+    let prepared = |db: &Mariadb| -> u64 {
+        let row = db.sql("SHOW GLOBAL STATUS LIKE 'Prepared_stmt_count'");
+        row.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    // The 64 it let go of were closed with the reads that followed: what
+    // is left is the other 26 lists and the insert (91 without closing).
+    assert_eq!(prepared(&db), 27);
+    drop(conn);
+}
+
+#[tokio::test]
 async fn table_follows_ycsb_jdbc_layout_and_is_shared_with_plain_sql() {
     let Some(db) = Mariadb::start() else { return };
     let b = backend(&db.url(), &[]);

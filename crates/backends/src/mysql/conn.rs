@@ -361,6 +361,7 @@ const COM_QUIT: u8 = 0x01;
 const COM_QUERY: u8 = 0x03;
 const COM_STMT_PREPARE: u8 = 0x16;
 const COM_STMT_EXECUTE: u8 = 0x17;
+const COM_STMT_CLOSE: u8 = 0x19;
 
 /// A connection's byte stream: plain TCP, or TLS over TCP.
 enum Stream {
@@ -388,6 +389,11 @@ struct Buffers {
     wbuf: Vec<u8>,
     /// The sequence number of the next packet this client writes.
     seq: u8,
+    /// Where the packet being built starts in `wbuf` (after the closes
+    /// that ride along with a command).
+    packet_start: usize,
+    /// Statements to close on the server, sent with the next command.
+    to_close: Vec<u32>,
 }
 
 /// What this client asks for (and gets where the server offers it).
@@ -420,6 +426,8 @@ impl Conn {
             end: 0,
             wbuf: Vec::with_capacity(1024),
             seq: 0,
+            packet_start: 0,
+            to_close: Vec::new(),
         };
         let (start, end) = io.packet(&mut tcp).await?;
         let payload = &io.rbuf[start..end];
@@ -641,6 +649,12 @@ impl Conn {
         self.results(true, &mut row).await
     }
 
+    /// Close `stmt` on the server, with the next command (a close has no
+    /// answer, so it costs no round trip).
+    pub fn close_later(&mut self, stmt: Statement) {
+        self.io.to_close.push(stmt.id);
+    }
+
     /// Run `sql` as text; rows are read and dropped. Returns the rows the
     /// server says it affected.
     pub async fn query(&mut self, sql: &str) -> Result<u64, Error> {
@@ -762,13 +776,22 @@ impl Buffers {
     /// Start a packet (its header is filled in by `send`).
     fn begin_packet(&mut self) {
         self.wbuf.clear();
+        self.packet_start = 0;
         self.wbuf.extend_from_slice(&[0, 0, 0, 0]);
     }
 
-    /// Start a command: a fresh sequence, the command byte, `body`.
+    /// Start a command: a fresh sequence, the command byte, `body`; after
+    /// the closes waiting to go, each a whole packet of its own.
     fn command(&mut self, command: u8, body: &[u8]) {
+        self.wbuf.clear();
+        for id in self.to_close.drain(..) {
+            // Length 5, sequence 0, COM_STMT_CLOSE and the id.
+            self.wbuf.extend_from_slice(&[5, 0, 0, 0, COM_STMT_CLOSE]);
+            self.wbuf.extend_from_slice(&id.to_le_bytes());
+        }
         self.seq = 0;
-        self.begin_packet();
+        self.packet_start = self.wbuf.len();
+        self.wbuf.extend_from_slice(&[0, 0, 0, 0]);
         self.wbuf.push(command);
         self.wbuf.extend_from_slice(body);
     }
@@ -779,14 +802,15 @@ impl Buffers {
         stream: &mut (impl AsyncWrite + Unpin),
         flush: bool,
     ) -> Result<(), Error> {
-        let len = self.wbuf.len() - 4;
+        let at = self.packet_start;
+        let len = self.wbuf.len() - at - 4;
         if len >= MAX_PAYLOAD {
             return Err(Error::protocol(format!(
                 "a request of {len} bytes: sojourn's MySQL client sends at most 16 MiB"
             )));
         }
-        self.wbuf[..3].copy_from_slice(&(len as u32).to_le_bytes()[..3]);
-        self.wbuf[3] = self.seq;
+        self.wbuf[at..at + 3].copy_from_slice(&(len as u32).to_le_bytes()[..3]);
+        self.wbuf[at + 3] = self.seq;
         self.seq = self.seq.wrapping_add(1);
         stream.write_all(&self.wbuf).await?;
         if flush {
