@@ -5,15 +5,14 @@
 //! (transactions, LIOPS' multi-row inserts).
 //!
 //! Why not mysql_async here (it still opens the setup connections): a
-//! point select through it costs 13 allocations, three boxed futures and
-//! a `Row` per operation, and its user time was half of sojourn's. A
-//! client that reads a row into its buffers and writes a request from
-//! reused ones measured 6.1 µs of CPU per MariaDB point select beside
-//! sysbench's 9.4 on the same two cores, where sojourn through mysql_async
-//! took 9.3 (see the MySQL issue's note). The pieces of the protocol that
-//! are not on the hot path (the greeting, the handshake response, the
-//! authentication plugins' scrambles and RSA) are mysql_common's, the
-//! crate mysql_async is built on.
+//! point select through it cost 13 allocations, three boxed futures and
+//! a `Row`, and the driver was half of sojourn's user time. With this
+//! client, `bench/peers.py`'s MariaDB job (16 connections, workload C, two
+//! cores) measured 6.3-6.9 µs of client CPU per point select where
+//! mysql_async took 8.6-8.7, against sysbench's 6.7-7.4 in the same runs.
+//! The pieces of the protocol that are not on the hot path (the greeting,
+//! the handshake response, the authentication plugins' scrambles and RSA)
+//! are mysql_common's, the crate mysql_async is built on.
 //!
 //! One request in flight per connection, as YCSB's JDBC binding does.
 //! Requests are written in one `write` and answers read with as few
