@@ -1,6 +1,7 @@
 //! The MySQL / MariaDB backend. The workers' connections speak MySQL's
-//! protocol through sojourn's own client (`mysql/conn.rs`: prepared statements,
-//! binary rows read in place, nothing allocated per point select); the
+//! protocol through sojourn's own client (`mysql/conn.rs`, its rows in
+//! `mysql/row.rs`: prepared statements, binary rows read in place, nothing
+//! allocated per point select); the
 //! setup connections (tables, emptiness checks, server counters) go
 //! through `mysql_async`. TLS is rustls in both, no OpenSSL.
 //!
@@ -61,8 +62,10 @@ use crate::sql::{
 use crate::{liops_sql, pool, text, vote_cache, vote_sql, Open, OpenOptions};
 
 mod conn;
+mod row;
 
-use conn::{Cell, Conn, Param, Row as MyRow, Statement};
+use conn::{Conn, Param, Statement};
+use row::{Cell, Row as MyRow};
 
 /// MySQL's and MariaDB's URLs. In a JDBC URL, Connector/J's `useSSL=true`
 /// means `ssl-mode=required`.
