@@ -124,14 +124,14 @@ impl Open for MysqlBackend {
             .or_else(|| props.get("db.passwd").map(str::to_string))
             .or_else(|| std::env::var("MYSQL_PWD").ok());
         let timeout = pool::timeout(props, None)?;
-        let tls = Tls::parse(sql_url.ssl_mode.as_deref(), sql_url.ssl_ca)?;
+        let tls = SslMode::parse(sql_url.ssl_mode.as_deref(), sql_url.ssl_ca)?;
         let host = parsed.ip_or_hostname().to_string();
         let wire = conn::Config {
             addr: (host.clone(), parsed.tcp_port()),
             user: user.clone(),
             password: password.clone(),
             database: parsed.db_name().map(str::to_string),
-            tls: tls.wire(&host)?,
+            tls: tls.for_workers(&host)?,
         };
         let builder = OptsBuilder::from_opts(parsed)
             .user(Some(user))
@@ -142,7 +142,7 @@ impl Open for MysqlBackend {
             .prefer_socket(false)
             .tcp_nodelay(true)
             .client_found_rows(true)
-            .ssl_opts(tls.setup());
+            .ssl_opts(tls.for_setup());
         let cache = vote_cache::Cache::from_options(options)?;
         Ok(MysqlBackend {
             inner: Arc::new(Inner {
@@ -202,7 +202,7 @@ impl MysqlBackend {
 
 /// `ssl-mode` and `ssl-ca`, checked once for both clients: mysql_async's
 /// (setup) and sojourn's own (the workers').
-enum Tls {
+enum SslMode {
     Disabled,
     /// Encrypted, certificate not checked.
     Required,
@@ -212,9 +212,9 @@ enum Tls {
     VerifyIdentity(String),
 }
 
-impl Tls {
+impl SslMode {
     /// From `ssl-mode` (case and `-`/`_` do not matter) and `ssl-ca`.
-    fn parse(mode: Option<&str>, ca: Option<String>) -> Result<Tls, String> {
+    fn parse(mode: Option<&str>, ca: Option<String>) -> Result<SslMode, String> {
         let mode = mode
             .unwrap_or("disabled")
             .to_ascii_lowercase()
@@ -225,10 +225,10 @@ impl Tls {
             })
         };
         Ok(match mode.as_str() {
-            "disabled" | "disable" => Tls::Disabled,
-            "required" | "require" => Tls::Required,
-            "verify_ca" => Tls::VerifyCa(with_ca(ca)?),
-            "verify_identity" | "verify_full" => Tls::VerifyIdentity(with_ca(ca)?),
+            "disabled" | "disable" => SslMode::Disabled,
+            "required" | "require" => SslMode::Required,
+            "verify_ca" => SslMode::VerifyCa(with_ca(ca)?),
+            "verify_identity" | "verify_full" => SslMode::VerifyIdentity(with_ca(ca)?),
             other => {
                 return Err(format!(
                     "ssl-mode={other} is not one of disabled, required, verify_ca, verify_identity"
@@ -238,17 +238,17 @@ impl Tls {
     }
 
     /// mysql_async's settings.
-    fn setup(&self) -> Option<SslOpts> {
+    fn for_setup(&self) -> Option<SslOpts> {
         let with_ca = |ca: &str| {
             SslOpts::default()
                 .with_root_certs(vec![PathBuf::from(ca).into()])
                 .with_disable_built_in_roots(true)
         };
         let opts = match self {
-            Tls::Disabled => return None,
-            Tls::Required => SslOpts::default().with_danger_accept_invalid_certs(true),
-            Tls::VerifyCa(ca) => with_ca(ca).with_danger_skip_domain_validation(true),
-            Tls::VerifyIdentity(ca) => with_ca(ca),
+            SslMode::Disabled => return None,
+            SslMode::Required => SslOpts::default().with_danger_accept_invalid_certs(true),
+            SslMode::VerifyCa(ca) => with_ca(ca).with_danger_skip_domain_validation(true),
+            SslMode::VerifyIdentity(ca) => with_ca(ca),
         };
         // mysql_async builds its rustls configuration with the process-wide
         // crypto provider; make it ring (the one compiled in) unless another
@@ -258,16 +258,16 @@ impl Tls {
     }
 
     /// The workers' TLS for a server at `host`.
-    fn wire(&self, host: &str) -> Result<Option<conn::Tls>, String> {
+    fn for_workers(&self, host: &str) -> Result<Option<conn::Tls>, String> {
         let provider = sojourn_tls::provider();
         let verifier = match self {
-            Tls::Disabled => return Ok(None),
-            Tls::Required => sojourn_tls::accept_any_certificate(&provider),
-            Tls::VerifyCa(ca) => sojourn_tls::ignore_host_name(
+            SslMode::Disabled => return Ok(None),
+            SslMode::Required => sojourn_tls::accept_any_certificate(&provider),
+            SslMode::VerifyCa(ca) => sojourn_tls::ignore_host_name(
                 &provider,
                 sojourn_tls::chain_verifier(&provider, ca, "ssl-ca")?,
             ),
-            Tls::VerifyIdentity(ca) => sojourn_tls::chain_verifier(&provider, ca, "ssl-ca")?,
+            SslMode::VerifyIdentity(ca) => sojourn_tls::chain_verifier(&provider, ca, "ssl-ca")?,
         };
         let config = sojourn_tls::with_verifier(&provider, verifier)?;
         let server_name = rustls::pki_types::ServerName::try_from(host.to_string())
@@ -534,15 +534,6 @@ fn push_fields(
     Ok(())
 }
 
-/// A value as the table stores it (see [`text`]).
-fn stored(value: &[u8]) -> Cow<'_, [u8]> {
-    if text::is_plain(value) {
-        Cow::Borrowed(value)
-    } else {
-        Cow::Owned(text::encode(value))
-    }
-}
-
 /// A connection of [`MysqlBackend`], re-established when lost.
 pub struct MysqlConnection {
     inner: Arc<Inner>,
@@ -668,7 +659,7 @@ impl Bodies for MysqlConnection {
         let stmt = texts
             .statement(conn, layout, Op::Update, layout.written())
             .await?;
-        let encoded: Vec<Cow<'_, [u8]>> = values.iter().map(|v| stored(&v.value)).collect();
+        let encoded: Vec<Cow<'_, [u8]>> = values.iter().map(|v| text::encode(&v.value)).collect();
         let mut params: Vec<Param<'_>> = encoded.iter().map(|v| Param::Bytes(v)).collect();
         params.push(Param::Bytes(key.as_bytes()));
         let affected = conn.execute(&stmt, &params, |_| Ok(())).await?;
@@ -681,7 +672,7 @@ impl Bodies for MysqlConnection {
         let stmt = texts
             .statement(conn, layout, Op::Insert, layout.written())
             .await?;
-        let encoded: Vec<Cow<'_, [u8]>> = values.iter().map(|v| stored(&v.value)).collect();
+        let encoded: Vec<Cow<'_, [u8]>> = values.iter().map(|v| text::encode(&v.value)).collect();
         let mut params: Vec<Param<'_>> = Vec::with_capacity(values.len() + 1);
         params.push(Param::Bytes(key.as_bytes()));
         params.extend(encoded.iter().map(|v| Param::Bytes(v)));

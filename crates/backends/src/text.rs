@@ -30,14 +30,14 @@ pub(crate) fn escape_into(value: &[u8], out: &mut impl Extend<u8>) {
     );
 }
 
-/// The stored form of `value`.
-pub(crate) fn encode(value: &[u8]) -> Vec<u8> {
+/// The stored form of `value`: itself when plain (nothing copied).
+pub(crate) fn encode(value: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     if is_plain(value) {
-        value.to_vec()
+        std::borrow::Cow::Borrowed(value)
     } else {
         let mut out = Vec::with_capacity(1 + 2 * value.len());
         escape_into(value, &mut out);
-        out
+        std::borrow::Cow::Owned(out)
     }
 }
 
@@ -91,8 +91,8 @@ mod tests {
             assert_eq!(decode(&stored), v);
             assert_eq!(decoded_field(3, &stored).value, v);
         }
-        assert_eq!(encode(b"abc"), b"abc");
-        assert_eq!(encode(&[0xff]), b"\x01ff");
+        assert_eq!(&*encode(b"abc"), b"abc");
+        assert_eq!(&*encode(&[0xff]), b"\x01ff");
         // Foreign text starting with 0x01 that is not our escape.
         assert_eq!(decode(b"\x01zz"), b"\x01zz");
         assert_eq!(decode(b"\x01a"), b"\x01a");
