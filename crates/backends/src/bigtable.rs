@@ -62,7 +62,7 @@ use googleapis_tonic_google_bigtable_v2::google::bigtable::v2 as data;
 use http::header::{HeaderName, HeaderValue, AUTHORIZATION};
 use http::Uri;
 use prost::Message;
-use sojourn_core::backend::guard::{self, Bodies, Guard, Read, Scan, Settle};
+use sojourn_core::backend::guard::{self, Bodies, Guard, Read, Scan, Settle, Timer};
 use sojourn_core::backend::{Backend, BackendError, FieldValue, Fields, Row, Schema, Status};
 use sojourn_core::properties::Properties;
 
@@ -835,6 +835,7 @@ impl Backend for BigtableBackend {
             family: family.clone(),
             check_exists: self.config.check_exists,
             guard: Guard::new(schema.field_count(), Some(self.config.timeout)),
+            timer: Timer::default(),
             assembler: Assembler {
                 slots: vec![None; schema.field_count()],
                 ..Default::default()
@@ -989,6 +990,7 @@ pub struct BigtableConnection {
     schema: Arc<Schema>,
     check_exists: bool,
     guard: Guard,
+    timer: Timer,
     assembler: Assembler,
     last_error: Option<String>,
 }
@@ -1150,6 +1152,10 @@ impl Settle for BigtableConnection {
 
     fn guard(&self) -> Guard {
         self.guard
+    }
+
+    fn timer(&mut self) -> Option<&mut Timer> {
+        Some(&mut self.timer)
     }
 
     fn settle(&mut self, failure: guard::Failure<Failure>) -> Status {

@@ -61,7 +61,7 @@ use scylla::policies::load_balancing::{NodeIdentifier, SingleTargetLoadBalancing
 use scylla::response::PagingState;
 use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::unprepared::Statement;
-use sojourn_core::backend::guard::{Bodies, Failure, Guard, Read, Scan, Settle};
+use sojourn_core::backend::guard::{Bodies, Failure, Guard, Read, Scan, Settle, Timer};
 use sojourn_core::backend::{
     Backend, BackendError, Extensions, FieldValue, Row, Schema, ServerCounters, Status, Threading,
     SERVER_INSTANCE,
@@ -376,6 +376,7 @@ impl CassandraBackend {
             inner: Arc::clone(&self.inner),
             shared,
             guard: Guard::new(schema.field_count(), Some(self.inner.options.timeout)),
+            timer: Timer::default(),
             layout: Layout::new(&table.name, schema.field_count()),
             table: Arc::new(table),
             statements: Statements::default(),
@@ -510,6 +511,7 @@ pub struct CassandraConnection {
     inner: Arc<Inner>,
     shared: Arc<Shared>,
     guard: Guard,
+    timer: Timer,
     layout: Layout,
     table: Arc<Table>,
     statements: Statements,
@@ -599,6 +601,10 @@ impl Settle for CassandraConnection {
 
     fn guard(&self) -> Guard {
         self.guard
+    }
+
+    fn timer(&mut self) -> Option<&mut Timer> {
+        Some(&mut self.timer)
     }
 
     /// Records why. The session reconnects lost nodes itself; after a

@@ -46,7 +46,7 @@ use std::time::Duration;
 
 use mysql_async::prelude::Queryable;
 use mysql_async::{Opts, OptsBuilder, SslOpts};
-use sojourn_core::backend::guard::{Bodies, Failure, Guard, Read, Scan, Settle};
+use sojourn_core::backend::guard::{Bodies, Failure, Guard, Read, Scan, Settle, Timer};
 use sojourn_core::backend::{
     Backend, BackendError, Extensions, FieldValue, Row, Schema, ServerCounters, Status,
 };
@@ -396,6 +396,7 @@ impl Backend for MysqlBackend {
         Ok(MysqlConnection {
             inner: Arc::clone(&self.inner),
             guard: self.inner.target.guard(&schema),
+            timer: Timer::default(),
             layout: Layout::new(table, schema.field_count()),
             texts: Texts::default(),
             conn: Some(conn),
@@ -538,6 +539,7 @@ fn push_fields(
 pub struct MysqlConnection {
     inner: Arc<Inner>,
     guard: Guard,
+    timer: Timer,
     layout: Layout,
     texts: Texts,
     conn: Option<Conn>,
@@ -568,7 +570,9 @@ impl MysqlConnection {
         } = self;
         if conn.is_none() {
             backoff.wait_turn().await;
-            let fresh = Conn::connect(&inner.wire).await?;
+            // Boxed: the handshake's state is most of an operation's future,
+            // which would otherwise be copied whole at every await above it.
+            let fresh = Box::pin(Conn::connect(&inner.wire)).await?;
             backoff.succeeded();
             *conn = Some(fresh);
             texts.statements = ByShape::default();
@@ -584,6 +588,10 @@ impl Settle for MysqlConnection {
 
     fn guard(&self) -> Guard {
         self.guard
+    }
+
+    fn timer(&mut self) -> Option<&mut Timer> {
+        Some(&mut self.timer)
     }
 
     /// Records why, and gives up a connection whose state is unknown: it

@@ -42,7 +42,7 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use futures_util::{SinkExt, TryStreamExt};
-use sojourn_core::backend::guard::{Bodies, Failure, Guard, Read, Scan, Settle};
+use sojourn_core::backend::guard::{Bodies, Failure, Guard, Read, Scan, Settle, Timer};
 use sojourn_core::backend::{
     Backend, BackendError, Extensions, FieldValue, Row, Schema, ServerCounters, Status, Threading,
     SERVER_INSTANCE,
@@ -318,7 +318,10 @@ impl Link {
                     }
                     *statements = Statements::default();
                     backoff.wait_turn().await;
-                    *live = Some(open_client(inner).await?);
+                    // Boxed, as every rare path under an operation: the
+                    // handshake's state would otherwise enlarge, and be
+                    // copied with, every operation's future.
+                    *live = Some(Box::pin(open_client(inner)).await?);
                     backoff.succeeded();
                 }
                 Ok(&live.as_ref().expect("opened above").client)
@@ -341,7 +344,7 @@ impl Link {
                         }
                         let backoff = s.backoff.get_or_insert_with(Backoff::new);
                         backoff.wait_turn().await;
-                        let live = open_client(inner).await?;
+                        let live = Box::pin(open_client(inner)).await?;
                         s.backoff.get_or_insert_with(Backoff::new).succeeded();
                         s.generation += 1;
                         s.live = Some(Arc::new(live));
@@ -662,6 +665,7 @@ impl Backend for PostgresBackend {
         Ok(PostgresConnection {
             inner: Arc::clone(&self.inner),
             guard: self.inner.target.guard(&schema),
+            timer: Timer::default(),
             layout: Layout::new(table, schema.field_count()),
             link,
             statements: Statements::default(),
@@ -809,6 +813,7 @@ fn push_fields(
 pub struct PostgresConnection {
     inner: Arc<Inner>,
     guard: Guard,
+    timer: Timer,
     layout: Layout,
     link: Link,
     /// Statements prepared on the link's current client.
@@ -861,6 +866,10 @@ impl Settle for PostgresConnection {
 
     fn guard(&self) -> Guard {
         self.guard
+    }
+
+    fn timer(&mut self) -> Option<&mut Timer> {
+        Some(&mut self.timer)
     }
 
     /// Records why, and repairs what the failure may have broken: a

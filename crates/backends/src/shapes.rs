@@ -121,7 +121,9 @@ impl<T> ByShape<T> {
         let cache = &mut self.0[op as usize];
         let shape = Shape::of(columns, layout.field_count());
         if cache.get(shape).is_none() {
-            let made = make().await?;
+            // Boxed: made once per shape, while an unboxed future here would
+            // enlarge (and be copied with) every operation's future.
+            let made = Box::pin(make()).await?;
             return Ok(cache.insert(shape, made, retire));
         }
         Ok(cache.get(shape).expect("present: checked above"))

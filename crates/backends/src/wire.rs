@@ -27,7 +27,7 @@
 //! task hop and often one syscall per request.
 
 use std::collections::VecDeque;
-use std::future::{poll_fn, Future};
+use std::future::poll_fn;
 use std::io;
 use std::marker::PhantomData;
 use std::pin::Pin;
@@ -35,7 +35,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{ready, Context, Poll, Waker};
 use std::time::Duration;
 
-use sojourn_core::backend::guard::Failure;
+use sojourn_core::backend::guard::{poll_deadline, Failure};
 use sojourn_core::backend::{BackendError, Status};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
@@ -275,22 +275,6 @@ impl ReadBuffer {
         let n = rb.filled().len();
         self.end += n;
         Poll::Ready(Ok(n))
-    }
-}
-
-/// Whether the operation whose deadline is `deadline` has run out of time.
-///
-/// One `Sleep` per connection is kept armed at some earlier operation's
-/// deadline and only moved when it fires: while operations take less than
-/// the timeout, which is nearly always, it fires about once per timeout
-/// period instead of being registered with the timer wheel per operation.
-fn poll_deadline(timer: &mut Pin<Box<Sleep>>, deadline: Instant, cx: &mut Context<'_>) -> Poll<()> {
-    loop {
-        ready!(timer.as_mut().poll(cx));
-        if Instant::now() >= deadline {
-            return Poll::Ready(());
-        }
-        timer.as_mut().reset(deadline);
     }
 }
 

@@ -16,8 +16,12 @@
 //! under the guard. Operations of a workload of its own (vote, LIOPS) go
 //! through [`call`] and [`call_within`].
 
-use std::future::Future;
+use std::future::{poll_fn, Future};
+use std::pin::{pin, Pin};
+use std::task::{ready, Context, Poll};
 use std::time::Duration;
+
+use tokio::time::{sleep_until, Instant, Sleep};
 
 use super::{Connection, FieldValue, Fields, Row, Status};
 
@@ -79,6 +83,61 @@ pub trait Settle: Send {
     /// The status of a failed operation. Records the reason (for
     /// `last_error`) and repairs what the failure may have broken.
     fn settle(&mut self, failure: Failure<Self::Error>) -> Status;
+
+    /// Where the connection keeps the timer of its operations' deadlines
+    /// between operations, if it does; without one, each bounded
+    /// operation registers a timer of its own.
+    fn timer(&mut self) -> Option<&mut Timer> {
+        None
+    }
+}
+
+/// A connection's deadline timer, kept armed from one operation to the
+/// next (see [`poll_deadline`]): a field of the connection, handed to the
+/// guard by [`Settle::timer`].
+#[derive(Default)]
+pub struct Timer(Option<Pin<Box<Sleep>>>);
+
+impl std::fmt::Debug for Timer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Timer")
+            .field(&self.0.as_ref().map(|s| s.deadline()))
+            .finish()
+    }
+}
+
+/// Whether the operation whose deadline is `deadline` has run out of time.
+///
+/// One `Sleep` per connection is kept armed at some earlier operation's
+/// deadline and only moved when it fires: while operations take less than
+/// the timeout, which is nearly always, it fires about once per timeout
+/// period instead of being registered with the timer wheel per operation
+/// (a registration and a removal per operation were a tenth of a MySQL
+/// point select's user time). The timer must not be armed later than
+/// `deadline` (see [`arm`]).
+pub fn poll_deadline(
+    timer: &mut Pin<Box<Sleep>>,
+    deadline: Instant,
+    cx: &mut Context<'_>,
+) -> Poll<()> {
+    loop {
+        ready!(timer.as_mut().poll(cx));
+        if Instant::now() >= deadline {
+            return Poll::Ready(());
+        }
+        timer.as_mut().reset(deadline);
+    }
+}
+
+/// `timer`, made ready to bound an operation due by `deadline`: created
+/// if there is none, moved earlier if an earlier, longer operation left it
+/// armed past `deadline`.
+pub fn arm(timer: &mut Option<Pin<Box<Sleep>>>, deadline: Instant) -> &mut Pin<Box<Sleep>> {
+    let timer = timer.get_or_insert_with(|| Box::pin(sleep_until(deadline)));
+    if timer.deadline() > deadline {
+        timer.as_mut().reset(deadline);
+    }
+    timer
 }
 
 /// A read as its body gets it: `fields` of record `key`, into `out`.
@@ -182,13 +241,27 @@ async fn bounded<C: Settle>(
     timeout: Option<Duration>,
     op: impl AsyncFnOnce(&mut C) -> Result<Status, C::Error>,
 ) -> Result<Status, Status> {
-    let outcome = match timeout.or(conn.guard().timeout) {
-        Some(limit) => match tokio::time::timeout(limit, op(conn)).await {
-            Ok(r) => r.map_err(Failure::Failed),
-            Err(_) => Err(Failure::TimedOut(limit)),
-        },
-        None => op(conn).await.map_err(Failure::Failed),
+    let Some(limit) = timeout.or(conn.guard().timeout) else {
+        return op(conn).await.map_err(|e| conn.settle(Failure::Failed(e)));
     };
+    let deadline = Instant::now() + limit;
+    let mut kept = conn.timer().and_then(|t| t.0.take());
+    let outcome = {
+        // Pinned where it stands: the operation's future is not copied
+        // into a wrapper, as `tokio::time::timeout` would.
+        let mut op = pin!(op(conn));
+        poll_fn(|cx| {
+            if let Poll::Ready(r) = op.as_mut().poll(cx) {
+                return Poll::Ready(r.map_err(Failure::Failed));
+            }
+            let timer = arm(&mut kept, deadline);
+            poll_deadline(timer, deadline, cx).map(|()| Err(Failure::TimedOut(limit)))
+        })
+        .await
+    };
+    if let Some(slot) = conn.timer() {
+        slot.0 = kept;
+    }
     outcome.map_err(|f| conn.settle(f))
 }
 
@@ -268,8 +341,10 @@ mod tests {
     use super::*;
 
     /// A connection whose operations fail or hang on request.
+    #[derive(Default)]
     struct Probe {
         settled: Vec<String>,
+        timer: Timer,
     }
 
     impl Settle for Probe {
@@ -283,6 +358,9 @@ mod tests {
                 Failure::Failed(e) => e,
             });
             Status::Error
+        }
+        fn timer(&mut self) -> Option<&mut Timer> {
+            Some(&mut self.timer)
         }
     }
 
@@ -333,7 +411,7 @@ mod tests {
     #[test]
     fn bad_fields_are_refused_before_the_call() {
         let rt = rt();
-        let mut c = Probe { settled: vec![] };
+        let mut c = Probe::default();
         let mut out = Vec::new();
         let called = std::cell::Cell::new(false);
         let s = rt.block_on(read(
@@ -357,7 +435,7 @@ mod tests {
     #[test]
     fn a_failed_read_leaves_the_buffer_as_it_was_and_is_settled() {
         let rt = rt();
-        let mut c = Probe { settled: vec![] };
+        let mut c = Probe::default();
         let mut out = vec![value(0)];
         let s = rt.block_on(read(&mut c, Fields::All, &mut out, async |_, out| {
             out.push(value(1));
@@ -376,7 +454,7 @@ mod tests {
     #[test]
     fn a_call_past_its_timeout_is_settled_as_timed_out() {
         let rt = rt();
-        let mut c = Probe { settled: vec![] };
+        let mut c = Probe::default();
         let s = rt.block_on(call(&mut c, async |_| {
             tokio::time::sleep(Duration::from_secs(5)).await;
             Ok(Status::Ok)
@@ -392,9 +470,46 @@ mod tests {
     }
 
     #[test]
+    fn the_kept_timer_bounds_each_operation_by_its_own_deadline() {
+        let rt = rt();
+        let mut c = Probe::default();
+        // A long call leaves the connection's timer armed 5 s ahead...
+        let s = rt.block_on(call_within(&mut c, Duration::from_secs(5), async |_| {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            Ok(Status::Ok)
+        }));
+        assert_eq!(s, Status::Ok);
+        let kept = c.timer.0.as_ref().map(|t| t.deadline());
+        assert!(kept.is_some(), "the timer is kept between operations");
+        // ...yet the next operation still times out after its own 20 ms,
+        // not when the timer was left to fire.
+        let s = rt.block_on(call(&mut c, async |_| {
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            Ok(Status::Ok)
+        }));
+        assert_eq!(s, Status::Error);
+        assert_eq!(c.settled, ["timed out after 20 ms"]);
+        // The timer that fired is moved once; quick operations after that
+        // leave it where it is.
+        let quick = async |c: &mut Probe| {
+            let s = call(c, async |_| {
+                tokio::task::yield_now().await;
+                Ok(Status::NotFound)
+            });
+            assert_eq!(s.await, Status::NotFound);
+        };
+        rt.block_on(quick(&mut c));
+        let armed = c.timer.0.as_ref().map(|t| t.deadline());
+        for _ in 0..3 {
+            rt.block_on(quick(&mut c));
+        }
+        assert_eq!(c.timer.0.as_ref().map(|t| t.deadline()), armed);
+    }
+
+    #[test]
     fn a_connection_of_bodies_runs_each_under_the_guard() {
         let rt = rt();
-        let mut c = Probe { settled: vec![] };
+        let mut c = Probe::default();
         let mut out = Vec::new();
         assert_eq!(
             rt.block_on(c.read("k", Fields::All, &mut out)),
