@@ -9,7 +9,9 @@
 //! a `Row`, and the driver was half of sojourn's user time. With this
 //! client, `bench/peers.py`'s MariaDB job (16 connections, workload C, two
 //! cores) measured 6.3-6.9 µs of client CPU per point select where
-//! mysql_async took 8.6-8.7, against sysbench's 6.7-7.4 in the same runs.
+//! mysql_async took 8.6-8.7, against sysbench's 6.7-7.4 in the same runs;
+//! with the guard's kept deadline timer (see `guard::poll_deadline`),
+//! 5.6-5.8 µs against sysbench's 6.5-7.0.
 //! The pieces of the protocol that are not on the hot path (the greeting,
 //! the handshake response, the authentication plugins' scrambles and RSA)
 //! are mysql_common's, the crate mysql_async is built on.
