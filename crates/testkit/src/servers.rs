@@ -353,7 +353,10 @@ pub fn wait_stopped(pids: &[u32], what: &str) {
 }
 
 /// Whether every thread of `pid` is in the stopped state ('T' in
-/// /proc/PID/task/TID/stat), or the process is gone.
+/// /proc/PID/task/TID/stat), or the process is gone or dead: a zombie
+/// ('Z', 'X') runs no more, and one whose parent is stopped (a PostgreSQL
+/// backend that exited just as its postmaster was) stays one until the
+/// parent goes on.
 pub fn all_threads_stopped(pid: u32) -> bool {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return true;
@@ -365,7 +368,7 @@ pub fn all_threads_stopped(pid: u32) -> bool {
                 s.rsplit_once(')')
                     .and_then(|(_, rest)| rest.trim_start().chars().next())
             })
-            .is_none_or(|state| state == 'T')
+            .is_none_or(|state| matches!(state, 'T' | 'Z' | 'X'))
     })
 }
 

@@ -127,3 +127,34 @@ fn a_closed_port_refuses_and_cannot_be_taken_while_held() {
     let err = TcpListener::bind(("127.0.0.1", port)).unwrap_err();
     assert_eq!(err.kind(), std::io::ErrorKind::AddrInUse);
 }
+
+#[test]
+fn a_zombie_counts_as_stopped_and_a_running_process_does_not() {
+    // Not waited for, so once it exits it stays a zombie: what a backend
+    // becomes when it exits just as its stopped postmaster cannot reap it.
+    let mut child = Command::new("sleep").arg("0.05").spawn().unwrap();
+    let pid = child.id();
+    assert!(
+        !all_threads_stopped(pid),
+        "a sleeping process is not stopped"
+    );
+    let stat = format!("/proc/{pid}/stat");
+    let state = || {
+        let s = std::fs::read_to_string(&stat).unwrap();
+        s.rsplit_once(')')
+            .unwrap()
+            .1
+            .trim_start()
+            .chars()
+            .next()
+            .unwrap()
+    };
+    let mut tries = 0;
+    while state() != 'Z' {
+        tries += 1;
+        assert!(tries < 10_000, "the child never exited");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(all_threads_stopped(pid));
+    child.wait().unwrap();
+}

@@ -114,7 +114,7 @@ impl std::fmt::Debug for Timer {
 /// period instead of being registered with the timer wheel per operation
 /// (a registration and a removal per operation were a tenth of a MySQL
 /// point select's user time). The timer must not be armed later than
-/// `deadline` (see [`arm`]).
+/// `deadline`.
 pub fn poll_deadline(
     timer: &mut Pin<Box<Sleep>>,
     deadline: Instant,
@@ -132,7 +132,7 @@ pub fn poll_deadline(
 /// `timer`, made ready to bound an operation due by `deadline`: created
 /// if there is none, moved earlier if an earlier, longer operation left it
 /// armed past `deadline`.
-pub fn arm(timer: &mut Option<Pin<Box<Sleep>>>, deadline: Instant) -> &mut Pin<Box<Sleep>> {
+fn arm(timer: &mut Option<Pin<Box<Sleep>>>, deadline: Instant) -> &mut Pin<Box<Sleep>> {
     let timer = timer.get_or_insert_with(|| Box::pin(sleep_until(deadline)));
     if timer.deadline() > deadline {
         timer.as_mut().reset(deadline);
