@@ -98,14 +98,6 @@ pub trait Settle: Send {
 #[derive(Default)]
 pub struct Timer(Option<Pin<Box<Sleep>>>);
 
-impl std::fmt::Debug for Timer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("Timer")
-            .field(&self.0.as_ref().map(|s| s.deadline()))
-            .finish()
-    }
-}
-
 /// Whether the operation whose deadline is `deadline` has run out of time.
 ///
 /// One `Sleep` per connection is kept armed at some earlier operation's
