@@ -30,6 +30,9 @@ installed:
     closed loop each, two rounds: sojourn's workload C on YCSB's table of
     one 120-byte field, `sysbench oltp_point_select` on its own table, and
     go-ycsb's `mysql` binding on a table of its own (a reported figure);
+    and sysbench again running YCSB's own query on sojourn's table
+    (bench/sysbench/ycsb_point_select.lua, a reported figure: what the
+    query costs a client, apart from what the client costs);
     with `perf` at hand, one more run of each under `perf stat` for its
     context switches and syscalls per operation;
   - null: sojourn's `null:` against YCSB's BasicDB and go-ycsb's `basic`,
@@ -638,6 +641,11 @@ class Runner:
             sb = [sysbench, "oltp_point_select", "--db-driver=mysql", "--mysql-host=127.0.0.1",
                   f"--mysql-port={db.port}", "--mysql-user=root", "--mysql-db=sbtest", "--tables=1",
                   f"--table-size={rows}"] if sysbench else None
+            # The same sysbench on YCSB's query and sojourn's table: what the
+            # query costs a client, apart from what the client costs.
+            sb_ycsb = [sysbench, os.path.join(ROOT, "bench", "sysbench", "ycsb_point_select.lua"),
+                       "--db-driver=mysql", "--mysql-host=127.0.0.1", f"--mysql-port={db.port}",
+                       "--mysql-user=root", "--mysql-db=bench"] if sysbench and load else None
             if sb:
                 self.attempt("sysbench prepare", measured, sb + ["prepare"])
             else:
@@ -658,6 +666,9 @@ class Runner:
                     self.keep(self.attempt(f"sojourn mysql round {round_}", self.sojourn_mysql, run, round_))
                 if sb:
                     self.keep(self.attempt(f"sysbench round {round_}", self.sysbench, sb, conns, secs, round_))
+                if sb_ycsb:
+                    self.keep(self.attempt(f"sysbench YCSB's query round {round_}", self.sysbench, sb_ycsb, conns,
+                                           secs, round_, SYSBENCH_YCSB))
                 if go_ok:
                     # Its maxexecutiontime does not stop the mysql binding:
                     # a count of about the seconds asked for at its rate.
@@ -668,8 +679,9 @@ class Runner:
                     self.keep(r)
             for r in self.results:
                 if r["db"] == "mysql" and r.get("round") == 1:
-                    cmd = {"sojourn": run, "sysbench": (sb or []) + [f"--threads={conns}", f"--time={secs}",
-                                                                      "run"]}.get(r["tool"])
+                    sb_run = [f"--threads={conns}", f"--time={secs}", "run"]
+                    cmd = {"sojourn": run, "sysbench": (sb or []) + sb_run,
+                           SYSBENCH_YCSB: (sb_ycsb or []) + sb_run}.get(r["tool"])
                     if cmd:
                         self.count_events(r, cmd)
         finally:
@@ -682,13 +694,13 @@ class Runner:
         return result("sojourn", "mysql", "C", self.MYSQL_CONNS, r["operations"], r["achieved_ops_per_sec"], wall,
                       user, sys_, read.get("p50_us"), read.get("p99_us"), {"round": round_})
 
-    def sysbench(self, sb, conns, secs, round_):
+    def sysbench(self, sb, conns, secs, round_, tool="sysbench"):
         out, _, wall, user, sys_ = measured(sb + [f"--threads={conns}", f"--time={secs}", "--histogram=off",
                                                   "--percentile=99", "run"], timeout=self.limit + 60)
         events = int(re.search(r"total number of events:\s+(\d+)", out).group(1))
         rate = float(re.search(r"queries:\s+\d+\s+\(([\d.]+) per sec", out).group(1))
         p99 = re.search(r"99th percentile:\s+([\d.]+)", out)
-        return result("sysbench", "mysql", "C", conns, events, rate, wall, user, sys_, None,
+        return result(tool, "mysql", "C", conns, events, rate, wall, user, sys_, None,
                       float(p99.group(1)) * 1000 if p99 else None, {"round": round_})
 
     def count_events(self, r, cmd, env=None):
@@ -708,7 +720,7 @@ class Runner:
         out, counts = self.perf_events(cmd, env)
         if r["tool"] == "sojourn":
             ops = json.loads(out)["operations"]
-        elif r["tool"] == "sysbench":
+        elif r["tool"] in ("sysbench", SYSBENCH_YCSB):
             ops = int(re.search(r"total number of events:\s+(\d+)", out).group(1))
         else:
             ops = r["operations"]  # a tool given a count of requests makes them all
@@ -860,6 +872,9 @@ def own_verdicts(tables):
     return out
 
 
+SYSBENCH_YCSB = "sysbench-ycsb"  # sysbench running bench/sysbench/ycsb_point_select.lua
+
+
 def same_job(s, r):
     """The sojourn row a peer row is compared with (of the same round, where
     a job runs in rounds)."""
@@ -920,8 +935,9 @@ def verdicts(results, jobs):
         ("postgres", "pgbench", "cpu", 1.0, "PostgreSQL C/16: client CPU/op <= pgbench's"),
         ("mysql", "sysbench", "cpu", 1.0, "MariaDB C/16: client CPU/op <= sysbench point select's"),
         ("mysql", "go-ycsb", "cpu", 1.0, "MariaDB C/16: client CPU/op <= go-ycsb mysql's (reported)"),
+        ("mysql", SYSBENCH_YCSB, "cpu", 1.0, "MariaDB C/16: <= sysbench on YCSB's query (reported)"),
     ]
-    c_tools = ("redis-benchmark", "pgbench", "sysbench")
+    c_tools = ("redis-benchmark", "pgbench", "sysbench", SYSBENCH_YCSB)
     out = []
     print("\n## targets (one request in flight per connection)")
     for db, peer, kind, bound, label in targets:
@@ -1011,7 +1027,8 @@ def main():
     table(results, "redis", "Redis (redis-benchmark: GET of one 100-byte string, next to workload C)")
     table(results, "postgres", "PostgreSQL (pgbench: -S -M prepared -j 1 on its own table, next to workload C)")
     table(results, "mysql", "MariaDB (C/16, 20,000 rows, one 120-byte field, 10 s closed loop, two rounds; "
-          "sysbench oltp_point_select on its own table, go-ycsb mysql on its own)")
+          "sysbench oltp_point_select on its own table, sysbench-ycsb: sysbench running YCSB's query on "
+          "sojourn's table, go-ycsb mysql on its own)")
     table(results, "cassandra", "Cassandra 5.0 (R: point reads, U: point updates, uniform; latte on the same rows, "
           "go-ycsb on its own table)")
     table(results, "null", "null backend: client overhead (sojourn null:, YCSB BasicDB, go-ycsb basic; workload A)")

@@ -24,7 +24,7 @@
 use std::fmt;
 use std::io;
 
-use mysql_common::constants::CapabilityFlags;
+use mysql_common::constants::{CapabilityFlags, MariadbCapabilities};
 use mysql_common::packets::{AuthPlugin, HandshakePacket, HandshakeResponse, SslRequest};
 use mysql_common::proto::{MyDeserialize, MySerialize};
 use rustls::pki_types::ServerName;
@@ -103,6 +103,8 @@ impl Error {
 pub(super) struct Statement {
     id: u32,
     params: u16,
+    /// Where the connection keeps its result's columns.
+    slot: u32,
 }
 
 /// A parameter of an execution.
@@ -138,8 +140,14 @@ pub(super) struct Conn {
     stream: Stream,
     io: Buffers,
     caps: CapabilityFlags,
-    /// The columns of the result being read.
-    columns: Vec<Column>,
+    /// Whether MariaDB leaves out the columns of an execution whose
+    /// columns it described before (`MARIADB_CLIENT_CACHE_METADATA`).
+    cached_columns: bool,
+    /// The columns of each prepared statement's result as last described,
+    /// by [`Statement::slot`]; slot 0 holds a text query's.
+    columns: Vec<Vec<Column>>,
+    /// Slots of closed statements, to reuse.
+    free_slots: Vec<u32>,
 }
 
 /// A connection's buffers and packet framing, apart from its stream so
@@ -202,6 +210,15 @@ impl Conn {
             .map_err(|e| Error::protocol(format!("the server's greeting: {e}")))?;
         let offered = greeting.capabilities();
         let mut caps = wanted() & offered;
+        // A MariaDB server (one that leaves out CLIENT_MYSQL, which is
+        // CLIENT_LONG_PASSWORD's bit) describes an execution's columns only
+        // when they changed since it last did: it skips work and bytes on
+        // every point select, as MariaDB's own connectors ask it to.
+        let mariadb = if !offered.contains(CapabilityFlags::CLIENT_LONG_PASSWORD) {
+            greeting.mariadb_ext_capabilities() & MariadbCapabilities::MARIADB_CLIENT_CACHE_METADATA
+        } else {
+            MariadbCapabilities::empty()
+        };
         if cfg.database.is_none() {
             caps.remove(CapabilityFlags::CLIENT_CONNECT_WITH_DB);
         }
@@ -221,7 +238,9 @@ impl Conn {
                 }
                 caps.insert(CapabilityFlags::CLIENT_SSL);
                 io.begin_packet();
-                SslRequest::new(caps, MAX_PACKET, COLLATION).serialize(&mut io.wbuf);
+                SslRequest::new(caps, MAX_PACKET, COLLATION)
+                    .with_mariadb_capabilities(mariadb)
+                    .serialize(&mut io.wbuf);
                 io.send(&mut tcp, false).await?;
                 let tls_stream = tls
                     .connector
@@ -240,7 +259,9 @@ impl Conn {
             stream,
             io,
             caps,
-            columns: Vec::new(),
+            cached_columns: !mariadb.is_empty(),
+            columns: vec![Vec::new()],
+            free_slots: Vec::new(),
         };
         let password = cfg.password.as_deref();
         let scramble = plugin.gen_data(password, &nonce);
@@ -253,7 +274,8 @@ impl Conn {
             caps,
             None,
             MAX_PACKET,
-        );
+        )
+        .with_mariadb_ext_capabilities(mariadb);
         conn.io.begin_packet();
         response.serialize(&mut conn.io.wbuf);
         conn.send().await?;
@@ -355,17 +377,33 @@ impl Conn {
         let id = u32::from_le_bytes([p[1], p[2], p[3], p[4]]);
         let columns = u16::from_le_bytes([p[5], p[6]]);
         let params = u16::from_le_bytes([p[7], p[8]]);
-        // Their definitions (and an EOF after each group where the server
-        // still sends them): the executions describe their own columns.
-        for count in [params, columns] {
-            for _ in 0..count {
-                self.packet().await?;
+        let slot = match self.free_slots.pop() {
+            Some(slot) => slot,
+            None => {
+                self.columns.push(Vec::new());
+                (self.columns.len() - 1) as u32
             }
-            if count > 0 && !self.deprecate_eof() {
-                self.packet().await?;
-            }
+        };
+        // The parameters' definitions (and an EOF after each group where
+        // the server still sends them), then the columns', kept for the
+        // executions that MariaDB does not describe again.
+        for _ in 0..params {
+            self.packet().await?;
         }
-        Ok(Statement { id, params })
+        if params > 0 && !self.deprecate_eof() {
+            self.packet().await?;
+        }
+        let mut described = std::mem::take(&mut self.columns[slot as usize]);
+        described.clear();
+        for _ in 0..columns {
+            let (start, end) = self.packet().await?;
+            described.push(column_definition(&self.io.rbuf[start..end])?);
+        }
+        self.columns[slot as usize] = described;
+        if columns > 0 && !self.deprecate_eof() {
+            self.packet().await?;
+        }
+        Ok(Statement { id, params, slot })
     }
 
     /// Execute `stmt` with `params`, handing each row of its result to
@@ -410,13 +448,14 @@ impl Conn {
             }
         }
         self.send().await?;
-        self.results(true, &mut row).await
+        self.results(Some(stmt.slot), &mut row).await
     }
 
     /// Close `stmt` on the server, with the next command (a close has no
     /// answer, so it costs no round trip).
     pub fn close_later(&mut self, stmt: Statement) {
         self.io.to_close.push(stmt.id);
+        self.free_slots.push(stmt.slot);
     }
 
     /// Run `sql` as text; rows are read and dropped. Returns the rows the
@@ -424,7 +463,7 @@ impl Conn {
     pub async fn query(&mut self, sql: &str) -> Result<u64, Error> {
         self.io.command(COM_QUERY, sql.as_bytes());
         self.send().await?;
-        self.results(false, &mut |_| Ok(())).await
+        self.results(None, &mut |_| Ok(())).await
     }
 
     /// Say goodbye, without waiting for an answer.
@@ -439,9 +478,11 @@ impl Conn {
 
     /// Read every result of the request just sent: an OK, an error, or
     /// result sets (several where a statement returns more than one).
+    /// `statement` is the executed statement's slot, `None` for a text
+    /// query.
     async fn results(
         &mut self,
-        binary: bool,
+        statement: Option<u32>,
         row: &mut impl FnMut(Row<'_>) -> Result<(), Error>,
     ) -> Result<u64, Error> {
         let mut affected = 0;
@@ -461,9 +502,12 @@ impl Conn {
                     ))
                 }
                 Some(_) => {
-                    let (count, _) =
+                    let (count, head) =
                         lenenc(p).ok_or_else(|| Error::protocol("a result without columns"))?;
-                    self.result_set(count as usize, binary, row).await?
+                    // With cached columns a byte says whether they follow.
+                    let described = !self.cached_columns || p.get(head) != Some(&0);
+                    self.result_set(count as usize, described, statement, row)
+                        .await?
                 }
                 None => return Err(Error::protocol("an empty packet")),
             };
@@ -473,19 +517,32 @@ impl Conn {
         }
     }
 
-    /// The columns and rows of one result set of `count` columns; returns
-    /// the server status of its end.
+    /// The columns (unless the server left them out as `described` before)
+    /// and rows of one result set of `count` columns; returns the server
+    /// status of its end.
     async fn result_set(
         &mut self,
         count: usize,
-        binary: bool,
+        described: bool,
+        statement: Option<u32>,
         row: &mut impl FnMut(Row<'_>) -> Result<(), Error>,
     ) -> Result<u16, Error> {
-        self.columns.clear();
-        for _ in 0..count {
-            let (start, end) = self.packet().await?;
-            let column = column_definition(&self.io.rbuf[start..end])?;
-            self.columns.push(column);
+        let binary = statement.is_some();
+        let slot = statement.unwrap_or(0) as usize;
+        if described {
+            let mut columns = std::mem::take(&mut self.columns[slot]);
+            columns.clear();
+            for _ in 0..count {
+                let (start, end) = self.packet().await?;
+                columns.push(column_definition(&self.io.rbuf[start..end])?);
+            }
+            self.columns[slot] = columns;
+        } else if self.columns[slot].len() != count {
+            return Err(Error::protocol(format!(
+                "the server left out the description of {count} columns, where the statement \
+                 was described with {}",
+                self.columns[slot].len()
+            )));
         }
         if !self.deprecate_eof() {
             self.packet().await?;
@@ -504,7 +561,7 @@ impl Conn {
                         return Err(Error::protocol("a row shorter than its NULL bitmap"));
                     }
                     row(Row {
-                        columns: &self.columns,
+                        columns: &self.columns[slot],
                         nulls: &p[1..1 + bitmap],
                         values: &p[1 + bitmap..],
                     })?;
@@ -674,6 +731,106 @@ fn end_status(p: &[u8], caps: CapabilityFlags) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sojourn_testkit::mariadb_server::{Mariadb, DATABASE, PASSWORD, USER};
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    async fn connect(db: &Mariadb) -> Conn {
+        Conn::connect(&Config {
+            addr: ("127.0.0.1".into(), db.port()),
+            user: USER.into(),
+            password: Some(PASSWORD.into()),
+            database: Some(DATABASE.into()),
+            tls: None,
+        })
+        .await
+        .expect("connect")
+    }
+
+    /// Each row's cells as text.
+    async fn rows(conn: &mut Conn, stmt: &Statement, params: &[Param<'_>]) -> Vec<Vec<String>> {
+        let mut out = Vec::new();
+        conn.execute(stmt, params, |row| {
+            let cells = row.cells().map(|c| {
+                c.map(|c| String::from_utf8_lossy(&c.text().unwrap_or_default()).into_owned())
+            });
+            out.push(cells.collect::<Result<Vec<_>, _>>()?);
+            Ok(())
+        })
+        .await
+        .expect("execute");
+        out
+    }
+
+    #[test]
+    fn mariadb_leaves_out_known_columns_and_describes_changed_ones() {
+        let Some(db) = Mariadb::start() else { return };
+        rt().block_on(async {
+            let mut conn = connect(&db).await;
+            assert!(
+                conn.cached_columns,
+                "MariaDB offers MARIADB_CLIENT_CACHE_METADATA"
+            );
+            conn.query("CREATE TABLE cached (id INT PRIMARY KEY, a VARCHAR(20))")
+                .await
+                .unwrap();
+            conn.query("INSERT INTO cached VALUES (1, 'one'), (2, 'two')")
+                .await
+                .unwrap();
+            let select = conn
+                .prepare("SELECT * FROM cached WHERE id = ?")
+                .await
+                .unwrap();
+            let sent = conn
+                .prepare(
+                    "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS \
+                          WHERE VARIABLE_NAME = 'BYTES_SENT'",
+                )
+                .await
+                .unwrap();
+            let bytes_sent = async |conn: &mut Conn| -> u64 {
+                rows(conn, &sent, &[]).await[0][0].parse().unwrap()
+            };
+            // The first execution may describe its columns again; time
+            // the ones after it.
+            assert_eq!(
+                rows(&mut conn, &select, &[Param::UInt(1)]).await,
+                [["1", "one"]]
+            );
+            bytes_sent(&mut conn).await;
+            let before = bytes_sent(&mut conn).await;
+            let status_query = bytes_sent(&mut conn).await - before;
+            let from = bytes_sent(&mut conn).await;
+            for _ in 0..100 {
+                assert_eq!(
+                    rows(&mut conn, &select, &[Param::UInt(2)]).await,
+                    [["2", "two"]]
+                );
+            }
+            let per_execution = (bytes_sent(&mut conn).await - from - status_query) / 100;
+            // The column count, the row and the end of the result take
+            // about 40 bytes; each column's description alone takes 40.
+            assert!(per_execution < 60, "{per_execution} bytes per execution");
+
+            // A changed table changes the columns: MariaDB describes them
+            // again and they are read by the new description.
+            conn.query("ALTER TABLE cached ADD COLUMN b INT DEFAULT 7")
+                .await
+                .unwrap();
+            for _ in 0..2 {
+                assert_eq!(
+                    rows(&mut conn, &select, &[Param::UInt(1)]).await,
+                    [["1", "one", "7"]]
+                );
+            }
+            conn.query("DROP TABLE cached").await.unwrap();
+        });
+    }
 
     #[test]
     fn server_errors_keep_code_state_and_message() {
