@@ -40,8 +40,11 @@ installed:
   - Redis, sojourn alone: the open-loop self-check at 10k, 40k and 80k
     ops/s (workload C, 16 connections), the runtime thread sweep (1, 2, 4,
     8 threads for 16 connections) and the multiplexed pair (-threads 16 over
-    2 connections, -threads 64 over 4) beside redis-benchmark -c 2 -P 8 and
-    -c 4 -P 16, in two rounds, with the same perf counts;
+    2 connections, -threads 64 over 4, each making as many operations as
+    redis-benchmark) beside redis-benchmark -c 2 -P 8 and -c 4 -P 16, in two
+    rounds, with the same perf counts, and beside the same redis-benchmark
+    reading YCSB's operation, HGETALL of one-field hashes over as many keys
+    (a reported figure: its GET reads one string key);
   - pacing: `null:` open loop at 100k, 500k, 1M and 2M ops/s with 8
     connections: client CPU per operation, the Poisson self-check and the
     scheduling lag;
@@ -456,11 +459,22 @@ class Runner:
                                  else threads, "ops/s": r["ops_per_sec"], "cpu us/op": r["cpu_us_per_op"],
                                  "busiest thread": r["busiest_thread"]})
         title = "Redis workload C, multiplexed: N workers over K connections, against redis-benchmark -P"
+        # redis-benchmark's GET reads one hot string key; YCSB's read is an
+        # HGETALL over the records loaded. The same tool reading hashes over
+        # as many keys (a reported figure) separates what the operation
+        # costs the server, and so the throughput, from what the client
+        # costs.
+        hashes = bool(bench) and bool(self.attempt("redis-benchmark hset", self.redis_hashes, port))
         for round_ in (1, 2):
             for workers, conns, depth in ((16, 2, 8), (64, 4, 16)):
                 p = self.attempt(f"redis-benchmark -c {conns} -P {depth}", self.redis_benchmark, port, conns,
                                  depth) if bench else None
-                extra = ["-p", f"connections={conns}"]
+                h = self.attempt(f"redis-benchmark HGETALL -c {conns} -P {depth}", self.redis_benchmark, port,
+                                 conns, depth, None, True) if hashes else None
+                # As many operations as redis-benchmark makes, so that
+                # neither run's start weighs more.
+                n = self.redis_benchmark_cmd(port, conns, depth)[1]
+                extra = ["-p", f"connections={conns}", "-p", f"operationcount={n}"]
                 r = self.attempt(f"sojourn redis {workers}/{conns}", self.sojourn_run, "redis", url, "c", workers,
                                  extra)
                 if round_ == 1:
@@ -469,9 +483,14 @@ class Runner:
                 if p:
                     self.row(title, {"tool": f"redis-benchmark -c {conns} -P {depth}", "round": round_,
                                      "runtime threads": None, **self.mux_figures(p, None)})
+                if h:
+                    self.row(title, {"tool": f"redis-benchmark HGETALL -c {conns} -P {depth}", "round": round_,
+                                     "runtime threads": None, **self.mux_figures(h, None)})
                 if r:
+                    vs_h = self.mux_figures(r, h)
                     self.row(title, {"tool": f"sojourn -threads {workers} connections={conns}", "round": round_,
-                                     "runtime threads": r["runtime_threads"], **self.mux_figures(r, p)})
+                                     "runtime threads": r["runtime_threads"], **self.mux_figures(r, p),
+                                     "ops/s vs HGETALL": vs_h["ops/s vs peer"], "cpu vs HGETALL": vs_h["cpu vs peer"]})
 
     def beside_c_tool(self, db, url, tool, run_tool, tool_cmd, env=None):
         """sojourn's workload C at 16 connections and `tool`'s run
@@ -550,20 +569,32 @@ class Runner:
         for rate in (5_000, 20_000):
             self.attempt(f"sojourn sqlite {rate}", self.open_loop, title, db, "a", 8, rate, 15)
 
-    def redis_benchmark_cmd(self, port, conns, pipeline=1):
-        """redis-benchmark's command line for GETs over `conns` connections
-        `pipeline` deep, and the requests it makes."""
+    def redis_benchmark_cmd(self, port, conns, pipeline=1, hashes=False):
+        """redis-benchmark's command line over `conns` connections
+        `pipeline` deep, and the requests it makes: GETs of its one string
+        key, or with `hashes` YCSB's read, an HGETALL, over as many keys as
+        the records loaded (see `redis_hashes`)."""
         n = self.a.ops * max(pipeline // 2, 1)
-        return ["redis-benchmark", "-p", str(port), "-c", str(conns), "-n", str(n), "-P", str(pipeline), "-t",
-                "get", "--csv"], n
+        what = ["-r", str(self.a.records), "hgetall", "key:__rand_int__"] if hashes else ["-t", "get"]
+        return ["redis-benchmark", "-p", str(port), "-c", str(conns), "-n", str(n), "-P", str(pipeline), "--csv"] \
+            + what, n
 
-    def redis_benchmark(self, port, conns, pipeline=1, round_=None):
-        cmd, n = self.redis_benchmark_cmd(port, conns, pipeline)
+    def redis_hashes(self, port):
+        """One-field hashes of 100 bytes under redis-benchmark's random keys,
+        nearly every one of as many as the records loaded, for `hashes`
+        runs; True once written."""
+        measured(["redis-benchmark", "-p", str(port), "-c", "4", "-P", "64", "-r", str(self.a.records), "-n",
+                  str(self.a.records * 10), "hset", "key:__rand_int__", "field0", "x" * 100])
+        return True
+
+    def redis_benchmark(self, port, conns, pipeline=1, round_=None, hashes=False):
+        cmd, n = self.redis_benchmark_cmd(port, conns, pipeline, hashes)
         out, _, wall, user, sys_ = measured(cmd, timeout=self.limit + 60)
         rows = [l.replace('"', "").split(",") for l in out.strip().splitlines()]
         head, vals = rows[0], rows[-1]
         v = dict(zip(head, vals))
-        return result("redis-benchmark", "redis", "GET", conns, n, float(v["rps"]), wall, user, sys_,
+        return result("redis-benchmark", "redis", "HGETALL" if hashes else "GET", conns, n, float(v["rps"]), wall,
+                      user, sys_,
                       float(v["p50_latency_ms"]) * 1000, float(v["p99_latency_ms"]) * 1000,
                       {"round": round_} if round_ else None)
 
