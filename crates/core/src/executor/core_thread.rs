@@ -526,14 +526,15 @@ fn claim(budget: &std::sync::atomic::AtomicU64) -> u64 {
     }
 }
 
-/// How late the pacer's timer wakes it, as a high quantile followed over
-/// the run: it rises a quarter of the way to any later wake-up and decays
-/// by 1/256 of itself on each earlier one (so it sits near the 99th
-/// percentile of steady lateness and forgets a stall within a few hundred
-/// wake-ups). The pacer's gap is the lag budget less this, so that an
-/// arrival's wait, the gap and the timer's lateness together, aims at the
-/// budget on a machine whose timers are late as well as on one whose are
-/// not (a busy thread's own delays come on top).
+/// How late the pacer releases an arrival after the time it slept until
+/// (its timer's lateness, and its own work on waking), as a high quantile
+/// followed over the run: it rises a quarter of the way to any later
+/// release and decays by 1/256 of itself on each earlier one (so it sits
+/// near the 99th percentile of steady lateness and forgets a stall within
+/// a few hundred wake-ups). The pacer's gap is the lag budget less this,
+/// so that an arrival's wait, the gap and the lateness together, aims at
+/// the budget on a machine whose timers are late as well as on one whose
+/// are not (a busy thread's own delays come on top).
 #[derive(Debug, Default)]
 struct Lateness {
     ns: u64,
@@ -561,12 +562,20 @@ impl Lateness {
 }
 
 /// The pacer: wakes an idle worker at each of this thread's intended
-/// starts. It sleeps on a [`PreciseTimer`] until the next arrival, but no
-/// sooner after its last wake-up than the lag budget allows (less its
-/// timer's own lateness, [`Lateness`]), and releases every arrival already
-/// due in one go: an arrival's intended time never changes, its wait for
-/// the wake-up counts in its response time and its scheduling lag, and
-/// below one arrival per gap nothing changes.
+/// starts. It sleeps on a [`PreciseTimer`] and releases every arrival due
+/// when it wakes, so an arrival's intended time never changes and its wait
+/// for the wake-up counts in its response time and its scheduling lag.
+///
+/// Where it wakes is the fewest wake-ups that keep every arrival's wait
+/// within the lag budget (less the timer's own lateness, [`Lateness`]):
+/// the first arrival not yet released opens a window of that gap, and the
+/// pacer wakes at the last arrival inside it, which releases the whole
+/// window at once and no later than its last member needs. This is the
+/// greedy cover of points by intervals, which needs the fewest intervals;
+/// waking a gap after the previous wake-up instead, whatever was due,
+/// spends a wake-up per gap even where the first arrival came late in it.
+/// At rate r with gap g it wakes about once per 1 + r·g arrivals, and
+/// below one arrival per gap, at each arrival.
 async fn pace(shared: Arc<Shared>, ctx: Arc<ThreadCtx>, workers: usize) {
     let Some(schedule) = &ctx.schedule else {
         return;
@@ -576,21 +585,30 @@ async fn pace(shared: Arc<Shared>, ctx: Arc<ThreadCtx>, workers: usize) {
     let mut mine = schedule.lock().clone();
     let start = shared.start();
     let timer = PreciseTimer::new().ok();
-    let mut woke = start;
     let mut lateness = Lateness::default();
-    while let Some(t) = mine.peek() {
+    // When the pacer last slept until, if it has not released since.
+    let mut slept_until = None;
+    while let Some(first) = mine.peek() {
         if shared.stopping() {
             break;
         }
         let now = start.elapsed().as_nanos() as u64;
-        if t > now {
-            let at = (start + Duration::from_nanos(t)).max(woke + lateness.gap(shared.lag_budget));
+        if first > now {
+            let window_end = first + lateness.gap(shared.lag_budget).as_nanos() as u64;
+            // Read ahead on a copy (an arrival is generated about twice in
+            // all: here, and when released).
+            let mut ahead = mine.clone();
+            let mut wake = first;
+            while let Some(t) = ahead.peek().filter(|&t| t <= window_end) {
+                wake = t;
+                ahead.advance();
+            }
+            let at = start + Duration::from_nanos(wake);
             match &timer {
                 Some(timer) if timer.sleep_until(at).await.is_ok() => {}
                 _ => tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await,
             }
-            woke = Instant::now();
-            lateness.observe(woke.saturating_duration_since(at));
+            slept_until = Some(at);
             continue;
         }
         let mut due = 0usize;
@@ -602,6 +620,16 @@ async fn pace(shared: Arc<Shared>, ctx: Arc<ThreadCtx>, workers: usize) {
         for _ in 0..due.min(workers) {
             ctx.wake.notify_one();
         }
+        if let Some(at) = slept_until.take() {
+            // Late by the timer and by this release: the first arrival's
+            // worker can go now.
+            lateness.observe(Instant::now().saturating_duration_since(at));
+        }
+        // The workers just woken go first: reading ahead for the next
+        // window and arming the timer (a system call) would otherwise come
+        // before the first of them sends, and add to every window's
+        // longest wait.
+        behind_the_woken().await;
         // Behind schedule (the next arrival is due already), the loop would
         // release again without ever waiting, and on this single-threaded
         // runtime the workers it woke, and the sockets they wait on, would
@@ -615,6 +643,22 @@ async fn pace(shared: Arc<Shared>, ctx: Arc<ThreadCtx>, workers: usize) {
     }
     // Everything is released (or the run stopped): let waiting workers see it.
     ctx.wake.notify_waiters();
+}
+
+/// Let the tasks woken so far run before the caller resumes: the caller
+/// goes to the back of its runtime's queue. (`tokio::task::yield_now`
+/// resumes only after the runtime next polls its I/O driver, a system call
+/// this does not need.)
+async fn behind_the_woken() {
+    let mut requeued = false;
+    std::future::poll_fn(|cx| {
+        if std::mem::replace(&mut requeued, true) {
+            return std::task::Poll::Ready(());
+        }
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    })
+    .await
 }
 
 #[cfg(test)]
