@@ -21,13 +21,15 @@
 //! does not fill the buffer marks the socket drained (so the next read waits
 //! for epoll rather than probing with a failing `read`), and buffers are
 //! reused so that nothing is allocated per request. The deadline does not
-//! touch tokio's timer wheel per request either (see [`poll_deadline`]).
+//! touch tokio's timer wheel per request either (see [`poll_deadline`]);
+//! on a multiplexed socket the driver times its requests with one timer
+//! and one clock read per batch.
 //! The multiplexed path batches every request submitted in one scheduler
 //! pass into a single `write`, where channel-per-request designs pay one
 //! task hop and often one syscall per request.
 
 use std::collections::VecDeque;
-use std::future::poll_fn;
+use std::future::{poll_fn, Future};
 use std::io;
 use std::marker::PhantomData;
 use std::pin::Pin;
@@ -798,12 +800,19 @@ struct MuxState {
     last_error: Option<String>,
 }
 
-/// A submitted request: whose it is, and how many replies it has.
+/// A submitted request: whose it is, how many replies it has, and when it
+/// times out.
 struct Entry {
     slot: usize,
     generation: u64,
     replies: usize,
     received: usize,
+    /// Set by the driver when it first sees the request (see
+    /// [`DriverIo::stamp`]).
+    due: Option<Instant>,
+    /// Its handle has been told it timed out; its replies, when they
+    /// come, are dropped.
+    timed_out: bool,
 }
 
 /// One handle's mailbox. A request belongs to the slot's current
@@ -926,7 +935,7 @@ impl<F: Framing> MuxPool<F> {
             cfg: Arc::clone(&self.cfg),
             slot,
             reply: Vec::new(),
-            timer: Box::pin(tokio::time::sleep(Duration::ZERO)),
+            timer: None,
             _framing: PhantomData,
         }
     }
@@ -938,7 +947,9 @@ pub(crate) struct MuxHandle<F> {
     cfg: Arc<WireConfig>,
     slot: usize,
     reply: Vec<u8>,
-    timer: Pin<Box<Sleep>>,
+    /// Bounds a wait for the driver to reconnect; a request on a connected
+    /// socket is timed by the driver.
+    timer: Option<Pin<Box<Sleep>>>,
     _framing: PhantomData<F>,
 }
 
@@ -957,10 +968,14 @@ impl<F> Drop for MuxHandle<F> {
 }
 
 impl<F: Framing> MuxHandle<F> {
-    /// Submit `out` and wait for its `replies` replies.
+    /// Submit `out` and wait for its `replies` replies. The driver times
+    /// the request from when it first sees it, in the scheduler pass of
+    /// the call: a clock read per batch rather than one per request, and
+    /// no timer polled per request.
     async fn call(&mut self, out: &[u8], replies: usize) -> Result<&[u8], WireError> {
-        let deadline = Instant::now() + self.cfg.timeout;
         let mut submitted = false;
+        // Only a wait for a reconnection reads the clock here.
+        let mut deadline = None;
         let (mux, slot, reply, timer) = (
             self.mux.as_ref(),
             self.slot,
@@ -983,6 +998,8 @@ impl<F: Framing> MuxHandle<F> {
                         generation,
                         replies,
                         received: 0,
+                        due: None,
+                        timed_out: false,
                     });
                     st.wake_driver();
                     submitted = true;
@@ -991,6 +1008,8 @@ impl<F: Framing> MuxHandle<F> {
                     register(&mut st.slots[slot].waker, cx);
                     let message = st.last_error.clone().unwrap_or_default();
                     drop(st);
+                    let deadline = *deadline.get_or_insert_with(|| Instant::now() + timeout);
+                    let timer = timer.get_or_insert_with(|| Box::pin(sleep_until(deadline)));
                     return match poll_deadline(timer, deadline, cx) {
                         Poll::Ready(()) => Poll::Ready(Err(WireError::Connect(message))),
                         Poll::Pending => Poll::Pending,
@@ -1003,19 +1022,7 @@ impl<F: Framing> MuxHandle<F> {
                 return Poll::Ready(done);
             }
             register(&mut s.waker, cx);
-            drop(st);
-            match poll_deadline(timer, deadline, cx) {
-                Poll::Ready(()) => {
-                    let mut st = lock(&mux.state);
-                    let s = &mut st.slots[slot];
-                    // Abandon the request: its reply, when it comes, is
-                    // dropped by the driver.
-                    s.generation += 1;
-                    s.waker = None;
-                    Poll::Ready(Err(WireError::Timeout(timeout)))
-                }
-                Poll::Pending => Poll::Pending,
-            }
+            Poll::Pending
         })
         .await;
         result.map(|()| &self.reply[..])
@@ -1059,6 +1066,9 @@ async fn drive<F: Framing>(mux: Arc<Mux>, cfg: Arc<WireConfig>, stream: Stream) 
         yielded: false,
         unflushed: false,
         wake: Vec::new(),
+        timeout: cfg.timeout,
+        timer: Box::pin(tokio::time::sleep(Duration::ZERO)),
+        armed: false,
     };
     loop {
         match stream.as_mut() {
@@ -1119,6 +1129,13 @@ struct DriverIo {
     /// Whether written bytes may still sit in the TLS layer.
     unflushed: bool,
     wake: Vec<Waker>,
+    /// Requests' deadlines: one timer for the socket, armed no later than
+    /// the earliest deadline of a request still owed a reply, and moved
+    /// only when it fires (about once per timeout period while replies
+    /// come in time).
+    timeout: Duration,
+    timer: Pin<Box<Sleep>>,
+    armed: bool,
 }
 
 impl DriverIo {
@@ -1135,6 +1152,7 @@ impl DriverIo {
             }
             register(&mut st.driver, cx);
             st.driver_notified = false;
+            self.stamp(&mut st);
             if self.written == self.out.len() && !st.pending.is_empty() {
                 if self.yielded {
                     self.out.clear();
@@ -1152,6 +1170,7 @@ impl DriverIo {
                 }
             }
         }
+        self.expire(mux, cx);
         while self.written < self.out.len() {
             match Pin::new(&mut *stream).poll_write(cx, &self.out[self.written..]) {
                 Poll::Ready(Ok(0)) => {
@@ -1184,6 +1203,58 @@ impl DriverIo {
                 }
                 Poll::Ready(Err(e)) => return Poll::Ready(DriveEnd::Broken(e.to_string())),
                 Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+
+    /// Give the requests submitted since the last look their deadline, a
+    /// timeout from now, and arm the timer for them if it is not armed.
+    fn stamp(&mut self, st: &mut MuxState) {
+        if st.queue.back().is_none_or(|e| e.due.is_some()) {
+            return;
+        }
+        let due = Instant::now() + self.timeout;
+        for entry in st.queue.iter_mut().rev() {
+            if entry.due.is_some() {
+                break;
+            }
+            entry.due = Some(due);
+        }
+        if !self.armed {
+            self.timer.as_mut().reset(due);
+            self.armed = true;
+        }
+    }
+
+    /// When the timer fires: fail the requests past their deadline (their
+    /// replies are dropped when they come) and move the timer to the next
+    /// deadline.
+    fn expire(&mut self, mux: &Mux, cx: &mut Context<'_>) {
+        while self.armed && self.timer.as_mut().poll(cx).is_ready() {
+            self.armed = false;
+            let now = Instant::now();
+            let mut st = lock(&mux.state);
+            let MuxState { queue, slots, .. } = &mut *st;
+            for entry in queue.iter_mut().filter(|e| !e.timed_out) {
+                match entry.due {
+                    Some(due) if due <= now => {
+                        entry.timed_out = true;
+                        let slot = &mut slots[entry.slot];
+                        if slot.generation == entry.generation {
+                            slot.generation += 1;
+                            slot.done = Some(Err(WireError::Timeout(self.timeout)));
+                            if let Some(w) = &slot.waker {
+                                w.wake_by_ref();
+                            }
+                        }
+                    }
+                    Some(due) => {
+                        self.timer.as_mut().reset(due);
+                        self.armed = true;
+                        break;
+                    }
+                    None => break,
+                }
             }
         }
     }

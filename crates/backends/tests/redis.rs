@@ -86,7 +86,7 @@ async fn multiplexed_connections_share_sockets() {
         return;
     };
     let b = backend(&server, &["connections=2"], 16);
-    // A runtime thread per socket, where the run has the cores.
+    // The backend reports its sockets; the executor sizes threads by them.
     assert_eq!(b.threading(), Threading::Sockets(2));
     assert_eq!(backend(&server, &[], 16).threading(), Threading::Remote);
     let schema = schema();

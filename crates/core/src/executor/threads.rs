@@ -13,12 +13,17 @@
 //! one event loop, `pgbench` one thread unless told otherwise.
 //!
 //! Pipelined sockets shared by many connections (`-p connections=K`) are
-//! the exception: one thread driving two sockets writes both batches in one
-//! pass and reads both answers in the next, so the sockets fall into step
-//! and the client's work never overlaps the server's. On two cores, 16
-//! connections over 2 sockets ran 113-156k operations per second on one
-//! thread and 186-203k on two, at the same CPU per operation. Such sockets
-//! get a thread each.
+//! counted the same way: one thread drives up to four of them, writing
+//! every socket's batch in one pass and reading every answer in the next.
+//! On two cores against Redis (workload C, three alternating rounds), 16
+//! connections over 2 sockets ran 348-366k operations per second on one
+//! thread at 2.24-2.31 µs of client CPU each and 0.062 context switches,
+//! against 336-345k at 2.62-2.65 µs and 0.127 on a thread per socket; 64
+//! over 4 sockets 517-578k at 1.42-1.45 µs against 518-543k at 1.48-1.51;
+//! PostgreSQL's pipeline, 16 over 2, 43-62k at 7.3-7.6 µs against 35-54k
+//! at 11.8-13.4. (A slower two-core machine once measured the opposite,
+//! 113-156k against 186-203k, which is why the run reports its busiest
+//! thread: a thread that sets the pace says how many to ask for.)
 //!
 //! So the pool starts with as few threads as its connections and its rate
 //! need, and measures how much of the run each thread spent on a CPU. A
@@ -34,6 +39,9 @@ use crate::backend::Threading;
 
 /// Connections one runtime thread serves by default.
 pub const CONNECTIONS_PER_THREAD: usize = 16;
+
+/// Pipelined shared sockets one runtime thread drives by default.
+pub const SOCKETS_PER_THREAD: usize = 4;
 
 /// Operations per second one runtime thread is given by default. A thread
 /// spends 5-15 µs of CPU per operation on a database's protocol (Redis,
@@ -54,8 +62,9 @@ pub enum ThreadsWhy {
     /// one per [`RATE_PER_THREAD`] operations per second, at most one per
     /// core.
     Load,
-    /// The connections share pipelined sockets: one per socket (and per
-    /// [`RATE_PER_THREAD`] under a target), at most one per core.
+    /// The connections share pipelined sockets: one per
+    /// [`SOCKETS_PER_THREAD`] sockets (and per [`RATE_PER_THREAD`] under a
+    /// target), at most one per core.
     Sockets,
     /// The database does its work on the threads that call it (an engine
     /// in the client's process): one per core, as its work needs them.
@@ -85,7 +94,10 @@ impl RuntimeThreads {
         let (count, why) = match threading {
             _ if requested > 0 => (requested, ThreadsWhy::Set),
             Threading::InProcess => (cores, ThreadsWhy::InProcess),
-            Threading::Sockets(k) => (k.max(by_rate).min(cores), ThreadsWhy::Sockets),
+            Threading::Sockets(k) => (
+                k.div_ceil(SOCKETS_PER_THREAD).max(by_rate).min(cores),
+                ThreadsWhy::Sockets,
+            ),
             Threading::Remote => {
                 let by_connections = connections.div_ceil(CONNECTIONS_PER_THREAD);
                 (by_connections.max(by_rate).min(cores), ThreadsWhy::Load)
@@ -132,9 +144,11 @@ impl fmt::Display for ThreadsWhy {
                  offered, at most one per core",
                 RATE_PER_THREAD / 1000.0
             ),
-            ThreadsWhy::Sockets => f.write_str(
-                "one per shared socket, so that one socket's batch is in flight while another's \
-                 answers are read; at most one per core",
+            ThreadsWhy::Sockets => write!(
+                f,
+                "one per {SOCKETS_PER_THREAD} shared sockets and per {}k operations/s offered, \
+                 at most one per core",
+                RATE_PER_THREAD / 1000.0
             ),
             ThreadsWhy::InProcess => {
                 f.write_str("one per core: the database works on the client's own threads")
@@ -194,11 +208,11 @@ mod tests {
             2
         );
         let shared = RuntimeThreads::size(0, 64, None, 16, Threading::Sockets(4));
-        assert_eq!((shared.count, shared.why), (4, ThreadsWhy::Sockets));
-        assert_eq!(
-            RuntimeThreads::size(0, 64, None, 2, Threading::Sockets(4)).count,
-            2
-        );
+        assert_eq!((shared.count, shared.why), (1, ThreadsWhy::Sockets));
+        let shared = |k, cores| RuntimeThreads::size(0, 64, None, cores, Threading::Sockets(k));
+        assert_eq!(shared(5, 16).count, 2);
+        assert_eq!(shared(16, 16).count, 4);
+        assert_eq!(shared(16, 2).count, 2, "at most one per core");
         let fast = RuntimeThreads::size(0, 64, Some(500_000.0), 16, Threading::Sockets(2));
         assert_eq!(fast.count, 5);
     }
