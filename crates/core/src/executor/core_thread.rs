@@ -594,15 +594,7 @@ async fn pace(shared: Arc<Shared>, ctx: Arc<ThreadCtx>, workers: usize) {
         }
         let now = start.elapsed().as_nanos() as u64;
         if first > now {
-            let window_end = first + lateness.gap(shared.lag_budget).as_nanos() as u64;
-            // Read ahead on a copy (an arrival is generated about twice in
-            // all: here, and when released).
-            let mut ahead = mine.clone();
-            let mut wake = first;
-            while let Some(t) = ahead.peek().filter(|&t| t <= window_end) {
-                wake = t;
-                ahead.advance();
-            }
+            let wake = window_wake(&mine, lateness.gap(shared.lag_budget));
             let at = start + Duration::from_nanos(wake);
             match &timer {
                 Some(timer) if timer.sleep_until(at).await.is_ok() => {}
@@ -645,6 +637,23 @@ async fn pace(shared: Arc<Shared>, ctx: Arc<ThreadCtx>, workers: usize) {
     ctx.wake.notify_waiters();
 }
 
+/// When to wake for the window the next arrival of `schedule` opens: at
+/// the last arrival within `gap` of it. Reads ahead on a copy, so an
+/// arrival is generated about twice in all: here, and when released.
+fn window_wake(schedule: &Schedule, gap: Duration) -> u64 {
+    let mut ahead = schedule.clone();
+    let Some(first) = ahead.peek() else {
+        return 0;
+    };
+    let end = first.saturating_add(gap.as_nanos() as u64);
+    let mut wake = first;
+    while let Some(t) = ahead.peek().filter(|&t| t <= end) {
+        wake = t;
+        ahead.advance();
+    }
+    wake
+}
+
 /// Let the tasks woken so far run before the caller resumes: the caller
 /// goes to the back of its runtime's queue. (`tokio::task::yield_now`
 /// resumes only after the runtime next polls its I/O driver, a system call
@@ -664,6 +673,26 @@ async fn behind_the_woken() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_window_wakes_at_its_last_arrival_within_the_gap() {
+        use crate::schedule::Arrival;
+        let us = Duration::from_micros;
+        // One arrival every 10 µs from the start: a 45 µs window from the
+        // first holds those at 0 to 40 µs.
+        let mut s = Schedule::new(100_000.0, Arrival::Uniform, 1, None, None);
+        assert_eq!(s.peek(), Some(0));
+        assert_eq!(window_wake(&s, us(45)), 40_000);
+        assert_eq!(window_wake(&s, us(40)), 40_000, "the end is inside");
+        assert_eq!(window_wake(&s, us(9)), 0, "alone in its window");
+        // The pacer's copy is not moved by reading ahead.
+        assert_eq!(s.peek(), Some(0));
+        s.advance();
+        assert_eq!(window_wake(&s, us(45)), 50_000);
+        // Up to the last arrival, and no further.
+        let limited = Schedule::new(100_000.0, Arrival::Uniform, 1, Some(3), None);
+        assert_eq!(window_wake(&limited, us(1000)), 20_000);
+    }
 
     #[test]
     fn the_gap_is_the_budget_less_the_timers_lateness() {
