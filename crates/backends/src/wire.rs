@@ -810,9 +810,6 @@ struct Entry {
     /// Set by the driver when it first sees the request (see
     /// [`DriverIo::stamp`]).
     due: Option<Instant>,
-    /// Its handle has been told it timed out; its replies, when they
-    /// come, are dropped.
-    timed_out: bool,
 }
 
 /// One handle's mailbox. A request belongs to the slot's current
@@ -999,7 +996,6 @@ impl<F: Framing> MuxHandle<F> {
                         replies,
                         received: 0,
                         due: None,
-                        timed_out: false,
                     });
                     st.wake_driver();
                     submitted = true;
@@ -1226,19 +1222,19 @@ impl DriverIo {
         }
     }
 
-    /// When the timer fires: fail the requests past their deadline (their
-    /// replies are dropped when they come) and move the timer to the next
-    /// deadline.
+    /// When the timer fires: fail the requests past their deadline and
+    /// move the timer to the next deadline. Failing one moves its slot to
+    /// the next generation, which drops its replies when they come and
+    /// leaves it alone at the next firing.
     fn expire(&mut self, mux: &Mux, cx: &mut Context<'_>) {
         while self.armed && self.timer.as_mut().poll(cx).is_ready() {
             self.armed = false;
             let now = Instant::now();
             let mut st = lock(&mux.state);
             let MuxState { queue, slots, .. } = &mut *st;
-            for entry in queue.iter_mut().filter(|e| !e.timed_out) {
+            for entry in queue.iter() {
                 match entry.due {
                     Some(due) if due <= now => {
-                        entry.timed_out = true;
                         let slot = &mut slots[entry.slot];
                         if slot.generation == entry.generation {
                             slot.generation += 1;
