@@ -22,7 +22,10 @@
 //!
 //! Topology: a run of N connections (`--threads N`) is N sockets
 //! (PostgreSQL serves one query at a time per connection), one request in
-//! flight on each. With `-p connections=K` (K < N), the N sojourn
+//! flight on each. Over plain TCP to one host, YCSB's operations on such a
+//! socket go through [`lean`], a client of the extended protocol at
+//! libpq's cost per query; tokio-postgres makes its connection and serves
+//! everything else. With `-p connections=K` (K < N), the N sojourn
 //! connections share K sockets,
 //! assigned round robin, and their requests are pipelined on each socket
 //! (tokio-postgres sends a request as soon as it is made and matches the
@@ -47,17 +50,15 @@ use sojourn_core::backend::{
     Backend, BackendError, Extensions, FieldValue, Row, Schema, ServerCounters, Status, Threading,
     SERVER_INSTANCE,
 };
-use sojourn_core::executor::spawn_beside;
 use sojourn_core::redact::redact_url;
 use sojourn_core::workload::capability::Runs;
 use sojourn_core::workload::liops::{
     Liops, LiopsConfig, LiopsRow, LoopIn, ServerLoop, ServerLoopOutcome,
 };
 use sojourn_core::workload::vote::{ArticleRow, Vote, VoteVariant};
-use tokio::task::AbortHandle;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
-use tokio_postgres::{Client, Config, NoTls, Statement};
+use tokio_postgres::{Client, Config, Statement};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::pool::PoolOptions;
@@ -66,6 +67,12 @@ use crate::sql::{
     Target, UrlRules, SETUP_TIMEOUT,
 };
 use crate::{liops_sql, text, vote_cache, vote_sql, Open, OpenOptions};
+
+mod lean;
+mod link;
+
+use lean::{Lean, LeanError};
+use link::{open_client, Link, Live, Pool};
 
 /// PostgreSQL's URLs. In a JDBC URL, pgjdbc's `ssl=true` means
 /// `sslmode=require`.
@@ -89,6 +96,10 @@ pub struct PostgresBackend {
 struct Inner {
     config: Config,
     tls: Option<MakeRustlsConnect>,
+    /// Whether a socket of a connection's own is served by [`Lean`]: plain
+    /// TCP to one host, for a workload of YCSB's operations (vote and
+    /// LIOPS run theirs through tokio-postgres).
+    lean: bool,
     target: Target,
     /// The vote run's cache (Noria's hybrid deployment).
     cache: Option<Arc<vote_cache::Cache>>,
@@ -153,10 +164,16 @@ impl Open for PostgresBackend {
             describe.push_str(&format!(" ({sharing})"));
         }
         let cache = vote_cache::Cache::from_options(options)?;
+        let lean = lean::serves(&config, tls.is_some())
+            && !matches!(
+                sojourn_core::workload::kind_name(props),
+                Some("vote" | "liops")
+            );
         Ok(PostgresBackend {
             inner: Arc::new(Inner {
                 config,
                 tls,
+                lean,
                 target: Target {
                     describe: vote_cache::describe(describe, cache.as_ref()),
                     timeout: pool.timeout,
@@ -211,181 +228,6 @@ fn error_text(e: &tokio_postgres::Error) -> String {
         source = s.source();
     }
     text
-}
-
-/// An open client and the task driving its socket.
-struct Live {
-    client: Client,
-    task: AbortHandle,
-}
-
-impl Live {
-    /// Give up on a connection whose state is unknown (an operation timed
-    /// out in the middle): stop its task, which closes the socket, rather
-    /// than wait for answers that may never come.
-    fn abandon(&self) {
-        self.task.abort();
-    }
-
-    fn healthy(&self) -> bool {
-        !self.client.is_closed()
-    }
-
-    /// Publish this session's statistics now rather than up to a second
-    /// later. PostgreSQL 15+ publishes a session's counts when it goes
-    /// idle, at most once a second; forced, as this very statement ends,
-    /// before the reply. Setup and sampling sessions call this before
-    /// closing, so that what they did (an EXISTS over the workload's
-    /// table, an ANALYZE) never lands in the next phase's server figures.
-    /// Older servers lack the function and publish on their own schedule:
-    /// the error is harmless.
-    /// Waits `limit` at most.
-    async fn publish_stats(&self, limit: Duration) {
-        let flush = self
-            .client
-            .batch_execute("SELECT pg_stat_force_next_flush()");
-        let _ = tokio::time::timeout(limit, flush).await;
-    }
-}
-
-/// Open a client and spawn its connection task beside the worker that will
-/// use it (see [`spawn_beside`]).
-async fn open_client(inner: &Inner) -> Result<Live, tokio_postgres::Error> {
-    let (client, task) = match &inner.tls {
-        None => {
-            let (client, conn) = inner.config.connect(NoTls).await?;
-            (client, spawn_beside(conn))
-        }
-        Some(tls) => {
-            let (client, conn) = inner.config.connect(tls.clone()).await?;
-            (client, spawn_beside(conn))
-        }
-    };
-    Ok(Live {
-        client,
-        task: task.abort_handle(),
-    })
-}
-
-/// The sockets of the multiplexed topology (`-p connections=K`), shared by
-/// the sojourn connections assigned to each: tokio-postgres pipelines the
-/// requests of every user of a client over its one socket, in order.
-struct Pool {
-    slots: Vec<tokio::sync::Mutex<Slot>>,
-    next: AtomicUsize,
-}
-
-#[derive(Default)]
-struct Slot {
-    live: Option<Arc<Live>>,
-    /// Bumped at each new client, so that a user that found the client
-    /// broken replaces that one and not a newer one another user opened.
-    generation: u64,
-    backoff: Option<Backoff>,
-}
-
-/// How a sojourn connection reaches the server.
-enum Link {
-    /// A socket of its own, one request in flight.
-    Own {
-        live: Option<Live>,
-        backoff: Backoff,
-    },
-    /// A socket shared with other sojourn connections.
-    Shared {
-        pool: Arc<Pool>,
-        slot: usize,
-        /// The client in use and its generation.
-        current: Option<(Arc<Live>, u64)>,
-        /// The generation last found broken, to be replaced.
-        broken: Option<u64>,
-    },
-}
-
-impl Link {
-    /// The client to use, (re)opened if need be, no sooner than the backoff
-    /// allows; `statements` are emptied when the client changes.
-    async fn ready<'a>(
-        &'a mut self,
-        statements: &mut Statements,
-        inner: &Inner,
-    ) -> Result<&'a Client, tokio_postgres::Error> {
-        match self {
-            Link::Own { live, backoff } => {
-                if !live.as_ref().is_some_and(Live::healthy) {
-                    if let Some(old) = live.take() {
-                        old.abandon();
-                    }
-                    *statements = Statements::default();
-                    backoff.wait_turn().await;
-                    // Boxed, as every rare path under an operation: the
-                    // handshake's state would otherwise enlarge, and be
-                    // copied with, every operation's future.
-                    *live = Some(Box::pin(open_client(inner)).await?);
-                    backoff.succeeded();
-                }
-                Ok(&live.as_ref().expect("opened above").client)
-            }
-            Link::Shared {
-                pool,
-                slot,
-                current,
-                broken,
-            } => {
-                if !current.as_ref().is_some_and(|(l, _)| l.healthy()) {
-                    let stale = current.take().map(|(_, g)| g).or(broken.take());
-                    *statements = Statements::default();
-                    let mut s = pool.slots[*slot].lock().await;
-                    let usable =
-                        s.live.as_ref().is_some_and(|l| l.healthy()) && stale != Some(s.generation);
-                    if !usable {
-                        if let Some(old) = s.live.take() {
-                            old.abandon();
-                        }
-                        let backoff = s.backoff.get_or_insert_with(Backoff::new);
-                        backoff.wait_turn().await;
-                        let live = Box::pin(open_client(inner)).await?;
-                        s.backoff.get_or_insert_with(Backoff::new).succeeded();
-                        s.generation += 1;
-                        s.live = Some(Arc::new(live));
-                    }
-                    let live = s.live.clone().expect("opened above");
-                    *current = Some((live, s.generation));
-                }
-                Ok(&current.as_ref().expect("adopted above").0.client)
-            }
-        }
-    }
-
-    /// The connection in use, if it is open; never opens one.
-    fn current(&self) -> Option<&Live> {
-        match self {
-            Link::Own { live, .. } => live.as_ref(),
-            Link::Shared { current, .. } => current.as_ref().map(|(l, _)| &**l),
-        }
-        .filter(|l| l.healthy())
-    }
-
-    /// Give up on the client in use: its state is unknown or it is broken.
-    fn abandon(&mut self) {
-        match self {
-            Link::Own { live, .. } => {
-                if let Some(old) = live.take() {
-                    old.abandon();
-                }
-            }
-            Link::Shared {
-                current, broken, ..
-            } => {
-                if let Some((live, generation)) = current.take() {
-                    // Its other users' requests are stuck behind this one
-                    // or lost with the socket: they fail too.
-                    live.abandon();
-                    *broken = Some(generation);
-                }
-            }
-        }
-    }
 }
 
 /// `pg_stat_database` columns kept as server counters, for the whole
@@ -639,6 +481,13 @@ impl Backend for PostgresBackend {
     async fn connect(&self, schema: Arc<Schema>) -> Result<PostgresConnection, BackendError> {
         let table = checked_table(&schema).map_err(|e| self.setup_error(e))?;
         let link = match &self.pool {
+            None if self.inner.lean => {
+                let opened = Lean::open(&self.inner.config);
+                Link::Lean {
+                    conn: Some(self.inner.target.connect(opened, |e| e.to_string()).await?),
+                    backoff: Backoff::new(),
+                }
+            }
             None => Link::Own {
                 live: Some(self.setup_client().await?),
                 backoff: Backoff::new(),
@@ -822,7 +671,26 @@ pub struct PostgresConnection {
     cache: Option<vote_cache::Cached>,
 }
 
-type PgResult = Result<Status, tokio_postgres::Error>;
+type PgResult = Result<Status, PgError>;
+
+/// Why an operation failed, from either client.
+#[derive(Debug)]
+pub enum PgError {
+    Driver(tokio_postgres::Error),
+    Lean(LeanError),
+}
+
+impl From<tokio_postgres::Error> for PgError {
+    fn from(e: tokio_postgres::Error) -> PgError {
+        PgError::Driver(e)
+    }
+}
+
+impl From<LeanError> for PgError {
+    fn from(e: LeanError) -> PgError {
+        PgError::Lean(e)
+    }
+}
 
 impl PostgresConnection {
     /// The most recent error on this connection, for diagnosing `ERROR`
@@ -847,6 +715,22 @@ impl PostgresConnection {
         Ok((client, statements, layout))
     }
 
+    /// The lean client, reopened if need be (no sooner than the backoff
+    /// allows), and the layout; `None` when another client serves this
+    /// connection.
+    async fn lean(&mut self) -> Result<Option<(&mut Lean, &mut Layout)>, LeanError> {
+        let Link::Lean { conn, backoff } = &mut self.link else {
+            return Ok(None);
+        };
+        if conn.is_none() {
+            backoff.wait_turn().await;
+            // Boxed: see `Link::ready`.
+            *conn = Some(Box::pin(Lean::open(&self.inner.config)).await?);
+            backoff.succeeded();
+        }
+        Ok(conn.as_mut().map(|c| (&mut **c, &mut self.layout)))
+    }
+
     async fn run_vote(
         &mut self,
         which: VoteStatement,
@@ -862,7 +746,7 @@ impl PostgresConnection {
 }
 
 impl Settle for PostgresConnection {
-    type Error = tokio_postgres::Error;
+    type Error = PgError;
 
     fn guard(&self) -> Guard {
         self.guard
@@ -874,17 +758,25 @@ impl Settle for PostgresConnection {
 
     /// Records why, and repairs what the failure may have broken: a
     /// connection whose state is unknown is given up.
-    fn settle(&mut self, failure: Failure<tokio_postgres::Error>) -> Status {
+    fn settle(&mut self, failure: Failure<PgError>) -> Status {
         match failure {
             Failure::Failed(e) => {
-                self.last_error = Some(error_text(&e));
-                if e.as_db_error().is_none() {
+                let (text, answered) = match e {
+                    PgError::Driver(e) => (error_text(&e), e.as_db_error().is_some()),
+                    PgError::Lean(LeanError::Server(text)) => (text, true),
+                    PgError::Lean(LeanError::Broken(text)) => (text, false),
+                };
+                self.last_error = Some(text);
+                if !answered {
                     // Not an answer from the server: the connection broke.
                     self.link.abandon();
                 } else {
                     // The table may have been recreated under the
                     // prepared statements.
                     self.statements = Statements::default();
+                    if let Link::Lean { conn: Some(c), .. } = &mut self.link {
+                        c.forget_statements();
+                    }
                 }
             }
             Failure::TimedOut(limit) => {
@@ -898,6 +790,17 @@ impl Settle for PostgresConnection {
 
 impl Bodies for PostgresConnection {
     async fn read_now(&mut self, read: Read<'_>) -> PgResult {
+        if let Some((lean, layout)) = self.lean().await? {
+            let columns = layout.columns(read.fields);
+            let mut found = false;
+            let key = [Param::Key(read.key)];
+            lean.run(layout, Op::Read, columns, key, |row| {
+                found = true;
+                row.fields(columns, read.out)
+            })
+            .await?;
+            return Ok(Status::found(found));
+        }
         let (client, statements, layout) = self.session().await?;
         let columns = layout.columns(read.fields);
         let stmt = statements.shaped(client, layout, Op::Read, columns).await?;
@@ -911,10 +814,20 @@ impl Bodies for PostgresConnection {
     }
 
     async fn scan_now(&mut self, scan: Scan<'_>) -> PgResult {
+        let limit = i64::try_from(scan.count).unwrap_or(i64::MAX);
+        if let Some((lean, layout)) = self.lean().await? {
+            let columns = layout.columns(scan.fields);
+            let params = [Param::Key(scan.start_key), Param::Limit(limit)];
+            lean.run(layout, Op::Scan, columns, params, |row| {
+                scan.out.push(row.row(columns)?);
+                Ok(())
+            })
+            .await?;
+            return Ok(Status::Ok);
+        }
         let (client, statements, layout) = self.session().await?;
         let columns = layout.columns(scan.fields);
         let stmt = statements.shaped(client, layout, Op::Scan, columns).await?;
-        let limit = i64::try_from(scan.count).unwrap_or(i64::MAX);
         let rows = client
             .query_raw(stmt, [Param::Key(scan.start_key), Param::Limit(limit)])
             .await?;
@@ -932,6 +845,29 @@ impl Bodies for PostgresConnection {
     }
 
     async fn update_now(&mut self, key: &str, values: &[FieldValue]) -> PgResult {
+        let params = (0..values.len() + 1).map(|i| match values.get(i) {
+            Some(v) => Param::Value(&v.value),
+            None => Param::Key(key),
+        });
+        if let Some((lean, layout)) = self.lean().await? {
+            if values.is_empty() {
+                // Nothing to set: the answer is only whether the record
+                // exists.
+                let mut found = false;
+                let key = [Param::Key(key)];
+                lean.run(layout, Op::Read, &[], key, |_| {
+                    found = true;
+                    Ok(())
+                })
+                .await?;
+                return Ok(Status::found(found));
+            }
+            layout.write(values);
+            let changed = lean
+                .run(layout, Op::Update, layout.written(), params, |_| Ok(()))
+                .await?;
+            return Ok(Status::found(changed > 0));
+        }
         let (client, statements, layout) = self.session().await?;
         if values.is_empty() {
             // Nothing to set: the answer is only whether the record exists.
@@ -943,29 +879,35 @@ impl Bodies for PostgresConnection {
         let stmt = statements
             .shaped(client, layout, Op::Update, layout.written())
             .await?;
-        let params = (0..values.len() + 1).map(|i| match values.get(i) {
-            Some(v) => Param::Value(&v.value),
-            None => Param::Key(key),
-        });
         let changed = client.execute_raw(stmt, params).await?;
         Ok(Status::found(changed > 0))
     }
 
     async fn insert_now(&mut self, key: &str, values: &[FieldValue]) -> PgResult {
+        let params = (0..values.len() + 1).map(|i| match i.checked_sub(1) {
+            None => Param::Key(key),
+            Some(v) => Param::Value(&values[v].value),
+        });
+        if let Some((lean, layout)) = self.lean().await? {
+            layout.write(values);
+            lean.run(layout, Op::Insert, layout.written(), params, |_| Ok(()))
+                .await?;
+            return Ok(Status::Ok);
+        }
         let (client, statements, layout) = self.session().await?;
         layout.write(values);
         let stmt = statements
             .shaped(client, layout, Op::Insert, layout.written())
             .await?;
-        let params = (0..values.len() + 1).map(|i| match i.checked_sub(1) {
-            None => Param::Key(key),
-            Some(v) => Param::Value(&values[v].value),
-        });
         client.execute_raw(stmt, params).await?;
         Ok(Status::Ok)
     }
 
     async fn delete_now(&mut self, key: &str) -> PgResult {
+        if let Some((lean, layout)) = self.lean().await? {
+            let changed = lean.delete(layout.table(), key).await?;
+            return Ok(Status::found(changed > 0));
+        }
         let (client, statements, layout) = self.session().await?;
         if statements.delete.is_none() {
             let sql = sql::delete(Dialect::Postgres, layout.table());
@@ -981,6 +923,22 @@ impl Bodies for PostgresConnection {
     async fn publish_stats_now(&mut self) {
         // Within the operation timeout; a broken link is not reopened for
         // this.
+        let limit = self.inner.target.timeout;
+        if let Link::Lean {
+            conn: Some(lean), ..
+        } = &mut self.link
+        {
+            // A server error (an older server lacks the function) is
+            // harmless; a timeout or a broken socket leaves the connection
+            // to be reopened.
+            let flush = lean.simple(Live::FLUSH_STATS);
+            if !matches!(
+                tokio::time::timeout(limit, flush).await,
+                Ok(Ok(()) | Err(LeanError::Server(_)))
+            ) {
+                self.link.abandon();
+            }
+        }
         if let Some(live) = self.link.current() {
             live.publish_stats(self.inner.target.timeout).await;
         }

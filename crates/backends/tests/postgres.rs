@@ -329,3 +329,59 @@ async fn multiplexed_topology_conforms_and_shares_sockets() {
         read_until_ok(c, "m1").await;
     }
 }
+
+/// The server processes of the benchmark's own connections.
+fn client_pids(pg: &Postgres) -> String {
+    pg.psql(
+        "SELECT string_agg(pid::text, ',' ORDER BY pid) FROM pg_stat_activity \
+         WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
+    )
+}
+
+/// YCSB's operations on a socket of its own (the lean client): a server
+/// error, here the table dropped under its prepared statements, fails
+/// that operation with the server's words and leaves the connection in
+/// step; the next operations prepare again on the same connection.
+#[tokio::test]
+async fn a_server_error_fails_one_operation_and_keeps_the_connection() {
+    let Some(pg) = Postgres::start() else { return };
+    let b = backend(&pg.url(), &[]);
+    let schema = util::schema();
+    b.prepare(&schema, true).await.expect("prepare");
+    let mut conn = b.connect(Arc::clone(&schema)).await.expect("connect");
+    assert_eq!(conn.insert("k", &util::record("k")).await, Status::Ok);
+    assert_eq!(
+        util::read(&mut conn, "k", Fields::All).await,
+        (Status::Ok, util::record("k"))
+    );
+    let pids = client_pids(&pg);
+    assert!(!pids.is_empty());
+
+    pg.psql(&format!("DROP TABLE {}", schema.table));
+    assert_eq!(
+        util::read(&mut conn, "k", Fields::All).await,
+        (Status::Error, vec![])
+    );
+    let error = conn.last_error().expect("an error").to_string();
+    assert!(
+        error.starts_with("ERROR: ") && error.ends_with("(SQLSTATE 42P01)"),
+        "{error}"
+    );
+
+    b.prepare(&schema, true).await.expect("prepare again");
+    assert_eq!(conn.insert("k", &util::record("k")).await, Status::Ok);
+    assert_eq!(conn.update("k", &[fv(1, b"new")]).await, Status::Ok);
+    assert_eq!(
+        conn.update("absent", &[fv(1, b"new")]).await,
+        Status::NotFound
+    );
+    let mut expected = util::record("k");
+    expected[1] = fv(1, b"new");
+    assert_eq!(
+        util::read(&mut conn, "k", Fields::All).await,
+        (Status::Ok, expected)
+    );
+    assert_eq!(conn.delete("k").await, Status::Ok);
+    assert_eq!(conn.delete("k").await, Status::NotFound);
+    assert_eq!(client_pids(&pg), pids, "the connection was kept");
+}
