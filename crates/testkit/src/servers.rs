@@ -375,11 +375,37 @@ pub fn all_threads_stopped(pid: u32) -> bool {
 /// A port nobody listened on a moment ago: a candidate for
 /// [`Server::start`], which checks that its server got it. For a port that
 /// must stay closed, use [`closed_port`].
+///
+/// Picked at random below the kernel's ephemeral range, from which it
+/// numbers the local ends of outgoing connections: a server killed and
+/// restarted on its port ([`Server::restart`]) could otherwise find it
+/// taken by some other test's client meanwhile.
 pub fn free_port() -> u16 {
-    TcpListener::bind(("127.0.0.1", 0))
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("binding a free port")
+    use std::hash::{BuildHasher as _, Hasher as _};
+    const LOWEST: u16 = 10_000;
+    let below = ephemeral_low().max(LOWEST + 1);
+    let span = u64::from(below - LOWEST);
+    let start = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    (0..span)
+        .map(|i| LOWEST + ((start.wrapping_add(i)) % span) as u16)
+        .find(|&port| TcpListener::bind(("127.0.0.1", port)).is_ok())
+        .unwrap_or_else(|| {
+            TcpListener::bind(("127.0.0.1", 0))
+                .and_then(|l| l.local_addr())
+                .map(|a| a.port())
+                .expect("binding a free port")
+        })
+}
+
+/// The first port of the kernel's ephemeral range (Linux's default when it
+/// cannot be read).
+fn ephemeral_low() -> u16 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|r| r.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32_768)
 }
 
 /// A port on 127.0.0.1 that refuses connections for as long as this is

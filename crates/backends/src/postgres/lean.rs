@@ -193,6 +193,17 @@ impl Lean {
     }
 }
 
+impl Drop for Io {
+    /// Say goodbye as libpq does (`Terminate`), if the socket takes it now:
+    /// the server then ends the session without waiting to find the socket
+    /// closed.
+    fn drop(&mut self) {
+        let mut bye = BytesMut::new();
+        frontend::terminate(&mut bye);
+        let _ = self.tcp.try_write(&bye);
+    }
+}
+
 impl Io {
     /// Send what is in `out`, and read until the reply's `ReadyForQuery`.
     async fn call(&mut self) -> Result<(), LeanError> {
