@@ -50,7 +50,9 @@ installed:
     connections, in two rounds: client CPU per operation, context switches
     per operation, the Poisson self-check, the scheduling lag, and the CPU
     time the host stole from the machine meanwhile (steal, from /proc/stat:
-    a stall the client cannot help, which shows as its lateness);
+    a stall the client cannot help, which shows as its lateness; a run the
+    host took more than 50 ms from is set aside from the verdicts and made
+    again, up to twice);
   - sqlite: workload A with 8 connections at 5k and 20k ops/s: how far the
     reads' response time is above their service time.
 
@@ -523,6 +525,7 @@ class Runner:
         self.tables.setdefault(title, []).append(r)
         print(f"#   {title[:40]}: " + ", ".join(f"{k} {fmt(v)}" for k, v in r.items()), file=sys.stderr,
               flush=True)
+        return r
 
     def open_loop(self, title, db_url, w, conns, rate, seconds, round_=None):
         """One open-loop run at `rate` for `seconds`: the client's CPU per
@@ -542,7 +545,7 @@ class Runner:
         ops = max(r["operations"], 1)
         counts = {"tool": "sojourn", "db": db_url}
         self.count_events(counts, self.sojourn_cmd("run", db_url, w, conns, extra))
-        self.row(title, {
+        return self.row(title, {
             **({"round": round_} if round_ else {}), "target": rate, "ops/s": r["achieved_ops_per_sec"],
             "cpu us/op": (user + sys_) * 1e6 / ops, "user us/op": user * 1e6 / ops, "sys us/op": sys_ * 1e6 / ops,
             "cs/op": counts.get("cs_per_op"), "syscalls/op": counts.get("syscalls_per_op"),
@@ -571,8 +574,16 @@ class Runner:
         title = "null: open loop, Poisson, 8 connections: the pacer's cost and precision"
         for round_ in (1, 2):
             for rate in (100_000, 500_000, 1_000_000, 2_000_000):
-                self.attempt(f"sojourn null open loop {rate} round {round_}", self.open_loop, title, "null:", "c",
-                             8, rate, 10, round_)
+                # A run the host took more than STEAL_MS from is kept in
+                # the table, set aside from the verdicts, and made again
+                # (up to twice): its lateness is the host's, not the pacer's.
+                for attempt in range(3):
+                    row = self.attempt(f"sojourn null open loop {rate} round {round_}", self.open_loop, title,
+                                       "null:", "c", 8, rate, 10, round_)
+                    if not row or not disturbed(row) or attempt == 2:
+                        break
+                    note(f"null open loop {rate} round {round_}: the host stole {row['steal ms']:.0f} ms of CPU "
+                         f"during the run (more than {STEAL_MS} ms); set aside and made again")
 
     def sqlite(self):
         title = "SQLite workload A, 8 connections: reads' response time above their service time"
@@ -852,6 +863,20 @@ class Runner:
 
 # --- output ---------------------------------------------------------------
 
+# CPU time the host may take from the machine during a 10 s open-loop run
+# before the run is set aside: at 500k ops/s the lag p99 (50 us) gives way
+# once about 100 ms of arrivals are held up, and in runs of this script on a
+# two-CPU virtual machine 20 ms of steal always passed while 120 ms or more
+# failed, the client's CPU per operation unchanged.
+STEAL_MS = 50
+
+
+def disturbed(row):
+    """Whether the host stole enough CPU during an open-loop run to make its
+    lateness the host's."""
+    return (row.get("steal ms") or 0) > STEAL_MS
+
+
 def steal_ms():
     """CPU time the host has taken from this machine's CPUs so far (the
     steal column of /proc/stat), in milliseconds; None where not Linux."""
@@ -895,14 +920,28 @@ def own_verdicts(tables):
         say("null: open loop, client CPU <= 1.5 us/op from 100k to 2M ops/s",
             all(r["cpu us/op"] <= 1.5 for r in pacing),
             ", ".join(f"{r['target'] // 1000}k: {r['cpu us/op']:.2f}" for r in pacing))
-        upto = [r for r in pacing if r["target"] <= 1_000_000]
-        say("null: self-check passes up to 1M ops/s", all(r["check"] == "passed" for r in upto),
+        # The lateness of a run the host stole from is the host's: such runs
+        # were made again (see Peers.pacing) and are set aside here.
+        aside = [r for r in pacing if r["target"] <= 1_000_000 and disturbed(r)]
+        if aside:
+            print(f"(set aside from the lag and self-check verdicts below, the host having stolen more than "
+                  f"{STEAL_MS} ms of CPU during the run: "
+                  + ", ".join(f"round {r.get('round')} {r['target'] // 1000}k ({r['steal ms']:.0f} ms, lag p99 "
+                              f"{r['lag p99 us']:.0f} us, {r['check']})" for r in aside) + ")")
+        upto = [r for r in pacing if r["target"] <= 1_000_000 and not disturbed(r)]
+        # A job whose every attempt was disturbed leaves its verdict open.
+        unmeasured = {(r.get("round"), r["target"]) for r in aside} - {(r.get("round"), r["target"]) for r in upto}
+
+        def all_of(rows, ok):
+            return False if not all(ok(r) for r in rows) else (None if unmeasured else True)
+
+        say("null: self-check passes up to 1M ops/s", all_of(upto, lambda r: r["check"] == "passed"),
             ", ".join(f"{r['target'] // 1000}k: {r['check']}" for r in upto))
-        say("null: scheduling lag p99 < 50 us up to 1M ops/s", all(r["lag p99 us"] < 50 for r in upto),
+        say("null: scheduling lag p99 < 50 us up to 1M ops/s", all_of(upto, lambda r: r["lag p99 us"] < 50),
             ", ".join(f"{r['target'] // 1000}k: {r['lag p99 us']:.1f} us" for r in upto))
         counted = [r for r in upto if r.get("cs/op") is not None]
         say("null: <= 0.2 context switches/op with lag p99 <= 50 us at 100k, 500k, 1M",
-            all(r["cs/op"] <= 0.2 and r["lag p99 us"] <= 50 for r in counted) if counted else None,
+            all_of(counted, lambda r: r["cs/op"] <= 0.2 and r["lag p99 us"] <= 50) if counted else None,
             ", ".join(f"{r['target'] // 1000}k: {r['cs/op']:.3f} cs/op, {r['lag p99 us']:.1f} us"
                       + (f" ({r['steal ms']:.0f} ms stolen)" if r.get("steal ms") else "")
                       for r in counted) or "perf not installed")
@@ -918,6 +957,8 @@ def own_verdicts(tables):
     mux = next((rows for t, rows in tables.items() if t.startswith("Redis workload C, multiplexed")), [])
     for workers, conns, depth, cpu_bound in ((16, 2, 8, 1.0), (64, 4, 16, 1.2)):
         rows = [r for r in mux if r["tool"].startswith(f"sojourn -threads {workers} ")]
+        if not rows:
+            continue
         # The verdict is taken against redis-benchmark making YCSB's own
         # read, an HGETALL of a one-field hash over as many keys: both
         # clients then ask the server for the same work. Its GET of one
