@@ -474,22 +474,29 @@ class Runner:
         hashes = bool(bench) and bool(self.attempt("redis-benchmark hset", self.redis_hashes, port))
         for round_ in (1, 2):
             for workers, conns, depth in ((16, 2, 8), (64, 4, 16)):
-                # As with pacing: a job the host took more than STEAL_MS from
-                # during sojourn's run or its HGETALL peer's (one thread of
-                # the server bounds both) is kept, set aside and made again.
-                for attempt in range(3):
-                    stolen = self.mux_job(title, url, port, bench, hashes, round_, workers, conns, depth)
-                    if stolen <= STEAL_MS or attempt == 2:
-                        break
-                    note(f"redis -threads {workers} over {conns} round {round_}: the host stole {stolen:.0f} ms of "
-                         f"CPU during sojourn's or redis-benchmark HGETALL's run (more than {STEAL_MS} ms); "
-                         "set aside and made again")
+                # Steal during sojourn's run or its HGETALL peer's counts:
+                # one thread of the server bounds both.
+                self.undisturbed(f"redis -threads {workers} over {conns} round {round_}", self.mux_job, title, url,
+                                 port, bench, hashes, round_, workers, conns, depth)
+
+    def undisturbed(self, what, run, *args):
+        """`run(*args)`, which makes one job's rows and returns the CPU the
+        host stole meanwhile (ms, None where it failed), made again up to
+        twice while that is more than STEAL_MS: such rows stay in the
+        table, marked set aside, and the verdicts leave them out (the
+        lateness or the lost throughput is the host's)."""
+        for attempt in range(3):
+            stolen = run(*args)
+            if stolen is None or stolen <= STEAL_MS or attempt == 2:
+                return
+            note(f"{what}: the host stole {stolen:.0f} ms of CPU during the run (more than {STEAL_MS} ms); "
+                 "set aside and made again")
 
     def mux_job(self, title, url, port, bench, hashes, round_, workers, conns, depth):
         """One round of the multiplexed job: redis-benchmark's GET and
         HGETALL and sojourn with as many operations, a row each (perf
         counts in round 1); returns the most CPU the host stole during
-        sojourn's or HGETALL's run, in ms."""
+        sojourn's or HGETALL's run, in ms (see `undisturbed`)."""
         def timed(fn, *args):
             before = steal_ms()
             r = fn(*args)
@@ -522,7 +529,7 @@ class Runner:
             self.row(title, {"tool": f"sojourn -threads {workers} connections={conns}", "round": round_,
                              "runtime threads": r["runtime_threads"],
                              **self.mux_figures(r, {"HGETALL": h, "GET": p}),
-                             "set aside": "yes" if stolen > STEAL_MS else None})
+                             "set aside": set_aside(stolen)})
         return stolen
 
     def beside_c_tool(self, db, url, tool, run_tool, tool_cmd, env=None):
@@ -603,16 +610,18 @@ class Runner:
         title = "null: open loop, Poisson, 8 connections: the pacer's cost and precision"
         for round_ in (1, 2):
             for rate in (100_000, 500_000, 1_000_000, 2_000_000):
-                # A run the host took more than STEAL_MS from is kept in
-                # the table, set aside from the verdicts, and made again
-                # (up to twice): its lateness is the host's, not the pacer's.
-                for attempt in range(3):
-                    row = self.attempt(f"sojourn null open loop {rate} round {round_}", self.open_loop, title,
-                                       "null:", "c", 8, rate, 10, round_)
-                    if not row or not disturbed(row) or attempt == 2:
-                        break
-                    note(f"null open loop {rate} round {round_}: the host stole {row['steal ms']:.0f} ms of CPU "
-                         f"during the run (more than {STEAL_MS} ms); set aside and made again")
+                self.undisturbed(f"sojourn null open loop {rate} round {round_}", self.pacing_run, title, rate,
+                                 round_)
+
+    def pacing_run(self, title, rate, round_):
+        """One pacing run, marked set aside if the host stole from it; the
+        CPU stolen (see `undisturbed`)."""
+        row = self.attempt(f"sojourn null open loop {rate} round {round_}", self.open_loop, title, "null:", "c", 8,
+                           rate, 10, round_)
+        if not row:
+            return None
+        row["set aside"] = set_aside(row["steal ms"])
+        return row["steal ms"]
 
     def sqlite(self):
         title = "SQLite workload A, 8 connections: reads' response time above their service time"
@@ -900,10 +909,22 @@ class Runner:
 STEAL_MS = 50
 
 
-def disturbed(row):
-    """Whether the host stole enough CPU during an open-loop run to make its
-    lateness the host's."""
-    return (row.get("steal ms") or 0) > STEAL_MS
+def set_aside(stolen):
+    """A row's mark when the host stole more than STEAL_MS (see
+    `Runner.undisturbed`)."""
+    return "yes" if stolen and stolen > STEAL_MS else None
+
+
+def kept_rows(rows, job, why, show):
+    """The rows of `rows` not set aside, and whether a job (by `job(row)`)
+    has none left, which leaves a verdict open; says which were set aside,
+    each as `show(row)`."""
+    aside = [r for r in rows if r.get("set aside")]
+    kept = [r for r in rows if not r.get("set aside")]
+    if aside:
+        print(f"(set aside from the verdicts below, the host having stolen more than {STEAL_MS} ms of CPU {why}: "
+              + ", ".join(map(show, aside)) + ")")
+    return kept, bool({job(r) for r in aside} - {job(r) for r in kept})
 
 
 def steal_ms():
@@ -949,17 +970,10 @@ def own_verdicts(tables):
         say("null: open loop, client CPU <= 1.5 us/op from 100k to 2M ops/s",
             all(r["cpu us/op"] <= 1.5 for r in pacing),
             ", ".join(f"{r['target'] // 1000}k: {r['cpu us/op']:.2f}" for r in pacing))
-        # The lateness of a run the host stole from is the host's: such runs
-        # were made again (see Runner.pacing) and are set aside here.
-        aside = [r for r in pacing if r["target"] <= 1_000_000 and disturbed(r)]
-        if aside:
-            print(f"(set aside from the lag and self-check verdicts below, the host having stolen more than "
-                  f"{STEAL_MS} ms of CPU during the run: "
-                  + ", ".join(f"round {r.get('round')} {r['target'] // 1000}k ({r['steal ms']:.0f} ms, lag p99 "
-                              f"{r['lag p99 us']:.0f} us, {r['check']})" for r in aside) + ")")
-        upto = [r for r in pacing if r["target"] <= 1_000_000 and not disturbed(r)]
-        # A job whose every attempt was disturbed leaves its verdict open.
-        unmeasured = {(r.get("round"), r["target"]) for r in aside} - {(r.get("round"), r["target"]) for r in upto}
+        upto, unmeasured = kept_rows(
+            [r for r in pacing if r["target"] <= 1_000_000], lambda r: (r.get("round"), r["target"]),
+            "during the run", lambda r: f"round {r.get('round')} {r['target'] // 1000}k ({r['steal ms']:.0f} ms, "
+            f"lag p99 {r['lag p99 us']:.0f} us, {r['check']})")
 
         def all_of(rows, ok):
             return False if not all(ok(r) for r in rows) else (None if unmeasured else True)
@@ -988,15 +1002,10 @@ def own_verdicts(tables):
         rows = [r for r in mux if r["tool"].startswith(f"sojourn -threads {workers} ")]
         if not rows:
             continue
-        # Rounds the host stole from were made again (see Runner.redis_own).
-        aside = [r for r in rows if r.get("set aside")]
-        rows = [r for r in rows if not r.get("set aside")]
-        unmeasured = {r["round"] for r in aside} - {r["round"] for r in rows}
-        if aside:
-            print(f"(set aside from the verdicts below, the host having stolen more than {STEAL_MS} ms of CPU "
-                  f"during sojourn's or redis-benchmark HGETALL's run: "
-                  + ", ".join(f"round {r['round']} (CPU {fmt(r.get('cpu vs HGETALL'))}x, ops/s "
-                              f"{fmt(r.get('ops/s vs HGETALL'))}x vs HGETALL)" for r in aside) + ")")
+        rows, unmeasured = kept_rows(
+            rows, lambda r: r["round"], "during sojourn's or redis-benchmark HGETALL's run",
+            lambda r: f"round {r['round']} (CPU {fmt(r.get('cpu vs HGETALL'))}x, ops/s "
+            f"{fmt(r.get('ops/s vs HGETALL'))}x vs HGETALL)")
         # The verdict is taken against redis-benchmark making YCSB's own
         # read, an HGETALL of a one-field hash over as many keys: both
         # clients then ask the server for the same work. Its GET of one
