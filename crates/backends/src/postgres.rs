@@ -25,7 +25,8 @@
 //! flight on each. Over plain TCP to one host, YCSB's operations on such a
 //! socket go through [`lean`], a client of the extended protocol at
 //! libpq's cost per query; tokio-postgres makes its connection and serves
-//! everything else. With `-p connections=K` (K < N), the N sojourn
+//! everything else ([`driver`]: YCSB's operations on the other
+//! topologies; [`workloads`]: vote and LIOPS). With `-p connections=K` (K < N), the N sojourn
 //! connections share K sockets,
 //! assigned round robin, and their requests are pipelined on each socket
 //! (tokio-postgres sends a request as soon as it is made and matches the
@@ -38,39 +39,37 @@
 //! a timed-out connection is abandoned (its state is unknown), and the next
 //! operation opens a new one, attempts being spaced by [`Backoff`].
 
-use std::fmt::{self, Write as _};
+use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
-use futures_util::{SinkExt, TryStreamExt};
 use sojourn_core::backend::guard::{Bodies, Failure, Guard, Read, Scan, Settle, Timer};
 use sojourn_core::backend::{
-    Backend, BackendError, Extensions, FieldValue, Row, Schema, ServerCounters, Status, Threading,
+    Backend, BackendError, Extensions, FieldValue, Schema, ServerCounters, Status, Threading,
     SERVER_INSTANCE,
 };
 use sojourn_core::redact::redact_url;
-use sojourn_core::workload::capability::Runs;
-use sojourn_core::workload::liops::{
-    Liops, LiopsConfig, LiopsRow, LoopIn, ServerLoop, ServerLoopOutcome,
-};
-use sojourn_core::workload::vote::{ArticleRow, Vote, VoteVariant};
+use sojourn_core::workload::vote::VoteVariant;
 use tokio_postgres::error::SqlState;
-use tokio_postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
+use tokio_postgres::types::{to_sql_checked, IsNull, ToSql, Type};
 use tokio_postgres::{Client, Config, Statement};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::pool::PoolOptions;
 use crate::sql::{
-    self, checked_table, sql_connection, Backoff, ByShape, Dialect, Layout, Op, SqlOps, SqlUrl,
-    Target, UrlRules, SETUP_TIMEOUT,
+    self, checked_table, Backoff, ByShape, Dialect, Layout, Op, SqlUrl, Target, UrlRules,
+    SETUP_TIMEOUT,
 };
-use crate::{liops_sql, text, vote_cache, vote_sql, Open, OpenOptions};
+use crate::{text, vote_cache, Open, OpenOptions};
 
+mod driver;
 mod lean;
 mod link;
+mod workloads;
 
+use driver::{insert_params, limit_of, update_params};
 use lean::{Lean, LeanError};
 use link::{open_client, Link, Live, Pool};
 
@@ -532,47 +531,10 @@ impl Backend for PostgresBackend {
 struct Statements {
     shaped: ByShape<Statement>,
     delete: Option<Statement>,
-    /// The vote workload's statements, by [`VoteStatement`].
+    /// The vote workload's statements, by `workloads::VoteStatement`.
     vote: [Option<(VoteVariant, Statement)>; 3],
     /// The LIOPS select and update, and the table they were prepared for.
     liops: Option<(String, Statement, Statement)>,
-}
-
-/// The vote workload's statements.
-#[derive(Copy, Clone)]
-enum VoteStatement {
-    InsertArticle = 0,
-    Vote = 1,
-    Read = 2,
-}
-
-impl VoteStatement {
-    fn sql(self, variant: VoteVariant) -> String {
-        let d = Dialect::Postgres;
-        match (self, variant) {
-            (VoteStatement::InsertArticle, _) => vote_sql::insert_article(d),
-            (VoteStatement::Vote, VoteVariant::Join) => vote_sql::insert_vote(d),
-            (VoteStatement::Vote, VoteVariant::Precomputed) => {
-                vote_sql::PG_VOTE_AND_COUNT.to_string()
-            }
-            (VoteStatement::Read, v) => vote_sql::read_article(d, v),
-        }
-    }
-}
-
-/// A vote statement prepared on `client` on first use.
-async fn vote_statement<'s>(
-    client: &Client,
-    statements: &'s mut Statements,
-    which: VoteStatement,
-    variant: VoteVariant,
-) -> Result<&'s Statement, tokio_postgres::Error> {
-    let slot = &mut statements.vote[which as usize];
-    if !matches!(slot, Some((v, _)) if *v == variant) {
-        let stmt = client.prepare(&which.sql(variant)).await?;
-        *slot = Some((variant, stmt));
-    }
-    Ok(&slot.as_ref().expect("prepared above").1)
 }
 
 impl Statements {
@@ -625,37 +587,6 @@ impl ToSql for Param<'_> {
     }
 
     to_sql_checked!();
-}
-
-/// A column's raw bytes, whatever its type (`text` in binary format is its
-/// UTF-8 bytes).
-struct Raw<'a>(&'a [u8]);
-
-impl<'a> FromSql<'a> for Raw<'a> {
-    fn from_sql(
-        _ty: &Type,
-        raw: &'a [u8],
-    ) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
-        Ok(Raw(raw))
-    }
-
-    fn accepts(_ty: &Type) -> bool {
-        true
-    }
-}
-
-fn push_fields(
-    row: &tokio_postgres::Row,
-    first_column: usize,
-    fields: &[usize],
-    out: &mut Vec<FieldValue>,
-) -> Result<(), tokio_postgres::Error> {
-    for (i, &field) in fields.iter().enumerate() {
-        if let Some(Raw(stored)) = row.try_get::<_, Option<Raw<'_>>>(first_column + i)? {
-            out.push(text::decoded_field(field, stored));
-        }
-    }
-    Ok(())
 }
 
 /// A connection of [`PostgresBackend`], re-established when lost.
@@ -723,25 +654,18 @@ impl PostgresConnection {
             return Ok(None);
         };
         if conn.is_none() {
-            backoff.wait_turn().await;
-            // Boxed: see `Link::ready`.
-            *conn = Some(Box::pin(Lean::open(&self.inner.config)).await?);
-            backoff.succeeded();
+            // Boxed: see `Link::ready`; the wait too, which every
+            // operation's future would otherwise make room for.
+            let config = &self.inner.config;
+            let reopen = async {
+                backoff.wait_turn().await;
+                let lean = Lean::open(config).await?;
+                backoff.succeeded();
+                Ok::<_, LeanError>(lean)
+            };
+            *conn = Some(Box::pin(reopen).await?);
         }
         Ok(conn.as_mut().map(|c| (&mut **c, &mut self.layout)))
-    }
-
-    async fn run_vote(
-        &mut self,
-        which: VoteStatement,
-        variant: VoteVariant,
-        params: &[&(dyn ToSql + Sync)],
-    ) -> PgResult {
-        let (client, statements, _) = self.session().await?;
-        let stmt = vote_statement(client, statements, which, variant).await?;
-        let changed = client.execute(stmt, params).await?;
-        // A precomputed vote for a missing article updates no count.
-        Ok(Status::found(changed > 0))
     }
 }
 
@@ -789,134 +713,86 @@ impl Settle for PostgresConnection {
 }
 
 impl Bodies for PostgresConnection {
+    // Each body serves the lean client inline and sends the other client's
+    // work through a boxed future: that path's state (tokio-postgres'
+    // queries, several hundred bytes) would otherwise size every
+    // operation's future, which each layer above copies when it starts one
+    // (a point select's future was 1.3 KB, and its copies a twentieth of
+    // the client's user time). The box is one allocation next to the
+    // several tokio-postgres makes per query.
     async fn read_now(&mut self, read: Read<'_>) -> PgResult {
-        if let Some((lean, layout)) = self.lean().await? {
-            let columns = layout.columns(read.fields);
-            let mut found = false;
-            let key = [Param::Key(read.key)];
-            lean.run(layout, Op::Read, columns, key, |row| {
-                found = true;
-                row.fields(columns, read.out)
-            })
-            .await?;
-            return Ok(Status::found(found));
-        }
-        let (client, statements, layout) = self.session().await?;
+        let Some((lean, layout)) = self.lean().await? else {
+            return Box::pin(self.driver_read(read)).await;
+        };
         let columns = layout.columns(read.fields);
-        let stmt = statements.shaped(client, layout, Op::Read, columns).await?;
-        match client.query_opt(stmt, &[&Param::Key(read.key)]).await? {
-            None => Ok(Status::NotFound),
-            Some(row) => {
-                push_fields(&row, 0, columns, read.out)?;
-                Ok(Status::Ok)
-            }
-        }
+        let mut found = false;
+        let key = [Param::Key(read.key)];
+        lean.run(layout, Op::Read, columns, key, |row| {
+            found = true;
+            row.fields(columns, read.out)
+        })
+        .await?;
+        Ok(Status::found(found))
     }
 
     async fn scan_now(&mut self, scan: Scan<'_>) -> PgResult {
-        let limit = i64::try_from(scan.count).unwrap_or(i64::MAX);
-        if let Some((lean, layout)) = self.lean().await? {
-            let columns = layout.columns(scan.fields);
-            let params = [Param::Key(scan.start_key), Param::Limit(limit)];
-            lean.run(layout, Op::Scan, columns, params, |row| {
-                scan.out.push(row.row(columns)?);
-                Ok(())
-            })
-            .await?;
-            return Ok(Status::Ok);
-        }
-        let (client, statements, layout) = self.session().await?;
+        let Some((lean, layout)) = self.lean().await? else {
+            return Box::pin(self.driver_scan(scan)).await;
+        };
         let columns = layout.columns(scan.fields);
-        let stmt = statements.shaped(client, layout, Op::Scan, columns).await?;
-        let rows = client
-            .query_raw(stmt, [Param::Key(scan.start_key), Param::Limit(limit)])
-            .await?;
-        let mut rows = std::pin::pin!(rows);
-        while let Some(row) = rows.try_next().await? {
-            let key = match row.try_get::<_, Option<Raw<'_>>>(0)? {
-                Some(Raw(k)) => String::from_utf8_lossy(k).into_owned(),
-                None => String::new(),
-            };
-            let mut fields = Vec::with_capacity(columns.len());
-            push_fields(&row, 1, columns, &mut fields)?;
-            scan.out.push(Row { key, fields });
-        }
+        let params = [Param::Key(scan.start_key), Param::Limit(limit_of(&scan))];
+        lean.run(layout, Op::Scan, columns, params, |row| {
+            scan.out.push(row.row(columns)?);
+            Ok(())
+        })
+        .await?;
         Ok(Status::Ok)
     }
 
     async fn update_now(&mut self, key: &str, values: &[FieldValue]) -> PgResult {
-        let params = (0..values.len() + 1).map(|i| match values.get(i) {
-            Some(v) => Param::Value(&v.value),
-            None => Param::Key(key),
-        });
-        if let Some((lean, layout)) = self.lean().await? {
-            if values.is_empty() {
-                // Nothing to set: the answer is only whether the record
-                // exists.
-                let mut found = false;
-                let key = [Param::Key(key)];
-                lean.run(layout, Op::Read, &[], key, |_| {
-                    found = true;
-                    Ok(())
-                })
-                .await?;
-                return Ok(Status::found(found));
-            }
-            layout.write(values);
-            let changed = lean
-                .run(layout, Op::Update, layout.written(), params, |_| Ok(()))
-                .await?;
-            return Ok(Status::found(changed > 0));
-        }
-        let (client, statements, layout) = self.session().await?;
+        let Some((lean, layout)) = self.lean().await? else {
+            return Box::pin(self.driver_update(key, values)).await;
+        };
         if values.is_empty() {
             // Nothing to set: the answer is only whether the record exists.
-            let stmt = statements.shaped(client, layout, Op::Read, &[]).await?;
-            let found = client.query_opt(stmt, &[&Param::Key(key)]).await?;
-            return Ok(Status::found(found.is_some()));
+            let mut found = false;
+            let key = [Param::Key(key)];
+            lean.run(layout, Op::Read, &[], key, |_| {
+                found = true;
+                Ok(())
+            })
+            .await?;
+            return Ok(Status::found(found));
         }
         layout.write(values);
-        let stmt = statements
-            .shaped(client, layout, Op::Update, layout.written())
+        let changed = lean
+            .run(
+                layout,
+                Op::Update,
+                layout.written(),
+                update_params(key, values),
+                |_| Ok(()),
+            )
             .await?;
-        let changed = client.execute_raw(stmt, params).await?;
         Ok(Status::found(changed > 0))
     }
 
     async fn insert_now(&mut self, key: &str, values: &[FieldValue]) -> PgResult {
-        let params = (0..values.len() + 1).map(|i| match i.checked_sub(1) {
-            None => Param::Key(key),
-            Some(v) => Param::Value(&values[v].value),
-        });
-        if let Some((lean, layout)) = self.lean().await? {
-            layout.write(values);
-            lean.run(layout, Op::Insert, layout.written(), params, |_| Ok(()))
-                .await?;
-            return Ok(Status::Ok);
-        }
-        let (client, statements, layout) = self.session().await?;
+        let Some((lean, layout)) = self.lean().await? else {
+            return Box::pin(self.driver_insert(key, values)).await;
+        };
         layout.write(values);
-        let stmt = statements
-            .shaped(client, layout, Op::Insert, layout.written())
+        let params = insert_params(key, values);
+        lean.run(layout, Op::Insert, layout.written(), params, |_| Ok(()))
             .await?;
-        client.execute_raw(stmt, params).await?;
         Ok(Status::Ok)
     }
 
     async fn delete_now(&mut self, key: &str) -> PgResult {
-        if let Some((lean, layout)) = self.lean().await? {
-            let changed = lean.delete(layout.table(), key).await?;
-            return Ok(Status::found(changed > 0));
-        }
-        let (client, statements, layout) = self.session().await?;
-        if statements.delete.is_none() {
-            let sql = sql::delete(Dialect::Postgres, layout.table());
-            statements.delete = Some(client.prepare(&sql).await?);
-        }
-        let Some(stmt) = &statements.delete else {
-            return Ok(Status::Error);
+        let Some((lean, layout)) = self.lean().await? else {
+            return Box::pin(self.driver_delete(key)).await;
         };
-        let changed = client.execute(stmt, &[&Param::Key(key)]).await?;
+        let changed = lean.delete(layout.table(), key).await?;
         Ok(Status::found(changed > 0))
     }
 
@@ -942,225 +818,6 @@ impl Bodies for PostgresConnection {
         if let Some(live) = self.link.current() {
             live.publish_stats(self.inner.target.timeout).await;
         }
-    }
-}
-
-impl SqlOps for PostgresConnection {
-    fn load_timeout(&self) -> Duration {
-        self.inner.target.timeout.max(liops_sql::LOAD_BATCH_TIMEOUT)
-    }
-
-    fn vote_cache(&mut self) -> Option<&mut vote_cache::Cached> {
-        self.cache.as_mut()
-    }
-
-    async fn insert_article_now(&mut self, variant: VoteVariant, id: u64, title: &str) -> PgResult {
-        let id = id as i64;
-        self.run_vote(VoteStatement::InsertArticle, variant, &[&id, &title])
-            .await
-    }
-
-    async fn vote_now(&mut self, variant: VoteVariant, article: u64, user: u64) -> PgResult {
-        let (article, user) = (article as i64, user as i64);
-        self.run_vote(VoteStatement::Vote, variant, &[&article, &user])
-            .await
-    }
-
-    async fn article_now(
-        &mut self,
-        variant: VoteVariant,
-        id: u64,
-        out: &mut ArticleRow,
-    ) -> PgResult {
-        let id = id as i64;
-        let (client, statements, _) = self.session().await?;
-        let stmt = vote_statement(client, statements, VoteStatement::Read, variant).await?;
-        let Some(row) = client.query_opt(stmt, &[&id]).await? else {
-            return Ok(Status::NotFound);
-        };
-        let (got, title, votes): (i64, &str, i64) =
-            (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?);
-        out.id = got as u64;
-        out.title.clear();
-        out.title.push_str(title);
-        out.votes = votes as u64;
-        Ok(Status::Ok)
-    }
-
-    async fn liops_load_now(&mut self, table: &str, rows: &[LiopsRow]) -> PgResult {
-        let (client, _, _) = self.session().await?;
-        // Text COPY; `filler` is char(1024), which the server pads.
-        let mut data = String::with_capacity(rows.len() * 32);
-        for r in rows {
-            let _ = writeln!(data, "{}\t{}\tx", r.key, r.scratch);
-        }
-        let sink = client
-            .copy_in::<_, bytes::Bytes>(&format!(
-                "COPY {table} (mykey, scratch, filler) FROM STDIN"
-            ))
-            .await?;
-        let mut sink = std::pin::pin!(sink);
-        sink.send(bytes::Bytes::from(data)).await?;
-        let copied = sink.as_mut().finish().await?;
-        Ok(if copied == rows.len() as u64 {
-            Status::Ok
-        } else {
-            Status::UnexpectedState
-        })
-    }
-
-    async fn liops_now(
-        &mut self,
-        table: &str,
-        update: bool,
-        (lo, hi): (u64, u64),
-        rows: &mut u64,
-    ) -> PgResult {
-        let (client, statements, _) = self.session().await?;
-        if !matches!(&statements.liops, Some((t, _, _)) if t == table) {
-            let d = Dialect::Postgres;
-            let select = client.prepare(&liops_sql::select(d, table)).await?;
-            let change = client.prepare(&liops_sql::update(d, table)).await?;
-            statements.liops = Some((table.to_string(), select, change));
-        }
-        let (_, select, change) = statements.liops.as_ref().expect("prepared above");
-        let (lo, hi) = (lo as i64, hi as i64);
-        *rows = if update {
-            client.execute(change, &[&lo, &hi]).await?
-        } else {
-            // The sum (numeric) is computed by the server, never decoded.
-            let n: i64 = client.query_one(select, &[&lo, &hi]).await?.try_get(0)?;
-            n as u64
-        };
-        Ok(Status::Ok)
-    }
-
-    async fn liops_server_loop_now(
-        &mut self,
-        table: &str,
-        spec: &ServerLoop,
-        out: &mut ServerLoopOutcome,
-    ) -> PgResult {
-        let (client, _, _) = self.session().await?;
-        // A loop whose client has gone (Ctrl+C) ends within a second
-        // rather than at RUN_TIME: PostgreSQL 14+ checks the socket while
-        // a statement runs. Older servers lack the setting and run on.
-        let _ = client
-            .batch_execute("SET client_connection_check_interval = 1000")
-            .await;
-        let max = spec.max_statements.map(|n| n.min(i64::MAX as u64) as i64);
-        let row = client
-            .query_one(
-                &liops_sql::call_loop(table),
-                &[
-                    &spec.duration.map(|d| d.as_secs_f64()),
-                    &spec.warmup.as_secs_f64(),
-                    &max,
-                    &(spec.update_pct as i32),
-                    &(spec.work_unit as i64),
-                    &(spec.update_work_unit as i64),
-                    &(spec.scale as i64),
-                    &spec.seed,
-                ],
-            )
-            .await?;
-        let count = |name: &str| row.try_get::<_, i64>(name).map(|n| n.max(0) as u64);
-        out.loop_iterations = count("loop_iterations")?;
-        out.sql_selects = count("sql_selects")?;
-        out.sql_updates = count("sql_updates")?;
-        out.times.clear();
-        for (column, update) in [("select_times", false), ("update_times", true)] {
-            let times: Vec<i64> = row.try_get(column)?;
-            if let Err(why) = liops_sql::decode_times(&times, update, &mut out.times) {
-                self.last_error = Some(format!("the LIOPS loop's {column}: {why}"));
-                return Ok(Status::UnexpectedState);
-            }
-        }
-        Ok(Status::Ok)
-    }
-}
-
-sql_connection!(PostgresConnection);
-
-impl Runs<Vote> for PostgresBackend {
-    async fn prepare_tables(&self, variant: &VoteVariant, drop: bool) -> Result<(), BackendError> {
-        let variant = *variant;
-        self.setup_batch(&vote_sql::setup(Dialect::Postgres, variant, drop))
-            .await?;
-        match &self.inner.cache {
-            Some(cache) => cache.prepare(drop).await,
-            None => Ok(()),
-        }
-    }
-    async fn tables_empty(&self, variant: &VoteVariant) -> Result<Option<bool>, BackendError> {
-        let variant = *variant;
-        let live = self.setup_client().await?;
-        let mut empty = self.nothing_in(&live, vote_sql::ANY_ARTICLE).await;
-        if empty.is_ok() && variant == VoteVariant::Precomputed {
-            // Tables there (or none at all): can they serve this variant?
-            match live.client.execute(vote_sql::VOTES_COLUMN, &[]).await {
-                Err(e) if e.code() == Some(&SqlState::UNDEFINED_COLUMN) => {
-                    empty = Err(self.setup_error(vote_sql::made_for_join()));
-                }
-                Err(e) if e.code() != Some(&SqlState::UNDEFINED_TABLE) => {
-                    empty = Err(self.setup_error(error_text(&e)));
-                }
-                _ => {}
-            }
-        }
-        live.publish_stats(SETUP_TIMEOUT).await;
-        empty
-    }
-}
-
-impl Runs<Liops> for PostgresBackend {
-    async fn prepare_tables(&self, cfg: &LiopsConfig, drop: bool) -> Result<(), BackendError> {
-        let mut statements = liops_sql::setup(Dialect::Postgres, cfg, drop);
-        // The in-server loop (`liops.loop=server`) of each table, made by
-        // every load whichever loop it is for, and replaced by the next.
-        for table in cfg.tables() {
-            if drop {
-                statements.push(liops_sql::drop_loop(&table));
-            }
-            statements.push(liops_sql::create_loop(&table));
-        }
-        self.setup_batch(&statements).await
-    }
-    async fn tables_empty(&self, cfg: &LiopsConfig) -> Result<Option<bool>, BackendError> {
-        let live = self.setup_client().await?;
-        let mut empty = self.nothing_in(&live, &sql::any_row(&cfg.table(1))).await;
-        if matches!(empty, Ok(Some(false))) && cfg.loop_in == LoopIn::Server {
-            // Tables loaded before the loop's procedure existed get it now
-            // rather than fail every session's call.
-            for table in cfg.tables() {
-                let made = async {
-                    let row = live
-                        .client
-                        .query_one(&liops_sql::loop_exists(&table), &[])
-                        .await?;
-                    if !row.try_get::<_, bool>(0)? {
-                        live.client
-                            .batch_execute(&liops_sql::create_loop(&table))
-                            .await?;
-                    }
-                    Ok::<_, tokio_postgres::Error>(())
-                };
-                if let Err(e) = made.await {
-                    empty = Err(self.setup_error(error_text(&e)));
-                    break;
-                }
-            }
-        }
-        live.publish_stats(SETUP_TIMEOUT).await;
-        empty
-    }
-    async fn finish_load(&self, cfg: &LiopsConfig) -> Result<(), BackendError> {
-        let mut statements = Vec::new();
-        for table in cfg.tables() {
-            statements.push(liops_sql::create_index(Dialect::Postgres, &table));
-            statements.push(liops_sql::analyze(Dialect::Postgres, &table));
-        }
-        self.setup_batch(&statements).await
     }
 }
 

@@ -166,7 +166,9 @@ impl Lean {
                 layout,
                 op,
                 columns,
-                async || io.prepare(&sql()).await,
+                // Boxed: preparing is rare, and its state would size
+                // every operation's future.
+                async || Box::pin(io.prepare(&sql())).await,
                 retire,
             )
             .await?;
