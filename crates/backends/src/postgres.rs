@@ -717,9 +717,9 @@ impl Bodies for PostgresConnection {
     // work through a boxed future: that path's state (tokio-postgres'
     // queries, several hundred bytes) would otherwise size every
     // operation's future, which each layer above copies when it starts one
-    // (a point select's future was 1.3 KB, and its copies a twentieth of
-    // the client's user time). The box is one allocation next to the
-    // several tokio-postgres makes per query.
+    // (this body's future for a point select was 1,336 bytes, and is 560;
+    // the read's, from the worker down, 3,040 and 1,488). The box is one
+    // allocation next to the several tokio-postgres makes per query.
     async fn read_now(&mut self, read: Read<'_>) -> PgResult {
         let Some((lean, layout)) = self.lean().await? else {
             return Box::pin(self.driver_read(read)).await;
