@@ -26,9 +26,9 @@
 //! socket go through [`lean`], a client of the extended protocol at
 //! libpq's cost per query; tokio-postgres makes its connection and serves
 //! everything else ([`driver`]: YCSB's operations on the other
-//! topologies; [`workloads`]: vote and LIOPS). With `-p connections=K` (K < N), the N sojourn
-//! connections share K sockets,
-//! assigned round robin, and their requests are pipelined on each socket
+//! topologies; [`workloads`]: vote and LIOPS). With `-p connections=K`
+//! (K < N), the N sojourn connections share K sockets, assigned round
+//! robin, and their requests are pipelined on each socket
 //! (tokio-postgres sends a request as soon as it is made and matches the
 //! answers in order): N operations in flight over K connections, which
 //! [`Backend::describe`] records. A timeout or a broken socket then fails
