@@ -22,7 +22,7 @@ use crate::schedule::Schedule;
 use crate::selfcheck::StartBins;
 use crate::timer::PreciseTimer;
 
-use super::{Connector, Meter, Shared, Step};
+use super::{take_step, Connector, Meter, Shared, Step};
 
 /// What a thread tells the coordinator.
 pub(super) enum Report {
@@ -418,21 +418,25 @@ async fn worker<C, S: Step<C>>(
     let slot = shared.recorder.slot(id);
     let start = shared.start();
     let mut meter = Meter::new(start);
+    let waits = meter.waits();
     if let Some(budget) = &shared.budgets[group] {
         'outer: loop {
             let n = claim(budget);
             if n == 0 {
                 break;
             }
+            // Closed loop: a step starts when the one before it ended.
+            let mut ended = None;
             for _ in 0..n {
-                let now = Instant::now();
+                let now = ended.take().unwrap_or_else(Instant::now);
                 if shared.stopping() || shared.past_deadline(now) {
                     break 'outer;
                 }
                 meter.intended = now;
                 meter.fresh = true;
-                step.step(&mut conn, &mut meter).await;
+                take_step(&mut step, &mut conn, &mut meter, &waits).await;
                 meter.flush(slot.lock().segment(0));
+                ended = meter.ended();
                 if meter.whole {
                     break 'outer;
                 }
@@ -487,13 +491,13 @@ async fn worker<C, S: Step<C>>(
                 .record((intended + lag).duration_since(start).as_nanos() as u64);
         }
         meter.intended = intended;
-        step.step(&mut conn, &mut meter).await;
+        take_step(&mut step, &mut conn, &mut meter, &waits).await;
         let mut slot_stats = slot.lock();
         let stats = slot_stats.segment(shared.segment_of(t));
         meter.flush(stats);
         stats.record_lag(lag.as_nanos() as u64);
         drop(slot_stats);
-        let end = Instant::now();
+        let end = meter.ended().unwrap_or_else(Instant::now);
         seat.free
             .set(seat.index, Some(end.checked_sub(lag).unwrap_or(end)));
         if meter.whole {

@@ -36,6 +36,7 @@
 
 mod aggregate;
 mod core_thread;
+mod meter;
 mod segments;
 mod threads;
 
@@ -56,6 +57,8 @@ use crate::selfcheck::{ArrivalCheck, Arrivals, StartBins};
 use aggregate::Aggregator;
 pub use core_thread::spawn_beside;
 use core_thread::{Job, Lane, Report, ThreadCtx};
+use meter::take_step;
+pub use meter::Meter;
 pub use segments::{knee, SegmentOutcome, SegmentSlo, SegmentVerdict};
 pub use threads::{
     RuntimeThreads, ThreadUse, ThreadsWhy, CONNECTIONS_PER_THREAD, RATE_PER_THREAD,
@@ -254,104 +257,6 @@ impl Group {
             target,
             operation_count,
         }
-    }
-}
-
-/// Up to three timings per step (read-modify-write records its read, its
-/// update and itself), flushed under one lock when the step ends.
-pub struct Meter {
-    intended: Instant,
-    // Closed loop: the intended start was read from the clock just now, so
-    // the first call may start from it instead of reading the clock again.
-    fresh: bool,
-    pending: [(OpKind, Status, u64, u64); 3],
-    n: usize,
-    /// Operations timed elsewhere ([`Meter::record_timed`]): kind, status,
-    /// nanoseconds, how many.
-    timed: Vec<(OpKind, Status, u64, u64)>,
-    /// The step stands for its worker's whole phase ([`Meter::whole_phase`]).
-    whole: bool,
-}
-
-impl Meter {
-    fn new(now: Instant) -> Meter {
-        Meter {
-            intended: now,
-            fresh: false,
-            pending: [(OpKind::Read, Status::Ok, 0, 0); 3],
-            n: 0,
-            timed: Vec::new(),
-            whole: false,
-        }
-    }
-
-    /// When the current step was meant to start.
-    pub fn intended_start(&self) -> Instant {
-        self.intended
-    }
-
-    /// The moment a database call starts.
-    #[inline]
-    pub fn start(&mut self) -> Instant {
-        if std::mem::take(&mut self.fresh) {
-            self.intended
-        } else {
-            Instant::now()
-        }
-    }
-
-    /// Record a call that started at `started` and has just ended: its
-    /// service time from `started`, its response time from the step's
-    /// intended start.
-    #[inline]
-    pub fn record(&mut self, kind: OpKind, status: Status, started: Instant) {
-        self.record_span(kind, status, started, Instant::now());
-    }
-
-    /// Record a call that ran from `started` to `ended`.
-    #[inline]
-    pub fn record_span(&mut self, kind: OpKind, status: Status, started: Instant, ended: Instant) {
-        let service = ended.saturating_duration_since(started).as_nanos() as u64;
-        let response = ended.saturating_duration_since(self.intended).as_nanos() as u64;
-        if self.n < self.pending.len() {
-            self.pending[self.n] = (kind, status, service, response);
-            self.n += 1;
-        }
-    }
-
-    /// Record `count` operations timed by someone else, each `ns` long:
-    /// statements a server ran in a loop of its own and timed itself
-    /// (LIOPS' `liops.loop=server`). No client waited between them, so
-    /// their response time is their service time. Each counts as an
-    /// operation done.
-    pub fn record_timed(&mut self, kind: OpKind, status: Status, ns: u64, count: u64) {
-        if count > 0 {
-            self.timed.push((kind, status, ns, count));
-        }
-    }
-
-    /// This step is its worker's whole phase: the worker takes no other
-    /// step, and the operations recorded are what it did (not one step).
-    pub fn whole_phase(&mut self) {
-        self.whole = true;
-    }
-
-    #[inline]
-    fn flush(&mut self, stats: &mut Stats) {
-        for &(k, s, sv, rs) in &self.pending[..self.n] {
-            stats.record(k, s, sv, rs);
-        }
-        if self.whole {
-            let mut done = self.n as u64;
-            for (k, s, ns, count) in self.timed.drain(..) {
-                stats.record_n(k, s, ns, ns, count);
-                done += count;
-            }
-            stats.ops_done += done;
-        } else {
-            stats.ops_done += 1;
-        }
-        self.n = 0;
     }
 }
 

@@ -302,24 +302,32 @@ impl CoreWorker {
         self.op.key = key;
     }
 
-    /// Read the current operation's key into `read_buf`; returns the read's
-    /// status and the moment the database answered, so that verifying the
-    /// values (`dataintegrity`) is not counted as database latency.
-    async fn read_current<C: Connection>(&mut self, conn: &mut C) -> (Status, Instant) {
+    /// Read the current operation's key into `read_buf` and record it:
+    /// timed from `started` to the moment the database answered, so that
+    /// verifying the values (`dataintegrity`) is not counted as database
+    /// latency. Returns the read's status.
+    async fn read_current<C: Connection>(
+        &mut self,
+        conn: &mut C,
+        m: &mut Meter,
+        started: Instant,
+    ) -> Status {
         FieldValue::recycle(&mut self.read_buf);
         let op = &self.op;
         let status = conn.read(&op.key, op.fields(), &mut self.read_buf).await;
-        let answered = Instant::now();
         if status != Status::Ok || !self.shared.cfg.data_integrity {
-            return (status, answered);
+            m.record(OpKind::Read, status, started);
+            return status;
         }
+        let answered = Instant::now();
         let verified = verify(
             &self.shared,
             &mut self.value_scratch,
             &self.op.key,
             &self.read_buf,
         );
-        (verified, answered)
+        m.record_span(OpKind::Read, verified, started, answered);
+        verified
     }
 
     async fn load_one<C: Connection>(&mut self, conn: &mut C, m: &mut Meter) {
@@ -349,8 +357,7 @@ impl CoreWorker {
         match op.kind {
             OpKind::Read => {
                 let t = m.start();
-                let (status, end) = self.read_current(conn).await;
-                m.record_span(OpKind::Read, status, t, end);
+                self.read_current(conn, m, t).await;
             }
             OpKind::Update => {
                 let t = m.start();
@@ -375,8 +382,7 @@ impl CoreWorker {
             }
             OpKind::ReadModifyWrite => {
                 let t0 = m.start();
-                let (read, end) = self.read_current(conn).await;
-                m.record_span(OpKind::Read, read, t0, end);
+                let read = self.read_current(conn, m, t0).await;
                 let op = &self.op;
                 let t1 = m.start();
                 let update = conn.update(&op.key, op.values()).await;

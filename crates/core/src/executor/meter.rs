@@ -1,0 +1,228 @@
+//! What a worker records of one step: each call's service time (from when
+//! it started) and response time (from when the step was meant to start),
+//! flushed into the worker's statistics under one lock when the step ends;
+//! and when the step's last call ended, so that a closed loop's next step
+//! can start from that moment instead of reading the clock again.
+
+use std::future::{poll_fn, Future};
+use std::pin::pin;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::backend::Status;
+use crate::op::OpKind;
+use crate::recorder::Stats;
+
+use super::Step;
+
+/// Up to three timings per step (read-modify-write records its read, its
+/// update and itself), flushed under one lock when the step ends.
+pub struct Meter {
+    pub(super) intended: Instant,
+    // Closed loop: the intended start was read from the clock just now, so
+    // the first call may start from it instead of reading the clock again.
+    pub(super) fresh: bool,
+    pending: [(OpKind, Status, u64, u64); 3],
+    n: usize,
+    /// Operations timed elsewhere ([`Meter::record_timed`]): kind, status,
+    /// nanoseconds, how many.
+    timed: Vec<(OpKind, Status, u64, u64)>,
+    /// The step stands for its worker's whole phase ([`Meter::whole_phase`]).
+    pub(super) whole: bool,
+    /// When the last [`Meter::record`] read the clock, and how many times
+    /// the step had waited by then (see [`Meter::ended`]).
+    ended: Option<(Instant, u32)>,
+    /// How many times the current worker's steps have waited (returned
+    /// `Pending`), counted by [`take_step`].
+    waits: Arc<AtomicU32>,
+}
+
+impl Meter {
+    pub(super) fn new(now: Instant) -> Meter {
+        Meter {
+            intended: now,
+            fresh: false,
+            pending: [(OpKind::Read, Status::Ok, 0, 0); 3],
+            n: 0,
+            timed: Vec::new(),
+            whole: false,
+            ended: None,
+            waits: Arc::new(AtomicU32::new(0)),
+        }
+    }
+
+    /// The counter [`take_step`] keeps.
+    pub(super) fn waits(&self) -> Arc<AtomicU32> {
+        self.waits.clone()
+    }
+
+    /// The moment the step just taken recorded its last call, if it
+    /// recorded it with [`Meter::record`] and did not wait for anything
+    /// since: what lies between that moment and now is the client's own
+    /// bookkeeping (recording the call, the next key), a few hundred
+    /// nanoseconds at most, so the worker's next call may start from it
+    /// rather than read the clock again. A clock read was a twentieth of
+    /// the client's time per operation in a pipelined Redis run, and this
+    /// saves one of two. Counting that bookkeeping into the next call errs
+    /// towards a longer latency, never a shorter one. A step that waited
+    /// after its last record (a retry's back-off, a verification timed
+    /// apart) reads the clock afresh.
+    pub(super) fn ended(&mut self) -> Option<Instant> {
+        let (at, waits) = self.ended.take()?;
+        (waits == self.waits.load(Ordering::Relaxed)).then_some(at)
+    }
+
+    /// When the current step was meant to start.
+    pub fn intended_start(&self) -> Instant {
+        self.intended
+    }
+
+    /// The moment a database call starts.
+    #[inline]
+    pub fn start(&mut self) -> Instant {
+        if std::mem::take(&mut self.fresh) {
+            self.intended
+        } else {
+            Instant::now()
+        }
+    }
+
+    /// Record a call that started at `started` and has just ended: its
+    /// service time from `started`, its response time from the step's
+    /// intended start.
+    #[inline]
+    pub fn record(&mut self, kind: OpKind, status: Status, started: Instant) {
+        let now = Instant::now();
+        self.record_span(kind, status, started, now);
+        self.ended = Some((now, self.waits.load(Ordering::Relaxed)));
+    }
+
+    /// Record a call that ran from `started` to `ended`.
+    #[inline]
+    pub fn record_span(&mut self, kind: OpKind, status: Status, started: Instant, ended: Instant) {
+        self.ended = None;
+        let service = ended.saturating_duration_since(started).as_nanos() as u64;
+        let response = ended.saturating_duration_since(self.intended).as_nanos() as u64;
+        if self.n < self.pending.len() {
+            self.pending[self.n] = (kind, status, service, response);
+            self.n += 1;
+        }
+    }
+
+    /// Record `count` operations timed by someone else, each `ns` long:
+    /// statements a server ran in a loop of its own and timed itself
+    /// (LIOPS' `liops.loop=server`). No client waited between them, so
+    /// their response time is their service time. Each counts as an
+    /// operation done.
+    pub fn record_timed(&mut self, kind: OpKind, status: Status, ns: u64, count: u64) {
+        if count > 0 {
+            self.timed.push((kind, status, ns, count));
+        }
+    }
+
+    /// This step is its worker's whole phase: the worker takes no other
+    /// step, and the operations recorded are what it did (not one step).
+    pub fn whole_phase(&mut self) {
+        self.whole = true;
+    }
+
+    #[inline]
+    pub(super) fn flush(&mut self, stats: &mut Stats) {
+        for &(k, s, sv, rs) in &self.pending[..self.n] {
+            stats.record(k, s, sv, rs);
+        }
+        if self.whole {
+            let mut done = self.n as u64;
+            for (k, s, ns, count) in self.timed.drain(..) {
+                stats.record_n(k, s, ns, ns, count);
+                done += count;
+            }
+            stats.ops_done += done;
+        } else {
+            stats.ops_done += 1;
+        }
+        self.n = 0;
+    }
+}
+
+/// Take `step` with its waits counted for [`Meter::ended`]; `waits` is
+/// [`Meter::waits`], cloned once per worker (a clone per step would cost
+/// more than the clock read it saves).
+pub(super) async fn take_step<C, S: Step<C>>(
+    step: &mut S,
+    conn: &mut C,
+    meter: &mut Meter,
+    waits: &AtomicU32,
+) {
+    let mut fut = pin!(step.step(conn, meter));
+    poll_fn(|cx| {
+        let poll = fut.as_mut().poll(cx);
+        if poll.is_pending() {
+            // One thread polls a worker: a plain increment will do.
+            waits.store(
+                waits.load(Ordering::Relaxed).wrapping_add(1),
+                Ordering::Relaxed,
+            );
+        }
+        poll
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records one read, then waits (or not) before it returns.
+    struct RecordThen {
+        wait: bool,
+    }
+
+    impl Step<()> for RecordThen {
+        async fn step(&mut self, _: &mut (), m: &mut Meter) {
+            let t = m.start();
+            m.record(OpKind::Read, Status::Ok, t);
+            if self.wait {
+                tokio::task::yield_now().await;
+            }
+        }
+    }
+
+    fn ended_after(step: &mut RecordThen) -> Option<Instant> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let mut meter = Meter::new(Instant::now());
+        let waits = meter.waits();
+        let before = Instant::now();
+        rt.block_on(take_step(step, &mut (), &mut meter, &waits));
+        let ended = meter.ended();
+        if let Some(at) = ended {
+            assert!(at >= before, "the recorded end precedes the step");
+        }
+        // Taken once: a second look reads the clock afresh.
+        assert_eq!(meter.ended(), None);
+        ended
+    }
+
+    #[test]
+    fn a_step_that_returns_at_its_last_record_hands_its_end_on() {
+        assert!(ended_after(&mut RecordThen { wait: false }).is_some());
+    }
+
+    #[test]
+    fn a_step_that_waits_after_its_last_record_does_not() {
+        assert_eq!(ended_after(&mut RecordThen { wait: true }), None);
+    }
+
+    #[test]
+    fn a_span_timed_apart_is_not_handed_on() {
+        let mut meter = Meter::new(Instant::now());
+        let t = meter.start();
+        meter.record(OpKind::Read, Status::Ok, t);
+        let answered = Instant::now();
+        meter.record_span(OpKind::Read, Status::Ok, t, answered);
+        assert_eq!(meter.ended(), None);
+    }
+}
