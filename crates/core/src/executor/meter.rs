@@ -65,9 +65,10 @@ impl Meter {
     /// rather than read the clock again. A clock read was a twentieth of
     /// the client's time per operation in a pipelined Redis run, and this
     /// saves one of two. Counting that bookkeeping into the next call errs
-    /// towards a longer latency, never a shorter one. A step that waited
-    /// after its last record (a retry's back-off, a verification timed
-    /// apart) reads the clock afresh.
+    /// towards a longer latency, never a shorter one. After a step that
+    /// waited since its last record (a retry's back-off), or that timed
+    /// its last call itself ([`Meter::record_span`]: a read whose values
+    /// are verified after the answer), the worker reads the clock afresh.
     pub(super) fn ended(&mut self) -> Option<Instant> {
         let (at, waits) = self.ended.take()?;
         (waits == self.waits.load(Ordering::Relaxed)).then_some(at)

@@ -66,7 +66,10 @@ pub use threads::{
 };
 
 /// One operation (or a compound such as read-modify-write) on one
-/// connection. Implemented by workloads.
+/// connection. Implemented by workloads. In a closed loop the worker's
+/// next step may start at the moment of this step's last
+/// [`Meter::record`] (see `Meter::ended`), so a step records its last
+/// call as the last thing it does that takes time.
 pub trait Step<C>: Send + 'static {
     fn step(&mut self, conn: &mut C, meter: &mut Meter) -> impl Future<Output = ()> + Send;
 
