@@ -1073,6 +1073,10 @@ def own_verdicts(tables):
                       for r in counted) or "perf not installed")
     check = next((rows for t, rows in tables.items() if t.startswith("Redis open loop")), [])
     if check:
+        # The host's steal can only make a run late, never on time: a run
+        # that passed while the host stole from it passed, and only a
+        # failure then is the host's as much as the client's.
+        check = [dict(r, **{"set aside": None}) if r["check"] == "passed" else r for r in check]
         check, unmeasured = kept_rows(check, lambda r: r["target"], "during the run",
                                       lambda r: f"{r['target'] // 1000}k ({r['steal ms']:.0f} ms, {r['check']})")
         ok = all(r["check"] == "passed" for r in check)
