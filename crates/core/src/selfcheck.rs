@@ -76,8 +76,13 @@ const MAX_BINS: usize = 4 << 20;
 /// a few hundred microseconds of such jitter raised the dispersion well
 /// past the test's bound for a client inside the lag bound; in bins a
 /// hundred times the lag bound it moves the dispersion by hundredths at
-/// most, while a client that stalls for tens of milliseconds still moves
-/// whole bins' worth.
+/// such rates, while a client that stalls for tens of milliseconds still
+/// moves whole bins' worth. The width only makes a stall less likely to
+/// straddle an edge, not cheaper when it does: one stall of `d` seconds
+/// across an edge, at `r` ops/s over a run of `T` seconds, adds about
+/// `2 r d^2 / T` to the dispersion, so at 500,000 ops/s a single stall of
+/// about 2 ms in a 10 s run fails the test (a host that takes its CPU
+/// away for that long does so, and the run says it).
 const MIN_BIN_NS: f64 = 100.0 * LATE_SEND_MS * 1e6;
 
 impl StartBins {
