@@ -1150,6 +1150,10 @@ impl Bodies for BigtableConnection {
 impl Settle for BigtableConnection {
     type Error = Failure;
 
+    fn failure_text(&mut self) -> &mut Option<String> {
+        &mut self.last_error
+    }
+
     fn guard(&self) -> Guard {
         self.guard
     }

@@ -599,6 +599,10 @@ async fn prepare(
 impl Settle for CassandraConnection {
     type Error = CqlError;
 
+    fn failure_text(&mut self) -> &mut Option<String> {
+        &mut self.last_error
+    }
+
     fn guard(&self) -> Guard {
         self.guard
     }

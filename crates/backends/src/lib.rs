@@ -51,6 +51,8 @@ pub mod rocksdb;
 pub mod sqlite;
 
 pub mod builtin;
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "mysql"))]
+mod columns;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 mod liops_sql;
 #[cfg(any(

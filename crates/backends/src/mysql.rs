@@ -59,7 +59,7 @@ use crate::sql::{
     self, checked_table, sql_connection, Backoff, ByShape, Dialect, Hidden, Layout, Op, SqlOps,
     SqlUrl, Target, UrlRules,
 };
-use crate::{liops_sql, pool, text, vote_cache, vote_sql, Open, OpenOptions};
+use crate::{columns, liops_sql, pool, text, vote_cache, vote_sql, Open, OpenOptions};
 
 mod conn;
 mod row;
@@ -192,6 +192,24 @@ impl MysqlBackend {
             Err(mysql_async::Error::Server(e)) if e.code == ER_NO_SUCH_TABLE => Ok(Some(true)),
             Err(e) => Err(self.setup_error(e)),
         }
+    }
+
+    /// Whether `table` (if it exists) has the columns `schema` needs.
+    async fn check_columns(
+        &self,
+        conn: &mut mysql_async::Conn,
+        table: &str,
+        schema: &Schema,
+    ) -> Result<(), BackendError> {
+        let columns: Vec<String> = conn
+            .exec(
+                "SELECT UPPER(column_name) FROM information_schema.columns \
+                 WHERE table_schema = DATABASE() AND table_name = ?",
+                (table,),
+            )
+            .await
+            .map_err(|e| self.setup_error(e))?;
+        columns::check(table, &columns, schema.field_count()).map_err(|e| self.setup_error(e))
     }
 
     async fn setup_conn(&self) -> Result<mysql_async::Conn, BackendError> {
@@ -368,16 +386,17 @@ impl Backend for MysqlBackend {
         ))
         .await
         .map_err(|e| self.setup_error(e))?;
-        let columns: Vec<String> = conn
-            .exec(
-                "SELECT UPPER(column_name) FROM information_schema.columns \
-                 WHERE table_schema = DATABASE() AND table_name = ?",
-                (table,),
-            )
-            .await
-            .map_err(|e| self.setup_error(e))?;
+        let checked = self.check_columns(&mut conn, table, schema).await;
         let _ = conn.disconnect().await;
-        sql::missing_columns(table, &columns, schema.field_count()).map_err(|e| self.setup_error(e))
+        checked
+    }
+
+    async fn check_layout(&self, schema: &Schema) -> Result<(), BackendError> {
+        let table = checked_table(schema).map_err(|e| self.setup_error(e))?;
+        let mut conn = self.setup_conn().await?;
+        let checked = self.check_columns(&mut conn, table, schema).await;
+        let _ = conn.disconnect().await;
+        checked
     }
 
     async fn is_empty(&self, schema: &Schema) -> Result<Option<bool>, BackendError> {
@@ -585,6 +604,10 @@ impl MysqlConnection {
 
 impl Settle for MysqlConnection {
     type Error = conn::Error;
+
+    fn failure_text(&mut self) -> &mut Option<String> {
+        &mut self.last_error
+    }
 
     fn guard(&self) -> Guard {
         self.guard

@@ -62,7 +62,7 @@ use crate::sql::{
     self, checked_table, Backoff, ByShape, Dialect, Layout, Op, SqlUrl, Target, UrlRules,
     SETUP_TIMEOUT,
 };
-use crate::{text, vote_cache, Open, OpenOptions};
+use crate::{columns, text, vote_cache, Open, OpenOptions};
 
 mod driver;
 mod lean;
@@ -403,6 +403,16 @@ impl PostgresBackend {
             schema.field_count(),
         ))
         .await?;
+        self.check_columns(client, table, schema).await
+    }
+
+    /// Whether `table` (if it exists) has the columns `schema` needs.
+    async fn check_columns(
+        &self,
+        client: &Client,
+        table: &str,
+        schema: &Schema,
+    ) -> Result<(), BackendError> {
         // Unquoted names fold to lower case, hence the lookup by the
         // lower-case name.
         let rows = client
@@ -414,7 +424,7 @@ impl PostgresBackend {
             .await
             .map_err(|e| self.setup_error(error_text(&e)))?;
         let columns: Vec<String> = rows.iter().filter_map(|r| r.try_get(0).ok()).collect();
-        sql::missing_columns(table, &columns, schema.field_count()).map_err(|e| self.setup_error(e))
+        columns::check(table, &columns, schema.field_count()).map_err(|e| self.setup_error(e))
     }
 
     /// Whether the server runs on this machine, so its processes' CPU time
@@ -475,6 +485,14 @@ impl Backend for PostgresBackend {
         let empty = self.nothing_in(&live, &sql::any_row(table)).await;
         live.publish_stats(SETUP_TIMEOUT).await;
         empty
+    }
+
+    async fn check_layout(&self, schema: &Schema) -> Result<(), BackendError> {
+        let table = checked_table(schema).map_err(|e| self.setup_error(e))?;
+        let live = self.setup_client().await?;
+        let checked = self.check_columns(&live.client, table, schema).await;
+        live.publish_stats(SETUP_TIMEOUT).await;
+        checked
     }
 
     async fn connect(&self, schema: Arc<Schema>) -> Result<PostgresConnection, BackendError> {
@@ -671,6 +689,10 @@ impl PostgresConnection {
 
 impl Settle for PostgresConnection {
     type Error = PgError;
+
+    fn failure_text(&mut self) -> &mut Option<String> {
+        &mut self.last_error
+    }
 
     fn guard(&self) -> Guard {
         self.guard

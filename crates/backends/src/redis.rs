@@ -508,6 +508,18 @@ impl RedisBackend {
         link: &mut Transport<Resp>,
         args: &[&[u8]],
     ) -> Result<Option<i64>, BackendError> {
+        match self.setup_reply(link, args).await? {
+            Answer::Int(n) => Ok(Some(n)),
+            Answer::Text(_) | Answer::Other => Ok(None),
+        }
+    }
+
+    /// A setup command's answer: a number, a string, or something else.
+    async fn setup_reply(
+        &self,
+        link: &mut Transport<Resp>,
+        args: &[&[u8]],
+    ) -> Result<Answer, BackendError> {
         let fail = |message: String| BackendError::Setup {
             target: self.target(),
             message,
@@ -516,11 +528,46 @@ impl RedisBackend {
         let reply = link.call(1).await.map_err(|e| fail(e.to_string()))?;
         match Reader::new(reply).next().map_err(fail)? {
             Item::Error(e) => Err(fail(String::from_utf8_lossy(e).into_owned())),
-            Item::Int(n) => Ok(Some(n)),
-            _ => Ok(None),
+            Item::Int(n) => Ok(Answer::Int(n)),
+            Item::Simple(t) | Item::Bulk(Some(t)) => {
+                Ok(Answer::Text(String::from_utf8_lossy(t).into_owned()))
+            }
+            _ => Ok(Answer::Other),
         }
     }
+
+    /// The types of up to `n` keys drawn at random (`RANDOMKEY`), the
+    /// scan index aside: what the data already there is made of.
+    async fn sample_types(
+        &self,
+        link: &mut Transport<Resp>,
+        n: usize,
+    ) -> Result<Vec<(String, String)>, BackendError> {
+        let mut seen = Vec::new();
+        for _ in 0..n {
+            let Answer::Text(key) = self.setup_reply(link, &[b"RANDOMKEY"]).await? else {
+                break;
+            };
+            if key == INDEX_KEY || seen.iter().any(|(k, _)| *k == key) {
+                continue;
+            }
+            if let Answer::Text(ty) = self.setup_reply(link, &[b"TYPE", key.as_bytes()]).await? {
+                seen.push((key, ty));
+            }
+        }
+        Ok(seen)
+    }
 }
+
+/// A setup command's answer, as [`RedisBackend::setup_reply`] reads it.
+enum Answer {
+    Int(i64),
+    Text(String),
+    Other,
+}
+
+/// Keys [`Backend::check_layout`] looks at.
+const LAYOUT_SAMPLE: usize = 8;
 
 impl Open for RedisBackend {
     const FORMS: &'static [&'static str] = &[
@@ -704,6 +751,46 @@ impl Backend for RedisBackend {
             }
         }
         Ok(Some(true))
+    }
+
+    /// Records are hashes (`redis.mode=hash`) or strings (`string`): keys
+    /// drawn at random from the first node must include one of the type
+    /// this mode reads, when any is a hash or a string. (A database shared
+    /// with other data may hold both; only none of the right type is
+    /// refused.)
+    async fn check_layout(&self, schema: &Schema) -> Result<(), BackendError> {
+        self.check_schema(schema)?;
+        let mut link = self.setup_link().await?;
+        let types = self.sample_types(&mut link, LAYOUT_SAMPLE).await?;
+        let (want, other, fix) = match self.opts.mode {
+            RedisMode::Hash => (
+                "hash",
+                "string",
+                "-p redis.mode=string (with -p fieldcount=1) reads them",
+            ),
+            RedisMode::String => ("string", "hash", "-p redis.mode=hash reads them"),
+        };
+        let of = |t: &str| types.iter().filter(|(_, ty)| ty == t).count();
+        if of(want) > 0 || of(other) == 0 {
+            return Ok(());
+        }
+        let key = &types
+            .iter()
+            .find(|(_, ty)| ty == other)
+            .map(|(k, _)| k.as_str());
+        Err(BackendError::Config(format!(
+            "{}: its records are {other}s ({} of {} keys drawn at random, such as {:?}), as \
+             redis.mode={other} writes them, and this run reads {want}s (redis.mode={}): {fix}, \
+             or add --drop to load it again",
+            self.target(),
+            of(other),
+            types.len(),
+            key.unwrap_or_default(),
+            match self.opts.mode {
+                RedisMode::Hash => "hash, the default",
+                RedisMode::String => "string",
+            }
+        )))
     }
 
     async fn connect(&self, schema: Arc<Schema>) -> Result<RedisConnection, BackendError> {

@@ -525,6 +525,10 @@ type RocksResult = Result<Status, String>;
 impl Settle for RocksConnection {
     type Error = String;
 
+    fn failure_text(&mut self) -> &mut Option<String> {
+        &mut self.last_error
+    }
+
     fn guard(&self) -> Guard {
         self.guard
     }

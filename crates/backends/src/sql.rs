@@ -197,28 +197,6 @@ pub(crate) fn checked_table(schema: &Schema) -> Result<&str, String> {
     }
 }
 
-/// Why a table found after `CREATE TABLE IF NOT EXISTS` cannot serve a
-/// workload of `field_count` fields: upper-case `columns` lacks some. A
-/// table left with fewer fields would turn every write into an ERROR
-/// status; this says so once, at setup, instead.
-pub(crate) fn missing_columns(
-    table: &str,
-    columns: &[String],
-    field_count: usize,
-) -> Result<(), String> {
-    let missing: Vec<String> = std::iter::once("YCSB_KEY".to_string())
-        .chain((0..field_count).map(|f| format!("FIELD{f}")))
-        .filter(|c| !columns.contains(c))
-        .collect();
-    if missing.is_empty() {
-        return Ok(());
-    }
-    Err(format!(
-        "table {table} exists without column(s) {}; empty it with the drop option to recreate it",
-        missing.join(", ")
-    ))
-}
-
 /// A driver's settings, which hold the password: `Debug` shows none of
 /// them.
 #[cfg(feature = "mysql")]

@@ -34,7 +34,7 @@ use rusqlite::{OpenFlags, OptionalExtension, ToSql};
 use sojourn_core::backend::guard::{Bodies, Failure, Guard, Read, Scan, Settle};
 use sojourn_core::backend::{Backend, BackendError, FieldValue, Fields, Row, Schema, Status};
 
-use crate::{url, Open, OpenOptions};
+use crate::{columns, url, Open, OpenOptions};
 
 /// How long a statement waits for another connection's write lock before
 /// it fails with `SQLITE_BUSY` (reported as `ERROR`).
@@ -75,6 +75,24 @@ impl SqliteBackend {
             target: self.describe(),
             message: message.to_string(),
         }
+    }
+
+    /// Whether the workload's table (if it exists) has the columns
+    /// `schema` needs.
+    fn check_columns(
+        &self,
+        conn: &rusqlite::Connection,
+        schema: &Schema,
+    ) -> Result<(), BackendError> {
+        let mut stmt = conn
+            .prepare("SELECT upper(name) FROM pragma_table_info(?1)")
+            .map_err(|e| self.setup_error(e))?;
+        let columns: Vec<String> = stmt
+            .query_map([&schema.table], |r| r.get(0))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.setup_error(e))?;
+        columns::check(&schema.table, &columns, schema.field_count())
+            .map_err(|e| self.setup_error(e))
     }
 }
 
@@ -170,27 +188,15 @@ impl Backend for SqliteBackend {
         }
         conn.execute_batch(&create_table_sql(&table, schema.field_count()))
             .map_err(|e| self.setup_error(e))?;
-        // A table left by an earlier run with fewer fields would turn every
-        // write into an ERROR status; say so once, here, instead.
-        let mut stmt = conn
-            .prepare("SELECT upper(name) FROM pragma_table_info(?1)")
-            .map_err(|e| self.setup_error(e))?;
-        let columns: Vec<String> = stmt
-            .query_map([&schema.table], |r| r.get(0))
-            .and_then(|rows| rows.collect())
-            .map_err(|e| self.setup_error(e))?;
-        let missing: Vec<String> = std::iter::once("YCSB_KEY".to_string())
-            .chain((0..schema.field_count()).map(column))
-            .filter(|c| !columns.contains(c))
-            .collect();
-        if !missing.is_empty() {
-            return Err(self.setup_error(format!(
-                "table {} exists without column(s) {}; empty it with the drop option to recreate it",
-                schema.table,
-                missing.join(", ")
-            )));
+        self.check_columns(&conn, schema)
+    }
+
+    async fn check_layout(&self, schema: &Schema) -> Result<(), BackendError> {
+        if !self.path.exists() {
+            return Ok(());
         }
-        Ok(())
+        let conn = open(&self.path, false).map_err(|e| self.connect_error(e))?;
+        self.check_columns(&conn, schema)
     }
 
     async fn is_empty(&self, schema: &Schema) -> Result<Option<bool>, BackendError> {
@@ -446,6 +452,10 @@ struct Request {
 
 impl Settle for SqliteConnection {
     type Error = rusqlite::Error;
+
+    fn failure_text(&mut self) -> &mut Option<String> {
+        &mut self.last_error
+    }
 
     fn guard(&self) -> Guard {
         self.guard

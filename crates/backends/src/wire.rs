@@ -634,6 +634,10 @@ macro_rules! settled_by_the_transport {
             ) -> sojourn_core::backend::Status {
                 $crate::wire::settle(&mut self.last_error, failure)
             }
+
+            fn failure_text(&mut self) -> &mut Option<String> {
+                &mut self.last_error
+            }
         }
     };
 }

@@ -501,7 +501,10 @@ pub struct PhaseArgs {
     #[arg(short = 'P', value_name = "FILE")]
     pub files: Vec<PathBuf>,
 
-    /// Property KEY=VALUE (repeatable; wins over files).
+    /// Property KEY=VALUE (repeatable; wins over files). Among sojourn's
+    /// own: max_error_rate=SHARE, the share of an operation kind's
+    /// operations that may fail before the phase fails with exit status 1
+    /// (default 1: when every one failed; none: never, as YCSB).
     #[arg(short = 'p', value_name = "KEY=VALUE")]
     pub props: Vec<String>,
 

@@ -396,6 +396,22 @@ impl State {
         Some((throughput, p99))
     }
 
+    /// The database's words for the commonest failure so far, with its
+    /// count, cut to fit the status line.
+    fn top_reason(&self) -> Option<(u64, String)> {
+        const WIDTH: usize = 70;
+        let r = self
+            .totals
+            .kinds()
+            .flat_map(|(_, op)| op.reasons.iter())
+            .max_by_key(|r| r.count)?;
+        let text = match r.first.char_indices().nth(WIDTH) {
+            Some((end, _)) => format!("{}…", &r.first[..end]),
+            None => r.first.clone(),
+        };
+        Some((r.count, text))
+    }
+
     /// Failed operations so far, by status.
     fn errors(&self) -> BTreeMap<&'static str, u64> {
         let mut out = BTreeMap::new();

@@ -292,6 +292,30 @@ fn exposition(shared: &Shared) -> String {
         },
     );
     family(
+        "sojourn_failures_total",
+        "counter",
+        "Failed operations by the database's own words: the error's text with quoted names \
+         and numbers masked (at most 9 per operation; the rest counted as (other reasons)).",
+        &|o| {
+            for m in &phases {
+                for (kind, op) in m.totals.kinds() {
+                    for r in op.reasons.iter() {
+                        let reason = reason_label(&r.kind);
+                        let l = labels(
+                            &m.labels,
+                            &[
+                                ("operation", kind.name()),
+                                ("status", r.status.ycsb_name()),
+                                ("reason", &reason),
+                            ],
+                        );
+                        let _ = writeln!(o, "sojourn_failures_total{l} {}", r.count);
+                    }
+                }
+            }
+        },
+    );
+    family(
         "sojourn_offered_operations_total",
         "counter",
         "Arrivals the schedule released (open loop): the load offered.",
@@ -452,6 +476,15 @@ fn histogram(
 }
 
 /// `{k="v",...}` with the exposition format's escapes.
+/// A reason as a label value: short enough for a legend.
+fn reason_label(kind: &str) -> String {
+    const LIMIT: usize = 100;
+    match kind.char_indices().nth(LIMIT) {
+        Some((end, _)) => format!("{}…", &kind[..end]),
+        None => kind.to_string(),
+    }
+}
+
 fn labels(base: &[(String, String)], extra: &[(&str, &str)]) -> String {
     let mut out = String::from("{");
     let pairs = base

@@ -76,6 +76,12 @@ fn reads_a_table_made_by_plain_sql() {
 }
 
 #[test]
+fn a_table_missing_a_column() {
+    let Some(db) = Mariadb::start() else { return };
+    sql_common::a_table_missing_a_column(&db, "ERROR 1054 (42S22): Unknown column 'FIELD2'");
+}
+
+#[test]
 fn survives_a_stall_longer_than_the_timeout() {
     let Some(mut db) = Mariadb::start() else {
         return;

@@ -73,6 +73,12 @@ fn reads_a_table_made_by_plain_sql() {
 }
 
 #[test]
+fn a_table_missing_a_column() {
+    let Some(db) = Postgres::start() else { return };
+    sql_common::a_table_missing_a_column(&db, "column \"field2\" does not exist (SQLSTATE 42703)");
+}
+
+#[test]
 fn survives_a_stall_longer_than_the_timeout() {
     let Some(mut db) = Postgres::start() else {
         return;

@@ -263,6 +263,173 @@ fn string_layout_multiplexed() {
     assert!(!err.contains("panicked"), "{err}");
 }
 
+/// Strings where a run reads hashes (a whitepaper suite's data, then an
+/// ordinary workload A): `bench` refuses before any operation, naming the
+/// setting that reads them; `run` fails every operation, says why as Redis
+/// said it (in the warning, the JSON report and the store), exits 1, and
+/// loses nothing; the pipelined path says the same.
+#[test]
+fn string_data_read_as_hashes() {
+    let Some(server) = RedisServer::start(None) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let hp = host_port(&server);
+    let mut load = with(&["load", "redis", "-P", "workloadc"], &hp);
+    load.extend(["-p", "redis.mode=string", "-p", "fieldcount=1"].map(String::from));
+    assert_eq!(
+        get(&run(dir.path(), &strs(&load)), "INSERT", "Return=OK"),
+        1000.0
+    );
+
+    let err = refused(
+        dir.path(),
+        &strs(&with(&["bench", "redis", "-P", "workloada"], &hp)),
+    );
+    assert!(
+        err.contains("-p redis.mode=string") && err.contains("--drop") && err.contains("strings"),
+        "{err}"
+    );
+    assert!(!err.contains("Return="), "nothing ran: {err}");
+    assert_eq!(server.command(&["DBSIZE"]), ":1000");
+
+    const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+    let json = dir.path().join("run.json");
+    let args = with(
+        &[
+            "run",
+            "redis",
+            "-P",
+            "workloada",
+            "-p",
+            "operationcount=500",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        &hp,
+    );
+    let out = sojourn(dir.path(), &strs(&args));
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}
+{stderr}"
+    );
+    let s = parse_summary(&stdout);
+    let (reads, updates) = (
+        get(&s, "READ", "Return=ERROR"),
+        get(&s, "UPDATE", "Return=ERROR"),
+    );
+    assert_eq!(reads + updates, 500.0, "{s:#?}");
+    assert!(
+        stderr.contains(&format!(
+            "{reads} of {reads} READ operations did not succeed: {reads} × {WRONGTYPE} (first at "
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("error: the phase failed: ") && stderr.contains("every one of them"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("recorded as run"), "{stderr}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for (op, n) in [("read", reads), ("update", updates)] {
+        let f = &report["ops"][op]["failures"][0];
+        assert_eq!(f["text"], WRONGTYPE, "{report}");
+        assert_eq!(f["count"].as_f64(), Some(n), "{report}");
+        assert!(f["first_at_s"].as_f64().is_some_and(|t| t >= 0.0), "{f}");
+    }
+    let rows = query_rows(
+        dir.path(),
+        "SELECT op, failures, first_text FROM run_failures ORDER BY op",
+    );
+    assert_eq!(
+        rows,
+        serde_json::json!([
+            {"op": "read", "failures": reads as u64, "first_text": WRONGTYPE},
+            {"op": "update", "failures": updates as u64, "first_text": WRONGTYPE},
+        ])
+    );
+
+    let mut pipelined = with(
+        &[
+            "run",
+            "redis",
+            "-P",
+            "workloadc",
+            "-threads",
+            "8",
+            "-p",
+            "connections=2",
+            "-p",
+            "operationcount=400",
+        ],
+        &hp,
+    );
+    pipelined.extend(["-p", "max_error_rate=none"].map(String::from));
+    let out = sojourn(dir.path(), &strs(&pipelined));
+    let stderr = ok(&out).to_string() + &text(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "400 of 400 READ operations did not succeed: 400 × {WRONGTYPE}"
+        )),
+        "-p max_error_rate=none exits 0 whatever fails, and the words are the same: {stderr}"
+    );
+
+    // Repetitions and a capacity search carry the failed phase to their
+    // own exit status, once everything is shown.
+    let repeated = with(
+        &[
+            "run",
+            "redis",
+            "-P",
+            "workloadc",
+            "-p",
+            "operationcount=50",
+            "--repeat",
+            "2",
+        ],
+        &hp,
+    );
+    let out = sojourn(dir.path(), &strs(&repeated));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("recorded 2 repetitions as group")
+            && err.contains("error: repetition 1 of 2: the phase failed: 50 of 50 READ"),
+        "{err}"
+    );
+    let capacity = with(
+        &[
+            "capacity",
+            "redis",
+            "-P",
+            "workloadc",
+            "--slo",
+            "read.p90<200ms",
+            "--start",
+            "400",
+            "--step",
+            "0.3",
+            "--settle",
+            "0",
+        ],
+        &hp,
+    );
+    let out = sojourn(dir.path(), &strs(&capacity));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        text(&out.stdout).contains("latency-throughput curve")
+            && err.contains("error: step 1 (target 400.0): the phase failed: ")
+            && err.contains(" every one of them; most often: ")
+            && err.contains(&format!(" × {WRONGTYPE}. What was measured")),
+        "one step, shown, then the failure: {err}"
+    );
+}
+
 /// A run at 1000 ops/s against `server`, with a 500 ms operation timeout,
 /// started after loading 1000 records; returns it once it is running.
 fn start_run(

@@ -145,6 +145,10 @@ pub struct Verdict {
     pub too_few_operations: bool,
     /// Why not, when not sustained.
     pub reason: Option<String>,
+    /// The step failed as a phase does by its failed operations
+    /// (`-p max_error_rate`), which ends the search: said why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase_failed: Option<String>,
 }
 
 impl Verdict {
@@ -300,6 +304,7 @@ pub fn judge<'a>(
         sustained: reason.is_none(),
         too_few_operations,
         reason,
+        phase_failed: None,
     }
 }
 

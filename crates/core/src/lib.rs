@@ -11,6 +11,7 @@ pub mod backend;
 pub mod capacity;
 pub mod cpu;
 pub mod executor;
+pub mod failures;
 pub mod generator;
 pub mod histlog;
 pub mod keys;

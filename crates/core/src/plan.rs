@@ -10,8 +10,10 @@ use serde::Serialize;
 
 use crate::backend::Schema;
 use crate::executor::{Group, RunConfig, SegmentSlo};
+use crate::failures::TooManyFailed;
 use crate::properties::{Origin, Properties, PropertyError, UnknownKey, CORE_PROPERTIES};
 use crate::rate::Target;
+use crate::recorder::Stats;
 use crate::schedule::Arrival;
 use crate::workload::keyvalue::{is_keyvalue, KeyValueConfig, KEYVALUE_PROPERTIES};
 use crate::workload::liops::{is_liops, LiopsConfig, LIOPS_PROPERTIES};
@@ -40,6 +42,9 @@ pub const SOJOURN_PROPERTIES: &[&str] = &[
     // Judge each segment and stop at the first that misses.
     "rate.slo",
     "rate.max_error_rate",
+    // The share of a kind's operations that may fail before the phase
+    // counts as failed (see crate::failures::TooManyFailed).
+    "max_error_rate",
     // Sockets shared by the connections, pipelined (Redis, memcached).
     "connections",
 ];
@@ -95,6 +100,11 @@ pub struct Plan {
     pub status_interval: Duration,
     /// The seed was chosen by sojourn rather than given.
     pub seed_generated: bool,
+    /// The share of an operation kind's operations that may fail before
+    /// the phase counts as failed (exit status 1); `None`: never (YCSB's
+    /// way). A phase whose every operation of a kind failed fails at any
+    /// share.
+    pub max_error_rate: Option<f64>,
     /// Said before the phase starts: a count or time limit that ends a
     /// rate profile or trace before it is over.
     pub warnings: Vec<String>,
@@ -387,9 +397,16 @@ impl Plan {
             percentiles,
             status_interval,
             seed_generated,
+            max_error_rate: crate::failures::max_error_rate(p)?,
             warnings,
             unknown,
         })
+    }
+
+    /// Whether the phase failed by its failed operations, judged on
+    /// `stats` (the whole phase, warm-up included).
+    pub fn too_many_failed(&self, stats: &Stats) -> Option<TooManyFailed> {
+        stats.too_many_failed(self.max_error_rate)
     }
 }
 

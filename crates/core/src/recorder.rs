@@ -15,10 +15,13 @@
 //! path writes into outgrow the CPU's caches, and made the aggregator scan
 //! megabytes every tick.
 
+use std::time::SystemTime;
+
 use hdrhistogram::Histogram;
 use parking_lot::Mutex;
 
 use crate::backend::Status;
+use crate::failures::{Cause, Reasons, TooManyFailed};
 use crate::op::OpKind;
 
 /// Histograms count nanoseconds from 1 ns to one hour with 3 significant
@@ -86,6 +89,8 @@ pub struct OpStats {
     pub failed: Option<Box<Latencies>>,
     /// Counts by [`Status::index`].
     pub statuses: [u64; Status::COUNT],
+    /// Why failures failed, where the database said.
+    pub reasons: Reasons,
 }
 
 impl OpStats {
@@ -95,6 +100,7 @@ impl OpStats {
             ok: Latencies::new(),
             failed: None,
             statuses: [0; Status::COUNT],
+            reasons: Reasons::default(),
         }
     }
 
@@ -113,6 +119,12 @@ impl OpStats {
             .filter(|s| !s.is_ok())
             .map(|s| self.statuses[s.index()])
             .sum()
+    }
+
+    /// Why this kind's failures failed, most frequent first; `start` is
+    /// the run's first operation.
+    pub fn causes(&self, start: SystemTime) -> Vec<crate::failures::Cause> {
+        crate::failures::Cause::of(&self.reasons, &self.statuses, start)
     }
 
     /// The longest service time of any operation, failed or not (0 if
@@ -150,6 +162,7 @@ impl OpStats {
         for (a, b) in self.statuses.iter_mut().zip(other.statuses.iter()) {
             *a += b;
         }
+        self.reasons.merge(&other.reasons);
     }
 
     fn reset(&mut self) {
@@ -158,6 +171,7 @@ impl OpStats {
             f.reset();
         }
         self.statuses = [0; Status::COUNT];
+        self.reasons.clear();
     }
 }
 
@@ -211,6 +225,15 @@ impl Stats {
                 .get_or_insert_with(|| Box::new(Latencies::new()))
                 .record_n(service_ns, response_ns, n);
         }
+    }
+
+    /// Why one failure of `kind`, already recorded with `status`, failed:
+    /// the database's `text`, at `at`.
+    pub fn note_reason(&mut self, kind: OpKind, status: Status, text: &str, at: SystemTime) {
+        self.ops[kind.index()]
+            .get_or_insert_with(|| Box::new(OpStats::new()))
+            .reasons
+            .note(status, text, at);
     }
 
     #[inline]
@@ -272,6 +295,22 @@ impl Stats {
     /// Total failed operations over all kinds.
     pub fn failures(&self) -> u64 {
         self.kinds().map(|(_, s)| s.failures()).sum()
+    }
+
+    /// Whether these operations fail their phase under `max_error_rate`
+    /// (see [`TooManyFailed::judge`]), with the commonest cause.
+    pub fn too_many_failed(&self, max_error_rate: Option<f64>) -> Option<TooManyFailed> {
+        let kinds = self.kinds().map(|(k, s)| (k, s.failures(), s.count()));
+        let mut failed = TooManyFailed::judge(kinds, max_error_rate)?;
+        failed.cause = self
+            .op(failed.kind)
+            .and_then(|s| s.causes(SystemTime::UNIX_EPOCH).into_iter().next())
+            .map(|c| Cause {
+                first_at_s: None,
+                ..c
+            })
+            .map(|c| c.to_string());
+        Some(failed)
     }
 }
 

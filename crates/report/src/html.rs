@@ -508,6 +508,40 @@ fn fact(p: &mut Page, name: &str, value: &str) {
 
 /// The database's own counters over the run: each counter's change and its
 /// figure per operation, server CPU as microseconds per operation.
+/// Why operations failed, in the database's words: per kind, each cause
+/// with its count and when it first came.
+fn failures_table(p: &mut Page, r: &RunRecord, total: &sojourn_core::recorder::Stats) {
+    let start = r.meta().started_at;
+    let body: Vec<Vec<String>> = total
+        .kinds()
+        .flat_map(|(kind, s)| {
+            s.causes(start).into_iter().map(move |c| {
+                vec![
+                    kind.ycsb_name().to_string(),
+                    tables::grouped(c.count as f64),
+                    c.status.to_string(),
+                    c.text
+                        .unwrap_or_else(|| "(the database said nothing)".into()),
+                    c.first_at_s.map_or("-".into(), |t| format!("{t:.2} s")),
+                ]
+            })
+        })
+        .collect();
+    if body.is_empty() {
+        return;
+    }
+    p.html.push_str("<h3>Failed operations</h3>");
+    let head = [
+        "operation",
+        "failed",
+        "status",
+        "the database's words",
+        "first at",
+    ]
+    .map(String::from);
+    html_table(p, &head, &body);
+}
+
 fn server_table(p: &mut Page, s: &sojourn_core::backend::ServerStats) {
     let _ = write!(
         p.html,
@@ -645,6 +679,7 @@ fn run_section(p: &mut Page, r: &RunRecord, open: bool) {
         }
         p.html.push_str("</ul>\n");
     }
+    failures_table(p, r, &total);
     if let Some(server) = &r.server {
         server_table(p, server);
     }

@@ -63,6 +63,20 @@ impl<'s> Database<'s> {
         self.backend.visit(IsEmpty(plan, &self.rt))
     }
 
+    /// Whether the data already there has the layout `plan`'s operations
+    /// expect; an error saying what would match it if not.
+    pub fn check_layout(&self, plan: &Plan) -> Result<()> {
+        struct Layout<'a>(&'a Plan, &'a tokio::runtime::Runtime);
+        impl Visitor for Layout<'_> {
+            type Output = Result<()>;
+            fn visit<B: Backend>(self, b: &B) -> Self::Output {
+                let Layout(plan, rt) = self;
+                Ok(rt.block_on(plan.workload.check_layout(b, &plan.schema))?)
+            }
+        }
+        self.backend.visit(Layout(plan, &self.rt))
+    }
+
     /// Create the workload's tables if absent; with `drop`, empty them.
     pub fn prepare(&self, plan: &Plan, drop: bool) -> Result<()> {
         struct Prepare<'a>(&'a Plan, &'a tokio::runtime::Runtime, bool);
@@ -119,7 +133,12 @@ impl<'s> Database<'s> {
             // With --drop, what is there is about to go: not even tables of
             // another layout (which `is_empty` refuses) matter.
             let empty = if drop { None } else { self.is_empty(load)? };
-            if run.is_some() && empty == Some(false) {
+            if let (Some(run), Some(false)) = (run, empty) {
+                // Data of another layout would fail every operation of
+                // the run: refused now, saying what would match it.
+                self.check_layout(run).with_context(|| {
+                    format!("{describe} already holds data for {what}, of another layout")
+                })?;
                 eprintln!("{describe} already holds data for {what}; skipping load");
             } else if empty == Some(false) && load.workload.load_appends() {
                 bail!(

@@ -8,6 +8,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use sojourn_core::cpu::CpuTimes;
 use sojourn_core::executor::ThreadUse;
+use sojourn_core::output::Warning;
 use sojourn_core::recorder::{LatencySummary, Stats};
 
 use crate::StoreError;
@@ -61,20 +62,27 @@ pub fn merge(runs: &[RunRecord]) -> Result<RunRecord, StoreError> {
     out.summary.error = runs.iter().find_map(|r| r.summary.error.clone());
     out.summary.ended_at = runs.iter().filter_map(|r| r.summary.ended_at).max();
     out.summary.totals = merge_totals(runs);
+    let mut total = Stats::default();
+    for r in runs {
+        total.add(&r.total);
+    }
+    // Each client's warnings stand, but whether a percentile rests on too
+    // few operations is judged again on the merged ones, which are more.
     out.warnings = runs
         .iter()
         .enumerate()
         .flat_map(|(i, r)| {
             r.warnings
                 .iter()
+                .filter(|w| !Warning::is_few_samples(w))
                 .map(move |w| format!("client {}: {w}", r.meta().client_index.max(i as u32)))
         })
+        .chain(
+            Warning::few_samples(&total, &first.meta().percentiles)
+                .iter()
+                .map(|w| sojourn_core::redact::text(&w.to_string())),
+        )
         .collect();
-
-    let mut total = Stats::default();
-    for r in runs {
-        total.add(&r.total);
-    }
     out.total = total;
     // Clients share a profile scaled by their share: segment by segment,
     // targets and operations add up.

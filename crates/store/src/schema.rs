@@ -27,13 +27,16 @@
 //! - `run_segments`, `segment_ops`: a run that followed a rate profile,
 //!   each segment summarised on its own (operations counted by intended
 //!   start), as `run_ops` summarises the whole.
+//! - `run_failures`: per run and operation kind, why operations failed
+//!   in the database's words: each cause counted, with its first text and
+//!   time.
 //! - `agents`, `agent_phases`, `agent_shares`: where agents on many
 //!   machines meet (a PostgreSQL store): who is there and alive, the phases
 //!   a coordinator posted, and each share, who claimed it, how it went and
 //!   the run it recorded (see agents.rs).
 
 /// The schema version this build writes; older stores are migrated on open.
-pub const SCHEMA_VERSION: u32 = 8;
+pub const SCHEMA_VERSION: u32 = 9;
 
 /// Column names of the counts by status, in [`sojourn_core::backend::Status::ALL`] order.
 pub(crate) const STATUS_COLUMNS: [&str; 9] = [
@@ -55,7 +58,7 @@ pub(crate) const FIGURES: [&str; 9] = [
 ];
 
 /// Migration `n` (1-based) takes a store from version n-1 to n.
-pub(crate) const MIGRATIONS: [&str; 8] = [V1, V2, V3, V4, V5, V6, V7, V8];
+pub(crate) const MIGRATIONS: [&str; 9] = [V1, V2, V3, V4, V5, V6, V7, V8, V9];
 
 /// The first schema: runs, their side tables, totals per operation kind,
 /// and the time series.
@@ -590,6 +593,22 @@ CREATE TABLE segment_ops (
     PRIMARY KEY (run_id, seq, op)
 );
 ALTER TABLE intervals ADD COLUMN offered BIGINT;
+"#;
+
+/// Why operations failed: per run, operation kind, status and cause
+/// (`kind`: the database's text with names and numbers masked), how many
+/// failed so, and the first such failure's full text and time.
+const V9: &str = r#"
+CREATE TABLE run_failures (
+    run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    op TEXT NOT NULL,
+    status TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    failures BIGINT NOT NULL,
+    first_text TEXT NOT NULL,
+    first_unix DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (run_id, op, status, kind)
+);
 "#;
 
 /// Migration `n`'s SQL for a dialect.

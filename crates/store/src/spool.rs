@@ -28,11 +28,12 @@ use crate::{RunId, RunMeta, Store, StoreError};
 
 /// The tables that hold a run's rows besides `runs`, parents before the
 /// rows that refer to them.
-const RUN_TABLES: [&str; 9] = [
+const RUN_TABLES: [&str; 10] = [
     "run_properties",
     "run_labels",
     "run_warnings",
     "run_ops",
+    "run_failures",
     "intervals",
     "interval_ops",
     "run_server_counters",

@@ -23,6 +23,7 @@ use sojourn_core::cpu::CpuTimes;
 use sojourn_core::executor::{
     Interval, RunOutcome, SegmentOutcome, SegmentVerdict, ThreadUse, ThreadsWhy,
 };
+use sojourn_core::failures::{self, Reason, Reasons};
 use sojourn_core::histlog;
 use sojourn_core::op::OpKind;
 use sojourn_core::output::time::rfc3339;
@@ -46,7 +47,7 @@ mod write;
 
 pub use agents::{
     AgentInfo, AgentStatus, ClaimedShare, Heartbeat, PhaseSignal, PostedPhase, ShareReport,
-    ShareState, ShareView,
+    ShareState, ShareView, AGENT_GONE,
 };
 
 /// How long the store waits for other processes' locks before an

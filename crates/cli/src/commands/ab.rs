@@ -94,5 +94,14 @@ pub fn main(a: AbArgs) -> Result<ExitCode> {
         Format::Text => print!("{}", groups::text(&c)),
         Format::Json => println!("{}", serde_json::to_string_pretty(&c)?),
     }
+    // The comparison stands as printed; a side whose operations failed
+    // still fails the command, as its own `run` would.
+    for (s, g) in group.iter_mut().enumerate() {
+        if let (Some((i, f)), true) = (g.failed.take(), code == ExitCode::SUCCESS) {
+            return Err(
+                anyhow::Error::new(f).context(format!("{} repetition {i} of {n}", ["A", "B"][s]))
+            );
+        }
+    }
     Ok(code)
 }

@@ -40,6 +40,9 @@ struct Settings {
     precision: f64,
     max_error_rate: f64,
     confirm: u32,
+    /// `-p max_error_rate`: a step past it fails the whole search (its
+    /// operations fail, whatever the rate).
+    phase_max_error_rate: Option<f64>,
 }
 
 fn seconds(flag: &str, v: f64, min: f64) -> Result<Duration> {
@@ -72,6 +75,7 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
             n @ 0..=20 => n,
             n => bail!("--confirm {n}: expected 0 to 20 further tries of the capacity found"),
         },
+        phase_max_error_rate: None,
     };
     if a.phase.repeat.is_some_and(|n| n > 1) {
         bail!(
@@ -81,6 +85,10 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
     }
     let opts = Options::new(a.phase)?;
     let plan = opts.plan(Phase::Run)?;
+    let settings = Settings {
+        phase_max_error_rate: plan.max_error_rate,
+        ..settings
+    };
     if plan.run.shaped() {
         bail!(
             "`sojourn capacity` sets each step's rate itself: leave --rate and --trace out, or \
@@ -296,11 +304,22 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
         std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")
             .with_context(|| format!("writing {}", path.display()))?;
     }
-    Ok(if stop.is_stopped() {
-        ExitCode::from(130)
-    } else {
-        ExitCode::SUCCESS
-    })
+    if stop.is_stopped() {
+        return Ok(ExitCode::from(130));
+    }
+    match steps
+        .iter()
+        .enumerate()
+        .find(|(_, v)| v.phase_failed.is_some())
+    {
+        Some((i, v)) => bail!(
+            "step {} (target {}): {}",
+            i + 1,
+            format_rate(v.target),
+            v.phase_failed.as_deref().unwrap_or_default()
+        ),
+        None => Ok(ExitCode::SUCCESS),
+    }
 }
 
 /// What a search found, wherever it ran.
@@ -636,7 +655,12 @@ fn search(
         }
         let n = verdicts.len() + 1;
         let judge = |f: StepFigures<'_>| {
-            capacity::judge(f, target, &settings.slos, settings.max_error_rate)
+            let mut v = capacity::judge(f, target, &settings.slos, settings.max_error_rate);
+            v.phase_failed = f
+                .total
+                .too_many_failed(settings.phase_max_error_rate)
+                .map(|t| t.to_string());
+            v
         };
         let (v, kept) = stepper.step(target, n, &judge)?;
         let checks: Vec<String> = v
@@ -675,7 +699,13 @@ fn search(
         if kept {
             stored += 1;
         }
+        // Operations that fail at one rate fail at the others: the search
+        // ends here, and the command with status 1 once all is shown.
+        let failed = v.phase_failed.is_some();
         verdicts.push(v);
+        if failed {
+            break;
+        }
     }
     Ok((probe, verdicts, stored))
 }

@@ -349,6 +349,9 @@ fn present(
             g.missing.join("; ")
         );
     }
+    if let Some(f) = plan.too_many_failed(&merged.total) {
+        return Err(anyhow::Error::new(f).context(format!("{} phase", plan.phase.name())));
+    }
     Ok(
         if merged.summary.status == sojourn_store::RunStatus::Interrupted {
             ExitCode::from(130)

@@ -10,6 +10,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
+use sojourn_core::failures::TooManyFailed;
 use sojourn_core::output::json::JsonReport;
 use sojourn_core::output::ycsb::Summary;
 use sojourn_core::output::{Export, Warning};
@@ -97,23 +98,33 @@ pub fn main_then(
     }
     let bench = load.is_some() && run.is_some();
     let mut code = ExitCode::SUCCESS;
+    let mut failed = None;
     db.load_and_run(load.as_ref(), run.as_ref(), drop, &mut |plan, m| {
         let interrupted = m.outcome.interrupted();
         if interrupted {
             code = ExitCode::from(130);
         }
+        failed = plan.too_many_failed(&m.outcome.all);
         if bench && plan.phase == Phase::Load {
             loaded(&describe, plan, m)?;
         } else {
             let record = after_run.is_some().then(|| m.record());
+            let said = (plan.phase == Phase::Load).then(|| loaded_line(&describe, plan, &m));
             report(m, &opts)?;
+            if let Some(said) = said {
+                eprintln!("{said}");
+            }
             if let (Some(after), Some(record)) = (after_run.as_mut(), &record) {
                 after(record)?;
             }
         }
-        Ok(!interrupted)
+        // A failed load leaves nothing for the run to find.
+        Ok(!interrupted && failed.is_none())
     })?;
-    Ok(code)
+    match failed {
+        Some(f) if code == ExitCode::SUCCESS => Err(f.into()),
+        _ => Ok(code),
+    }
 }
 
 /// `--repeat N`: a load (bench's) once, then the run phase N times, each
@@ -128,14 +139,18 @@ fn repeated(
     describe: &str,
 ) -> Result<ExitCode> {
     if let Some(load) = load {
-        let mut go_on = true;
+        let (mut go_on, mut failed) = (true, None);
         db.load_and_run(Some(load), None, drop, &mut |plan, m| {
             go_on = !m.outcome.interrupted();
+            failed = plan.too_many_failed(&m.outcome.all);
             loaded(describe, plan, m)?;
-            Ok(go_on)
+            Ok(go_on && failed.is_none())
         })?;
         if !go_on {
             return Ok(ExitCode::from(130));
+        }
+        if let Some(f) = failed {
+            return Err(f.into());
         }
     }
     db.check_tables(None, Some(run), false)?;
@@ -158,7 +173,12 @@ fn repeated(
         group.id,
         group.id
     );
-    Ok(code)
+    match group.failed.take() {
+        Some((i, f)) if code == ExitCode::SUCCESS => {
+            Err(anyhow::Error::new(f).context(format!("repetition {i} of {}", opts.repeat)))
+        }
+        _ => Ok(code),
+    }
 }
 
 /// Repetitions of one configuration, recorded as one group.
@@ -166,6 +186,9 @@ pub struct RepeatGroup {
     pub id: String,
     of: u32,
     pub records: Vec<RunRecord>,
+    /// The first repetition (counted from 1) that failed by its failed
+    /// operations, and how.
+    pub failed: Option<(u32, TooManyFailed)>,
 }
 
 impl RepeatGroup {
@@ -174,6 +197,7 @@ impl RepeatGroup {
             id: sojourn_store::new_run_uri(),
             of,
             records: Vec::new(),
+            failed: None,
         }
     }
 
@@ -204,9 +228,13 @@ impl RepeatGroup {
         };
         let text = matches!(opts.format, Format::Text);
         let records = &mut self.records;
+        let failed = &mut self.failed;
         let interrupted = db.connect(run, |conns| {
             let m = conns.run(run, spec)?;
             let interrupted = m.outcome.interrupted();
+            if let (None, Some(f)) = (&failed, run.too_many_failed(&m.outcome.all)) {
+                *failed = Some((i + 1, f));
+            }
             records.push(m.record());
             match brief {
                 Some(name) => eprintln!(
@@ -257,14 +285,8 @@ impl RepeatGroup {
 /// `bench` says what it loaded (in the workload's units: records, or
 /// LIOPS rows, which load in batches) and goes on to the run.
 fn loaded(describe: &str, plan: &Plan, m: Measured<'_>) -> Result<()> {
+    eprintln!("{}", loaded_line(describe, plan, &m));
     let o = &m.outcome;
-    let loaded = plan.workload.loaded(o.all.ops_done);
-    let secs = o.elapsed.as_secs_f64();
-    eprintln!(
-        "loaded {loaded} into {describe} in {secs:.2} s ({:.0} {}/s)",
-        loaded.count as f64 / secs.max(1e-9),
-        loaded.unit
-    );
     if let Some(s) = &o.server {
         eprintln!("server: {}", s.digest());
     }
@@ -272,6 +294,27 @@ fn loaded(describe: &str, plan: &Plan, m: Measured<'_>) -> Result<()> {
         eprintln!("warning: {w}");
     }
     recorded(m)
+}
+
+/// What a load wrote and where: `loaded 1000 records into sqlite:… in
+/// 0.12 s (8333 records/s)`.
+fn loaded_line(describe: &str, plan: &Plan, m: &Measured<'_>) -> String {
+    let o = &m.outcome;
+    // Writes that failed (a retried insert counts each try) wrote nothing.
+    let written: u64 = o.all.kinds().map(|(_, s)| s.count() - s.failures()).sum();
+    let loaded = plan.workload.loaded(written);
+    let secs = o.elapsed.as_secs_f64();
+    let failed = o.all.failures();
+    format!(
+        "loaded {loaded} into {describe} in {secs:.2} s ({:.0} {}/s){}",
+        loaded.count as f64 / secs.max(1e-9),
+        loaded.unit,
+        if failed > 0 {
+            format!("; {failed} writes failed")
+        } else {
+            String::new()
+        }
+    )
 }
 
 /// Print the summary and warnings, write the JSON report, then store the

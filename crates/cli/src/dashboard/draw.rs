@@ -295,7 +295,8 @@ fn operations(f: &mut Frame<'_>, area: Rect, s: &State) {
     );
 }
 
-/// Lag, client CPU, errors by status.
+/// Lag, client CPU, errors by status and the commonest in the database's
+/// words.
 fn status_line(s: &State) -> Line<'static> {
     let mut parts = Vec::new();
     if let Some(lag) = s.lag_p99_us {
@@ -313,6 +314,9 @@ fn status_line(s: &State) -> Line<'static> {
     } else {
         let list: Vec<String> = errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
         parts.push(format!("errors: {}", list.join(", ")));
+        if let Some((n, text)) = s.top_reason() {
+            parts.push(format!("{n} × {text}"));
+        }
     }
     parts.push("server figures in the summary".into());
     let style = if errors.is_empty() {

@@ -373,3 +373,93 @@ pub fn survives(db: &mut dyn TestDb, fault: Fault) {
         assert_stall_blamed_on_the_database(&stderr);
     }
 }
+
+/// A table left without a column the workload reads: `bench` refuses it
+/// before any operation, naming the `fieldcount` that matches it; `run` on
+/// it fails every read, says why in the database's own `words` (in the
+/// warning, the JSON report and the store), exits 1, and loses nothing:
+/// the summary is printed and the run stored.
+pub fn a_table_missing_a_column(db: &dyn TestDb, words: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = db.url();
+    let fields = ["-p", "fieldcount=3", "-p", "recordcount=100"];
+    let load = sojourn(
+        dir.path(),
+        &[
+            &["load", &url, "-P", "workloads/workloadc", "--drop"][..],
+            &fields,
+        ]
+        .concat(),
+    );
+    assert_eq!(ok_count(&summary(db, &load), "INSERT"), 100.0);
+    db.sql("ALTER TABLE usertable DROP COLUMN field2");
+
+    let refused = refused(
+        dir.path(),
+        &[&["bench", &url, "-P", "workloads/workloadc"][..], &fields].concat(),
+    );
+    assert!(
+        refused.contains("without column(s) FIELD2")
+            && refused.contains("-p fieldcount=2 matches")
+            && refused.contains("--drop"),
+        "{refused}"
+    );
+    assert!(!refused.contains("Return="), "nothing ran: {refused}");
+    assert_eq!(db.sql("SELECT COUNT(*) FROM usertable").trim(), "100");
+
+    let json = dir.path().join("run.json");
+    let run = sojourn(
+        dir.path(),
+        &[
+            &["run", &url, "-P", "workloads/workloadc"][..],
+            &fields,
+            &[
+                "-p",
+                "operationcount=200",
+                "-threads",
+                "2",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        ]
+        .concat(),
+    );
+    let (stdout, stderr) = (text(&run.stdout), text(&run.stderr));
+    assert_eq!(run.status.code(), Some(1), "{stdout}\n{stderr}");
+    let s = parse_summary(&stdout);
+    assert_eq!(get(&s, "READ", "Return=ERROR"), 200.0, "{s:#?}");
+    assert!(
+        stderr.contains("200 of 200 READ operations did not succeed: 200 × ")
+            && stderr.contains(words)
+            && stderr.contains("(first at "),
+        "{stderr}"
+    );
+    assert!(stderr.contains("the phase failed"), "{stderr}");
+    assert_all_stored(&stderr);
+    assert!(stderr.contains("recorded as run"), "{stderr}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let failures = &report["ops"]["read"]["failures"];
+    assert_eq!(failures[0]["count"], 200, "{failures}");
+    assert_eq!(failures[0]["status"], "ERROR", "{failures}");
+    assert!(
+        failures[0]["text"].as_str().unwrap().contains(words),
+        "{failures}"
+    );
+    let rows = query_rows(
+        dir.path(),
+        "SELECT op, status, failures, first_text FROM run_failures",
+    );
+    let stored = rows.to_string();
+    assert_eq!(rows.as_array().map(Vec::len), Some(1), "{stored}");
+    assert_eq!(
+        (&rows[0]["op"], &rows[0]["status"], &rows[0]["failures"]),
+        (&"read".into(), &"error".into(), &200.into()),
+        "{stored}"
+    );
+    assert!(
+        rows[0]["first_text"].as_str().unwrap().contains(words),
+        "{stored}"
+    );
+    assert!(!stored.contains(db.password()), "{stored}");
+}

@@ -75,6 +75,17 @@ pub fn refused(data: &Path, args: &[&str]) -> String {
     text(&out.stderr)
 }
 
+/// `sojourn results query --format json SQL` over the store of the data
+/// directory `data`: its rows, one object each.
+pub fn query_rows(data: &Path, sql: &str) -> serde_json::Value {
+    let out = bin()
+        .args(["results", "--data-dir"])
+        .arg(data)
+        .args(["query", "--format", "json", sql])
+        .run_to_end();
+    serde_json::from_str(&ok(&out)).expect("JSON rows")
+}
+
 /// `sojourn report --format csv last` over the store at `results`.
 pub fn report_csv_of_last(results: &Path) -> String {
     let out = bin()

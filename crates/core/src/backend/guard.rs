@@ -5,9 +5,11 @@
 //! 2. bound the call by the operation timeout, where the backend does not
 //!    bound its own calls (a pipelined socket times each request itself);
 //! 3. turn a failure into its status with the connection's own
-//!    [`Settle::settle`], which records why and leaves the connection fit
-//!    for the next operation (reconnecting after a timeout or a broken
-//!    link, forgetting prepared statements after a server error);
+//!    [`Settle::settle`], which records why (in [`Settle::failure_text`],
+//!    which holds the words of the latest operation's failure only) and
+//!    leaves the connection fit for the next operation (reconnecting after
+//!    a timeout or a broken link, forgetting prepared statements after a
+//!    server error);
 //! 4. leave nothing of a failed read or scan in the caller's buffer.
 //!
 //! A backend's operation bodies return `Result<Status, E>` with their own
@@ -80,9 +82,16 @@ pub trait Settle: Send {
     /// This connection's limits.
     fn guard(&self) -> Guard;
 
-    /// The status of a failed operation. Records the reason (for
-    /// `last_error`) and repairs what the failure may have broken.
+    /// The status of a failed operation. Records the reason in
+    /// [`Settle::failure_text`] and repairs what the failure may have
+    /// broken.
     fn settle(&mut self, failure: Failure<Self::Error>) -> Status;
+
+    /// Where the connection keeps the words of its latest operation's
+    /// failure: [`Settle::settle`] writes them, the guard empties it as
+    /// each operation starts (so words are never those of an older
+    /// failure), and [`Connection::take_failure`] takes them.
+    fn failure_text(&mut self) -> &mut Option<String>;
 
     /// Where the connection keeps the timer of its operations' deadlines
     /// between operations, if it does; without one, each bounded
@@ -221,6 +230,10 @@ impl<C: Bodies> Connection for C {
         call(self, async |c| c.delete_now(key).await).await
     }
 
+    fn take_failure(&mut self) -> Option<String> {
+        self.failure_text().take()
+    }
+
     async fn publish_stats(&mut self) {
         self.publish_stats_now().await
     }
@@ -233,6 +246,10 @@ async fn bounded<C: Settle>(
     timeout: Option<Duration>,
     op: impl AsyncFnOnce(&mut C) -> Result<Status, C::Error>,
 ) -> Result<Status, Status> {
+    let words = conn.failure_text();
+    if words.is_some() {
+        *words = None;
+    }
     let Some(limit) = timeout.or(conn.guard().timeout) else {
         return op(conn).await.map_err(|e| conn.settle(Failure::Failed(e)));
     };
@@ -336,6 +353,7 @@ mod tests {
     #[derive(Default)]
     struct Probe {
         settled: Vec<String>,
+        words: Option<String>,
         timer: Timer,
     }
 
@@ -345,11 +363,16 @@ mod tests {
             Guard::new(2, Some(Duration::from_millis(20)))
         }
         fn settle(&mut self, failure: Failure<String>) -> Status {
-            self.settled.push(match failure {
+            let why = match failure {
                 Failure::TimedOut(d) => format!("timed out after {} ms", d.as_millis()),
                 Failure::Failed(e) => e,
-            });
+            };
+            self.words = Some(why.clone());
+            self.settled.push(why);
             Status::Error
+        }
+        fn failure_text(&mut self) -> &mut Option<String> {
+            &mut self.words
         }
         fn timer(&mut self) -> Option<&mut Timer> {
             Some(&mut self.timer)
@@ -520,5 +543,23 @@ mod tests {
         assert_eq!(rt.block_on(c.insert("k", &[value(2)])), Status::BadRequest);
         assert_eq!(rt.block_on(c.delete("k")), Status::Error);
         assert_eq!(c.settled, ["no k", "timed out after 20 ms"]);
+    }
+
+    #[test]
+    fn a_failure_s_words_are_those_of_the_latest_operation_only() {
+        let rt = rt();
+        let mut c = Probe::default();
+        let mut out = Vec::new();
+        assert_eq!(
+            rt.block_on(c.read("k", Fields::All, &mut out)),
+            Status::Error
+        );
+        assert_eq!(c.take_failure().as_deref(), Some("no k"));
+        assert_eq!(c.take_failure(), None, "taken once");
+        // Words left untaken do not outlive the next operation, even one
+        // that fails without a word (a record not found).
+        rt.block_on(c.read("j", Fields::All, &mut out));
+        assert_eq!(rt.block_on(c.update("k", &[value(1)])), Status::NotFound);
+        assert_eq!(c.take_failure(), None);
     }
 }

@@ -355,6 +355,7 @@ impl Backend for MemoryBackend {
             table: self.shared.table(&schema.table),
             guard: Guard::new(schema.field_count(), None),
             hooks: self.shared.hooks.clone(),
+            words: None,
         })
     }
 }
@@ -364,6 +365,8 @@ pub struct MemoryConnection {
     table: Arc<Table>,
     guard: Guard,
     hooks: Option<Arc<Hooks>>,
+    /// Always empty: nothing here fails with words.
+    words: Option<String>,
 }
 
 fn copy_fields(record: &Record, fields: Fields<'_>, out: &mut Vec<FieldValue>) {
@@ -398,6 +401,10 @@ impl Settle for MemoryConnection {
 
     fn guard(&self) -> Guard {
         self.guard
+    }
+
+    fn failure_text(&mut self) -> &mut Option<String> {
+        &mut self.words
     }
 
     fn settle(&mut self, failure: Failure<Never>) -> Status {

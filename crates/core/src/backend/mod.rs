@@ -239,6 +239,15 @@ pub trait Connection: Send + 'static {
     /// Delete one record.
     fn delete(&mut self, key: &str) -> impl Future<Output = Status> + Send;
 
+    /// Why the last operation on this connection failed, in the
+    /// database's words (its error code and message, a timeout, a reset),
+    /// taken: `None` when it did not fail, or failed without a word from
+    /// the database (a record not found). The workload asks after each
+    /// failed operation it records.
+    fn take_failure(&mut self) -> Option<String> {
+        None
+    }
+
     /// Called once on each worker's connection when a phase ends, before
     /// the server's counters are read again: a server that publishes a
     /// session's statistics lazily (PostgreSQL 15+, up to a second late)
@@ -287,6 +296,20 @@ pub trait Backend: Send + Sync + 'static {
         &self,
         schema: &Schema,
     ) -> impl Future<Output = Result<Option<bool>, BackendError>> + Send;
+
+    /// Whether the data already there has the layout this backend would
+    /// write for `schema` (a SQL table's columns, Redis' key type for
+    /// `redis.mode`), checked before a run uses data it did not load: a
+    /// mismatch is an error naming the setting that would match the data,
+    /// or `--drop`, rather than a run whose every operation fails. A
+    /// missing table is no mismatch. Default: nothing to check.
+    fn check_layout(
+        &self,
+        schema: &Schema,
+    ) -> impl Future<Output = Result<(), BackendError>> + Send {
+        let _ = schema;
+        async { Ok(()) }
+    }
 
     /// Open one connection for one worker.
     fn connect(

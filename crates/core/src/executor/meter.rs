@@ -2,15 +2,17 @@
 //! it started) and response time (from when the step was meant to start),
 //! flushed into the worker's statistics under one lock when the step ends;
 //! and when the step's last call ended, so that a closed loop's next step
-//! can start from that moment instead of reading the clock again.
+//! can start from that moment instead of reading the clock again; and,
+//! for a call that failed, why, in the database's words (taken from the
+//! connection that failed it).
 
 use std::future::{poll_fn, Future};
 use std::pin::pin;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
-use crate::backend::Status;
+use crate::backend::{Connection, Status};
 use crate::op::OpKind;
 use crate::recorder::Stats;
 
@@ -28,6 +30,9 @@ pub struct Meter {
     /// Operations timed elsewhere ([`Meter::record_timed`]): kind, status,
     /// nanoseconds, how many.
     timed: Vec<(OpKind, Status, u64, u64)>,
+    /// Why the step's failed calls failed, where the connection said:
+    /// kind, status, the database's text, when.
+    reasons: Vec<(OpKind, Status, String, SystemTime)>,
     /// The step stands for its worker's whole phase ([`Meter::whole_phase`]).
     pub(super) whole: bool,
     /// When the last [`Meter::record`] read the clock, and how many times
@@ -46,6 +51,7 @@ impl Meter {
             pending: [(OpKind::Read, Status::Ok, 0, 0); 3],
             n: 0,
             timed: Vec::new(),
+            reasons: Vec::new(),
             whole: false,
             ended: None,
             waits: Arc::new(AtomicU32::new(0)),
@@ -99,6 +105,58 @@ impl Meter {
         self.ended = Some((now, self.waits.load(Ordering::Relaxed)));
     }
 
+    /// [`Meter::record`] for a call on `conn`: a failed call's reason, if
+    /// the connection has one, is kept with it.
+    #[inline]
+    pub fn record_on<C: Connection>(
+        &mut self,
+        conn: &mut C,
+        kind: OpKind,
+        status: Status,
+        started: Instant,
+    ) {
+        self.record(kind, status, started);
+        if !status.is_ok() {
+            self.reason_from(conn, kind, status);
+        }
+    }
+
+    /// [`Meter::record_span`] for a call on `conn`, as [`Meter::record_on`].
+    #[inline]
+    pub fn record_span_on<C: Connection>(
+        &mut self,
+        conn: &mut C,
+        kind: OpKind,
+        status: Status,
+        started: Instant,
+        ended: Instant,
+    ) {
+        self.record_span(kind, status, started, ended);
+        if !status.is_ok() {
+            self.reason_from(conn, kind, status);
+        }
+    }
+
+    /// A whole made of calls this step recorded (a read-modify-write): a
+    /// failed whole fails for the reason its last failed call gave.
+    pub fn record_whole(&mut self, kind: OpKind, status: Status, started: Instant) {
+        self.record(kind, status, started);
+        if status.is_ok() {
+            return;
+        }
+        if let Some((_, _, text, at)) = self.reasons.last() {
+            let (text, at) = (text.clone(), *at);
+            self.reasons.push((kind, status, text, at));
+        }
+    }
+
+    #[cold]
+    fn reason_from<C: Connection>(&mut self, conn: &mut C, kind: OpKind, status: Status) {
+        if let Some(text) = conn.take_failure() {
+            self.reasons.push((kind, status, text, SystemTime::now()));
+        }
+    }
+
     /// Record a call that ran from `started` to `ended`.
     #[inline]
     pub fn record_span(&mut self, kind: OpKind, status: Status, started: Instant, ended: Instant) {
@@ -132,6 +190,11 @@ impl Meter {
     pub(super) fn flush(&mut self, stats: &mut Stats) {
         for &(k, s, sv, rs) in &self.pending[..self.n] {
             stats.record(k, s, sv, rs);
+        }
+        if !self.reasons.is_empty() {
+            for (k, s, text, at) in self.reasons.drain(..) {
+                stats.note_reason(k, s, &text, at);
+            }
         }
         if self.whole {
             let mut done = self.n as u64;

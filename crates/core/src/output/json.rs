@@ -44,7 +44,8 @@ pub struct Report {
     pub measured_ms: f64,
     pub warmup_s: f64,
     pub operations: u64,
-    /// `operation_count`, `max_execution_time` or `interrupted`.
+    /// `operation_count`, `max_execution_time`, `interrupted`,
+    /// `slo_missed` or `profile_end` ([`crate::executor::StopReason::name`]).
     pub stop_reason: String,
     pub interrupted: bool,
     pub client_cpu: ClientCpu,
@@ -111,6 +112,9 @@ pub struct OpReport {
     pub response: LatencySummary,
     pub failed_service: Option<LatencySummary>,
     pub failed_response: Option<LatencySummary>,
+    /// Why operations failed, most frequent first (empty when none did).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<crate::failures::Cause>,
 }
 
 impl Report {
@@ -135,6 +139,7 @@ impl Report {
                         response: LatencySummary::of(&s.ok.response),
                         failed_service: s.failed.as_ref().map(|f| LatencySummary::of(&f.service)),
                         failed_response: s.failed.as_ref().map(|f| LatencySummary::of(&f.response)),
+                        failures: s.causes(meta.started_at),
                     },
                 )
             })

@@ -7,10 +7,19 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::executor::{RunOutcome, StopReason, ThreadsWhy};
+use crate::failures::Cause;
 use crate::op::OpKind;
 use crate::properties::UnknownKey;
+use crate::recorder::Stats;
 
 pub use crate::selfcheck::{BELOW_TARGET, LATE_SEND_MS};
+/// What marks a [`Warning::FewSamples`] in its text (see
+/// [`Warning::is_few_samples`]).
+const FEW_BEYOND: &str = "fewer than 10 lie beyond it";
+
+/// Causes of failures a warning names; the JSON report has them all.
+const SHOWN_CAUSES: usize = 3;
+
 /// Above this share of the CPU it may use, the client may be the bottleneck.
 pub const CLIENT_CPU_SATURATED: f64 = 0.90;
 
@@ -33,7 +42,9 @@ pub enum Warning {
         kind: OpKind,
         failed: u64,
         total: u64,
-        detail: String,
+        /// Why, most frequent first: the database's words where it gave
+        /// them, else the status.
+        causes: Vec<Cause>,
         /// The workload's properties a run must share with the load
         /// ([`crate::workload::Workload::data_shape`]).
         data_shape: String,
@@ -102,12 +113,27 @@ impl fmt::Display for Warning {
                  queued and response times include that wait; the segment lines say where",
                 100.0 * achieved / target
             ),
-            Warning::Failures { kind, failed, total, detail, data_shape } => write!(
-                f,
-                "{failed} of {total} {} operations did not succeed ({detail}); check the database's \
-                 log and that the data was loaded with the same workload ({data_shape})",
-                kind.ycsb_name()
-            ),
+            Warning::Failures { kind, failed, total, causes, data_shape } => {
+                write!(f, "{failed} of {total} {} operations did not succeed: ", kind.ycsb_name())?;
+                for (i, c) in causes.iter().take(SHOWN_CAUSES).enumerate() {
+                    if i > 0 {
+                        f.write_str("; ")?;
+                    }
+                    write!(f, "{c}")?;
+                }
+                if causes.len() > SHOWN_CAUSES {
+                    write!(
+                        f,
+                        "; and {} more cause(s), in the JSON report",
+                        causes.len() - SHOWN_CAUSES
+                    )?;
+                }
+                write!(
+                    f,
+                    ". Check the database's log and that the data was loaded with the same \
+                     workload ({data_shape})"
+                )
+            }
             Warning::ClientCpuSaturated { utilisation, cores } => write!(
                 f,
                 "the client used {:.0}% of the {cores} CPU core(s) it may use: the figures may describe \
@@ -144,7 +170,7 @@ impl fmt::Display for Warning {
             ),
             Warning::FewSamples { kind, percentile, count, needed } => write!(
                 f,
-                "the {} p{percentile} rests on {count} operations, so fewer than 10 lie beyond it and \
+                "the {} p{percentile} rests on {count} operations, so {FEW_BEYOND} and \
                  it is mostly noise; run at least {needed} operations for it to mean something",
                 kind.ycsb_name()
             ),
@@ -306,6 +332,34 @@ impl Serialize for Warning {
 }
 
 impl Warning {
+    /// Percentiles of `total` that rest on too few operations: one warning
+    /// per kind, for the lowest of `percentiles` that is too high.
+    pub fn few_samples(total: &Stats, percentiles: &[f64]) -> Vec<Warning> {
+        let mut w = Vec::new();
+        for (kind, s) in total.kinds() {
+            let n = s.ok.service.len();
+            if let Some(&p) = percentiles
+                .iter()
+                .find(|&&p| n > 0 && !crate::recorder::enough_samples(n, p / 100.0))
+            {
+                w.push(Warning::FewSamples {
+                    kind,
+                    percentile: p,
+                    count: n,
+                    needed: crate::recorder::samples_needed(p / 100.0),
+                });
+            }
+        }
+        w
+    }
+
+    /// Whether a stored warning's `text` is a [`Warning::FewSamples`]: a
+    /// merge of several clients' runs judges its percentiles again on the
+    /// merged operations rather than keep each client's.
+    pub fn is_few_samples(text: &str) -> bool {
+        text.contains(FEW_BEYOND)
+    }
+
     /// What a finished run should be warned about. `percentiles` are the
     /// ones the summary prints (e.g. 95, 99); `data_shape` names what a run
     /// must share with the load
@@ -362,36 +416,16 @@ impl Warning {
         for (kind, s) in o.total.kinds() {
             let failed = s.failures();
             if failed > 0 {
-                let detail = crate::backend::Status::ALL
-                    .iter()
-                    .filter(|st| !st.is_ok() && s.count_of(**st) > 0)
-                    .map(|st| format!("{}={}", st.ycsb_name(), s.count_of(*st)))
-                    .collect::<Vec<_>>()
-                    .join(", ");
                 w.push(Warning::Failures {
                     kind,
                     failed,
                     total: s.count(),
-                    detail,
+                    causes: s.causes(o.started_at),
                     data_shape: data_shape.to_string(),
                 });
             }
         }
-        for (kind, s) in o.total.kinds() {
-            let n = s.ok.service.len();
-            // One warning per kind: the lowest percentile that is too high.
-            if let Some(&p) = percentiles
-                .iter()
-                .find(|&&p| n > 0 && !crate::recorder::enough_samples(n, p / 100.0))
-            {
-                w.push(Warning::FewSamples {
-                    kind,
-                    percentile: p,
-                    count: n,
-                    needed: crate::recorder::samples_needed(p / 100.0),
-                });
-            }
-        }
+        w.extend(Warning::few_samples(&o.total, percentiles));
         let util = o.cpu.utilisation(o.elapsed);
         if o.elapsed.as_secs_f64() >= 0.5 && util > CLIENT_CPU_SATURATED {
             w.push(Warning::ClientCpuSaturated {

@@ -316,7 +316,7 @@ impl CoreWorker {
         let op = &self.op;
         let status = conn.read(&op.key, op.fields(), &mut self.read_buf).await;
         if status != Status::Ok || !self.shared.cfg.data_integrity {
-            m.record(OpKind::Read, status, started);
+            m.record_on(conn, OpKind::Read, status, started);
             return status;
         }
         let answered = Instant::now();
@@ -340,7 +340,7 @@ impl CoreWorker {
         loop {
             let t = m.start();
             let status = conn.insert(&self.op.key, self.op.values()).await;
-            m.record(OpKind::Insert, status, t);
+            m.record_on(conn, OpKind::Insert, status, t);
             if status.is_ok() || tries >= limit {
                 break;
             }
@@ -362,12 +362,12 @@ impl CoreWorker {
             OpKind::Update => {
                 let t = m.start();
                 let status = conn.update(&op.key, op.values()).await;
-                m.record(OpKind::Update, status, t);
+                m.record_on(conn, OpKind::Update, status, t);
             }
             OpKind::Insert => {
                 let t = m.start();
                 let status = conn.insert(&op.key, op.values()).await;
-                m.record(OpKind::Insert, status, t);
+                m.record_on(conn, OpKind::Insert, status, t);
                 // YCSB acknowledges whatever the outcome, so a failed insert
                 // cannot hold back the latest key forever.
                 self.shared.txn_inserts.acknowledge(op.keynum);
@@ -378,7 +378,7 @@ impl CoreWorker {
                 let status = conn
                     .scan(&op.key, op.scan_length, op.fields(), &mut self.scan_buf)
                     .await;
-                m.record(OpKind::Scan, status, t);
+                m.record_on(conn, OpKind::Scan, status, t);
             }
             OpKind::ReadModifyWrite => {
                 let t0 = m.start();
@@ -386,14 +386,14 @@ impl CoreWorker {
                 let op = &self.op;
                 let t1 = m.start();
                 let update = conn.update(&op.key, op.values()).await;
-                m.record(OpKind::Update, update, t1);
+                m.record_on(conn, OpKind::Update, update, t1);
                 let whole = if read.is_ok() { update } else { read };
-                m.record(OpKind::ReadModifyWrite, whole, t0);
+                m.record_whole(OpKind::ReadModifyWrite, whole, t0);
             }
             OpKind::Delete => {
                 let t = m.start();
                 let status = conn.delete(&op.key).await;
-                m.record(OpKind::Delete, status, t);
+                m.record_on(conn, OpKind::Delete, status, t);
             }
         }
     }

@@ -541,7 +541,7 @@ impl KeyValueWorker {
             OpKind::Insert => conn.insert(&key, &values).await,
             _ => conn.update(&key, &values).await,
         };
-        m.record(kind, status, t);
+        m.record_on(conn, kind, status, t);
         let [FieldValue { value, .. }] = values;
         self.value = value;
         if kind == OpKind::Insert {
@@ -571,7 +571,7 @@ impl KeyValueWorker {
         if status == Status::Ok && !self.out.iter().any(|f| verify(&key, &f.value)) {
             status = Status::UnexpectedState;
         }
-        m.record_span(OpKind::Read, status, t, ended);
+        m.record_span_on(conn, OpKind::Read, status, t, ended);
     }
 }
 

@@ -691,7 +691,7 @@ impl LiopsWorker {
         let table = shared.batch(b, &mut self.rng, &mut self.rows);
         let t = m.start();
         let status = conn.liops_load(&shared.tables[table], &self.rows).await;
-        m.record(OpKind::Insert, status, t);
+        m.record_on(conn, OpKind::Insert, status, t);
     }
 
     async fn run_one<C: LiopsConnection>(&mut self, conn: &mut C, m: &mut Meter) {
@@ -717,7 +717,7 @@ impl LiopsWorker {
         } else {
             status
         };
-        m.record_span(kind, status, t, ended);
+        m.record_span_on(conn, kind, status, t, ended);
     }
 
     /// The session's whole run in one call: the server's loop. Its
@@ -736,7 +736,7 @@ impl LiopsWorker {
         let table = &self.shared.tables[self.table];
         let status = conn.liops_server_loop(table, &spec, &mut out).await;
         if !status.is_ok() {
-            m.record(OpKind::Scan, status, t);
+            m.record_on(conn, OpKind::Scan, status, t);
             return;
         }
         if !out.consistent() {

@@ -194,6 +194,21 @@ impl Workload {
         }
     }
 
+    /// Whether data already there has the layout this workload's
+    /// operations expect ([`Backend::check_layout`]); YCSB's layout only
+    /// (the other workloads' tables are checked by their own setup).
+    pub async fn check_layout<B: Backend>(
+        &self,
+        backend: &B,
+        schema: &Schema,
+    ) -> Result<(), BackendError> {
+        match self {
+            Workload::KeyValue(_) if KeyValueSupport::find(backend).is_some() => Ok(()),
+            Workload::Core(_) | Workload::KeyValue(_) => backend.check_layout(schema).await,
+            Workload::Vote(_) | Workload::Liops(_) => Ok(()),
+        }
+    }
+
     /// Create the workload's tables if absent; with `drop`, empty them.
     pub async fn prepare<B: Backend>(
         &self,

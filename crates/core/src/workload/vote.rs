@@ -283,7 +283,7 @@ impl VoteWorker {
         let variant = self.shared.cfg.variant;
         let t = m.start();
         let status = conn.insert_article(variant, id, &self.title).await;
-        m.record(OpKind::Insert, status, t);
+        m.record_on(conn, OpKind::Insert, status, t);
     }
 
     async fn run_one<C: VoteConnection>(&mut self, conn: &mut C, m: &mut Meter) {
@@ -298,12 +298,12 @@ impl VoteWorker {
                 } else {
                     status
                 };
-                m.record(OpKind::Read, status, t);
+                m.record_on(conn, OpKind::Read, status, t);
             }
             VoteOp::Vote { article, user } => {
                 let t = m.start();
                 let status = conn.vote(variant, article, user).await;
-                m.record(OpKind::Insert, status, t);
+                m.record_on(conn, OpKind::Insert, status, t);
             }
         }
     }

@@ -542,6 +542,7 @@ impl Store {
             .collect();
 
         let mut total = self.ops_of(id, "run_ops WHERE run_id = ?", &key)?;
+        self.load_failures(id, &mut total)?;
         total.lag = self
             .histogram_of(id, &lag_hist, "scheduling lag histogram")?
             .map(Box::new);
@@ -644,6 +645,7 @@ impl Store {
                     },
                     failed: None,
                     statuses: statuses_at(row, 2),
+                    reasons: Reasons::default(),
                 },
             );
         }
@@ -773,10 +775,47 @@ impl Store {
                     },
                     failed,
                     statuses: statuses_at(row, 1),
+                    reasons: Reasons::default(),
                 },
             );
         }
         Ok(total)
+    }
+
+    /// Why the run's operations failed, into `total`'s kinds (a store
+    /// from before it was kept has no such table).
+    fn load_failures(&self, id: &RunId, total: &mut Stats) -> Result<(), StoreError> {
+        let rows = self
+            .read(
+                || format!("reading why operations of run {id} failed"),
+                "SELECT op, status, kind, failures, first_text, first_unix FROM run_failures \
+                 WHERE run_id = ?",
+                &[text(&id.0)],
+            )?
+            .rows;
+        for r in rows {
+            let kind = self.kind_named(id, &r[0])?;
+            let name = r[1].as_text().unwrap_or_default();
+            let Some(i) = STATUS_COLUMNS.iter().position(|c| *c == name) else {
+                return Err(self.corrupt(
+                    &id.0,
+                    format!(
+                        "a failure of status {name:?}, which is none of {}",
+                        STATUS_COLUMNS.join(", ")
+                    ),
+                ));
+            };
+            let mut op = total.op(kind).cloned().unwrap_or_default();
+            op.reasons.add(Reason {
+                status: Status::ALL[i],
+                kind: r[2].as_text().unwrap_or_default().to_string(),
+                first: r[4].as_text().unwrap_or_default().to_string(),
+                first_at: failures::from_unix(as_f64(&r[5]).unwrap_or(0.0)),
+                count: as_u64(&r[3]),
+            });
+            total.set_op(kind, op);
+        }
+        Ok(())
     }
 
     /// The run's server counters, `None` if none were stored.

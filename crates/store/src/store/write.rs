@@ -184,10 +184,17 @@ impl Store {
                 if changed == 0 {
                     return Ok(0);
                 }
-                for table in ["run_ops", "run_warnings", "segment_ops", "run_segments"] {
+                for table in [
+                    "run_ops",
+                    "run_failures",
+                    "run_warnings",
+                    "segment_ops",
+                    "run_segments",
+                ] {
                     db.exec(&format!("DELETE FROM {table} WHERE run_id = ?"), &[text(&run.0)])?;
                 }
                 insert_ops(db, "run_ops", &[text(&run.0)], &outcome.total)?;
+                insert_failures(db, &run.0, &outcome.total)?;
                 for (seq, s) in outcome.segments.iter().enumerate() {
                     let key = [text(&run.0), int(seq as u64)];
                     db.exec(
@@ -506,6 +513,29 @@ impl Store {
         }
         Ok(marked)
     }
+}
+
+/// Per operation kind of `stats`, a row of `run_failures` for each reason
+/// its failures had.
+fn insert_failures(db: &mut dyn Db, run: &str, stats: &Stats) -> Result<(), DbError> {
+    for (kind, s) in stats.kinds() {
+        for r in s.reasons.iter() {
+            db.exec(
+                "INSERT INTO run_failures (run_id, op, status, kind, failures, first_text, \
+                 first_unix) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                &[
+                    text(run),
+                    text(kind.name()),
+                    text(STATUS_COLUMNS[r.status.index()]),
+                    text(&r.kind),
+                    int(r.count),
+                    text(&r.first),
+                    Value::Real(failures::unix(r.first_at)),
+                ],
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// Per operation kind of `stats`, a row of `table` (`run_ops`, or

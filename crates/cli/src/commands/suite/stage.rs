@@ -96,6 +96,8 @@ enum TableStep {
     /// After a complete load: what the workload builds once its data is
     /// in (LIOPS's index).
     FinishLoad,
+    /// Whether data kept from before has the layout the stages expect.
+    CheckLayout,
 }
 
 /// Do `step` to the tables of `plan`'s workload in `backend`.
@@ -118,6 +120,7 @@ fn tables(
         TableStep::IsEmpty => db.is_empty(plan),
         TableStep::Prepare => db.prepare(plan, true).map(|()| None),
         TableStep::FinishLoad => db.finish_load(plan).map(|()| None),
+        TableStep::CheckLayout => db.check_layout(plan).map(|()| None),
     }
 }
 
@@ -143,6 +146,13 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
         let keep = !plan.reload_database
             && tables(env, &backend, &load.plan, TableStep::IsEmpty)? == Some(false);
         if keep {
+            tables(env, &backend, &load.plan, TableStep::CheckLayout).with_context(|| {
+                format!(
+                    "{}: {describe} already holds data for {}, of another layout",
+                    plan.file,
+                    load.plan.workload.what(&load.plan.schema)
+                )
+            })?;
             eprintln!(
                 "{}: {describe} already holds data for {} and ycsb_reload_database is false; \
                  skipping the load stage",
@@ -160,7 +170,7 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
                     plan.file
                 );
             }
-            check_error_rate(&stats, plan.max_error_rate, &plan.file, "load")?;
+            check_error_rate(&stats, plan.max_error_rate, &load.plan, &plan.file, "load")?;
             if stats.failures() == 0 {
                 tables(env, &backend, &load.plan, TableStep::FinishLoad)?;
             }
@@ -179,7 +189,7 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
             );
         }
         let stats = run_stage(plan, run, at(i as u32 + 1), &labels, iteration, env)?;
-        check_error_rate(&stats, plan.max_error_rate, &plan.file, "run")?;
+        check_error_rate(&stats, plan.max_error_rate, &run.plan, &plan.file, "run")?;
     }
     Ok(())
 }
@@ -197,8 +207,19 @@ fn sleep_after_load(d: Duration, stop: &StopHandle) -> Result<()> {
 }
 
 /// PKB fails a run whose operations fail more often than
-/// `ycsb_max_error_rate` (non-OK returns over all, per operation).
-pub fn check_error_rate(stats: &Stats, max: f64, file: &str, stage: &str) -> Result<()> {
+/// `ycsb_max_error_rate` (non-OK returns over all, per operation); and,
+/// as every phase, one past `-p max_error_rate` of `phase` (by default,
+/// one where every operation of a kind failed).
+pub fn check_error_rate(
+    stats: &Stats,
+    max: f64,
+    phase: &Plan,
+    file: &str,
+    stage: &str,
+) -> Result<()> {
+    if let Some(f) = phase.too_many_failed(stats) {
+        bail!("{file}: {stage} stage: {f}");
+    }
     for (kind, s) in stats.kinds() {
         let (failed, total) = (s.failures(), s.count());
         if total > 0 && failed as f64 / total as f64 > max {
@@ -458,7 +479,7 @@ fn run_on_agents(
                     plan.file
                 );
             }
-            check_error_rate(&stats, plan.max_error_rate, &plan.file, "load")?;
+            check_error_rate(&stats, plan.max_error_rate, &load.plan, &plan.file, "load")?;
         }
         sleep_after_load(plan.sleep_after_load, env.stop)?;
     }
@@ -473,7 +494,7 @@ fn run_on_agents(
             Some(Setup::Run),
         )?
         .unwrap_or_default();
-        check_error_rate(&stats, plan.max_error_rate, &plan.file, "run")?;
+        check_error_rate(&stats, plan.max_error_rate, &run.plan, &plan.file, "run")?;
     }
     Ok(())
 }
