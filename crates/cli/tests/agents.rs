@@ -5,7 +5,10 @@
 //! its third of the target and a seed of its own; too few agents is a
 //! clear error before anything runs; no share in the store holds a
 //! password; a capacity search and a suite run their steps and stages on
-//! the agents; Ctrl+C at the coordinator stops every agent. On hosts of
+//! the agents; Ctrl+C at the coordinator stops every agent. Agents make
+//! the store's database where it is missing (or say what a superuser
+//! runs), and one that exited or stopped heartbeating is `gone`: listed
+//! so, and neither asked nor counted by `agents stop`. On hosts of
 //! their own, with the faults (an agent killed, one cut from the store),
 //! see `agents_netns.rs`.
 #![cfg(all(feature = "redis", feature = "store-postgres"))]
@@ -156,6 +159,13 @@ fn agents_load_run_search_and_run_suites_merged_exactly_and_stop_on_ctrl_c() {
     assert_eq!(redis.command(&["ZCARD", "_indices"]), ":3001");
     assert_eq!(redis.command(&["DBSIZE"]), ":3002");
     assert!(stderr.contains("all 3 agents connected"), "{stderr}");
+    // Every claim said, numbered from 0 as the agents number them.
+    for i in 0..3 {
+        assert!(
+            stderr.contains(&format!("share {i} of 3 claimed by agent a")),
+            "{stderr}"
+        );
+    }
 
     // The run: 3,000 ops/s offered in total for 2 s.
     let json = dir.path().join("run.json");
@@ -467,4 +477,110 @@ fn agents_load_run_search_and_run_suites_merged_exactly_and_stop_on_ctrl_c() {
     for row in &statuses.rows {
         assert_eq!(row[0].as_text(), Some("interrupted"), "{said}");
     }
+}
+
+/// `sojourn agent` on a server without the store's database makes it (three
+/// agents racing to), and one whose user may not is refused naming the
+/// statement to run; agents asked to stop exit and are `gone`, as is one
+/// killed outright once its heartbeat is past the liveness limit; a later
+/// `agents stop` neither asks nor counts any of them.
+#[test]
+fn agents_make_their_store_and_are_gone_once_they_exit() {
+    let Some(pg) = Postgres::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let port = pg.port();
+    let store_url = format!("postgres://{}@127.0.0.1:{port}/fleet", pg::USER);
+    let mut agents: Vec<Agent> = ["a1", "a2", "a3"]
+        .iter()
+        .map(|n| Agent::start(&store_url, n, dir.path()))
+        .collect();
+    // The agents, not this test, create the database: wait for it first.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while pg
+        .psql("SELECT COUNT(*) FROM pg_database WHERE datname = 'fleet'")
+        .trim()
+        != "1"
+    {
+        assert!(Instant::now() < deadline, "no agent created the store");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let store = Store::open(&pg.url().replace("/postgres", "/fleet")).unwrap();
+    wait_for_agents(&store, 3);
+
+    // A user without CREATEDB: refused, told what a superuser runs.
+    pg.psql(&format!(
+        "CREATE ROLE plain LOGIN PASSWORD '{}';",
+        pg::PASSWORD
+    ));
+    let refused = bin()
+        .args(["agent", "--results"])
+        .arg(format!("postgres://plain@127.0.0.1:{port}/elsewhere"))
+        .args(["--name", "p1", "--data-dir"])
+        .arg(dir.path())
+        .env("SOJOURN_RESULTS_PASSWORD", pg::PASSWORD)
+        .env_remove("PGPASSWORD")
+        .run_to_end();
+    let said = text(&refused.stderr);
+    assert!(!refused.status.success(), "{said}");
+    assert!(
+        said.contains("as a superuser, run CREATE DATABASE elsewhere OWNER plain;"),
+        "{said}"
+    );
+    assert!(!said.contains(pg::PASSWORD), "{said}");
+
+    // a3 is killed: it never says it exits. Its last heartbeat is made
+    // older than the liveness limit (10 s), as waiting would make it.
+    drop(agents.pop());
+    pg.psql(
+        "\\connect fleet\n\
+         UPDATE agents SET heartbeat_unix = heartbeat_unix - 60 WHERE name = 'a3';",
+    );
+    let stop = tool(&store_url, &["agents", "stop", "--all"]);
+    ok(&stop);
+    assert!(
+        text(&stop.stderr).contains("asked 2 agents to exit"),
+        "{}",
+        text(&stop.stderr)
+    );
+    for mut a in agents {
+        let child = a.child.take().unwrap();
+        let out = sojourn_testkit::process::finish_within(child, Duration::from_secs(60));
+        assert!(out.status.success(), "{}: {}", a.name, text(&out.stderr));
+    }
+    let listed = ok(&tool(&store_url, &["agents", "list"]));
+    for name in ["a1", "a2", "a3"] {
+        let line = listed
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("{listed}"));
+        assert_eq!(line.split_whitespace().nth(4), Some("gone"), "{listed}");
+    }
+
+    // Nobody left to ask: none asked, none counted.
+    let again = tool(&store_url, &["agents", "stop", "--all"]);
+    let said = text(&again.stderr);
+    assert!(again.status.success(), "{said}");
+    assert!(
+        said.contains("no agent is alive") && !said.contains("asked"),
+        "{said}"
+    );
+    let asked = store
+        .query("SELECT COUNT(*) FROM agents WHERE stop_requested <> 0")
+        .unwrap();
+    assert_eq!(format!("{:?}", asked.rows[0][0]), "Integer(0)");
+    let one = tool(&store_url, &["agents", "stop", "a1"]);
+    assert!(
+        text(&one.stderr).contains("agent a1 is gone already (it exited"),
+        "{}",
+        text(&one.stderr)
+    );
+    let killed = tool(&store_url, &["agents", "stop", "a3"]);
+    assert!(
+        text(&killed.stderr).contains("agent a3 is gone already (no heartbeat for"),
+        "{}",
+        text(&killed.stderr)
+    );
+    let unknown = tool(&store_url, &["agents", "stop", "nobody"]);
+    assert!(!unknown.status.success());
+    assert!(text(&unknown.stderr).contains("no agent named nobody"));
 }

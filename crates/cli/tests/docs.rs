@@ -38,8 +38,12 @@
 //!   most 1 s; `capacity` gets `--step 0.5 --settle 0.2 --precision 0.2`
 //!   unless it names a step. The files read are copies, scaled so, beside
 //!   the commands;
-//! - hosts of the example domain (`results.example.com`) are 127.0.0.1,
-//!   and the database `results` exists too;
+//! - hosts of the example domain (`results.example.com`) are 127.0.0.1;
+//!   the database `results` does not exist until sojourn creates it (the
+//!   results store's), as on a new server;
+//! - a line that only sets shell variables (`STORE=...`, `export A=1
+//!   B=2`) holds for its file's later commands, as in one shell session
+//!   (each command runs in a bash of its own);
 //! - a command ending in `&` runs in the background (an agent), and is
 //!   stopped as by Ctrl+C once its file's other commands are done;
 //! - each file runs in a scratch directory of its own (its `HOME` and
@@ -80,6 +84,9 @@ const NOT_RUN: usize = 12;
 const PASSWORD: &str = "PASSWORD";
 const USER: &str = "bench";
 const DATABASES: [&str; 5] = ["db", "ycsb", "bench", "yugabyte", "results"];
+/// Of those, the PostgreSQL database that sojourn creates (a results
+/// store's), dropped between files and never made by the test.
+const CREATED_BY_SOJOURN: &str = "results";
 
 /// How long one documented command may take before it counts as hung.
 const COMMAND_LIMIT: Duration = Duration::from_secs(180);
@@ -612,9 +619,10 @@ impl Servers {
         if let Some(pg) = &self.pg {
             let mut sql = String::new();
             for d in DATABASES {
-                sql.push_str(&format!(
-                    "DROP DATABASE IF EXISTS {d} WITH (FORCE);\nCREATE DATABASE {d} OWNER {USER};\n"
-                ));
+                sql.push_str(&format!("DROP DATABASE IF EXISTS {d} WITH (FORCE);\n"));
+                if d != CREATED_BY_SOJOURN {
+                    sql.push_str(&format!("CREATE DATABASE {d} OWNER {USER};\n"));
+                }
             }
             pg.psql(&sql);
         }
@@ -691,9 +699,9 @@ impl Scratch {
         }
     }
 
-    /// Run `command` with bash in the scratch directory.
-    /// `command` for bash, in the scratch directory and its environment.
-    fn bash(&self, command: &str) -> Command {
+    /// `command` for bash, in the scratch directory and its environment,
+    /// with the shell variables `vars` its file set before it.
+    fn bash(&self, command: &str, vars: &[(String, String)]) -> Command {
         let bin = Path::new(env!("CARGO_BIN_EXE_sojourn"));
         let path = format!(
             "{}:{}",
@@ -711,34 +719,58 @@ impl Scratch {
             .env("MYSQL_PWD", PASSWORD)
             .env("REDIS_PASSWORD", PASSWORD)
             .env("SOJOURN_RESULTS_PASSWORD", PASSWORD)
-            .env_remove("SOJOURN_RESULTS");
+            .env_remove("SOJOURN_RESULTS")
+            .envs(vars.iter().map(|(k, v)| (k, v)));
         cmd
     }
 
     /// Start `command` (one that ends in `&`) in the background, as the
     /// shell would, with its output kept in a file; it is stopped (as by
     /// Ctrl+C) once the file's commands are done.
-    fn start(&self, command: &str) -> Child {
+    fn start(&self, command: &str, vars: &[(String, String)]) -> Child {
         let log = std::fs::File::create(self.home.join(format!("bg-{}.log", std::process::id())))
             .unwrap();
-        let mut cmd = self.bash(&format!(
-            "exec {}",
-            command.trim_end().trim_end_matches('&')
-        ));
+        let mut cmd = self.bash(
+            &format!("exec {}", command.trim_end().trim_end_matches('&')),
+            vars,
+        );
         cmd.stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
             .stderr(log);
         cmd.spawn().unwrap()
     }
 
-    fn run(&self, command: &str) -> Result<std::process::Output, String> {
-        let mut cmd = self.bash(command);
+    fn run(
+        &self,
+        command: &str,
+        vars: &[(String, String)],
+    ) -> Result<std::process::Output, String> {
+        let mut cmd = self.bash(command, vars);
         match try_output_within(&mut cmd, None, COMMAND_LIMIT) {
             Ok(Ok(out)) => Ok(out),
             Ok(Err(overran)) => Err(overran.to_string()),
             Err(e) => Err(format!("bash: {e}")),
         }
     }
+}
+
+/// The shell variables a command sets and does nothing else with
+/// (`STORE=URL`, `export A=1 B=2`), else `None`. Values are single words,
+/// as the docs write them.
+fn assignments(command: &str) -> Option<Vec<(String, String)>> {
+    let words = command
+        .trim()
+        .strip_prefix("export ")
+        .unwrap_or(command.trim());
+    let name = Regex::new(r"^[A-Za-z_][A-Za-z0-9_]*$").unwrap();
+    words
+        .split_whitespace()
+        .map(|w| {
+            let (k, v) = w.split_once('=')?;
+            let v = v.trim_matches(['\'', '"']);
+            name.is_match(k).then(|| (k.to_string(), v.to_string()))
+        })
+        .collect()
 }
 
 /// The docs the test reads, in the order it runs them.
@@ -795,6 +827,7 @@ fn every_documented_command_runs_as_shown() {
         servers.empty();
         let scratch = Scratch::new(&repo, &ports);
         let mut names: Vec<(String, String)> = Vec::new();
+        let mut vars: Vec<(String, String)> = Vec::new();
         for it in items {
             let (line, command, output, bind) = match it {
                 Item::Run {
@@ -831,16 +864,19 @@ fn every_documented_command_runs_as_shown() {
                     .into_owned();
             }
             ran += 1;
+            if let Some(set) = assignments(&adapted) {
+                vars.extend(set);
+            }
             if background(&adapted) {
                 eprintln!(
                     "{rel}:{line}: in the background: {}",
                     command.lines().next().unwrap_or("")
                 );
-                started.push(scratch.start(&adapted));
+                started.push(scratch.start(&adapted, &vars));
                 continue;
             }
             let began = Instant::now();
-            let out = scratch.run(&adapted);
+            let out = scratch.run(&adapted, &vars);
             eprintln!(
                 "{rel}:{line}: {:.1} s: {}",
                 began.elapsed().as_secs_f64(),

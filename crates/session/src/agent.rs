@@ -13,7 +13,10 @@
 //! It stops a share when the coordinator asks (Ctrl+C there), when the
 //! coordinator goes silent, or on Ctrl+C here; it exits when asked
 //! (`sojourn agents stop`), when another process registers under its name,
-//! after an idle timeout, or on a second Ctrl+C.
+//! after an idle timeout, or on a second Ctrl+C; leaving, it marks itself
+//! gone in the store, so that `sojourn agents list` and `agents stop` no
+//! longer count it (one killed outright is gone once its heartbeat is
+//! [`DEAD_AFTER`](crate::fleet::DEAD_AFTER) old).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -209,6 +212,11 @@ pub fn serve(opts: &AgentOptions, stop: StopHandle) -> Result<()> {
     })();
     exit.stop();
     let _ = beats.join();
+    // After the last heartbeat, which would set it idle again. A store
+    // that does not answer now leaves the heartbeat's age to say it.
+    if let Err(e) = control.agent_gone(&info) {
+        log.note(&format!("saying it exits: {e}"));
+    }
     result
 }
 

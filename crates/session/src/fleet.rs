@@ -171,13 +171,16 @@ impl Coordinator<'_> {
             let now: Vec<(ShareState, Option<String>)> =
                 shares.iter().map(|s| (s.state, s.agent.clone())).collect();
             if now != seen {
+                // Said when a share first has an agent, whatever state it
+                // reached since the last look: an agent that claims and
+                // connects within one look is never seen `claimed`. Shares
+                // are numbered from 0, as the agents' logs number them.
                 for s in &shares {
-                    let before = seen.get(s.index as usize).map(|x| x.0);
-                    if before != Some(s.state) && s.state == ShareState::Claimed {
+                    let before = seen.get(s.index as usize).and_then(|x| x.1.as_deref());
+                    if let Some(agent) = s.agent.as_deref().filter(|a| before != Some(*a)) {
                         self.show.note(&format!(
-                            "share {} of {n} claimed by agent {}",
-                            s.index,
-                            s.agent.as_deref().unwrap_or("?")
+                            "share {} of {n} claimed by agent {agent}",
+                            s.index
                         ));
                     }
                 }
@@ -253,7 +256,9 @@ impl Coordinator<'_> {
             if shares.iter().any(|s| s.agent.as_deref() == Some(&a.name)) {
                 continue;
             }
-            let why = if a.version != version {
+            let why = if a.state == sojourn_store::AGENT_GONE {
+                "exited".to_string()
+            } else if a.version != version {
                 format!("runs sojourn {}, not {version}", a.version)
             } else if a.heartbeat_age_s > DEAD_AFTER.as_secs_f64() {
                 format!("silent for {:.0} s", a.heartbeat_age_s)

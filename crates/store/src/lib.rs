@@ -51,5 +51,5 @@ pub use sojourn_core::record::{
 pub use spool::{Spool, SpoolImport};
 pub use store::{
     AgentInfo, AgentStatus, ClaimedShare, Heartbeat, PhaseSignal, PostedPhase, ShareReport,
-    ShareState, ShareView, Store, WAIT,
+    ShareState, ShareView, Store, AGENT_GONE, WAIT,
 };

@@ -12,12 +12,19 @@
 //! and another for the store. Every call gives up after the store's wait:
 //! a stalled server or a network that drops packets would otherwise hold a
 //! run's records (and its process) forever.
+//!
+//! A store whose database does not exist yet is created, as go-tpc creates
+//! its database: through the server's `postgres` maintenance database, with
+//! the same credentials, so that a new results server needs no step of its
+//! own before its first agent. Where the user may not create databases,
+//! the error says the one statement a superuser runs instead.
 
 use std::error::Error;
 use std::future::Future;
 use std::time::Duration;
 
 use bytes::BytesMut;
+use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{FromSql, IsNull, ToSql, Type};
 use tokio_postgres::{Client, NoTls, Row};
 use tokio_postgres_rustls::MakeRustlsConnect;
@@ -88,8 +95,101 @@ impl Postgres {
             wait,
             in_transaction: false,
         };
-        pg.ensure_connected()?;
+        match pg.ensure_connected() {
+            // Reading never creates anything (`results query` on a store
+            // that is not there is an error, not an empty store).
+            Err(DbError::Postgres(e))
+                if !read_only && e.code() == Some(&SqlState::INVALID_CATALOG_NAME) =>
+            {
+                pg.create_database(&e)?;
+                pg.ensure_connected()?;
+            }
+            r => r?,
+        }
         Ok(pg)
+    }
+
+    /// Create the store's database, which the server said does not exist
+    /// (`missing`): connected to [`MAINTENANCE_DB`] as the store's user,
+    /// with the name quoted by the server (`quote_ident`). Several
+    /// processes may race to create it (agents started together): whoever
+    /// loses finds it there, which is all it wanted.
+    fn create_database(&mut self, missing: &tokio_postgres::Error) -> Result<(), DbError> {
+        let user = self.config.get_user().unwrap_or_default().to_string();
+        // libpq's rule, which the server applies: no database named, the
+        // user's name. (No user named either: the driver took the
+        // process's, which the server's `current_user` tells.)
+        let name = self
+            .config
+            .get_dbname()
+            .map_or_else(|| user.clone(), str::to_string);
+        let mut admin = self.config.clone();
+        admin.dbname(MAINTENANCE_DB);
+        let tls = self.tls.clone();
+        let create = |client: Client, name: String| async move {
+            let row = client
+                .query_one(
+                    "SELECT quote_ident(COALESCE(NULLIF($1::text, ''), current_user::text)), \
+                     quote_ident(current_user::text)",
+                    &[&name],
+                )
+                .await?;
+            let (db, owner): (String, String) = (row.try_get(0)?, row.try_get(1)?);
+            let created = client.batch_execute(&format!("CREATE DATABASE {db}")).await;
+            Ok::<_, tokio_postgres::Error>((created, db, owner))
+        };
+        let statement = |db: &str, owner: &str| format!("CREATE DATABASE {db} OWNER {owner};");
+        // Creating copies a template database and may take a checkpoint:
+        // seconds on a busy server, longer than a store opened to answer
+        // quickly (an agent's control connection) waits for one call.
+        let wait = self.wait.max(CREATE_WAIT);
+        let client = match within(&self.rt, wait, open(&admin, tls)) {
+            Ok(client) => client,
+            Err(e) if e.is_busy() || matches!(e, DbError::TimedOut(_)) => return Err(e),
+            Err(DbError::Postgres(e)) => {
+                return Err(DbError::Config(format!(
+                    "{}; creating it needs a session in the server's {MAINTENANCE_DB:?} \
+                     database, which failed ({}): as a superuser, run {}",
+                    server_said(missing),
+                    server_said(&e),
+                    statement(&quoted_or_user(&name), &quoted_or_user(&user))
+                )))
+            }
+            Err(e) => return Err(e),
+        };
+        let (created, db, owner) = within(&self.rt, wait, create(client, name))?;
+        match created {
+            Ok(()) => Ok(()),
+            Err(e)
+                if e.code().is_some_and(|c| {
+                    // The loser of a race: the name check (42P04), or, when
+                    // both passed it at once, the catalog's unique index.
+                    *c == SqlState::DUPLICATE_DATABASE || *c == SqlState::UNIQUE_VIOLATION
+                }) =>
+            {
+                Ok(())
+            }
+            Err(e) => {
+                let why = if e.code() == Some(&SqlState::INSUFFICIENT_PRIVILEGE) {
+                    // The URL's user, else the one the driver took (the
+                    // process's), as the server names it.
+                    let who = if user.is_empty() {
+                        owner.clone()
+                    } else {
+                        format!("{user:?}")
+                    };
+                    format!("user {who} may not create it")
+                } else {
+                    "creating it failed".to_string()
+                };
+                Err(DbError::Config(format!(
+                    "{}, and {why} ({}): as a superuser, run {}",
+                    server_said(missing),
+                    server_said(&e),
+                    statement(&db, &owner)
+                )))
+            }
+        }
     }
 
     /// The connection, connecting again first when the last one closed or
@@ -107,23 +207,7 @@ impl Postgres {
             }
             let (config, tls) = (&self.config, self.tls.clone());
             let client = within(&self.rt, self.wait, async {
-                let client = match tls {
-                    Some(tls) => {
-                        let (client, connection) = config.connect(tls).await?;
-                        // Driven whenever a call blocks on the runtime.
-                        tokio::spawn(async move {
-                            let _ = connection.await;
-                        });
-                        client
-                    }
-                    None => {
-                        let (client, connection) = config.connect(NoTls).await?;
-                        tokio::spawn(async move {
-                            let _ = connection.await;
-                        });
-                        client
-                    }
-                };
+                let client = open(config, tls).await?;
                 if self.read_only {
                     client
                         .batch_execute("SET default_transaction_read_only = on")
@@ -143,6 +227,65 @@ impl Postgres {
             self.client = None;
         }
         r
+    }
+}
+
+/// A session on `config`'s server, its connection driven on the calling
+/// runtime whenever a call blocks on it.
+async fn open(
+    config: &tokio_postgres::Config,
+    tls: Option<MakeRustlsConnect>,
+) -> Result<Client, tokio_postgres::Error> {
+    Ok(match tls {
+        Some(tls) => {
+            let (client, connection) = config.connect(tls).await?;
+            tokio::spawn(async move {
+                let _ = connection.await;
+            });
+            client
+        }
+        None => {
+            let (client, connection) = config.connect(NoTls).await?;
+            tokio::spawn(async move {
+                let _ = connection.await;
+            });
+            client
+        }
+    })
+}
+
+/// How long creating the store's database may take.
+const CREATE_WAIT: Duration = Duration::from_secs(60);
+
+/// The database every PostgreSQL server has for sessions that create
+/// databases (`createdb` and go-tpc connect there too).
+const MAINTENANCE_DB: &str = "postgres";
+
+/// The server's own message (the driver's Display of a server error says
+/// only "db error").
+fn server_said(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => db.message().to_string(),
+        None => {
+            let mut parts = vec![e.to_string()];
+            let mut cause = e.source();
+            while let Some(c) = cause {
+                parts.push(c.to_string());
+                cause = c.source();
+            }
+            parts.join(": ")
+        }
+    }
+}
+
+/// `name` as a PostgreSQL identifier, always quoted: for a statement shown
+/// when the server could not quote it (no session to ask). No name (no
+/// user in the URL, whose name only the driver knows): a placeholder.
+fn quoted_or_user(name: &str) -> String {
+    if name.is_empty() {
+        "USER".to_string()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
     }
 }
 
@@ -423,5 +566,12 @@ mod tests {
             "INSERT INTO t (a, b) VALUES ($1, $2)"
         );
         assert_eq!(numbered("SELECT 1"), "SELECT 1");
+    }
+
+    #[test]
+    fn names_shown_without_the_server_are_quoted_identifiers() {
+        assert_eq!(quoted_or_user("results"), "\"results\"");
+        assert_eq!(quoted_or_user("a\"b"), "\"a\"\"b\"");
+        assert_eq!(quoted_or_user(""), "USER");
     }
 }

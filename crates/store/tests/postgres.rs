@@ -1,7 +1,9 @@
 //! The store on a real PostgreSQL server (with the `postgres` feature):
 //! the same schema and migrations, a run read back equal, filters, merging,
-//! concurrent writers, a new store created by many connections at once,
-//! the views, read-only queries, and a spooled run imported. The server
+//! concurrent writers, a new store created by many connections at once
+//! (its database too, where the user may create one; else the statement
+//! to run said), the views, read-only queries, agents gone or alive, and a
+//! spooled run imported. The server
 //! runs on a loopback port of its own with its data in a temporary
 //! directory; without PostgreSQL installed the tests fail saying how to
 //! install it (`SOJOURN_TEST_LEAVE_OUT=postgres` leaves them out).
@@ -16,7 +18,7 @@ use std::process::Command;
 use common::*;
 use sojourn_core::op::OpKind;
 use sojourn_core::recorder::Stats;
-use sojourn_store::{Filter, RunStatus, Store, StoreError, Value, SCHEMA_VERSION};
+use sojourn_store::{Filter, RunStatus, Store, StoreError, Value, AGENT_GONE, SCHEMA_VERSION};
 use sojourn_testkit::needs::{self, Need};
 use sojourn_testkit::process::{output_within, TOOL_LIMIT};
 use sojourn_testkit::servers::{versioned_dirs, Server};
@@ -414,6 +416,76 @@ fn a_store_over_tls_with_a_password_of_its_own() {
     assert!(!e.to_string().contains(pg::PASSWORD), "{e}");
 }
 
+/// A store whose database the server does not have yet is created on
+/// first open, owned by the store's user, by eight openers at once as by
+/// agents started together (each finds the one that the first made);
+/// opening to read creates nothing; a user who may not create databases
+/// is told the one statement a superuser runs, and never the password.
+#[test]
+fn a_missing_store_database_is_created_or_the_statement_to_run_said() {
+    use sojourn_testkit::postgres_server::Postgres;
+    let Some(pg) = Postgres::start() else {
+        return;
+    };
+    pg.psql(
+        "CREATE ROLE maker LOGIN CREATEDB PASSWORD 'maker-s3cret';\n\
+         CREATE ROLE plain LOGIN PASSWORD 'plain-s3cret';\n",
+    );
+    let url = |user: &str, db: &str| {
+        format!(
+            "postgres://{user}:{user}-s3cret@127.0.0.1:{}/{db}",
+            pg.port()
+        )
+    };
+    let exists = |db: &str| {
+        pg.psql(&format!(
+            "SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = '{db}'"
+        ))
+        .trim()
+        .to_string()
+    };
+    // A name that must be quoted as an identifier.
+    let store_url = url("maker", "Results-1");
+    let openers: Vec<_> = (0..8)
+        .map(|_| {
+            let u = store_url.clone();
+            std::thread::spawn(move || Store::open(&u).map(|s| s.schema_version().unwrap()))
+        })
+        .collect();
+    for o in openers {
+        let opened = o.join().unwrap();
+        assert_eq!(opened.unwrap_or_else(|e| panic!("{e}")), SCHEMA_VERSION);
+    }
+    assert_eq!(exists("Results-1"), "maker");
+    let store = Store::open(&store_url).unwrap();
+    record(&store, &synthetic(5, 1, 0), &[]);
+    assert_eq!(store.list(&Filter::default()).unwrap().len(), 1);
+
+    // Reading never creates (`results query` on a store not there).
+    let e = Store::open_read_only(&url("maker", "absent"))
+        .err()
+        .expect("no such database to read");
+    assert!(e.to_string().contains("does not exist"), "{e}");
+    assert_eq!(exists("absent"), "");
+
+    // No CREATEDB: the statement to run as a superuser, and that
+    // statement makes the store work.
+    let e = Store::open(&url("plain", "results"))
+        .err()
+        .expect("plain may not create databases");
+    let said = e.to_string();
+    assert!(
+        said.contains("database \"results\" does not exist, and user \"plain\" may not create it")
+            && said.contains("as a superuser, run CREATE DATABASE results OWNER plain;"),
+        "{said}"
+    );
+    assert!(!said.contains("plain-s3cret"), "{said}");
+    assert_eq!(exists("results"), "");
+    pg.psql("CREATE DATABASE results OWNER plain;");
+    let store = Store::open(&url("plain", "results")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+}
+
 /// The coordination tables on a real server: agents register and
 /// heartbeat; a posted phase's shares are claimed once each, never two of
 /// one phase by one agent, never by an agent of another version; shares
@@ -571,7 +643,8 @@ fn agents_meet_through_the_store() {
     assert_eq!(store.phase_signal("ph1").unwrap().state, "done");
     // A stop request reaches the agent's next heartbeat; a newer
     // incarnation of its name replaces it.
-    assert_eq!(store.request_agents_stop(Some("a")).unwrap(), 1);
+    let alive = std::time::Duration::from_secs(600);
+    assert_eq!(store.request_agents_stop(Some("a"), alive).unwrap(), 1);
     assert!(
         store
             .agent_heartbeat(&a, "idle", None)
@@ -588,6 +661,23 @@ fn agents_meet_through_the_store() {
             .unwrap()
             .stop_requested
     );
+    // An agent that exits is gone, and a stop neither asks nor counts it;
+    // saying so for an incarnation replaced since changes nothing.
+    store.agent_gone(&a).unwrap();
+    let state = |name: &str, within| {
+        let listed = store.agents().unwrap();
+        let ag = listed.iter().find(|x| x.name == name).unwrap();
+        ag.state_within(within).to_string()
+    };
+    assert_eq!(state("a", alive), "idle");
+    store.agent_gone(&again).unwrap();
+    assert_eq!(state("a", alive), AGENT_GONE);
+    assert_eq!(store.request_agents_stop(Some("a"), alive).unwrap(), 0);
+    assert_eq!(store.request_agents_stop(None, alive).unwrap(), 2, "b, old");
+    // One whose heartbeat is older than the liveness limit is gone too.
+    let never = std::time::Duration::ZERO;
+    assert_eq!(state("b", never), AGENT_GONE);
+    assert_eq!(store.request_agents_stop(None, never).unwrap(), 0);
     // A SQLite store is no meeting point.
     let dir = tempfile::tempdir().unwrap();
     let local = Store::open(dir.path().join("r.sqlite").to_str().unwrap()).unwrap();

@@ -8,8 +8,9 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use sojourn_core::executor::StopHandle;
 use sojourn_session::agent::{serve, AgentOptions};
+use sojourn_session::fleet::DEAD_AFTER;
 use sojourn_session::{watch_ctrl_c, Places};
-use sojourn_store::Store;
+use sojourn_store::{AgentStatus, Store, AGENT_GONE};
 
 use crate::cli::{AgentArgs, AgentsArgs, AgentsCommand};
 
@@ -55,7 +56,7 @@ pub fn agents(a: AgentsArgs) -> Result<ExitCode> {
                     ag.host,
                     ag.version,
                     ag.cores,
-                    ag.state,
+                    ag.state_within(DEAD_AFTER),
                     ag.heartbeat_age_s,
                     ag.clock_offset_us
                         .map_or("-".to_string(), |o| format!("{:+.2} ms", o / 1e3))
@@ -66,19 +67,41 @@ pub fn agents(a: AgentsArgs) -> Result<ExitCode> {
             }
         }
         AgentsCommand::Stop { name, all } => {
-            let asked = store.request_agents_stop(if all { None } else { name.as_deref() })?;
-            if asked == 0 {
-                bail!(
-                    "no agent named {} in {}; `sojourn agents list` shows them",
-                    name.unwrap_or_default(),
-                    store.location()
+            let name = name.filter(|_| !all);
+            let asked = store.request_agents_stop(name.as_deref(), DEAD_AFTER)?;
+            if asked > 0 {
+                eprintln!(
+                    "asked {asked} agent{} to exit once its share is done",
+                    if asked == 1 { "" } else { "s" }
                 );
+                return Ok(ExitCode::SUCCESS);
             }
-            eprintln!(
-                "asked {asked} agent{} to exit once its share is done",
-                if asked == 1 { "" } else { "s" }
-            );
+            // Nothing alive to ask: what is wanted is already so, unless
+            // the name is wrong.
+            match name {
+                None => eprintln!(
+                    "no agent is alive in {}: none to ask; `sojourn agents list` shows who was \
+                     there",
+                    store.location()
+                ),
+                Some(n) => match store.agents()?.into_iter().find(|a| a.name == n) {
+                    Some(a) => eprintln!("agent {n} is gone already ({}): not asked", gone(&a)),
+                    None => bail!(
+                        "no agent named {n} in {}; `sojourn agents list` shows them",
+                        store.location()
+                    ),
+                },
+            }
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// How an agent that is not alive went.
+fn gone(a: &AgentStatus) -> String {
+    if a.state == AGENT_GONE {
+        format!("it exited {:.0} s ago", a.heartbeat_age_s)
+    } else {
+        format!("no heartbeat for {:.0} s", a.heartbeat_age_s)
+    }
 }

@@ -15,6 +15,10 @@
 //!   every share is ready, and reports the run it recorded, or why none.
 //! - Stops go through the rows too: a phase's `stop_requested` (the
 //!   coordinator's Ctrl+C), an agent's (`sojourn agents stop`).
+//! - An agent that exits says so (state `gone`); one that could not (killed,
+//!   cut off) is gone once its heartbeat is older than the caller's
+//!   liveness limit. Neither is listed as alive nor asked to stop: its row
+//!   stays, so that `sojourn agents list` shows who was there and when.
 //!
 //! States of a share: `posted` → `claimed` → `ready` → `running` → `done`,
 //! or `failed` (the agent said why), `lost` (its agent went silent; its
@@ -50,12 +54,35 @@ pub struct AgentStatus {
     pub host: String,
     pub cores: u32,
     pub version: String,
-    /// `idle`, `running` or `stopped`.
+    /// `idle`, `running`, or [`AGENT_GONE`] once it exited; see
+    /// [`AgentStatus::state_within`] for one whose heartbeat stopped.
     pub state: String,
     /// Seconds since its last heartbeat, on the store server's clock.
     pub heartbeat_age_s: f64,
     /// Its clock minus the store server's, as it last measured.
     pub clock_offset_us: Option<f64>,
+}
+
+/// The state of an agent that exited (or, as [`AgentStatus::state_within`]
+/// shows it, stopped heartbeating).
+pub const AGENT_GONE: &str = "gone";
+
+impl AgentStatus {
+    /// Whether it heartbeats: not exited, and its last heartbeat at most
+    /// `alive` old.
+    pub fn is_alive(&self, alive: Duration) -> bool {
+        self.state != AGENT_GONE && self.heartbeat_age_s <= alive.as_secs_f64()
+    }
+
+    /// Its state as it is now: [`AGENT_GONE`] when it is not alive (an agent
+    /// killed, or cut off from the store, never said so), else as stored.
+    pub fn state_within(&self, alive: Duration) -> &str {
+        if self.is_alive(alive) {
+            &self.state
+        } else {
+            AGENT_GONE
+        }
+    }
 }
 
 /// What a heartbeat tells the agent.
@@ -295,6 +322,23 @@ impl Store {
         })
     }
 
+    /// The agent `a` exits: it is [`AGENT_GONE`] (unless a newer incarnation of
+    /// its name has registered since, which stays as it is).
+    pub fn agent_gone(&self, a: &AgentInfo) -> Result<(), StoreError> {
+        self.require_shared()?;
+        self.write(
+            || format!("saying agent {} exits", a.name),
+            |db| {
+                db.exec(
+                    "UPDATE agents SET state = ?, stop_requested = 0 \
+                     WHERE name = ? AND incarnation = ?",
+                    &[text(AGENT_GONE), text(&a.name), text(&a.incarnation)],
+                )
+            },
+        )?;
+        Ok(())
+    }
+
     /// Every registered agent, by name.
     pub fn agents(&self) -> Result<Vec<AgentStatus>, StoreError> {
         self.require_shared()?;
@@ -321,18 +365,29 @@ impl Store {
             .collect())
     }
 
-    /// Ask the agent `name` (every agent with `None`) to exit; returns how
-    /// many were asked.
-    pub fn request_agents_stop(&self, name: Option<&str>) -> Result<u64, StoreError> {
+    /// Ask the agent `name` (every agent with `None`) to exit, if it is
+    /// alive (see [`AgentStatus::is_alive`]); returns how many were asked.
+    /// One that is gone is not asked: it would never read the request, and
+    /// counting it would say more agents are stopping than are.
+    pub fn request_agents_stop(
+        &self,
+        name: Option<&str>,
+        alive: Duration,
+    ) -> Result<u64, StoreError> {
         self.require_shared()?;
+        let live = format!("state <> ? AND {NOW} - heartbeat_unix <= CAST(? AS DOUBLE PRECISION)");
+        let (gone, limit) = (text(AGENT_GONE), Value::Real(alive.as_secs_f64()));
         self.write(
             || "asking agents to stop".into(),
             |db| match name {
                 Some(n) => db.exec(
-                    "UPDATE agents SET stop_requested = 1 WHERE name = ?",
-                    &[text(n)],
+                    &format!("UPDATE agents SET stop_requested = 1 WHERE {live} AND name = ?"),
+                    &[gone.clone(), limit.clone(), text(n)],
                 ),
-                None => db.exec("UPDATE agents SET stop_requested = 1", &[]),
+                None => db.exec(
+                    &format!("UPDATE agents SET stop_requested = 1 WHERE {live}"),
+                    &[gone.clone(), limit.clone()],
+                ),
             },
         )
     }
