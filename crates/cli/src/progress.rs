@@ -156,7 +156,7 @@ pub enum Display {
     Status {
         every: Duration,
         mi: MeasurementInterval,
-        window: Mutex<(Stats, Duration)>,
+        window: Mutex<Window>,
         line: Option<Arc<dyn Narrator>>,
     },
     Bar(ProgressBar),
@@ -169,7 +169,7 @@ impl Display {
             return Display::Status {
                 every: phase.status_interval,
                 mi: phase.measurement_interval,
-                window: Mutex::new((Stats::default(), Duration::ZERO)),
+                window: Mutex::new(Window::default()),
                 line: phase.narrator.clone(),
             };
         }
@@ -190,10 +190,68 @@ impl Display {
     }
 }
 
+/// What `-s` has gathered since its last status line.
+#[derive(Default)]
+pub struct Window {
+    stats: Stats,
+    /// When the last line was printed (the run's start before the first).
+    since: Duration,
+    /// Where the run stood at the latest interval, for the line its end
+    /// prints.
+    latest: Option<Place>,
+}
+
+#[derive(Clone, Copy)]
+struct Place {
+    elapsed: Duration,
+    ops_done: u64,
+    expected_ops: Option<u64>,
+    max_execution_time: Option<Duration>,
+}
+
+impl Window {
+    /// The status line of everything since the last one, which starts the
+    /// next window.
+    fn line(
+        &mut self,
+        mi: MeasurementInterval,
+        narrator: Option<&Arc<dyn Narrator>>,
+    ) -> Option<String> {
+        let at = self.latest?;
+        let period = Progress {
+            elapsed: at.elapsed,
+            interval_length: at.elapsed.saturating_sub(self.since),
+            interval: &self.stats,
+            ops_done: at.ops_done,
+            expected_ops: at.expected_ops,
+            max_execution_time: at.max_execution_time,
+        };
+        let line = narrator
+            .and_then(|n| n.status_line(&period))
+            .unwrap_or_else(|| status_line(&period, mi, SystemTime::now()));
+        self.stats.reset();
+        self.since = at.elapsed;
+        Some(line)
+    }
+}
+
 impl Watch for Display {
     fn finish(&self, _: Option<&RunOutcome>) {
-        if let Display::Bar(b) = self {
-            b.finish_and_clear();
+        match self {
+            Display::Bar(b) => b.finish_and_clear(),
+            // YCSB ends with a status line as of the run's end, whatever
+            // its status interval: a run shorter than one still gets one.
+            Display::Status {
+                mi, window, line, ..
+            } => {
+                let Ok(mut w) = window.lock() else { return };
+                if w.latest.is_some_and(|at| at.elapsed > w.since) {
+                    if let Some(text) = w.line(*mi, line.as_ref()) {
+                        let _ = writeln!(std::io::stderr(), "{text}");
+                    }
+                }
+            }
+            Display::Nothing => {}
         }
     }
 }
@@ -220,28 +278,20 @@ impl Observer for Display {
                 line,
             } => {
                 let Ok(mut w) = window.lock() else { return };
-                w.0.add(p.interval);
-                // Print when a status period has passed since the last line.
-                let period_start = w.1;
-                if p.elapsed.saturating_sub(period_start) + Duration::from_millis(1) < *every {
-                    return;
-                }
-                let length = p.elapsed.saturating_sub(period_start);
-                let period = Progress {
+                w.stats.add(p.interval);
+                w.latest = Some(Place {
                     elapsed: p.elapsed,
-                    interval_length: length,
-                    interval: &w.0,
                     ops_done: p.ops_done,
                     expected_ops: p.expected_ops,
                     max_execution_time: p.max_execution_time,
-                };
-                let line = line
-                    .as_ref()
-                    .and_then(|n| n.status_line(&period))
-                    .unwrap_or_else(|| status_line(&period, *mi, SystemTime::now()));
-                let _ = writeln!(std::io::stderr(), "{line}");
-                w.0.reset();
-                w.1 = p.elapsed;
+                });
+                // Print when a status period has passed since the last line.
+                if p.elapsed.saturating_sub(w.since) + Duration::from_millis(1) < *every {
+                    return;
+                }
+                if let Some(text) = w.line(*mi, line.as_ref()) {
+                    let _ = writeln!(std::io::stderr(), "{text}");
+                }
             }
         }
     }

@@ -18,7 +18,15 @@
 //!   shown, setting up what the next shown command reads (runs to compare).
 //! - `<!-- doc-test: let NAME = COMMAND -->`: NAME, as a whole word in
 //!   the file's later commands, stands for what COMMAND prints (a run id
-//!   where the doc writes `RUN_A`).
+//!   where the doc writes `RUN_A`). COMMAND finds in `$DOC_TEST_OUTPUT`,
+//!   a file of what the latest shown command printed (stdout, then
+//!   stderr), what a reader copies from it into the placeholder (`grep -o
+//!   'session cap-[0-9a-f]*' "$DOC_TEST_OUTPUT"`).
+//!
+//! The docs in [`SELF_CONTAINED`] run as a reader pastes them: no hidden
+//! command, and each `let` reads `$DOC_TEST_OUTPUT`, so every run, label
+//! and placeholder a shown command uses comes from a shown command before
+//! it.
 //!
 //! How a shown command is adapted before it runs ([`adapt`]), the same for
 //! every file:
@@ -79,6 +87,14 @@ use util::*;
 
 /// The blocks marked `<!-- not run: ... -->` in all the docs.
 const NOT_RUN: usize = 12;
+
+/// Docs whose shown commands depend on no hidden one (see the module's
+/// doc).
+const SELF_CONTAINED: [&str; 1] = ["docs/reports.md"];
+
+/// What the latest shown command printed, for a `let` to read: a file in
+/// the scratch HOME, named to commands by this variable.
+const OUTPUT_VAR: &str = "DOC_TEST_OUTPUT";
 
 /// The password, user and databases of the docs' own examples.
 const PASSWORD: &str = "PASSWORD";
@@ -719,9 +735,15 @@ impl Scratch {
             .env("MYSQL_PWD", PASSWORD)
             .env("REDIS_PASSWORD", PASSWORD)
             .env("SOJOURN_RESULTS_PASSWORD", PASSWORD)
+            .env(OUTPUT_VAR, self.output())
             .env_remove("SOJOURN_RESULTS")
             .envs(vars.iter().map(|(k, v)| (k, v)));
         cmd
+    }
+
+    /// Where the latest shown command's output is kept.
+    fn output(&self) -> PathBuf {
+        self.home.join("doc-test-output")
     }
 
     /// Start `command` (one that ends in `&`) in the background, as the
@@ -829,18 +851,18 @@ fn every_documented_command_runs_as_shown() {
         let mut names: Vec<(String, String)> = Vec::new();
         let mut vars: Vec<(String, String)> = Vec::new();
         for it in items {
-            let (line, command, output, bind) = match it {
+            let (line, command, output, bind, shown) = match it {
                 Item::Run {
                     line,
                     command,
                     output,
-                    ..
-                } => (*line, command, output.as_slice(), None),
+                    hidden,
+                } => (*line, command, output.as_slice(), None, !hidden),
                 Item::Let {
                     line,
                     name,
                     command,
-                } => (*line, command, &[][..], Some(name)),
+                } => (*line, command, &[][..], Some(name), false),
                 Item::NotRun { .. } => continue,
             };
             let missing: Vec<Need> = needs_of(command, &repo)
@@ -892,6 +914,9 @@ fn every_documented_command_runs_as_shown() {
                 }
             };
             let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+            if shown {
+                std::fs::write(scratch.output(), format!("{stdout}{stderr}")).unwrap();
+            }
             if !out.status.success() {
                 failures.push(format!(
                     "{rel}:{line}: {command}\n  ran as: {adapted}\n  exited with {}\n  stdout:\n{}\n  stderr:\n{}",
@@ -944,6 +969,42 @@ fn every_documented_command_runs_as_shown() {
         failures.len(),
         failures.join("\n\n")
     );
+}
+
+/// A reader pastes these docs' commands in order: nothing they use may
+/// come from a command the rendered page does not show.
+#[test]
+fn self_contained_docs_hide_no_command() {
+    let repo = repo_root();
+    for rel in SELF_CONTAINED {
+        let items = parse(&std::fs::read_to_string(repo.join(rel)).unwrap())
+            .unwrap_or_else(|e| panic!("{rel}: {e}"));
+        let mut shown_before = false;
+        for it in &items {
+            match it {
+                Item::Run {
+                    line,
+                    command,
+                    hidden: true,
+                    ..
+                } => panic!(
+                    "{rel}:{line}: `{command}` runs hidden; show it, so a reader runs it too"
+                ),
+                Item::Run { .. } => shown_before = true,
+                Item::Let {
+                    line,
+                    name,
+                    command,
+                } => assert!(
+                    shown_before && command.contains(&format!("\"${OUTPUT_VAR}\"")),
+                    "{rel}:{line}: `let {name}` must read what a shown command before it \
+                     printed (\"${OUTPUT_VAR}\"), as a reader copies it: {command}"
+                ),
+                Item::NotRun { .. } => {}
+            }
+        }
+        assert!(shown_before, "{rel} shows no command");
+    }
 }
 
 #[test]

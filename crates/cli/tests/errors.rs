@@ -135,6 +135,58 @@ fn impossible_combinations_are_refused_before_running() {
     );
 }
 
+/// `nan` parses as a number in Rust: a rate or target of it is told as
+/// not a number (not as negative), with what is accepted.
+#[test]
+fn a_rate_that_is_not_a_number_is_told_so() {
+    let run = |extra: &[&str]| -> Vec<String> {
+        ["run", "null:", "-P", "workloada"]
+            .iter()
+            .chain(extra)
+            .map(|s| s.to_string())
+            .collect()
+    };
+    for args in [run(&["-target", "nan"]), run(&["-p", "target=NaN"])] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        fails(
+            &args,
+            &[
+                "target",
+                "is not a number",
+                "accepted: a finite decimal number",
+            ],
+        );
+    }
+    for args in [
+        run(&["--rate", "hold nan for 5s"]),
+        run(&["-p", "rate=ramp 100..nan in 5s"]),
+    ] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let err = refused(dir.path(), &args);
+        assert!(
+            err.contains("rate nan is not a number; rates are 0 or more operations per second")
+                && !err.contains("negative"),
+            "{err}"
+        );
+    }
+    // A trace's `second,rate` line too.
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("rates.csv");
+    std::fs::write(&trace, "second,rate\n0,100\n1,nan\n").unwrap();
+    let err = refused(
+        dir.path(),
+        &run(&["--trace", trace.to_str().unwrap()])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert!(
+        err.contains("rates.csv:3: rate nan is not a number"),
+        "{err}"
+    );
+}
+
 /// A warm-up that covers the whole run would measure nothing.
 #[test]
 fn a_warmup_as_long_as_the_run_is_refused() {

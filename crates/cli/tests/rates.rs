@@ -331,3 +331,53 @@ fn a_staircase_stops_at_the_first_step_that_misses_its_slo() {
     );
     assert!(stdout.contains("; missed: read.p90<100ms"), "{stdout}");
 }
+
+/// A profile followed to its end is what ended the run, in the JSON report
+/// and in the store; a count or a time limit that ends it first is named
+/// instead.
+#[test]
+fn a_profile_run_to_its_end_stops_by_its_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let bench = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec![
+            "bench",
+            "memory:",
+            "-P",
+            "workloads/workloadc",
+            "-p",
+            "recordcount=10",
+            "-p",
+            "rate=hold 400 for 500ms, hold 200 for 500ms",
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        let stdout = ok(&sojourn(dir.path(), &args));
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+    };
+    let r = bench(&["-p", "operationcount=0"]);
+    assert_eq!(r["stop_reason"], "profile_end", "{r}");
+    assert_eq!(r["interrupted"], false, "{r}");
+    let stored = ok(&bin()
+        .args([
+            "results",
+            "export",
+            "last",
+            "--format",
+            "report",
+            "--data-dir",
+        ])
+        .arg(dir.path())
+        .run_to_end());
+    let stored: serde_json::Value = serde_json::from_str(&stored).unwrap();
+    assert_eq!(stored["stop_reason"], "profile_end", "{stored}");
+    // A time limit past the profile's end still leaves the profile to end it.
+    let r = bench(&["-p", "operationcount=0", "-p", "maxexecutiontime=30"]);
+    assert_eq!(r["stop_reason"], "profile_end", "{r}");
+    // Ended before the profile: by the count, by the time limit.
+    let r = bench(&["-p", "operationcount=50"]);
+    assert_eq!(r["stop_reason"], "operation_count", "{r}");
+    assert_eq!(r["operations"].as_u64(), Some(50), "{r}");
+    let r = bench(&["-p", "operationcount=0", "-p", "maxexecutiontime=0.3"]);
+    assert_eq!(r["stop_reason"], "max_execution_time", "{r}");
+}

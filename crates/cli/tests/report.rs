@@ -155,6 +155,9 @@ fn tables_carry_the_stored_numbers() {
     assert!(close(num(&cost, 1, "table GB"), gb));
     let monthly = 3.0 * 0.65 * 24.0 * 30.0 + gb * 0.026;
     assert!(close(num(&cost, 1, "monthly cost $"), monthly));
+    // Figures as a reader writes them: 3 x 0.65 x 720 is 1404.0000000000002
+    // in floating point.
+    assert_eq!(cell(&cost, 1, "nodes $/month"), "1404");
     let tput = num(&perf, 1, "actual ops/s");
     assert!(close(
         num(&cost, 1, "ops per $"),

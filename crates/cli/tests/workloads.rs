@@ -366,3 +366,35 @@ fn huge_keyspace_starts_at_once() {
         );
     }
 }
+
+#[test]
+fn status_lines_end_with_one_at_the_end_of_a_short_run() {
+    let dir = tempfile::tempdir().unwrap();
+    // 300 operations take well under the default 10 s status interval:
+    // without a line at the end, `-s` would print none.
+    let out = sojourn(
+        dir.path(),
+        &[
+            "bench",
+            "-P",
+            "workloadc",
+            "-p",
+            "recordcount=100",
+            "-p",
+            "operationcount=300",
+            "-s",
+        ],
+    );
+    ok(&out);
+    let stderr = text(&out.stderr);
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains(" current ops/sec;"))
+        .collect();
+    // The load's and the run's, each counting every operation it did.
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(lines[0].contains(" sec: 100 operations; "), "{stderr}");
+    assert!(lines[1].contains(" sec: 300 operations; "), "{stderr}");
+    // The run read, and its line says how long the reads took.
+    assert!(lines[1].contains("[READ: Count=300, "), "{stderr}");
+}

@@ -729,6 +729,9 @@ fn parse_f64(raw: &str) -> Result<f64, String> {
     };
     // Rust also reads `inf`, `infinity` and `nan`; no property means those.
     let value: f64 = body.parse().map_err(|_| not_number())?;
+    if value.is_nan() {
+        return Err(not_number());
+    }
     if !value.is_finite() {
         return Err("is not finite".into());
     }

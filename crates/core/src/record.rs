@@ -188,7 +188,8 @@ pub struct RunTotals {
     pub scheduled: u64,
     /// Operations still in flight when the drain timeout ran out.
     pub abandoned: u64,
-    /// `operation_count`, `max_execution_time` or `interrupted`.
+    /// `operation_count`, `max_execution_time`, `interrupted`,
+    /// `slo_missed` or `profile_end` ([`crate::executor::StopReason::name`]).
     pub stop_reason: String,
     pub seed: u64,
     pub runtime_threads: u64,

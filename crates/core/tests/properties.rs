@@ -616,7 +616,10 @@ fn get_f64_accepts_and_rejects() {
         let msg = getter_error(value, |p| p.get_f64("k", 0.0));
         assert!(msg.contains("finite"), "{msg}");
     }
+    // Rust reads `nan` as a number; it is none, and said so.
     let msg = getter_error("nan", |p| p.get_f64("k", 0.0));
+    assert!(msg.contains("is not a number"), "{msg}");
+    let msg = getter_error("inf", |p| p.get_f64("k", 0.0));
     assert!(msg.contains("is not finite"), "{msg}");
 }
 

@@ -407,12 +407,32 @@ pub fn performance_cells(
     (head, body)
 }
 
-/// Column headers and cells of the cost table.
+/// `v` to 12 significant digits, in the shortest form that reads back as
+/// that: a computed figure without the noise of its last bits (`3 x 0.65 x
+/// 720` is 1404.0000000000002 in floating point), far finer than any input
+/// of the cost model.
+pub fn significant(v: f64) -> String {
+    if !v.is_finite() || v == 0.0 {
+        return v.to_string();
+    }
+    format!("{v:.11e}")
+        .parse::<f64>()
+        .map_or_else(|_| v.to_string(), |r| r.to_string())
+}
+
+/// Column headers and cells of the cost table; `exact` (CSV) gives each
+/// figure to 12 significant digits, otherwise numbers are rounded.
 pub fn cost_cells(rows: &[CostRow], exact: bool) -> (Vec<String>, Vec<Vec<String>>) {
-    let num = |v: f64| if exact { v.to_string() } else { readable(v) };
+    let num = |v: f64| {
+        if exact {
+            significant(v)
+        } else {
+            readable(v)
+        }
+    };
     let money = |v: f64| {
         if exact {
-            v.to_string()
+            significant(v)
         } else {
             format!("{v:.2}")
         }
@@ -449,7 +469,7 @@ pub fn cost_cells(rows: &[CostRow], exact: bool) -> (Vec<String>, Vec<Vec<String
                 },
                 r.storage_type.clone(),
                 if exact {
-                    r.table_gb.to_string()
+                    significant(r.table_gb)
                 } else {
                     format!("{:.3}", r.table_gb)
                 },
@@ -458,7 +478,7 @@ pub fn cost_cells(rows: &[CostRow], exact: bool) -> (Vec<String>, Vec<Vec<String
                 money(r.monthly_cost),
                 num(r.actual_throughput),
                 if exact {
-                    r.ops_per_dollar.to_string()
+                    significant(r.ops_per_dollar)
                 } else {
                     grouped(r.ops_per_dollar)
                 },
@@ -767,7 +787,9 @@ pub fn markdown(
     out
 }
 
-/// The tables as CSV, every digit kept: with both, the performance table,
+/// The tables as CSV, every digit kept (the cost table's computed figures
+/// to 12 significant digits, see [`significant`]): with both, the
+/// performance table,
 /// an empty line, then the cost table (each with its header row; no cost
 /// table when no run carries a price).
 pub fn csv(runs: &[RunRecord], which: Which, latency: Latency, cost_opts: &CostOptions) -> String {
@@ -820,5 +842,45 @@ mod tests {
         assert_eq!(grouped(999.0), "999");
         assert_eq!(csv_field("a,b"), "\"a,b\"");
         assert_eq!(csv_field("say \"x\""), "\"say \"\"x\"\"\"");
+    }
+
+    #[test]
+    fn computed_figures_lose_their_float_noise() {
+        assert_eq!(3.0 * 0.65 * 24.0 * 30.0, 1404.0000000000002);
+        assert_eq!(significant(3.0 * 0.65 * 24.0 * 30.0), "1404");
+        assert_eq!(significant(0.1 + 0.2), "0.3");
+        assert_eq!(significant(4.949_979_484_313_726), "4.94997948431");
+        assert_eq!(significant(1_234_567_890_123.4), "1234567890120");
+        assert_eq!(significant(0.000_123_456_789_012_34), "0.000123456789012");
+        assert_eq!(significant(-2.5), "-2.5");
+        assert_eq!(significant(0.0), "0");
+        assert_eq!(significant(f64::INFINITY), "inf");
+    }
+
+    /// A CSV cost row as the walkthrough's three nodes price it: every
+    /// figure as a reader would write it, none with float noise.
+    #[test]
+    fn the_cost_csv_rounds_what_it_computed() {
+        let row = CostRow {
+            run: "r".into(),
+            experiment: "e".into(),
+            workload: "workloadc".into(),
+            operation: "run".into(),
+            nodes: 3.0,
+            storage_type: "ssd".into(),
+            table_gb: 0.0,
+            node_cost_month: 3.0 * 0.65 * HOURS_PER_MONTH,
+            storage_cost_month: 0.0,
+            monthly_cost: 3.0 * 0.65 * HOURS_PER_MONTH,
+            actual_throughput: 0.1 + 0.2,
+            ops_per_dollar: 1e6 / 3.0,
+        };
+        let (head, body) = cost_cells(&[row], true);
+        let at = |name: &str| &body[0][head.iter().position(|h| h == name).unwrap()];
+        assert_eq!(at("nodes $/month"), "1404");
+        assert_eq!(at("monthly cost $"), "1404");
+        assert_eq!(at("actual ops/s"), "0.3");
+        assert_eq!(at("ops per $"), "333333.333333");
+        assert_eq!(at("nodes"), "3");
     }
 }

@@ -209,6 +209,17 @@ impl RunConfig {
     pub fn operation_count(&self) -> Option<u64> {
         self.groups.iter().map(|g| g.operation_count).sum()
     }
+
+    /// When the last group's profile or trace ends, when every group
+    /// follows one (`None` otherwise: some group ends only by its count or
+    /// the time limit).
+    pub fn profile_length(&self) -> Option<Duration> {
+        self.groups
+            .iter()
+            .map(|g| g.target.as_ref().and_then(Target::length))
+            .try_fold(Duration::ZERO, |longest, l| Some(longest.max(l?)))
+            .filter(|_| !self.groups.is_empty())
+    }
 }
 
 impl Default for RunConfig {
@@ -409,6 +420,8 @@ pub enum StopReason {
     Interrupted,
     /// A segment of the rate profile missed its SLO.
     SloMissed,
+    /// The rate profile or trace came to its end.
+    ProfileEnd,
 }
 
 impl StopReason {
@@ -419,6 +432,7 @@ impl StopReason {
             StopReason::MaxExecutionTime => "max_execution_time",
             StopReason::Interrupted => "interrupted",
             StopReason::SloMissed => "slo_missed",
+            StopReason::ProfileEnd => "profile_end",
         }
     }
 }
@@ -859,12 +873,21 @@ impl<C: Send + 'static> Pool<C> {
         });
         // The reason follows from what was reached: under a target the
         // schedule's horizon can end the run a moment before the deadline.
+        // A profile no longer than the time limit ends the run by itself,
+        // however its last moments and the deadline fall.
         let count_reached = cfg.operation_count().is_some_and(|n| agg.all.ops_done >= n);
+        let profile_ended = cfg
+            .profile_length()
+            .is_some_and(|l| cfg.max_execution_time.is_none_or(|m| m >= l));
         let stop_reason = if interrupted {
             StopReason::Interrupted
         } else if slo_missed {
             StopReason::SloMissed
-        } else if !count_reached && cfg.max_execution_time.is_some() {
+        } else if count_reached {
+            StopReason::OperationCount
+        } else if profile_ended {
+            StopReason::ProfileEnd
+        } else if cfg.max_execution_time.is_some() {
             StopReason::MaxExecutionTime
         } else {
             StopReason::OperationCount

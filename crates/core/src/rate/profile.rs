@@ -417,11 +417,14 @@ fn parse_rate(s: &str) -> Result<f64, String> {
         Some((i, 'M')) => (&t[..i], 1e6),
         _ => (t, 1.0),
     };
+    const ACCEPTED: &str = "rates are 0 or more operations per second, such as 5000, 2.5k or 1M";
+    // Rust reads `nan` and `inf` as numbers: each is told as what it is,
+    // not as a negative rate (NaN fails `v >= 0.0` too).
     match num.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v * mult),
-        Ok(_) => Err(format!(
-            "rate {s} is negative; rates are 0 or more operations per second"
-        )),
+        Ok(v) if v.is_nan() => Err(format!("rate {s} is not a number; {ACCEPTED}")),
+        Ok(v) if v < 0.0 => Err(format!("rate {s} is negative; {ACCEPTED}")),
+        Ok(v) if (v * mult).is_finite() => Ok(v * mult),
+        Ok(_) => Err(format!("rate {s} is not finite; {ACCEPTED}")),
         Err(_) => Err(format!(
             "'{s}' is not a rate: operations per second such as 5000, 2.5k or 1M"
         )),
@@ -587,5 +590,21 @@ mod tests {
         assert!(e.contains("at most 200 segments"), "{e}");
         let e = err("sine 5k..1k period 10s for 1m");
         assert!(e.contains("write the lower rate first"), "{e}");
+        // Rust parses these as numbers; none is a rate, nor negative.
+        let e = err("hold nan for 5s");
+        assert!(
+            e.starts_with(
+                "segment 1 ('hold nan for 5s'): rate nan is not a number; rates are 0 or more"
+            ) && e.contains("such as 5000, 2.5k or 1M"),
+            "{e}"
+        );
+        let e = err("ramp 10..NaN in 5s");
+        assert!(e.contains("rate NaN is not a number"), "{e}");
+        let e = err("hold inf for 5s");
+        assert!(e.contains("rate inf is not finite"), "{e}");
+        let e = err("hold 1e308k for 5s");
+        assert!(e.contains("rate 1e308k is not finite"), "{e}");
+        let e = err("hold -inf for 5s");
+        assert!(e.contains("rate -inf is negative"), "{e}");
     }
 }

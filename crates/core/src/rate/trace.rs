@@ -111,6 +111,12 @@ fn rate_series(
                 format!("second {a} is not a time of 0 seconds or more"),
             ));
         }
+        if r.is_nan() {
+            return Err(at(
+                n,
+                format!("rate {b} is not a number: give operations per second, 0 or more"),
+            ));
+        }
         if !(r.is_finite() && r >= 0.0) {
             return Err(at(
                 n,
