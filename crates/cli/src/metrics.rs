@@ -31,6 +31,9 @@ use sojourn_core::rate::total_rate_at;
 use sojourn_core::recorder::{OpStats, Stats};
 use sojourn_session::{PhaseView, Show, Watch};
 
+/// The family of failed operations by the database's words.
+const FAILURES: &str = "sojourn_failures_total";
+
 /// Run labels that tell a command's phases apart.
 const PHASE_LABELS: [&str; 3] = ["repetition", "capacity_step", "suite_iteration"];
 
@@ -251,10 +254,12 @@ fn exposition(shared: &Shared) -> String {
     let phases: Vec<_> = lock(&shared.phases).clone();
     let phases: Vec<_> = phases.iter().map(|p| lock(p)).collect();
     let mut out = String::new();
+    // A family with no series yet is left out, but for failures: a
+    // dashboard's query over them should find the family before the first.
     let mut family = |name: &str, kind: &str, help: &str, body: &dyn Fn(&mut String)| {
         let mut lines = String::new();
         body(&mut lines);
-        if !lines.is_empty() {
+        if !lines.is_empty() || name == FAILURES {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
             out.push_str(&lines);
         }
@@ -292,7 +297,7 @@ fn exposition(shared: &Shared) -> String {
         },
     );
     family(
-        "sojourn_failures_total",
+        FAILURES,
         "counter",
         "Failed operations by the database's own words: the error's text with quoted names \
          and numbers masked (at most 9 per operation; the rest counted as (other reasons)).",

@@ -219,7 +219,8 @@ fn data_integrity_verifies_reads() {
     );
 
     // Data written without integrity values fails verification, counted
-    // and reported, never fatal.
+    // and reported: every read fails, so the phase fails (exit status 1)
+    // once its summary is printed and it is stored.
     let db2 = format!("sqlite:{}", dir.path().join("r.sqlite").display());
     ok(&sojourn(
         dir.path(),
@@ -237,12 +238,15 @@ fn data_integrity_verifies_reads() {
             "dataintegrity=true",
         ],
     );
-    let s = parse_summary(&ok(&out));
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let s = parse_summary(&text(&out.stdout));
     assert_eq!(get(&s, "READ", "Return=UNEXPECTED_STATE"), 1000.0);
     assert!(
-        text(&out.stderr).contains("UNEXPECTED_STATE"),
-        "a warning names the status"
+        stderr.contains("1000 of 1000 READ operations did not succeed: 1000 × UNEXPECTED_STATE"),
+        "a warning names the status: {stderr}"
     );
+    assert!(stderr.contains("recorded as run"), "{stderr}");
 }
 
 #[test]

@@ -239,7 +239,7 @@ impl Cause {
                 });
             }
         }
-        causes.sort_by(|a, b| b.count.cmp(&a.count));
+        causes.sort_by_key(|c| std::cmp::Reverse(c.count));
         causes
     }
 }

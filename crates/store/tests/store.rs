@@ -814,3 +814,98 @@ fn a_version_4_store_keeps_its_merged_runs() {
     // Stored before the reason was kept: none is made up.
     assert_eq!(whole.summary.totals.as_ref().unwrap().thread_use, None);
 }
+
+/// Why operations failed, in the database's words, reads back as written
+/// and merges over client processes: counts added per cause, the earliest
+/// first text kept. A merged run judges whether a percentile rests on too
+/// few operations on all its clients' operations, not on each client's.
+#[test]
+fn failure_reasons_round_trip_and_merge() {
+    use sojourn_core::backend::Status;
+    use sojourn_core::output::Warning;
+    let (_dir, path) = temp_store();
+    let store = Store::open(&path).unwrap();
+    let at = |s: u64| std::time::UNIX_EPOCH + Duration::from_secs(1_700_000_000 + s);
+    const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+    let uri = "f00dfeed".to_string();
+    let mut parts = Vec::new();
+    for i in 0..2u32 {
+        let mut r = synthetic(40 + i as u64, 2, 0);
+        r.meta.run_uri = uri.clone();
+        r.meta.client_index = i;
+        r.meta.client_count = 2;
+        for n in 0..3 + u64::from(i) {
+            r.outcome
+                .total
+                .record(OpKind::Read, Status::Error, 1_000, 1_000);
+            r.outcome.total.note_reason(
+                OpKind::Read,
+                Status::Error,
+                WRONGTYPE,
+                at(10 - u64::from(i) + n),
+            );
+        }
+        r.outcome.total.note_reason(
+            OpKind::Read,
+            Status::Error,
+            &format!("ERROR 1062 (23000): Duplicate entry 'user{i}' for key 'PRIMARY'"),
+            at(20 + u64::from(i)),
+        );
+        // Each client alone has too few operations for its percentiles.
+        let mut warnings: Vec<String> = Warning::few_samples(&r.outcome.total, &r.meta.percentiles)
+            .iter()
+            .map(|w| w.to_string())
+            .collect();
+        assert!(!warnings.is_empty());
+        warnings.push(format!("client-only note {i}"));
+        record(&store, &r, &warnings);
+        let back = store.load(r.meta.id.as_str()).unwrap();
+        assert_eq!(
+            back.total.op(OpKind::Read).unwrap().reasons.sorted(),
+            r.outcome.total.op(OpKind::Read).unwrap().reasons.sorted(),
+            "client {i} reads back as written"
+        );
+        parts.push(r);
+    }
+    let merged = store.load_merged(&uri).unwrap();
+    let reasons = &merged.total.op(OpKind::Read).unwrap().reasons;
+    let v = reasons.sorted();
+    assert_eq!(v.len(), 2, "{v:?}");
+    assert_eq!((v[0].first.as_str(), v[0].count), (WRONGTYPE, 7));
+    assert_eq!(v[0].first_at, at(9), "the earliest first, from client 1");
+    assert_eq!(
+        v[1].count, 2,
+        "duplicate keys of both clients are one cause"
+    );
+    assert_eq!(
+        v[1].first,
+        "ERROR 1062 (23000): Duplicate entry 'user0' for key 'PRIMARY'"
+    );
+    let mut whole = Stats::default();
+    for p in &parts {
+        whole.add(&p.outcome.total);
+    }
+    assert!(
+        merged
+            .warnings
+            .iter()
+            .any(|w| w == "client 1: client-only note 1"),
+        "{:?}",
+        merged.warnings
+    );
+    let few: Vec<&String> = merged
+        .warnings
+        .iter()
+        .filter(|w| Warning::is_few_samples(w))
+        .collect();
+    let expected: Vec<String> = Warning::few_samples(&whole, &parts[0].meta.percentiles)
+        .iter()
+        .map(|w| w.to_string())
+        .collect();
+    assert!(!expected.is_empty());
+    assert_eq!(
+        few,
+        expected.iter().collect::<Vec<_>>(),
+        "judged on the merged operations, not each client's"
+    );
+}

@@ -217,9 +217,6 @@ pub fn check_error_rate(
     file: &str,
     stage: &str,
 ) -> Result<()> {
-    if let Some(f) = phase.too_many_failed(stats) {
-        bail!("{file}: {stage} stage: {f}");
-    }
     for (kind, s) in stats.kinds() {
         let (failed, total) = (s.failures(), s.count());
         if total > 0 && failed as f64 / total as f64 > max {
@@ -230,6 +227,9 @@ pub fn check_error_rate(
                 100.0 * failed as f64 / total as f64
             );
         }
+    }
+    if let Some(f) = phase.too_many_failed(stats) {
+        bail!("{file}: {stage} stage: {f}");
     }
     Ok(())
 }
