@@ -70,14 +70,13 @@ pub fn parse_slos(text: &str) -> Result<Vec<Slo>, String> {
         let (lhs, limit) = part.split_once('<').ok_or_else(|| bad("no '<'"))?;
         let (kind, pct) = lhs
             .trim()
-            .split_once(".p")
+            .rsplit_once(".p")
             .ok_or_else(|| bad("no '.p' between kind and percentile"))?;
-        let kind = match kind.trim().to_ascii_lowercase().as_str() {
+        let kind = match kind.trim() {
             "all" | "*" => None,
             k => Some(
-                OpKind::ALL
-                    .into_iter()
-                    .find(|o| o.name() == k)
+                OpKind::find(k)
+                    .or_else(|| OpKind::find(&k.to_ascii_lowercase()))
                     .ok_or_else(|| bad(&format!("unknown operation kind '{k}'")))?,
             ),
         };

@@ -185,7 +185,8 @@ impl Default for OpStats {
 /// operations left the client compared with their schedule.
 #[derive(Clone, Debug, Default)]
 pub struct Stats {
-    ops: [Option<Box<OpStats>>; OpKind::COUNT],
+    /// By [`OpKind::index`]; as long as the highest kind recorded.
+    ops: Vec<Option<Box<OpStats>>>,
     /// Scheduling lag (actual start minus intended start); open loop only.
     pub lag: Option<Box<Histogram<u64>>>,
     /// Top-level operations completed (a read-modify-write counts once,
@@ -194,9 +195,19 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// Where `kind` is recorded, made on first use.
+    #[inline]
+    fn slot(&mut self, kind: OpKind) -> &mut OpStats {
+        let i = kind.index();
+        if i >= self.ops.len() {
+            self.ops.resize_with(i + 1, || None);
+        }
+        self.ops[i].get_or_insert_with(|| Box::new(OpStats::new()))
+    }
+
     #[inline]
     pub fn record(&mut self, kind: OpKind, status: Status, service_ns: u64, response_ns: u64) {
-        let s = self.ops[kind.index()].get_or_insert_with(|| Box::new(OpStats::new()));
+        let s = self.slot(kind);
         s.statuses[status.index()] += 1;
         if status.is_ok() {
             s.ok.record(service_ns, response_ns);
@@ -216,7 +227,7 @@ impl Stats {
         response_ns: u64,
         n: u64,
     ) {
-        let s = self.ops[kind.index()].get_or_insert_with(|| Box::new(OpStats::new()));
+        let s = self.slot(kind);
         s.statuses[status.index()] += n;
         if status.is_ok() {
             s.ok.record_n(service_ns, response_ns, n);
@@ -230,10 +241,7 @@ impl Stats {
     /// Why one failure of `kind`, already recorded with `status`, failed:
     /// the database's `text`, at `at`.
     pub fn note_reason(&mut self, kind: OpKind, status: Status, text: &str, at: SystemTime) {
-        self.ops[kind.index()]
-            .get_or_insert_with(|| Box::new(OpStats::new()))
-            .reasons
-            .note(status, text, at);
+        self.slot(kind).reasons.note(status, text, at);
     }
 
     #[inline]
@@ -244,24 +252,29 @@ impl Stats {
     }
 
     pub fn op(&self, kind: OpKind) -> Option<&OpStats> {
-        self.ops[kind.index()].as_deref()
+        self.ops.get(kind.index()).and_then(|o| o.as_deref())
     }
 
     /// Put back what was recorded for one kind (a stored run read back
     /// from the results store), replacing anything there.
     pub fn set_op(&mut self, kind: OpKind, stats: OpStats) {
-        self.ops[kind.index()] = Some(Box::new(stats));
+        *self.slot(kind) = stats;
     }
 
-    /// The kinds that have at least one operation, in YCSB's order.
+    /// The kinds that have at least one operation: YCSB's in the order it
+    /// prints them, then a workload's own in the order first named.
     pub fn kinds(&self) -> impl Iterator<Item = (OpKind, &OpStats)> {
-        OpKind::ALL
-            .into_iter()
-            .filter_map(|k| self.op(k).filter(|s| s.count() > 0).map(|s| (k, s)))
+        self.ops.iter().enumerate().filter_map(|(i, o)| {
+            let s = o.as_deref().filter(|s| s.count() > 0)?;
+            Some((OpKind::at(i), s))
+        })
     }
 
     /// Exact merge.
     pub fn add(&mut self, other: &Stats) {
+        if other.ops.len() > self.ops.len() {
+            self.ops.resize_with(other.ops.len(), || None);
+        }
         for (mine, theirs) in self.ops.iter_mut().zip(other.ops.iter()) {
             if let Some(t) = theirs {
                 match mine {

@@ -147,7 +147,7 @@ pub fn measured_intervals(run: &RunRecord) -> impl Iterator<Item = &StoredInterv
 /// The kinds either run recorded, in YCSB's order.
 pub fn kinds_of(runs: &[&RunRecord]) -> Vec<OpKind> {
     let totals: Vec<Stats> = runs.iter().map(|r| totals(r)).collect();
-    OpKind::ALL
+    OpKind::all()
         .into_iter()
         .filter(|k| {
             totals

@@ -213,7 +213,9 @@ impl CoreWorker {
                 let all = self.shared.cfg.write_all_fields;
                 self.fill_values(all);
             }
-            OpKind::Read | OpKind::Scan | OpKind::ReadModifyWrite | OpKind::Delete => {
+            // Read, scan, read-modify-write, delete: the chooser draws
+            // YCSB's kinds only.
+            _ => {
                 let keynum = self.next_keynum();
                 self.set_key(keynum);
                 let choice = if self.shared.cfg.read_all_fields {
@@ -390,7 +392,8 @@ impl CoreWorker {
                 let whole = if read.is_ok() { update } else { read };
                 m.record_whole(OpKind::ReadModifyWrite, whole, t0);
             }
-            OpKind::Delete => {
+            // Delete, the one kind left of the six the chooser draws.
+            _ => {
                 let t = m.start();
                 let status = conn.delete(&op.key).await;
                 m.record_on(conn, OpKind::Delete, status, t);

@@ -704,10 +704,7 @@ impl Store {
     /// The operation kind a row names.
     fn kind_named(&self, id: &RunId, v: &Value) -> Result<OpKind, StoreError> {
         let name = v.as_text().unwrap_or_default();
-        OpKind::ALL
-            .into_iter()
-            .find(|k| k.name() == name)
-            .ok_or_else(|| self.corrupt(&id.0, format!("unknown operation kind {name:?}")))
+        OpKind::named(name).map_err(|e| self.corrupt(&id.0, format!("operation kind: {e}")))
     }
 
     /// A histogram column that must be there.
