@@ -15,10 +15,7 @@ use crate::properties::{Origin, Properties, PropertyError, UnknownKey, CORE_PROP
 use crate::rate::Target;
 use crate::recorder::Stats;
 use crate::schedule::Arrival;
-use crate::workload::keyvalue::{is_keyvalue, KeyValueConfig, KEYVALUE_PROPERTIES};
-use crate::workload::liops::{is_liops, LiopsConfig, LIOPS_PROPERTIES};
-use crate::workload::vote::{is_vote, VoteConfig, VOTE_PROPERTIES};
-use crate::workload::{CoreConfig, Phase, Workload};
+use crate::workload::{CoreConfig, Phase, Settled, Workload};
 
 /// Properties sojourn adds to YCSB's.
 pub const SOJOURN_PROPERTIES: &[&str] = &[
@@ -141,13 +138,7 @@ impl Plan {
     pub fn unknown_keys(p: &Properties, known_prefixes: &[&str]) -> Vec<UnknownKey> {
         let mut known: Vec<&str> = CORE_PROPERTIES.to_vec();
         known.extend_from_slice(SOJOURN_PROPERTIES);
-        known.extend_from_slice(VOTE_PROPERTIES);
-        if is_keyvalue(p) {
-            known.extend_from_slice(KEYVALUE_PROPERTIES);
-        }
-        if is_liops(p) {
-            known.extend_from_slice(LIOPS_PROPERTIES);
-        }
+        known.extend(Workload::known_properties(p));
         p.unknown_keys(&known, known_prefixes)
     }
 
@@ -158,46 +149,24 @@ impl Plan {
         phase: Phase,
         known_prefixes: &[&str],
     ) -> Result<Plan, PropertyError> {
-        let vote = if is_vote(p) {
-            Some(VoteConfig::from_properties(p)?)
-        } else {
-            None
-        };
-        let keyvalue = if is_keyvalue(p) {
-            Some(KeyValueConfig::from_properties(p, phase)?)
-        } else {
-            None
-        };
-        let liops = if is_liops(p) {
-            Some(LiopsConfig::from_properties(p)?)
-        } else {
-            None
-        };
-        let core = if vote.is_none() && keyvalue.is_none() && liops.is_none() {
-            CoreConfig::from_properties(p)?
-        } else {
-            // The core settings still type-check (operationcount and the
-            // like are shared), without asking for a recordcount the other
-            // workloads do not use.
-            let mut shared = p.clone();
-            shared.remove("workload");
-            let records = vote
-                .as_ref()
-                .map(|v| v.articles)
-                .or(keyvalue.as_ref().map(|kv| kv.num_unique_keys))
-                .or(liops.as_ref().map(|l| l.scale));
-            if let (Some(n), false) = (records, shared.contains("recordcount")) {
-                shared.set("recordcount", &n.to_string(), Origin::Default);
+        let workload = Workload::from_properties(p, phase)?;
+        let core = match &workload {
+            Workload::Core(core) => core.clone(),
+            other => {
+                // YCSB's settings still type-check (operationcount and the
+                // like are shared), without asking for a recordcount the
+                // other workloads do not use.
+                let mut shared = p.clone();
+                shared.remove("workload");
+                if let (Some(n), false) = (other.records(), shared.contains("recordcount")) {
+                    shared.set("recordcount", &n.to_string(), Origin::Default);
+                }
+                CoreConfig::from_properties(&shared)?
             }
-            CoreConfig::from_properties(&shared)?
         };
-        let threads = match (&keyvalue, &liops) {
-            // The reader and writer pools decide the connections.
-            (Some(kv), _) => kv.workers() as u64,
-            // PGIO's sessions, NUM_THREADS per table, in both phases (so
-            // `bench` keeps one pool of connections).
-            (_, Some(l)) => l.run_sessions() as u64,
-            _ => p.get_u64_in("threadcount", 1, 1..=100_000)?,
+        let threads = match workload.connections() {
+            Some(n) => n,
+            None => p.get_u64_in("threadcount", 1, 1..=100_000)?,
         };
         if threads == 0 || threads > 100_000 {
             return Err(p.invalid("threadcount", "must be between 1 and 100000"));
@@ -218,15 +187,6 @@ impl Plan {
                 (t > 0.0).then_some(t)
             }
         };
-        if keyvalue.is_some() && target.is_some() {
-            // Silently ignored, it would leave a suite's ycsb_target_qps
-            // unapplied while its stages look throttled.
-            return Err(p.invalid(
-                "target",
-                "does not apply to workload=keyvalue, whose writer and reader pools have rates of \
-                 their own: set write_rate and read_rate",
-            ));
-        }
         let (seed, seed_generated) = match p.entry("seed") {
             Some(_) => (p.get_u64("seed", 0)?, false),
             None => (random_seed(), true),
@@ -248,58 +208,37 @@ impl Plan {
                     ),
                 ));
             }
-            if keyvalue.is_some() {
-                return Err(p.invalid(
-                    key,
-                    "does not apply to workload=keyvalue, whose writer and reader pools have rates \
-                     of their own: set write_rate and read_rate",
-                ));
-            }
         }
         let arrival = match p.get_choice("arrival", "poisson", &["poisson", "uniform"])? {
             "uniform" => Arrival::Uniform,
             _ => Arrival::Poisson,
         };
-        if let Some(l) = liops.as_ref().filter(|l| !l.create_base_table) {
-            if phase == Phase::Load {
-                return Err(p.invalid(
-                    "CREATE_BASE_TABLE",
-                    format!(
-                        "asks PGIO's setup to reuse its seed table (pgio_base), which sojourn \
-                         does not keep: each load writes {} table(s) itself. Set it to TRUE or \
-                         leave it out to load; to use tables already loaded, run without \
-                         loading (`sojourn run`)",
-                        l.schemas
-                    ),
-                ));
-            }
-        }
-        let run_time = liops
-            .as_ref()
-            .and_then(|l| l.run_time)
-            .filter(|_| phase == Phase::Run);
+        let run_time = workload.run_time(phase);
         let max_time = seconds(p, "maxexecutiontime", run_time.unwrap_or(0.0))?;
         let max_execution_time = (max_time > Duration::ZERO).then_some(max_time);
         let operation_count = match phase {
-            Phase::Load if vote.is_some() => vote.as_ref().map(|v| v.articles),
-            Phase::Load if liops.is_some() => liops.as_ref().map(|l| l.load_batches()),
-            Phase::Load => Some(core.insert_count),
+            Phase::Load => workload.load_operations(&core),
             Phase::Run => (core.operation_count > 0).then_some(core.operation_count),
         };
-        if let Some(kv) = &keyvalue {
-            kv.check_ends(phase, max_execution_time.is_some(), p)?;
-        } else if operation_count.is_none() && max_execution_time.is_none() && shaped.is_none() {
+        let rate_key = shaped
+            .as_ref()
+            .map(|(key, _)| *key)
+            .or(target.map(|_| "target"));
+        workload.check(&Settled {
+            phase,
+            props: p,
+            rate_key,
+            deadline: max_execution_time.is_some(),
+        })?;
+        if !workload.bounds_itself()
+            && operation_count.is_none()
+            && max_execution_time.is_none()
+            && shaped.is_none()
+        {
             return Err(p.invalid(
                 "operationcount",
                 "is 0 (no limit) and maxexecutiontime is not set, so the run would never end; set one of them",
             ));
-        }
-        if let Some(l) = liops.as_ref().filter(|_| phase == Phase::Run) {
-            let rate_key = shaped
-                .as_ref()
-                .map(|(key, _)| *key)
-                .or(target.map(|_| "target"));
-            l.check_server_loop(p, rate_key)?;
         }
         let warmup = seconds(p, "warmup", 0.0)?;
         if let Some(limit) = max_execution_time.filter(|limit| warmup >= *limit) {
@@ -321,9 +260,7 @@ impl Plan {
             .collect();
         // Paced operations have a response time of their own: a key-value
         // pool at a rate is paced as a target paces every connection.
-        let paced_pool = keyvalue
-            .as_ref()
-            .is_some_and(|kv| kv.read_rate.is_some() || kv.write_rate.is_some());
+        let paced_pool = workload.paced();
         let measurement_interval = match p.get_choice(
             "measurement.interval",
             if target.is_some() || shaped.is_some() || paced_pool {
@@ -354,29 +291,17 @@ impl Plan {
             Phase::Load => None,
         };
         let unknown = Plan::unknown_keys(p, known_prefixes);
-        let groups = match &keyvalue {
-            // The reader and writer pools, each at its own rate; a load
-            // skips the keys it finds already written.
-            Some(kv) => kv.groups(phase, 0),
-            None => vec![Group::following(
+        let groups = workload.groups(
+            phase,
+            Group::following(
                 threads as usize,
                 shaped
                     .map(|(_, t)| t)
                     .or(target.map(crate::rate::Target::constant)),
                 operation_count,
-            )],
-        };
-        let schema = match (&keyvalue, &liops) {
-            (Some(kv), _) => kv.schema(),
-            (_, Some(l)) => l.schema(),
-            _ => Schema::ycsb(&core.table, &core.field_prefix, core.field_count),
-        };
-        let workload = match (vote, keyvalue, liops) {
-            (Some(v), _, _) => Workload::Vote(v),
-            (_, Some(kv), _) => Workload::KeyValue(kv),
-            (_, _, Some(l)) => Workload::Liops(l),
-            _ => Workload::Core(core),
-        };
+            ),
+        );
+        let schema = workload.schema(&core);
         Ok(Plan {
             phase,
             run: RunConfig {

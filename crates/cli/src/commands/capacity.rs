@@ -21,7 +21,7 @@ use sojourn_core::capacity::{self, format_rate, Search, Slo, StepFigures, Verdic
 use sojourn_core::executor::{Group, RunConfig, StopHandle};
 use sojourn_core::output::Warning;
 use sojourn_core::plan::Plan;
-use sojourn_core::workload::{Phase, Workload};
+use sojourn_core::workload::Phase;
 use sojourn_report::run::{SESSION_LABEL, SLOS_LABEL, STEP_LABEL, SUSTAINED_LABEL};
 use sojourn_session::fleet::{Coordinator, Setup};
 use sojourn_session::{watch_ctrl_c, Connections, PhaseSpec, Session};
@@ -96,29 +96,8 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
              step that misses)"
         );
     }
-    match &plan.workload {
-        Workload::Core(_) => {}
-        // Noria's own method is the capacity search by hand: raise
-        // --target until sojourn time climbs, which a staircase profile
-        // judged by a segment SLO does in one run.
-        Workload::Vote(_) => bail!(
-            "`sojourn capacity` runs the YCSB core workload only; for workload=vote, \
-             run Noria's method as a staircase: `sojourn run --rate 'stairs 1000..20000 by 1000 \
-             every 20s' -p rate.slo=all.p99<50ms`, which stops at the first step that misses"
-        ),
-        // PGIO measures what a fixed set of sessions achieves back to back;
-        // its setup (tables, index) is not the core workload's either.
-        Workload::Liops(_) => bail!(
-            "`sojourn capacity` runs the YCSB core workload only; for workload=liops, \
-             run `sojourn run` with more NUM_SCHEMAS or NUM_THREADS, or with --target N"
-        ),
-        // The search offers one target to every connection; what would
-        // scale the two pools' own rates is the experimenter's choice.
-        Workload::KeyValue(_) => bail!(
-            "`sojourn capacity` runs the YCSB core workload only; workload=keyvalue has a \
-             writer and a reader pool with rates of their own: run `sojourn run -p \
-             read_rate=N -p write_rate=M` at rising rates (see docs/keyvalue.md)"
-        ),
+    if let Some(why) = plan.workload.capacity_refusal() {
+        bail!("`sojourn capacity` runs the YCSB core workload only; {why}");
     }
     let load = match a.load {
         true => Some(opts.plan(Phase::Load)?),

@@ -35,8 +35,7 @@ use std::io;
 
 use crate::properties::{Origin, Properties};
 use crate::record::RunRecord;
-use crate::workload::keyvalue::KeyValueConfig;
-use crate::workload::{liops::LiopsConfig, vote::VoteConfig, Phase, Workload};
+use crate::workload::{Phase, Workload};
 
 /// One export format.
 pub trait Export {
@@ -46,27 +45,20 @@ pub trait Export {
 
 /// The workload a run ran, as far as the formats need it: the vote,
 /// LIOPS and key-value workloads print figures of their own. Read from the
-/// run's properties, so stored runs give it too.
+/// run's properties, so stored runs give it too; `None` for YCSB's core
+/// workload, which prints nothing of its own.
 pub fn workload_of(run: &RunRecord) -> Option<Workload> {
     let mut p = Properties::new();
     for (k, v) in &run.meta().properties {
         p.set(k, v, Origin::Default);
     }
-    match crate::workload::kind_name(&p)? {
-        "vote" => VoteConfig::from_properties(&p).ok().map(Workload::Vote),
-        "liops" => LiopsConfig::from_properties(&p).ok().map(Workload::Liops),
-        "keyvalue" => {
-            let phase = if run.meta().phase == Phase::Load.name() {
-                Phase::Load
-            } else {
-                Phase::Run
-            };
-            KeyValueConfig::from_properties(&p, phase)
-                .ok()
-                .map(Workload::KeyValue)
-        }
-        _ => None,
-    }
+    crate::workload::kind_name(&p)?;
+    let phase = if run.meta().phase == Phase::Load.name() {
+        Phase::Load
+    } else {
+        Phase::Run
+    };
+    Workload::from_properties(&p, phase).ok()
 }
 
 /// What a workload prints after YCSB's summary of its run phase, so its
@@ -79,10 +71,6 @@ pub fn workload_lines(run: &RunRecord) -> String {
     if run.meta().phase != Phase::Run.name() {
         return segments;
     }
-    let own = match workload_of(run) {
-        Some(Workload::Vote(_)) => noria::noria(run),
-        Some(Workload::Liops(cfg)) => liops::LiopsFigures::of(&cfg, run).text(),
-        _ => String::new(),
-    };
+    let own = workload_of(run).map_or_else(String::new, |w| w.run_lines(run));
     segments + &own
 }

@@ -11,6 +11,12 @@
 //! operations in the same order (keys that depend on other connections'
 //! inserts, as `latest` does, follow the shared insert counter).
 
+use crate::backend::Backend;
+use crate::executor::{Connector, RunConfig};
+use crate::properties::{Properties, PropertyError};
+
+use super::kind::Kind;
+use super::{ReadyPhase, Steps, StepsError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -460,6 +466,45 @@ fn verify(shared: &CoreShared, scratch: &mut Vec<u8>, key: &str, got: &[FieldVal
         }
     }
     Status::Ok
+}
+
+/// YCSB's core workload as a kind of the registry: every default is
+/// YCSB's layout, and it is the one `capacity` searches.
+impl Kind for CoreConfig {
+    const NAME: &'static str = "core";
+    const TITLE: &'static str = "YCSB's core workload";
+    // YCSB's own properties, known whatever runs.
+    const PROPERTIES: &'static [&'static str] = &[];
+
+    fn from_properties(p: &Properties, _phase: Phase) -> Result<CoreConfig, PropertyError> {
+        CoreConfig::from_properties(p)
+    }
+
+    fn data_shape(&self) -> &'static str {
+        "recordcount, insertstart, insertorder, fieldcount"
+    }
+
+    fn capacity_refusal(&self) -> Option<&'static str> {
+        None
+    }
+
+    async fn ready<B, K>(
+        &self,
+        phase: Phase,
+        cfg: &RunConfig,
+        _backend: &B,
+        _connector: &K,
+    ) -> Result<Box<dyn ReadyPhase<B::Conn>>, StepsError>
+    where
+        B: Backend,
+        K: Connector<Conn = B::Conn>,
+    {
+        let shared = CoreShared::new(self.clone()).map_err(StepsError::Workload)?;
+        let steps = (0..cfg.workers())
+            .map(|i| shared.worker(phase, cfg.seed, i))
+            .collect();
+        Ok(Box::new(Steps::new(steps, cfg.clone())))
+    }
 }
 
 #[cfg(test)]

@@ -19,6 +19,11 @@
 //! `k`/`v` table over CQL) lists [`KeyValueSupport`] in its extensions and
 //! sets that table up itself; the operations stay YCSB's five.
 
+use crate::backend::{Backend, BackendError};
+use crate::executor::{Connector, RunConfig};
+
+use super::kind::{Kind, Settled};
+use super::{Loaded, ReadyPhase, Steps, StepsError};
 use std::sync::{Arc, Mutex};
 
 use rand_core::RngCore;
@@ -690,6 +695,157 @@ impl ProgressLine {
             p.elapsed.as_millis(),
             written as i64 - 1
         )
+    }
+}
+
+impl Kind for KeyValueConfig {
+    const NAME: &'static str = "keyvalue";
+    const TITLE: &'static str = "the key-value workload";
+    const PROPERTIES: &'static [&'static str] = KEYVALUE_PROPERTIES;
+
+    fn from_properties(p: &Properties, phase: Phase) -> Result<Self, PropertyError> {
+        KeyValueConfig::from_properties(p, phase)
+    }
+
+    fn records(&self) -> Option<u64> {
+        Some(self.num_unique_keys)
+    }
+
+    /// The reader and writer pools decide the connections.
+    fn connections(&self) -> Option<u64> {
+        Some(self.workers() as u64)
+    }
+
+    fn bounds_itself(&self) -> bool {
+        true
+    }
+
+    /// A rate for the whole phase would leave the pools' own unapplied
+    /// (a suite's `ycsb_target_qps` among them) while the phase looks
+    /// throttled; and a pool with no count needs a time limit.
+    fn check(&self, s: &Settled<'_>) -> Result<(), PropertyError> {
+        if let Some(key) = s.rate_key {
+            return Err(s.props.invalid(
+                key,
+                "does not apply to workload=keyvalue, whose writer and reader pools have rates \
+                 of their own: set write_rate and read_rate",
+            ));
+        }
+        self.check_ends(s.phase, s.deadline, s.props)
+    }
+
+    fn paced(&self) -> bool {
+        self.read_rate.is_some() || self.write_rate.is_some()
+    }
+
+    /// The reader and writer pools, each at its own rate; a load skips
+    /// the keys it finds already written (see [`Kind::ready`]).
+    fn groups(&self, phase: Phase, _one: Group) -> Vec<Group> {
+        self.groups(phase, 0)
+    }
+
+    fn schema(&self, _core: &super::CoreConfig) -> Schema {
+        self.schema()
+    }
+
+    fn data_shape(&self) -> &'static str {
+        "num_unique_keys, value_size, nouuid/uuid"
+    }
+
+    fn one_client_only(&self, _phase: Phase) -> Option<&'static str> {
+        Some(
+            "the keyvalue workload runs from one client machine (its writers continue from \
+             the keys already written, which every client would insert)",
+        )
+    }
+
+    fn loaded(&self, done: u64) -> Loaded {
+        Loaded {
+            count: done,
+            unit: "keys",
+            batches: None,
+        }
+    }
+
+    async fn is_empty<B: Backend>(
+        &self,
+        backend: &B,
+        schema: &Schema,
+    ) -> Result<Option<bool>, BackendError> {
+        match KeyValueSupport::find(backend) {
+            Some(own) => own.is_empty(backend, self).await,
+            None => backend.is_empty(schema).await,
+        }
+    }
+
+    async fn check_layout<B: Backend>(
+        &self,
+        backend: &B,
+        schema: &Schema,
+    ) -> Result<(), BackendError> {
+        match KeyValueSupport::find(backend) {
+            // Its own table is checked by its own setup.
+            Some(_) => Ok(()),
+            None => backend.check_layout(schema).await,
+        }
+    }
+
+    async fn prepare<B: Backend>(
+        &self,
+        backend: &B,
+        schema: &Schema,
+        drop: bool,
+    ) -> Result<(), BackendError> {
+        match KeyValueSupport::find(backend) {
+            Some(own) => own.prepare(backend, self, drop).await,
+            None => backend.prepare(schema, drop).await,
+        }
+    }
+
+    fn capacity_refusal(&self) -> Option<&'static str> {
+        // The search offers one target to every connection; what would
+        // scale the two pools' own rates is the experimenter's choice.
+        Some(
+            "workload=keyvalue has a writer and a reader pool with rates of their own: run \
+             `sojourn run -p read_rate=N -p write_rate=M` at rising rates (see docs/keyvalue.md)",
+        )
+    }
+
+    /// The writers continue from the keys already in the database:
+    /// `max_written_key`, or found by a search of reads over a connection
+    /// of its own from `connector` (opened only then, and closed before
+    /// the phase starts).
+    async fn ready<B, K>(
+        &self,
+        phase: Phase,
+        cfg: &RunConfig,
+        _backend: &B,
+        connector: &K,
+    ) -> Result<Box<dyn ReadyPhase<B::Conn>>, StepsError>
+    where
+        B: Backend,
+        K: Connector<Conn = B::Conn>,
+    {
+        let written = match self.max_written_key {
+            Some(w) => w,
+            None => {
+                let mut conn = connector.connect().await?;
+                written_keys(&mut conn, self)
+                    .await
+                    .map_err(StepsError::WrittenKeys)?
+            }
+        };
+        let shared = KeyValueShared::new(self.clone(), written);
+        let steps = (0..cfg.workers())
+            .map(|i| shared.worker(cfg.seed, i))
+            .collect();
+        let cfg = RunConfig {
+            groups: self.groups(phase, written),
+            ..cfg.clone()
+        };
+        Ok(Box::new(
+            Steps::new(steps, cfg).narrated(Arc::new(Narration::new(shared))),
+        ))
     }
 }
 

@@ -14,6 +14,7 @@ pub mod capability;
 pub mod config;
 pub mod core;
 pub mod keyvalue;
+pub mod kind;
 pub mod liops;
 pub mod pgio;
 pub mod vote;
@@ -24,13 +25,15 @@ use std::sync::Arc;
 
 use crate::backend::{Backend, BackendError, Connection, Schema, Status};
 use crate::executor::{
-    Connector, Meter, Observer, Pool, Progress, RunConfig, RunOutcome, Step, StopHandle,
+    Connector, Group, Meter, Observer, Pool, Progress, RunConfig, RunOutcome, Step, StopHandle,
 };
-use crate::properties::Properties;
+use crate::properties::{Properties, PropertyError};
+use crate::record::RunRecord;
 
 pub use self::config::{CoreConfig, RequestDistribution};
 pub use self::core::{CoreShared, CoreWorker, Phase};
 pub use self::keyvalue::{KeyValueConfig, KeyValueShared, KeyValueSupport, KeyValueWorker};
+pub use self::kind::{Kind, Settled};
 pub use self::liops::{LiopsConfig, LiopsShared, LiopsSupport, LiopsWorker};
 pub use self::vote::{VoteConfig, VoteShared, VoteSupport, VoteVariant, VoteWorker};
 
@@ -38,31 +41,92 @@ pub use self::vote::{VoteConfig, VoteShared, VoteSupport, VoteVariant, VoteWorke
 /// call or phase, never per operation).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// The workload a plan selected, with its settings.
-#[derive(Clone, Debug)]
-pub enum Workload {
-    /// YCSB's CoreWorkload (the default).
+/// The table of workload kinds: one line each, `Variant(Settings)`, the
+/// settings implementing [`Kind`]. It makes [`Workload`] (the plan's
+/// choice, with its settings) and `on_kind!`, which runs an expression on
+/// whichever kind's settings a `Workload` holds.
+macro_rules! kinds {
+    ($d:tt; $($variant:ident($config:ty)),* $(,)?) => {
+        /// The workload a plan selected, with its settings.
+        #[derive(Clone, Debug)]
+        pub enum Workload {
+            $($variant($config),)*
+        }
+
+        macro_rules! on_kind {
+            ($d workload:expr, $d k:ident => $d body:expr) => {
+                match $d workload {
+                    $(Workload::$variant($d k) => $d body,)*
+                }
+            };
+        }
+
+        /// Every kind's `workload=` name, in the table's order.
+        pub const KINDS: &[&str] = &[$(<$config as Kind>::NAME,)*];
+
+        /// The settings of the kind named `name`, for `phase`.
+        fn settings_of(
+            name: &str,
+            p: &Properties,
+            phase: Phase,
+        ) -> Option<Result<Workload, PropertyError>> {
+            $(
+                if name.eq_ignore_ascii_case(<$config as Kind>::NAME) {
+                    return Some(<$config as Kind>::from_properties(p, phase).map(Workload::$variant));
+                }
+            )*
+            None
+        }
+
+        /// The kind named `name`: its title, its properties, and whether
+        /// backends read them whatever the workload.
+        fn about(name: &str) -> Option<(&'static str, &'static [&'static str], bool)> {
+            $(
+                if name.eq_ignore_ascii_case(<$config as Kind>::NAME) {
+                    return Some((
+                        <$config as Kind>::TITLE,
+                        <$config as Kind>::PROPERTIES,
+                        <$config as Kind>::READ_BY_BACKENDS,
+                    ));
+                }
+            )*
+            None
+        }
+    };
+}
+
+kinds! {$;
     Core(CoreConfig),
-    /// yb-sample-apps' key-value workload (`workload=keyvalue`).
     KeyValue(KeyValueConfig),
-    /// Noria's vote benchmark (`workload=vote`).
     Vote(VoteConfig),
-    /// The PGIO/SLOB method (`workload=liops`).
     Liops(LiopsConfig),
 }
 
 /// The name of the workload the `workload` property selects, when it is
 /// not YCSB's core one (whose runs are named by their workload files).
 pub fn kind_name(p: &Properties) -> Option<&'static str> {
-    if vote::is_vote(p) {
-        Some("vote")
-    } else if keyvalue::is_keyvalue(p) {
-        Some("keyvalue")
-    } else if liops::is_liops(p) {
-        Some("liops")
-    } else {
-        None
-    }
+    let name = p.get("workload")?.trim();
+    KINDS
+        .iter()
+        .find(|k| k.eq_ignore_ascii_case(name))
+        .copied()
+        .filter(|k| *k != CoreConfig::NAME)
+}
+
+/// Whether the `workload` property selects the kind `K`.
+pub fn selects<K: Kind>(p: &Properties) -> bool {
+    p.get_str("workload", CoreConfig::NAME)
+        .trim()
+        .eq_ignore_ascii_case(K::NAME)
+}
+
+/// Each kind's name, title and the properties it reads (a workload file
+/// of one kind may not hold another's).
+pub fn kind_properties(
+) -> impl Iterator<Item = (&'static str, &'static str, &'static [&'static str])> {
+    KINDS
+        .iter()
+        .filter_map(|k| about(k).map(|(title, props, _)| (*k, title, props)))
 }
 
 /// Why a phase's steps could not be built.
@@ -81,94 +145,128 @@ pub enum StepsError {
 }
 
 impl Workload {
-    /// `core`, `keyvalue`, `vote` or `liops`.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Workload::Core(_) => "core",
-            Workload::KeyValue(_) => "keyvalue",
-            Workload::Vote(_) => "vote",
-            Workload::Liops(_) => "liops",
+    /// The workload `workload=NAME` selects (YCSB's core workload when
+    /// none does), with its settings for `phase`.
+    pub fn from_properties(p: &Properties, phase: Phase) -> Result<Workload, PropertyError> {
+        let mut name = p.get_str("workload", CoreConfig::NAME).trim();
+        // YCSB's workload files name its Java class.
+        if name.ends_with(".CoreWorkload") {
+            name = CoreConfig::NAME;
         }
+        settings_of(name, p, phase).unwrap_or_else(|| {
+            Err(p.invalid(
+                "workload",
+                format!(
+                    "names no workload sojourn runs; the workloads are {} (YCSB's \
+                     site.ycsb.workloads.CoreWorkload is core)",
+                    KINDS.join(", ")
+                ),
+            ))
+        })
+    }
+
+    /// The property names the workload `p` selects reads, with those
+    /// backends read whatever the workload.
+    pub fn known_properties(p: &Properties) -> Vec<&'static str> {
+        let chosen = p.get_str("workload", CoreConfig::NAME).trim().to_string();
+        KINDS
+            .iter()
+            .filter_map(|k| {
+                let (_, props, by_backends) = about(k)?;
+                (by_backends || k.eq_ignore_ascii_case(&chosen)).then_some(props)
+            })
+            .flatten()
+            .copied()
+            .collect()
+    }
+
+    /// Its `workload=` name.
+    pub fn name(&self) -> &'static str {
+        fn of<K: Kind>(_: &K) -> &'static str {
+            K::NAME
+        }
+        on_kind!(self, k => of(k))
+    }
+
+    /// See [`Kind::records`].
+    pub fn records(&self) -> Option<u64> {
+        on_kind!(self, k => Kind::records(k))
+    }
+
+    /// See [`Kind::connections`].
+    pub fn connections(&self) -> Option<u64> {
+        on_kind!(self, k => Kind::connections(k))
+    }
+
+    /// See [`Kind::run_time`].
+    pub fn run_time(&self, phase: Phase) -> Option<f64> {
+        on_kind!(self, k => Kind::run_time(k, phase))
+    }
+
+    /// See [`Kind::load_operations`].
+    pub fn load_operations(&self, core: &CoreConfig) -> Option<u64> {
+        on_kind!(self, k => Kind::load_operations(k, core))
+    }
+
+    /// See [`Kind::bounds_itself`].
+    pub fn bounds_itself(&self) -> bool {
+        on_kind!(self, k => Kind::bounds_itself(k))
+    }
+
+    /// See [`Kind::check`].
+    pub fn check(&self, settled: &Settled<'_>) -> Result<(), PropertyError> {
+        on_kind!(self, k => Kind::check(k, settled))
+    }
+
+    /// See [`Kind::paced`].
+    pub fn paced(&self) -> bool {
+        on_kind!(self, k => Kind::paced(k))
+    }
+
+    /// See [`Kind::groups`].
+    pub fn groups(&self, phase: Phase, one: Group) -> Vec<Group> {
+        on_kind!(self, k => Kind::groups(k, phase, one))
+    }
+
+    /// See [`Kind::schema`].
+    pub fn schema(&self, core: &CoreConfig) -> Schema {
+        on_kind!(self, k => Kind::schema(k, core))
     }
 
     /// What holds the workload's data, for messages: words for every
     /// backend, tables or not (`… holds data for {what}`).
     pub fn what(&self, schema: &Schema) -> String {
-        match self {
-            Workload::Vote(_) => "the vote workload's articles".to_string(),
-            Workload::Liops(l) => format!("LIOPS table {}", l.table(1)),
-            Workload::Core(_) | Workload::KeyValue(_) => format!("table {}", schema.table),
-        }
+        on_kind!(self, k => Kind::what(k, schema))
     }
 
-    /// The properties a run must share with the load for its operations to
-    /// find the data they expect, for the warning about failed operations.
+    /// See [`Kind::data_shape`].
     pub fn data_shape(&self) -> &'static str {
-        match self {
-            Workload::Core(_) => "recordcount, insertstart, insertorder, fieldcount",
-            Workload::KeyValue(_) => "num_unique_keys, value_size, nouuid/uuid",
-            Workload::Vote(_) => "vote.articles, vote.variant",
-            Workload::Liops(_) => {
-                "SCALE and NUM_SCHEMAS, loaded once: `sojourn load --drop` loads it again from scratch"
-            }
-        }
+        on_kind!(self, k => Kind::data_shape(k))
     }
 
-    /// Why a `phase` of this workload runs from one client machine only,
-    /// when it does: the vote workload's load has no key range to split
-    /// (each client would insert every article), the key-value workload's
-    /// writers continue from the keys already written (which every client
-    /// would insert), and LIOPS's sessions are `NUM_SCHEMAS` x
-    /// `NUM_THREADS` on one client.
+    /// See [`Kind::one_client_only`].
     pub fn one_client_only(&self, phase: Phase) -> Option<&'static str> {
-        match self {
-            Workload::KeyValue(_) => Some(
-                "the keyvalue workload runs from one client machine (its writers continue from \
-                 the keys already written, which every client would insert)",
-            ),
-            Workload::Vote(_) if phase == Phase::Load => {
-                Some("the vote workload loads from one client machine (each would insert every article)")
-            }
-            Workload::Liops(_) => Some(
-                "the LIOPS workload runs from one client machine (NUM_SCHEMAS x NUM_THREADS sessions)",
-            ),
-            _ => None,
-        }
+        on_kind!(self, k => Kind::one_client_only(k, phase))
     }
 
-    /// Whether a second load into tables that hold data would add a second
-    /// copy of them rather than fail on keys already there: the LIOPS
-    /// tables have no unique key (as PGIO's have none), so a load must
-    /// start from empty tables.
+    /// See [`Kind::load_appends`].
     pub fn load_appends(&self) -> bool {
-        matches!(self, Workload::Liops(_))
+        on_kind!(self, k => Kind::load_appends(k))
     }
 
-    /// What `done` load operations wrote, in the workload's own units:
-    /// records, articles, or LIOPS rows (each load operation is a batch).
+    /// See [`Kind::loaded`].
     pub fn loaded(&self, done: u64) -> Loaded {
-        match self {
-            Workload::Liops(l) => Loaded {
-                count: l.rows_in_batches(done),
-                unit: "rows",
-                batches: Some(done),
-            },
-            Workload::Vote(_) => Loaded {
-                count: done,
-                unit: "articles",
-                batches: None,
-            },
-            Workload::KeyValue(_) => Loaded {
-                count: done,
-                unit: "keys",
-                batches: None,
-            },
-            Workload::Core(_) => Loaded {
-                count: done,
-                unit: "records",
-                batches: None,
-            },
-        }
+        on_kind!(self, k => Kind::loaded(k, done))
+    }
+
+    /// See [`Kind::capacity_refusal`].
+    pub fn capacity_refusal(&self) -> Option<&'static str> {
+        on_kind!(self, k => Kind::capacity_refusal(k))
+    }
+
+    /// See [`Kind::run_lines`].
+    pub fn run_lines(&self, run: &RunRecord) -> String {
+        on_kind!(self, k => Kind::run_lines(k, run))
     }
 
     /// Whether the workload's tables hold no data (`None`: the backend
@@ -179,34 +277,17 @@ impl Workload {
         backend: &B,
         schema: &Schema,
     ) -> Result<Option<bool>, BackendError> {
-        match self {
-            Workload::Vote(v) => {
-                VoteSupport::of(backend)?
-                    .is_empty(backend, &v.variant)
-                    .await
-            }
-            Workload::Liops(l) => LiopsSupport::of(backend)?.is_empty(backend, l).await,
-            Workload::KeyValue(kv) => match KeyValueSupport::find(backend) {
-                Some(own) => own.is_empty(backend, kv).await,
-                None => backend.is_empty(schema).await,
-            },
-            Workload::Core(_) => backend.is_empty(schema).await,
-        }
+        on_kind!(self, k => Kind::is_empty(k, backend, schema).await)
     }
 
     /// Whether data already there has the layout this workload's
-    /// operations expect ([`Backend::check_layout`]); YCSB's layout only
-    /// (the other workloads' tables are checked by their own setup).
+    /// operations expect ([`Backend::check_layout`]).
     pub async fn check_layout<B: Backend>(
         &self,
         backend: &B,
         schema: &Schema,
     ) -> Result<(), BackendError> {
-        match self {
-            Workload::KeyValue(_) if KeyValueSupport::find(backend).is_some() => Ok(()),
-            Workload::Core(_) | Workload::KeyValue(_) => backend.check_layout(schema).await,
-            Workload::Vote(_) | Workload::Liops(_) => Ok(()),
-        }
+        on_kind!(self, k => Kind::check_layout(k, backend, schema).await)
     }
 
     /// Create the workload's tables if absent; with `drop`, empty them.
@@ -216,49 +297,22 @@ impl Workload {
         schema: &Schema,
         drop: bool,
     ) -> Result<(), BackendError> {
-        match self {
-            Workload::Vote(v) => {
-                VoteSupport::of(backend)?
-                    .prepare(backend, &v.variant, drop)
-                    .await
-            }
-            Workload::Liops(l) => LiopsSupport::of(backend)?.prepare(backend, l, drop).await,
-            Workload::KeyValue(kv) => match KeyValueSupport::find(backend) {
-                Some(own) => own.prepare(backend, kv, drop).await,
-                None => backend.prepare(schema, drop).await,
-            },
-            Workload::Core(_) => backend.prepare(schema, drop).await,
-        }
+        on_kind!(self, k => Kind::prepare(k, backend, schema, drop).await)
     }
 
-    /// What a complete load leaves to do once the data is in, described
-    /// for the user, or `None` when there is nothing (only LIOPS builds
-    /// its index after the data, as PGIO does: faster, and a compact
-    /// btree).
+    /// See [`Kind::after_load`].
     pub fn after_load(&self) -> Option<String> {
-        match self {
-            Workload::Liops(l) => Some(format!(
-                "building the index on mykey of {} table(s) and analyzing them",
-                l.schemas
-            )),
-            _ => None,
-        }
+        on_kind!(self, k => Kind::after_load(k))
     }
 
     /// Do what [`Workload::after_load`] describes.
     pub async fn finish_load<B: Backend>(&self, backend: &B) -> Result<(), BackendError> {
-        match self {
-            Workload::Liops(l) => LiopsSupport::of(backend)?.finish_load(backend, l).await,
-            _ => Ok(()),
-        }
+        on_kind!(self, k => Kind::finish_load(k, backend).await)
     }
 
     /// The steps of `phase` on `backend`, one per connection of `cfg`,
-    /// ready to run on a pool of the backend's connections. The key-value
-    /// workload's writers continue from the keys already in the database:
-    /// `max_written_key`, or found by a search of reads over a connection
-    /// of its own from `connector` (opened only then, and closed before the
-    /// phase starts).
+    /// ready to run on a pool of the backend's connections (see
+    /// [`Kind::ready`]).
     pub async fn ready<B, K>(
         &self,
         phase: Phase,
@@ -270,67 +324,7 @@ impl Workload {
         B: Backend,
         K: Connector<Conn = B::Conn>,
     {
-        let n = cfg.workers();
-        let seed = cfg.seed;
-        Ok(match self {
-            Workload::Core(core) => {
-                let shared = CoreShared::new(core.clone()).map_err(StepsError::Workload)?;
-                let steps = (0..n).map(|i| shared.worker(phase, seed, i)).collect();
-                Box::new(Steps::new(steps, cfg.clone()))
-            }
-            Workload::KeyValue(kv) => {
-                let written = match kv.max_written_key {
-                    Some(w) => w,
-                    None => {
-                        let mut conn = connector.connect().await?;
-                        keyvalue::written_keys(&mut conn, kv)
-                            .await
-                            .map_err(StepsError::WrittenKeys)?
-                    }
-                };
-                let shared = KeyValueShared::new(kv.clone(), written);
-                let steps = (0..n).map(|i| shared.worker(seed, i)).collect();
-                let cfg = RunConfig {
-                    groups: kv.groups(phase, written),
-                    ..cfg.clone()
-                };
-                Box::new(
-                    Steps::new(steps, cfg).narrated(Arc::new(keyvalue::Narration::new(shared))),
-                )
-            }
-            Workload::Vote(v) => {
-                let support = VoteSupport::of(backend)?;
-                let shared = VoteShared::new(v.clone());
-                let steps = (0..n).map(|i| shared.worker(phase, seed, i)).collect();
-                support.phase(steps, cfg.clone())
-            }
-            Workload::Liops(l) => {
-                let support = LiopsSupport::of(backend)?;
-                // The seed fixes the load order and each session's ranges.
-                let server =
-                    (phase == Phase::Run && l.loop_in == liops::LoopIn::Server).then(|| {
-                        liops::ServerRun {
-                            duration: cfg.max_execution_time,
-                            warmup: cfg.warmup,
-                            operation_count: cfg.operation_count(),
-                        }
-                    });
-                let shared = match server {
-                    Some(run) => LiopsShared::with_server_loop(l.clone(), seed, run),
-                    None => LiopsShared::new(l.clone(), seed),
-                };
-                let steps = (0..n).map(|i| shared.worker(phase, seed, i)).collect();
-                let mut cfg = cfg.clone();
-                if server.is_some() {
-                    // Each session takes its one step, whatever the count:
-                    // the count is the loops' to keep (shared out above).
-                    for g in &mut cfg.groups {
-                        g.operation_count = None;
-                    }
-                }
-                support.phase(steps, cfg)
-            }
-        })
+        on_kind!(self, k => Kind::ready(k, phase, cfg, backend, connector).await)
     }
 }
 
@@ -446,5 +440,58 @@ impl<C: Connection, S: Step<C>> Step<C> for Publish<S> {
     async fn finish(&mut self, conn: &mut C) {
         self.0.finish(conn).await;
         conn.publish_stats().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::properties::Origin;
+
+    fn props(pairs: &[(&str, &str)]) -> Properties {
+        let mut p = Properties::new();
+        for (k, v) in pairs {
+            p.set(k, v, Origin::CommandLine);
+        }
+        p
+    }
+
+    #[test]
+    fn the_workload_property_picks_a_kind_of_the_table() {
+        // A default record count, as a workload file would give.
+        let sized = |mut p: Properties| {
+            p.set("recordcount", "10", Origin::Default);
+            p
+        };
+        let kind = |w: &str| {
+            let p = sized(props(&[("workload", w)]));
+            Workload::from_properties(&p, Phase::Run).map(|w| w.name())
+        };
+        let unset = sized(Properties::new());
+        assert_eq!(
+            Workload::from_properties(&unset, Phase::Run)
+                .unwrap()
+                .name(),
+            "core"
+        );
+        assert_eq!(kind("site.ycsb.workloads.CoreWorkload").unwrap(), "core");
+        assert_eq!(kind("KeyValue").unwrap(), "keyvalue");
+        assert_eq!(kind("vote").unwrap(), "vote");
+        let e = kind("site.ycsb.workloads.TimeSeriesWorkload")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("core, keyvalue, vote, liops"), "{e}");
+        assert_eq!(kind_name(&props(&[("workload", "liops")])), Some("liops"));
+        assert_eq!(kind_name(&props(&[("workload", "core")])), None);
+    }
+
+    #[test]
+    fn each_kind_s_properties_are_known_when_it_runs_and_backends_read_vote_s() {
+        let core = Workload::known_properties(&Properties::new());
+        assert!(core.contains(&"vote.cache") && !core.contains(&"num_unique_keys"));
+        let kv = Workload::known_properties(&props(&[("workload", "keyvalue")]));
+        assert!(kv.contains(&"num_unique_keys") && !kv.contains(&"SCALE"));
+        let all: Vec<&str> = kind_properties().map(|(name, _, _)| name).collect();
+        assert_eq!(all, KINDS);
     }
 }

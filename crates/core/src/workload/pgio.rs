@@ -12,9 +12,8 @@ use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use crate::properties::{Origin, Properties, PropertyError, CORE_PROPERTIES};
 use crate::redact;
 
-use super::keyvalue::KEYVALUE_PROPERTIES;
-use super::liops::LIOPS_PROPERTIES;
-use super::vote::VOTE_PROPERTIES;
+use super::liops::{LiopsConfig, LIOPS_PROPERTIES};
+use super::Kind;
 
 /// The settings of PGIO's `pgio.conf`, as PGIO names them.
 pub const PGIO_KEYS: &[&str] = &[
@@ -68,18 +67,21 @@ const SHARED_WITH_CORE: &[&str] = &[
 ];
 
 /// Whose setting `key` is when it is another workload's, not LIOPS's.
-fn other_workload(key: &str) -> Option<&'static str> {
+fn other_workload(key: &str) -> Option<String> {
     if key == "threadcount" {
-        Some("YCSB's client (-threads), which a LIOPS workload replaces by NUM_THREADS sessions per table")
-    } else if CORE_PROPERTIES.contains(&key) && !SHARED_WITH_CORE.contains(&key) {
-        Some("YCSB's core workload, which a LIOPS workload does not read")
-    } else if VOTE_PROPERTIES.contains(&key) {
-        Some("Noria's vote workload (workload=vote)")
-    } else if KEYVALUE_PROPERTIES.contains(&key) {
-        Some("the key-value workload (workload=keyvalue)")
-    } else {
-        None
+        return Some(
+            "YCSB's client (-threads), which a LIOPS workload replaces by NUM_THREADS sessions \
+             per table"
+                .into(),
+        );
     }
+    if CORE_PROPERTIES.contains(&key) && !SHARED_WITH_CORE.contains(&key) {
+        return Some("YCSB's core workload, which a LIOPS workload does not read".into());
+    }
+    super::kind_properties()
+        .filter(|(name, _, _)| *name != LiopsConfig::NAME)
+        .find(|(_, _, props)| props.contains(&key))
+        .map(|(name, title, _)| format!("{title} (workload={name})"))
 }
 
 /// Entries of `file` in file order (by line, then key).

@@ -11,6 +11,13 @@
 //! as INSERT (a vote is a new row), so the YCSB summary, the JSON report,
 //! the results store and the Noria table all see the same two kinds.
 
+use crate::backend::{Backend, BackendError, Schema};
+use crate::executor::{Connector, RunConfig};
+use crate::record::RunRecord;
+
+use super::config::CoreConfig;
+use super::kind::Kind;
+use super::{Loaded, ReadyPhase, StepsError};
 use std::future::Future;
 use std::sync::Arc;
 
@@ -315,6 +322,112 @@ impl<C: VoteConnection> Step<C> for VoteWorker {
             Phase::Load => self.load_one(conn, meter).await,
             Phase::Run => self.run_one(conn, meter).await,
         }
+    }
+}
+
+impl Kind for VoteConfig {
+    const NAME: &'static str = "vote";
+    const TITLE: &'static str = "Noria's vote workload";
+    const PROPERTIES: &'static [&'static str] = VOTE_PROPERTIES;
+    // A SQL backend reads `vote.cache` to put a cache in front of itself.
+    const READ_BY_BACKENDS: bool = true;
+
+    fn from_properties(p: &Properties, _phase: Phase) -> Result<Self, PropertyError> {
+        VoteConfig::from_properties(p)
+    }
+
+    fn records(&self) -> Option<u64> {
+        Some(self.articles)
+    }
+
+    fn load_operations(&self, _core: &CoreConfig) -> Option<u64> {
+        Some(self.articles)
+    }
+
+    fn what(&self, _schema: &Schema) -> String {
+        "the vote workload's articles".to_string()
+    }
+
+    fn data_shape(&self) -> &'static str {
+        "vote.articles, vote.variant"
+    }
+
+    fn one_client_only(&self, phase: Phase) -> Option<&'static str> {
+        (phase == Phase::Load).then_some(
+            "the vote workload loads from one client machine (each would insert every article)",
+        )
+    }
+
+    fn loaded(&self, done: u64) -> Loaded {
+        Loaded {
+            count: done,
+            unit: "articles",
+            batches: None,
+        }
+    }
+
+    async fn is_empty<B: Backend>(
+        &self,
+        backend: &B,
+        _schema: &Schema,
+    ) -> Result<Option<bool>, BackendError> {
+        VoteSupport::of(backend)?
+            .is_empty(backend, &self.variant)
+            .await
+    }
+
+    /// Its tables are checked by its own setup.
+    async fn check_layout<B: Backend>(
+        &self,
+        _backend: &B,
+        _schema: &Schema,
+    ) -> Result<(), BackendError> {
+        Ok(())
+    }
+
+    async fn prepare<B: Backend>(
+        &self,
+        backend: &B,
+        _schema: &Schema,
+        drop: bool,
+    ) -> Result<(), BackendError> {
+        VoteSupport::of(backend)?
+            .prepare(backend, &self.variant, drop)
+            .await
+    }
+
+    fn capacity_refusal(&self) -> Option<&'static str> {
+        // Noria's own method is the capacity search by hand: raise
+        // --target until sojourn time climbs, which a staircase profile
+        // judged by a segment SLO does in one run.
+        Some(
+            "for workload=vote, run Noria's method as a staircase: `sojourn run --rate 'stairs \
+             1000..20000 by 1000 every 20s' -p rate.slo=all.p99<50ms`, which stops at the \
+             first step that misses",
+        )
+    }
+
+    fn run_lines(&self, run: &RunRecord) -> String {
+        crate::output::noria::noria(run)
+    }
+
+    async fn ready<B, K>(
+        &self,
+        phase: Phase,
+        cfg: &RunConfig,
+        backend: &B,
+        _connector: &K,
+    ) -> Result<Box<dyn ReadyPhase<B::Conn>>, StepsError>
+    where
+        B: Backend,
+        K: Connector<Conn = B::Conn>,
+    {
+        let support = VoteSupport::of(backend)?;
+        let shared = VoteShared::new(self.clone());
+        let steps = (0..cfg.workers())
+            .map(|i| shared.worker(phase, cfg.seed, i))
+            .collect();
+        Ok(support.phase(steps, cfg.clone()))
     }
 }
 

@@ -1,0 +1,212 @@
+//! What one kind of workload is to the layers above: the one trait each
+//! workload's settings implement, so that a new kind is its module and one
+//! line of the table in [`super`] (`kinds!`), and the plan, the outputs,
+//! `capacity` and the command line ask the kind rather than list kinds.
+//!
+//! Most methods have the default of YCSB's layout (one table, YCSB's five
+//! operations through [`Backend`]); a kind overrides what differs.
+
+use std::future::Future;
+
+use crate::backend::{Backend, BackendError, Schema};
+use crate::executor::{Connector, Group, RunConfig};
+use crate::properties::{Properties, PropertyError};
+use crate::record::RunRecord;
+
+use super::{CoreConfig, Loaded, Phase, ReadyPhase, StepsError};
+
+/// What the plan has settled before it asks a kind to check its own
+/// settings against the rest ([`Kind::check`]).
+pub struct Settled<'a> {
+    pub phase: Phase,
+    pub props: &'a Properties,
+    /// The property that set the offered rate (`target`, `rate`,
+    /// `trace`), if any.
+    pub rate_key: Option<&'static str>,
+    /// `maxexecutiontime` is set (or the kind's own run time).
+    pub deadline: bool,
+}
+
+/// One kind of workload: its settings, read from properties, and what the
+/// rest of sojourn asks of it.
+pub trait Kind: Clone + std::fmt::Debug + Send + Sync + Sized + 'static {
+    /// `workload=NAME` selects it (YCSB's core workload: also no
+    /// `workload` at all).
+    const NAME: &'static str;
+
+    /// What it is, in a few words (`Noria's vote workload`), for messages
+    /// that name it.
+    const TITLE: &'static str;
+
+    /// The properties it reads beyond YCSB's and sojourn's own, for the
+    /// warning about unknown names.
+    const PROPERTIES: &'static [&'static str];
+
+    /// Whether its properties are known whatever workload runs: a backend
+    /// reads the vote workload's `vote.cache` to put a cache in front of
+    /// itself.
+    const READ_BY_BACKENDS: bool = false;
+
+    /// Its settings for `phase`.
+    fn from_properties(p: &Properties, phase: Phase) -> Result<Self, PropertyError>;
+
+    // --- The plan ---
+
+    /// The records it loads, where `recordcount` does not say (YCSB's
+    /// settings still type-check with it).
+    fn records(&self) -> Option<u64> {
+        None
+    }
+
+    /// Its connections, where `threadcount` does not decide them.
+    fn connections(&self) -> Option<u64> {
+        None
+    }
+
+    /// How long `phase` lasts, in seconds, where `maxexecutiontime` does
+    /// not say.
+    fn run_time(&self, phase: Phase) -> Option<f64> {
+        let _ = phase;
+        None
+    }
+
+    /// Load operations: YCSB's `insertcount` unless the kind loads
+    /// otherwise (articles, batches of rows).
+    fn load_operations(&self, core: &CoreConfig) -> Option<u64> {
+        Some(core.insert_count)
+    }
+
+    /// Whether it bounds its phases itself (its own counts), so that no
+    /// `operationcount` or `maxexecutiontime` is needed.
+    fn bounds_itself(&self) -> bool {
+        false
+    }
+
+    /// Refuse settings that do not go with the rest of the plan.
+    fn check(&self, settled: &Settled<'_>) -> Result<(), PropertyError> {
+        let _ = settled;
+        Ok(())
+    }
+
+    /// Whether its connections are paced by rates of their own, so that
+    /// the summary shows response time as well.
+    fn paced(&self) -> bool {
+        false
+    }
+
+    /// The executor's groups: `one` (every connection at the plan's
+    /// rate and count) unless the kind has pools of its own.
+    fn groups(&self, phase: Phase, one: Group) -> Vec<Group> {
+        let _ = phase;
+        vec![one]
+    }
+
+    /// The table its connections are opened on.
+    fn schema(&self, core: &CoreConfig) -> Schema {
+        Schema::ycsb(&core.table, &core.field_prefix, core.field_count)
+    }
+
+    // --- Its data ---
+
+    /// What holds its data, for messages (`… holds data for {what}`).
+    fn what(&self, schema: &Schema) -> String {
+        format!("table {}", schema.table)
+    }
+
+    /// The properties a run must share with the load for its operations
+    /// to find the data they expect, for the warning about failures.
+    fn data_shape(&self) -> &'static str;
+
+    /// Why a `phase` of it runs from one client machine only, when it
+    /// does.
+    fn one_client_only(&self, phase: Phase) -> Option<&'static str> {
+        let _ = phase;
+        None
+    }
+
+    /// Whether a second load into tables that hold data would add a
+    /// second copy rather than fail on keys already there.
+    fn load_appends(&self) -> bool {
+        false
+    }
+
+    /// What `done` load operations wrote, in its own units.
+    fn loaded(&self, done: u64) -> Loaded {
+        Loaded {
+            count: done,
+            unit: "records",
+            batches: None,
+        }
+    }
+
+    /// Whether its tables hold no data (`None`: the backend cannot tell).
+    /// A backend that cannot run it refuses it here.
+    fn is_empty<B: Backend>(
+        &self,
+        backend: &B,
+        schema: &Schema,
+    ) -> impl Future<Output = Result<Option<bool>, BackendError>> {
+        backend.is_empty(schema)
+    }
+
+    /// Whether data already there has the layout its operations expect.
+    fn check_layout<B: Backend>(
+        &self,
+        backend: &B,
+        schema: &Schema,
+    ) -> impl Future<Output = Result<(), BackendError>> {
+        backend.check_layout(schema)
+    }
+
+    /// Create its tables if absent; with `drop`, empty them.
+    fn prepare<B: Backend>(
+        &self,
+        backend: &B,
+        schema: &Schema,
+        drop: bool,
+    ) -> impl Future<Output = Result<(), BackendError>> {
+        backend.prepare(schema, drop)
+    }
+
+    /// What a complete load leaves to do once the data is in, said to the
+    /// user, or `None`.
+    fn after_load(&self) -> Option<String> {
+        None
+    }
+
+    /// Do what [`Kind::after_load`] says.
+    fn finish_load<B: Backend>(
+        &self,
+        backend: &B,
+    ) -> impl Future<Output = Result<(), BackendError>> {
+        let _ = backend;
+        async { Ok(()) }
+    }
+
+    /// The steps of `phase` on `backend`, one per connection of `cfg`.
+    fn ready<B, K>(
+        &self,
+        phase: Phase,
+        cfg: &RunConfig,
+        backend: &B,
+        connector: &K,
+    ) -> impl Future<Output = Result<Box<dyn ReadyPhase<B::Conn>>, StepsError>>
+    where
+        B: Backend,
+        K: Connector<Conn = B::Conn>;
+
+    // --- What it adds to the outputs ---
+
+    /// Why `sojourn capacity` does not search it, or `None` where it does.
+    fn capacity_refusal(&self) -> Option<&'static str> {
+        Some("it has no single offered rate to raise")
+    }
+
+    /// What it prints after YCSB's summary of a run phase, so its results
+    /// read as its own tool's do (every line starts with `#` or a lower-case
+    /// word, never `[`).
+    fn run_lines(&self, run: &RunRecord) -> String {
+        let _ = run;
+        String::new()
+    }
+}
