@@ -150,20 +150,7 @@ impl Plan {
         known_prefixes: &[&str],
     ) -> Result<Plan, PropertyError> {
         let workload = Workload::from_properties(p, phase)?;
-        let core = match &workload {
-            Workload::Core(core) => core.clone(),
-            other => {
-                // YCSB's settings still type-check (operationcount and the
-                // like are shared), without asking for a recordcount the
-                // other workloads do not use.
-                let mut shared = p.clone();
-                shared.remove("workload");
-                if let (Some(n), false) = (other.records(), shared.contains("recordcount")) {
-                    shared.set("recordcount", &n.to_string(), Origin::Default);
-                }
-                CoreConfig::from_properties(&shared)?
-            }
-        };
+        let core = core_settings(p, &workload)?;
         let threads = match workload.connections() {
             Some(n) => n,
             None => p.get_u64_in("threadcount", 1, 1..=100_000)?,
@@ -171,22 +158,7 @@ impl Plan {
         if threads == 0 || threads > 100_000 {
             return Err(p.invalid("threadcount", "must be between 1 and 100000"));
         }
-        let target = match p.entry("target") {
-            None => None,
-            Some(_) => {
-                let t = p.get_f64("target", 0.0)?;
-                let from_flag =
-                    matches!(p.entry("target").map(|e| &e.origin), Some(Origin::Flag(_)));
-                if t < 0.0 || (t == 0.0 && from_flag) {
-                    return Err(p.invalid(
-                        "target",
-                        "must be a rate above 0 operations per second; leave it out for a closed loop",
-                    ));
-                }
-                // target=0 in a file or -p is YCSB's "unthrottled".
-                (t > 0.0).then_some(t)
-            }
-        };
+        let target = constant_target(p)?;
         let (seed, seed_generated) = match p.entry("seed") {
             Some(_) => (p.get_u64("seed", 0)?, false),
             None => (random_seed(), true),
@@ -240,18 +212,7 @@ impl Plan {
                 "is 0 (no limit) and maxexecutiontime is not set, so the run would never end; set one of them",
             ));
         }
-        let warmup = seconds(p, "warmup", 0.0)?;
-        if let Some(limit) = max_execution_time.filter(|limit| warmup >= *limit) {
-            return Err(p.invalid(
-                "warmup",
-                format!(
-                    "is {} s, as long as or longer than the whole run (maxexecutiontime {} s), \
-                     so nothing would be measured; make it shorter than the run",
-                    warmup.as_secs_f64(),
-                    limit.as_secs_f64()
-                ),
-            ));
-        }
+        let warmup = warmup(p, max_execution_time)?;
         let warnings = shaped
             .as_ref()
             .map(|(key, t)| cut_short(p, key, t, operation_count, max_execution_time))
@@ -260,20 +221,8 @@ impl Plan {
             .collect();
         // Paced operations have a response time of their own: a key-value
         // pool at a rate is paced as a target paces every connection.
-        let paced_pool = workload.paced();
-        let measurement_interval = match p.get_choice(
-            "measurement.interval",
-            if target.is_some() || shaped.is_some() || paced_pool {
-                "both"
-            } else {
-                "op"
-            },
-            &["op", "intended", "both"],
-        )? {
-            "intended" => MeasurementInterval::Intended,
-            "both" => MeasurementInterval::Both,
-            _ => MeasurementInterval::Op,
-        };
+        let paced = target.is_some() || shaped.is_some() || workload.paced();
+        let measurement_interval = measurement_interval(p, paced)?;
         let percentiles = p.get_f64_list("hdrhistogram.percentiles", &[95.0, 99.0])?;
         if percentiles.iter().any(|&q| !(q > 0.0 && q <= 100.0)) {
             return Err(p.invalid(
@@ -333,6 +282,69 @@ impl Plan {
     pub fn too_many_failed(&self, stats: &Stats) -> Option<TooManyFailed> {
         stats.too_many_failed(self.max_error_rate)
     }
+}
+
+/// YCSB's settings: the core workload's, or, for another kind, what it
+/// shares with the core workload (operationcount and the like still
+/// type-check) without asking for a recordcount it does not use.
+fn core_settings(p: &Properties, workload: &Workload) -> Result<CoreConfig, PropertyError> {
+    if let Workload::Core(core) = workload {
+        return Ok(core.clone());
+    }
+    let mut shared = p.clone();
+    shared.remove("workload");
+    if let (Some(n), false) = (workload.records(), shared.contains("recordcount")) {
+        shared.set("recordcount", &n.to_string(), Origin::Default);
+    }
+    CoreConfig::from_properties(&shared)
+}
+
+/// `target` (`-target`): operations per second offered in total, `None`
+/// for a closed loop. `target=0` in a file or `-p` is YCSB's
+/// "unthrottled"; `-target 0` is refused as a slip.
+fn constant_target(p: &Properties) -> Result<Option<f64>, PropertyError> {
+    if p.entry("target").is_none() {
+        return Ok(None);
+    }
+    let t = p.get_f64("target", 0.0)?;
+    let from_flag = matches!(p.entry("target").map(|e| &e.origin), Some(Origin::Flag(_)));
+    if t < 0.0 || (t == 0.0 && from_flag) {
+        return Err(p.invalid(
+            "target",
+            "must be a rate above 0 operations per second; leave it out for a closed loop",
+        ));
+    }
+    Ok((t > 0.0).then_some(t))
+}
+
+/// `warmup`: shorter than the run, or nothing would be measured.
+fn warmup(p: &Properties, limit: Option<Duration>) -> Result<Duration, PropertyError> {
+    let warmup = seconds(p, "warmup", 0.0)?;
+    if let Some(limit) = limit.filter(|limit| warmup >= *limit) {
+        return Err(p.invalid(
+            "warmup",
+            format!(
+                "is {} s, as long as or longer than the whole run (maxexecutiontime {} s), \
+                 so nothing would be measured; make it shorter than the run",
+                warmup.as_secs_f64(),
+                limit.as_secs_f64()
+            ),
+        ));
+    }
+    Ok(warmup)
+}
+
+/// `measurement.interval`: service time only unless operations are paced,
+/// when their response time is their own figure too.
+fn measurement_interval(p: &Properties, paced: bool) -> Result<MeasurementInterval, PropertyError> {
+    let default = if paced { "both" } else { "op" };
+    Ok(
+        match p.get_choice("measurement.interval", default, &["op", "intended", "both"])? {
+            "intended" => MeasurementInterval::Intended,
+            "both" => MeasurementInterval::Both,
+            _ => MeasurementInterval::Op,
+        },
+    )
 }
 
 /// The `rate` profile or `trace` the properties give, with the key that
