@@ -18,15 +18,19 @@ use crate::recorder::Stats;
 
 use super::Step;
 
-/// Up to three timings per step (read-modify-write records its read, its
-/// update and itself), flushed under one lock when the step ends.
+/// The timings of one step (read-modify-write records its read, its
+/// update and itself; a script each statement and itself), flushed under
+/// one lock when the step ends.
 pub struct Meter {
     pub(super) intended: Instant,
     // Closed loop: the intended start was read from the clock just now, so
     // the first call may start from it instead of reading the clock again.
     pub(super) fresh: bool,
+    /// The first timings, in place: YCSB's steps record at most three.
     pending: [(OpKind, Status, u64, u64); 3],
     n: usize,
+    /// Any beyond those (a script's statements), kept for the next step.
+    more: Vec<(OpKind, Status, u64, u64)>,
     /// Operations timed elsewhere ([`Meter::record_timed`]): kind, status,
     /// nanoseconds, how many.
     timed: Vec<(OpKind, Status, u64, u64)>,
@@ -50,6 +54,7 @@ impl Meter {
             fresh: false,
             pending: [(OpKind::Read, Status::Ok, 0, 0); 3],
             n: 0,
+            more: Vec::new(),
             timed: Vec::new(),
             reasons: Vec::new(),
             whole: false,
@@ -166,6 +171,8 @@ impl Meter {
         if self.n < self.pending.len() {
             self.pending[self.n] = (kind, status, service, response);
             self.n += 1;
+        } else {
+            self.more.push((kind, status, service, response));
         }
     }
 
@@ -191,13 +198,19 @@ impl Meter {
         for &(k, s, sv, rs) in &self.pending[..self.n] {
             stats.record(k, s, sv, rs);
         }
+        let more = self.more.len() as u64;
+        if more > 0 {
+            for (k, s, sv, rs) in self.more.drain(..) {
+                stats.record(k, s, sv, rs);
+            }
+        }
         if !self.reasons.is_empty() {
             for (k, s, text, at) in self.reasons.drain(..) {
                 stats.note_reason(k, s, &text, at);
             }
         }
         if self.whole {
-            let mut done = self.n as u64;
+            let mut done = self.n as u64 + more;
             for (k, s, ns, count) in self.timed.drain(..) {
                 stats.record_n(k, s, ns, ns, count);
                 done += count;
@@ -288,5 +301,22 @@ mod tests {
         let answered = Instant::now();
         meter.record_span(OpKind::Read, Status::Ok, t, answered);
         assert_eq!(meter.ended(), None);
+    }
+
+    #[test]
+    fn a_step_of_many_calls_keeps_every_timing() {
+        let mut meter = Meter::new(Instant::now());
+        let mut stats = Stats::default();
+        for round in 0..2 {
+            let t = meter.start();
+            for _ in 0..5 {
+                meter.record(OpKind::Update, Status::Ok, t);
+            }
+            meter.record(OpKind::Read, Status::Ok, t);
+            meter.flush(&mut stats);
+            assert_eq!(stats.op(OpKind::Update).unwrap().count(), 5 * (round + 1));
+        }
+        assert_eq!(stats.op(OpKind::Read).unwrap().count(), 2);
+        assert_eq!(stats.ops_done, 2, "one step is one operation done");
     }
 }
