@@ -139,7 +139,9 @@ impl Plan {
         let mut known: Vec<&str> = CORE_PROPERTIES.to_vec();
         known.extend_from_slice(SOJOURN_PROPERTIES);
         known.extend(Workload::known_properties(p));
-        p.unknown_keys(&known, known_prefixes)
+        let mut prefixes = known_prefixes.to_vec();
+        prefixes.extend_from_slice(Workload::known_prefixes(p));
+        p.unknown_keys(&known, &prefixes)
     }
 
     /// `known_prefixes` are the property prefixes backends accept

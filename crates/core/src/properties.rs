@@ -206,6 +206,10 @@ pub enum PropertyError {
         printable(.arg)
     )]
     Argument { arg: String, problem: String },
+    /// A file a property names, wrong where the message says
+    /// (`FILE:LINE: ...`): a script's.
+    #[error("{0}")]
+    File(String),
     /// A value that is well-formed on its own but unusable, e.g. in
     /// combination with another property; `value` is `None` when the key was
     /// not set at all.

@@ -142,6 +142,14 @@ impl Meter {
         }
     }
 
+    /// A call that failed in the client for `why` (a script's run-time
+    /// error: a division by zero, an undefined variable), before or
+    /// instead of reaching the database.
+    pub fn record_because(&mut self, kind: OpKind, status: Status, started: Instant, why: String) {
+        self.record(kind, status, started);
+        self.reasons.push((kind, status, why, SystemTime::now()));
+    }
+
     /// A whole made of calls this step recorded (a read-modify-write): a
     /// failed whole fails for the reason its last failed call gave.
     pub fn record_whole(&mut self, kind: OpKind, status: Status, started: Instant) {

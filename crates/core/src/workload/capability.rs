@@ -55,6 +55,17 @@ pub trait Runs<K: Capability>: Backend {
         let _ = cfg;
         async { Ok(()) }
     }
+
+    /// How many records the loaded data holds, by the workload's own
+    /// measure (pgbench's scale is its branches), where the workload asks;
+    /// `None`: cannot tell.
+    fn records(
+        &self,
+        cfg: &K::Config,
+    ) -> impl Future<Output = Result<Option<u64>, BackendError>> + Send {
+        let _ = cfg;
+        async { Ok(None) }
+    }
 }
 
 /// Backend `B`'s support of capability `K`, as code generic over every
@@ -117,6 +128,14 @@ impl<B: Backend, K: Capability> Support<B, K> {
         self.0.finish_load(backend, cfg)
     }
 
+    pub fn records<'a>(
+        &self,
+        backend: &'a B,
+        cfg: &'a K::Config,
+    ) -> BoxFuture<'a, Result<Option<u64>, BackendError>> {
+        self.0.records(backend, cfg)
+    }
+
     /// A phase of these steps, run on the backend's own connection type.
     pub fn phase(&self, steps: Vec<K::Step>, cfg: RunConfig) -> Box<dyn ReadyPhase<B::Conn>> {
         self.0.phase(steps, cfg)
@@ -142,6 +161,11 @@ trait Erased<B: Backend, K: Capability>: Send + Sync {
         b: &'a B,
         cfg: &'a K::Config,
     ) -> BoxFuture<'a, Result<(), BackendError>>;
+    fn records<'a>(
+        &self,
+        b: &'a B,
+        cfg: &'a K::Config,
+    ) -> BoxFuture<'a, Result<Option<u64>, BackendError>>;
     fn phase(&self, steps: Vec<K::Step>, cfg: RunConfig) -> Box<dyn ReadyPhase<B::Conn>>;
 }
 
@@ -176,6 +200,14 @@ where
         cfg: &'a K::Config,
     ) -> BoxFuture<'a, Result<(), BackendError>> {
         Box::pin(b.finish_load(cfg))
+    }
+
+    fn records<'a>(
+        &self,
+        b: &'a B,
+        cfg: &'a K::Config,
+    ) -> BoxFuture<'a, Result<Option<u64>, BackendError>> {
+        Box::pin(b.records(cfg))
     }
 
     fn phase(&self, steps: Vec<K::Step>, cfg: RunConfig) -> Box<dyn ReadyPhase<B::Conn>> {

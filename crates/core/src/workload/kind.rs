@@ -42,6 +42,10 @@ pub trait Kind: Clone + std::fmt::Debug + Send + Sync + Sized + 'static {
     /// warning about unknown names.
     const PROPERTIES: &'static [&'static str];
 
+    /// Prefixes of property names it reads (`script.define.` for each
+    /// `-D NAME=VALUE`).
+    const PREFIXES: &'static [&'static str] = &[];
+
     /// Whether its properties are known whatever workload runs: a backend
     /// reads the vote workload's `vote.cache` to put a cache in front of
     /// itself.

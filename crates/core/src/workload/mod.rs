@@ -17,6 +17,7 @@ pub mod keyvalue;
 pub mod kind;
 pub mod liops;
 pub mod pgio;
+pub mod script;
 pub mod vote;
 
 use std::future::Future;
@@ -35,6 +36,7 @@ pub use self::core::{CoreShared, CoreWorker, Phase};
 pub use self::keyvalue::{KeyValueConfig, KeyValueShared, KeyValueSupport, KeyValueWorker};
 pub use self::kind::{Kind, Settled};
 pub use self::liops::{LiopsConfig, LiopsShared, LiopsSupport, LiopsWorker};
+pub use self::script::ScriptConfig;
 pub use self::vote::{VoteConfig, VoteShared, VoteSupport, VoteVariant, VoteWorker};
 
 /// A boxed future, for calls that cross a type erasure (once per setup
@@ -92,6 +94,16 @@ macro_rules! kinds {
             )*
             None
         }
+
+        /// The prefixes of the properties the kind named `name` reads.
+        fn prefixes_of(name: &str) -> &'static [&'static str] {
+            $(
+                if name.eq_ignore_ascii_case(<$config as Kind>::NAME) {
+                    return <$config as Kind>::PREFIXES;
+                }
+            )*
+            &[]
+        }
     };
 }
 
@@ -100,6 +112,7 @@ kinds! {$;
     KeyValue(KeyValueConfig),
     Vote(VoteConfig),
     Liops(LiopsConfig),
+    Script(ScriptConfig),
 }
 
 /// The name of the workload the `workload` property selects, when it is
@@ -178,6 +191,11 @@ impl Workload {
             .flatten()
             .copied()
             .collect()
+    }
+
+    /// The prefixes of property names the workload `p` selects reads.
+    pub fn known_prefixes(p: &Properties) -> &'static [&'static str] {
+        prefixes_of(p.get_str("workload", CoreConfig::NAME).trim())
     }
 
     /// Its `workload=` name.
