@@ -67,6 +67,7 @@ use crate::{columns, text, vote_cache, Open, OpenOptions};
 mod driver;
 mod lean;
 mod link;
+mod script;
 mod workloads;
 
 use driver::{insert_params, limit_of, update_params};
@@ -541,7 +542,7 @@ impl Backend for PostgresBackend {
     }
 
     fn extensions(&self) -> Extensions<Self> {
-        sql::extensions()
+        sql::extensions().with(sojourn_core::workload::script::ScriptSupport::<Self>::new())
     }
 }
 
@@ -553,6 +554,8 @@ struct Statements {
     vote: [Option<(VoteVariant, Statement)>; 3],
     /// The LIOPS select and update, and the table they were prepared for.
     liops: Option<(String, Statement, Statement)>,
+    /// A script's statements (`-M prepared`), by their number in the run.
+    script: Vec<Option<Statement>>,
 }
 
 impl Statements {

@@ -508,6 +508,26 @@ pub struct PhaseArgs {
     #[arg(short = 'p', value_name = "KEY=VALUE")]
     pub props: Vec<String>,
 
+    /// A pgbench script of your own, FILE[@WEIGHT] (repeatable): runs
+    /// workload=script (see docs/scripts.md).
+    #[arg(short = 'f', long = "file", value_name = "FILE[@WEIGHT]")]
+    pub script_files: Vec<String>,
+
+    /// One of pgbench's builtin scripts, NAME[@WEIGHT] (repeatable):
+    /// tpcb-like, simple-update or select-only, or a prefix of one.
+    #[arg(short = 'b', long = "builtin", value_name = "NAME[@WEIGHT]")]
+    pub builtins: Vec<String>,
+
+    /// A script variable, NAME=VALUE (repeatable), as pgbench's -D.
+    #[arg(short = 'D', long = "define", value_name = "NAME=VALUE")]
+    pub defines: Vec<String>,
+
+    /// pgbench's scale: the size a load of pgbench's tables makes
+    /// (100,000 accounts each) and :scale in scripts (a run of a builtin
+    /// reads it from the tables when not given).
+    #[arg(long, value_name = "N")]
+    pub scale: Option<String>,
+
     /// Workload kind: core (YCSB's, the default), vote (Noria's; see
     /// docs/workloads.md) or keyvalue (yb-sample-apps'; see
     /// docs/keyvalue.md). Same as -p workload=NAME. Or yb-sample-apps'

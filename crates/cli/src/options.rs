@@ -79,6 +79,7 @@ impl Options {
         if let Some(w) = a.workload.as_ref().filter(|_| yb.is_none()) {
             props.set("workload", w, Origin::Flag("--workload"));
         }
+        workload_names.extend(scripts(&mut props, &a)?);
         for p in &a.props {
             if let Some(t) = &yb {
                 t.check_property(p)?;
@@ -251,4 +252,43 @@ fn database(db: Option<String>, db_name: Option<String>, props: &Properties) -> 
 /// written (`report`, `compare`).
 pub fn reading_store(a: &crate::cli::StoreArgs) -> Result<sojourn_store::Store> {
     sojourn_session::open_for_reading(&Places::new(a.data_dir.clone()), a.results.as_deref())
+}
+
+/// pgbench's script flags (`-f`, `-b`, `-D`, `--scale`) as the script
+/// workload's properties; the scripts' names, which name the run.
+fn scripts(props: &mut Properties, a: &PhaseArgs) -> Result<Vec<String>> {
+    let entries: Vec<String> = a
+        .builtins
+        .iter()
+        .map(|b| format!("builtin:{b}"))
+        .chain(a.script_files.iter().cloned())
+        .collect();
+    for d in &a.defines {
+        let Some((name, value)) = d.split_once('=').filter(|(n, _)| !n.is_empty()) else {
+            anyhow::bail!("-D {d}: expected NAME=VALUE, as pgbench's -D");
+        };
+        props.set(
+            &format!("{}{name}", sojourn_core::workload::script::DEFINE_PREFIX),
+            value,
+            Origin::Flag("-D"),
+        );
+    }
+    if let Some(s) = &a.scale {
+        props.set("script.scale", s, Origin::Flag("--scale"));
+    }
+    if entries.is_empty() {
+        return Ok(Vec::new());
+    }
+    props.set("workload", "script", Origin::Flag("-f/-b"));
+    props.set("script", &entries.join(","), Origin::Flag("-f/-b"));
+    Ok(entries
+        .iter()
+        .map(|e| {
+            let e = e.strip_prefix("builtin:").unwrap_or(e);
+            let e = e.rsplit_once('@').map_or(e, |(n, _)| n);
+            std::path::Path::new(e)
+                .file_stem()
+                .map_or(e.to_string(), |s| s.to_string_lossy().into_owned())
+        })
+        .collect())
 }

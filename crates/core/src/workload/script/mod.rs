@@ -459,6 +459,17 @@ impl Kind for ScriptConfig {
         ScriptConfig::from_properties(p)
     }
 
+    /// pgbench's accounts at the scale given.
+    fn records(&self) -> Option<u64> {
+        Some(self.scale.unwrap_or(1) as u64 * ACCOUNTS)
+    }
+
+    /// A second load would find pgbench's tables there: a load starts
+    /// from none (`--drop`), as `pgbench -i` drops them first.
+    fn load_appends(&self) -> bool {
+        true
+    }
+
     /// A load makes pgbench's tables: one operation per unit of scale
     /// (100,000 accounts each).
     fn load_operations(&self, _core: &CoreConfig) -> Option<u64> {

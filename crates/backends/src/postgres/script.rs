@@ -1,0 +1,252 @@
+//! pgbench's scripts on PostgreSQL: each SQL command as pgbench sends it
+//! (`-M simple`: one query of text; `extended`: parse, bind and execute of
+//! an unnamed statement in one round trip; `prepared`: each statement
+//! prepared once per connection), its parameters and kept results as
+//! text, as libpq passes them; and pgbench's tables set up by the SQL the
+//! workload gives (this module knows nothing of pgbench).
+
+use bytes::BytesMut;
+use futures_util::{pin_mut, TryStreamExt};
+use sojourn_core::backend::{BackendError, Status};
+use sojourn_core::workload::capability::Runs;
+use sojourn_core::workload::script::{
+    Keep, Kept, KeptResult, Protocol, Query, Script, ScriptConnection, ScriptTables,
+};
+use tokio_postgres::types::{to_sql_checked, Format, IsNull, Kind, ToSql, Type};
+use tokio_postgres::{Client, Row, SimpleQueryMessage};
+
+use super::{error_text, PgResult, PostgresBackend, PostgresConnection};
+use crate::sql::SETUP_TIMEOUT;
+
+/// A parameter as libpq's text parameters are: no type (the server infers
+/// it), the value's text, or NULL.
+#[derive(Debug)]
+struct Text<'a>(Option<&'a str>);
+
+impl ToSql for Text<'_> {
+    fn to_sql(
+        &self,
+        _: &Type,
+        out: &mut BytesMut,
+    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match self.0 {
+            Some(t) => {
+                out.extend_from_slice(t.as_bytes());
+                Ok(IsNull::No)
+            }
+            None => Ok(IsNull::Yes),
+        }
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    fn encode_format(&self, _: &Type) -> Format {
+        Format::Text
+    }
+
+    to_sql_checked!();
+}
+
+/// No type given: the server infers each parameter's, as it does for
+/// libpq's `PQsendQueryParams` with no types.
+fn unspecified() -> Type {
+    Type::new("unspecified".into(), 0, Kind::Pseudo, "pg_catalog".into())
+}
+
+impl PostgresConnection {
+    async fn script_now(&mut self, q: &Query<'_>, kept: &mut Kept) -> PgResult {
+        kept.results.clear();
+        let (client, statements, _) = self.session().await?;
+        let params: Vec<Text<'_>> = q.params.iter().map(|p| Text(*p)).collect();
+        match q.protocol {
+            Protocol::Simple => {
+                let messages = client.simple_query(q.text).await?;
+                if q.keep.is_some() {
+                    keep_simple(&messages, kept);
+                }
+            }
+            Protocol::Extended => {
+                let typed = params
+                    .iter()
+                    .map(|p| (p as &(dyn ToSql + Sync), unspecified()));
+                let rows = client.query_typed_raw(q.text, typed).await?;
+                collect(rows, q.keep, kept).await?;
+            }
+            Protocol::Prepared => {
+                let stmt = match statements.script.get(q.id).and_then(Option::as_ref) {
+                    Some(s) => s.clone(),
+                    None => {
+                        let s = client.prepare(q.text).await?;
+                        if statements.script.len() <= q.id {
+                            statements.script.resize(q.id + 1, None);
+                        }
+                        statements.script[q.id] = Some(s.clone());
+                        s
+                    }
+                };
+                let refs = params.iter().map(|p| p as &(dyn ToSql + Sync));
+                if q.keep.is_some() {
+                    let rows = client.query_raw(&stmt, refs).await?;
+                    collect(rows, q.keep, kept).await?;
+                } else {
+                    client.execute_raw(&stmt, refs).await?;
+                }
+            }
+        }
+        Ok(Status::Ok)
+    }
+
+    async fn rollback(&mut self) {
+        if let Ok((client, _, _)) = self.session().await {
+            // Nothing open is a warning, not an error: either way the
+            // next transaction starts clean.
+            let _ = client.batch_execute("ROLLBACK").await;
+        }
+    }
+}
+
+/// Keep the last row of each result of a simple query.
+fn keep_simple(messages: &[SimpleQueryMessage], kept: &mut Kept) {
+    let mut current: Option<KeptResult> = None;
+    for m in messages {
+        match m {
+            SimpleQueryMessage::RowDescription(cols) => {
+                current = Some(KeptResult {
+                    columns: cols.iter().map(|c| c.name().to_string()).collect(),
+                    last_row: None,
+                    rows: 0,
+                });
+            }
+            SimpleQueryMessage::Row(row) => {
+                let r = current.get_or_insert_with(|| KeptResult {
+                    columns: row.columns().iter().map(|c| c.name().to_string()).collect(),
+                    last_row: None,
+                    rows: 0,
+                });
+                r.rows += 1;
+                r.last_row = Some(
+                    (0..row.len())
+                        .map(|i| row.get(i).map(str::to_string))
+                        .collect(),
+                );
+            }
+            SimpleQueryMessage::CommandComplete(_) => {
+                kept.results.push(current.take().unwrap_or_default());
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Read every row of an extended query; where results are kept, the last
+/// row's values as text.
+async fn collect(
+    rows: tokio_postgres::RowStream,
+    keep: Option<&Keep>,
+    kept: &mut Kept,
+) -> Result<(), tokio_postgres::Error> {
+    pin_mut!(rows);
+    let mut result = KeptResult::default();
+    let mut last: Option<Row> = None;
+    while let Some(row) = rows.try_next().await? {
+        result.rows += 1;
+        last = Some(row);
+    }
+    if keep.is_some() {
+        if let Some(row) = last {
+            result.columns = row.columns().iter().map(|c| c.name().to_string()).collect();
+            result.last_row = Some((0..row.len()).map(|i| text_of(&row, i)).collect());
+        }
+        kept.results.push(result);
+    }
+    Ok(())
+}
+
+/// A column of `row` as the text the server would have sent: the types a
+/// script keeps in variables (integers, floats, numbers as text,
+/// booleans, text); any other type is read as text if the driver allows
+/// it, else kept as NULL.
+fn text_of(row: &Row, i: usize) -> Option<String> {
+    let ty = row.columns()[i].type_();
+    macro_rules! as_text {
+        ($t:ty) => {
+            row.try_get::<_, Option<$t>>(i)
+                .ok()
+                .flatten()
+                .map(|v| v.to_string())
+        };
+    }
+    match *ty {
+        Type::INT2 => as_text!(i16),
+        Type::INT4 => as_text!(i32),
+        Type::INT8 => as_text!(i64),
+        Type::FLOAT4 => as_text!(f32),
+        Type::FLOAT8 => as_text!(f64),
+        Type::OID => as_text!(u32),
+        Type::BOOL => row.try_get::<_, Option<bool>>(i).ok().flatten().map(|b| {
+            if b {
+                "t".into()
+            } else {
+                "f".into()
+            }
+        }),
+        _ => row.try_get::<_, Option<String>>(i).ok().flatten(),
+    }
+}
+
+impl ScriptConnection for PostgresConnection {
+    async fn execute(&mut self, q: &Query<'_>, kept: &mut Kept) -> Status {
+        sojourn_core::backend::guard::call(self, async |c| c.script_now(q, kept).await).await
+    }
+
+    async fn abandon_transaction(&mut self) {
+        self.rollback().await
+    }
+}
+
+impl Runs<Script> for PostgresBackend {
+    /// pgbench's `-i` drops the tables first, always: a load refuses
+    /// tables that hold data, so only empty ones (a load that failed)
+    /// go here.
+    async fn prepare_tables(&self, t: &ScriptTables, _drop: bool) -> Result<(), BackendError> {
+        let statements: Vec<String> = t.drop.iter().chain(&t.create).cloned().collect();
+        self.setup_batch(&statements).await
+    }
+
+    async fn tables_empty(&self, t: &ScriptTables) -> Result<Option<bool>, BackendError> {
+        let live = self.setup_client().await?;
+        let empty = self.nothing_in(&live, &t.any_row).await;
+        live.publish_stats(SETUP_TIMEOUT).await;
+        empty
+    }
+
+    async fn finish_load(&self, t: &ScriptTables) -> Result<(), BackendError> {
+        self.setup_batch(&t.finish).await
+    }
+
+    async fn records(&self, t: &ScriptTables) -> Result<Option<u64>, BackendError> {
+        let live = self.setup_client().await?;
+        let n = scale_of(&live.client, &t.scale).await;
+        live.publish_stats(SETUP_TIMEOUT).await;
+        n.map_err(|e| self.setup_error(e))
+    }
+}
+
+async fn scale_of(client: &Client, sql: &str) -> Result<Option<u64>, String> {
+    match client.query_one(sql, &[]).await {
+        Ok(row) => {
+            let n: i64 = row.try_get(0).map_err(|e| e.to_string())?;
+            Ok(Some(n.max(0) as u64))
+        }
+        Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => {
+            Err(format!(
+                "{}: pgbench's tables are not there; load them first (`sojourn load -b \
+                 tpcb-like --scale N`, or `pgbench -i`)",
+                error_text(&e)
+            ))
+        }
+        Err(e) => Err(error_text(&e)),
+    }
+}

@@ -1,0 +1,377 @@
+//! pgbench's scripts (`workload=script`) end to end against a real
+//! PostgreSQL and pgbench itself: pgbench's tables loaded as `pgbench -i`
+//! loads them (compared row for row with pgbench's own), the builtins
+//! making exactly pgbench's server work, a script of one's own with every
+//! random function, `\if`, `\gset` and `\sleep`, each protocol, and errors
+//! that name the file and line or fail one transaction and lose nothing.
+#![cfg(feature = "postgres")]
+
+mod util;
+
+use sojourn_testkit::postgres_server::{self as pg, Postgres};
+use util::*;
+
+/// One server for the whole binary's steps: each step below uses a
+/// database of its own.
+#[test]
+fn scripts_on_postgres() {
+    let Some(db) = Postgres::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let sojourn_db = database(&db, "sj");
+    let pgbench_db = database(&db, "pgb");
+    loads_pgbench_s_tables_as_pgbench_does(&db, dir.path(), &sojourn_db, &pgbench_db);
+    tpcb_like_does_pgbench_s_work(&db, dir.path(), &sojourn_db);
+    each_tool_runs_on_the_other_s_tables(&db, dir.path(), &sojourn_db, &pgbench_db);
+    a_script_of_one_s_own_takes_its_branches_as_often_as_drawn(&db, dir.path());
+    errors_name_the_line_or_fail_one_transaction(&db, dir.path());
+}
+
+/// A fresh database on `db`, as a URL.
+fn database(db: &Postgres, name: &str) -> String {
+    db.psql(&format!("DROP DATABASE IF EXISTS {name}"));
+    db.psql(&format!("CREATE DATABASE {name}"));
+    db.url()
+        .replace(&format!("/{}", pg::DATABASE), &format!("/{name}"))
+}
+
+/// `psql` in another database than the server's own.
+fn sql_in(url: &str, sql: &str) -> String {
+    let out = std::process::Command::new("psql")
+        .args([url, "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql])
+        .run_to_end();
+    ok(&out).trim().to_string()
+}
+
+fn pgbench(url: &str, args: &[&str]) -> std::process::Output {
+    std::process::Command::new("pgbench")
+        .args(args)
+        .arg(url)
+        .run_to_end()
+}
+
+/// What pgbench's four tables hold, for comparison: per table, the rows
+/// and sums of every column, fillers' lengths and NULLs.
+fn contents(url: &str) -> String {
+    sql_in(
+        url,
+        "SELECT (SELECT count(*) || ',' || sum(bid) || ',' || sum(bbalance) || ',' || \
+         count(filler) FROM pgbench_branches) || ' ' || \
+         (SELECT count(*) || ',' || sum(tid) || ',' || sum(bid) || ',' || sum(tbalance) || ',' \
+         || count(filler) FROM pgbench_tellers) || ' ' || \
+         (SELECT count(*) || ',' || sum(aid) || ',' || sum(bid) || ',' || sum(abalance) || ',' \
+         || count(filler) || ',' || min(octet_length(filler)) || ',' || \
+         max(octet_length(filler)) FROM pgbench_accounts) || ' ' || \
+         (SELECT count(*) FROM pgbench_history) || ' ' || \
+         (SELECT string_agg(conname, ',' ORDER BY conname) FROM pg_constraint WHERE conrelid \
+         IN ('pgbench_accounts'::regclass, 'pgbench_branches'::regclass, \
+         'pgbench_tellers'::regclass))",
+    )
+}
+
+fn loads_pgbench_s_tables_as_pgbench_does(
+    _db: &Postgres,
+    data: &std::path::Path,
+    sojourn_db: &str,
+    pgbench_db: &str,
+) {
+    let out = sojourn(
+        data,
+        &[
+            "load",
+            "--db",
+            sojourn_db,
+            "-b",
+            "tpcb-like",
+            "--scale",
+            "2",
+            "-threads",
+            "2",
+        ],
+    );
+    let stderr = ok(&out).to_string() + &text(&out.stderr);
+    assert!(
+        stderr.contains("loaded 200000 accounts in 2 batches"),
+        "{stderr}"
+    );
+    let made = pgbench(pgbench_db, &["-i", "-s", "2", "-q"]);
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    let ours = contents(sojourn_db);
+    assert_eq!(
+        ours,
+        contents(pgbench_db),
+        "sojourn's tables, then pgbench's"
+    );
+    assert_eq!(
+        ours,
+        "2,3,0,0 20,210,30,0,0 200000,20000100000,300000,0,200000,84,84 0 \
+         pgbench_accounts_pkey,pgbench_branches_pkey,pgbench_tellers_pkey"
+    );
+    // A second load into loaded tables is refused, saying what to do.
+    let again = refused(
+        data,
+        &[
+            "load",
+            "--db",
+            sojourn_db,
+            "-b",
+            "tpcb-like",
+            "--scale",
+            "2",
+        ],
+    );
+    assert!(again.contains("--drop"), "{again}");
+}
+
+fn tpcb_like_does_pgbench_s_work(_db: &Postgres, data: &std::path::Path, url: &str) {
+    let before = sql_in(
+        url,
+        "SELECT sum(n_tup_upd) FROM pg_stat_user_tables WHERE relname IN \
+         ('pgbench_accounts', 'pgbench_tellers', 'pgbench_branches')",
+    );
+    let json = data.join("tpcb.json");
+    let out = sojourn(
+        data,
+        &[
+            "run",
+            "--db",
+            url,
+            "-b",
+            "tpcb-like",
+            "-p",
+            "operationcount=300",
+            "-threads",
+            "4",
+            "--seed",
+            "7",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let s = parse_summary(&ok(&out));
+    assert_eq!(get(&s, "tpcb-like", "Return=OK"), 300.0, "{s:#?}");
+    // Each statement is an operation of its own (commands 5 to 11).
+    for n in 5..=11 {
+        assert_eq!(
+            get(&s, &format!("tpcb-like:{n}"), "Return=OK"),
+            300.0,
+            "{s:#?}"
+        );
+    }
+    // pgbench's work: one history row and three updated rows per
+    // transaction, and every balance's sum the sum of the deltas.
+    assert_eq!(sql_in(url, "SELECT count(*) FROM pgbench_history"), "300");
+    let sums = sql_in(
+        url,
+        "SELECT (SELECT sum(abalance) FROM pgbench_accounts) || ',' || (SELECT sum(tbalance) \
+         FROM pgbench_tellers) || ',' || (SELECT sum(bbalance) FROM pgbench_branches) || ',' \
+         || (SELECT sum(delta) FROM pgbench_history)",
+    );
+    let parts: Vec<&str> = sums.split(',').collect();
+    assert!(parts.iter().all(|p| *p == parts[3]), "{sums}");
+    sql_in(url, "SELECT pg_stat_force_next_flush()");
+    let after = sql_in(
+        url,
+        "SELECT sum(n_tup_upd) FROM pg_stat_user_tables WHERE relname IN \
+         ('pgbench_accounts', 'pgbench_tellers', 'pgbench_branches')",
+    );
+    let updated = after.parse::<i64>().unwrap() - before.parse::<i64>().unwrap_or(0);
+    assert_eq!(updated, 900, "three updated rows per transaction");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["ops"]["tpcb-like"]["count"], 300, "{report}");
+    assert_eq!(report["ops"]["tpcb-like:6"]["count"], 300, "{report}");
+}
+
+fn each_tool_runs_on_the_other_s_tables(
+    _db: &Postgres,
+    data: &std::path::Path,
+    sojourn_db: &str,
+    pgbench_db: &str,
+) {
+    let p = pgbench(sojourn_db, &["-S", "-t", "100", "-n"]);
+    let out = text(&p.stdout);
+    assert!(p.status.success(), "{out}\n{}", text(&p.stderr));
+    assert!(
+        out.contains("number of transactions actually processed: 100/100"),
+        "{out}"
+    );
+    for protocol in ["simple", "extended", "prepared"] {
+        let out = sojourn(
+            data,
+            &[
+                "run",
+                "--db",
+                pgbench_db,
+                "-b",
+                "select-only",
+                "-p",
+                "operationcount=200",
+                "-p",
+                &format!("script.protocol={protocol}"),
+                "-threads",
+                "2",
+            ],
+        );
+        let s = parse_summary(&ok(&out));
+        assert_eq!(
+            get(&s, "select-only", "Return=OK"),
+            200.0,
+            "{protocol}: {s:#?}"
+        );
+    }
+}
+
+fn a_script_of_one_s_own_takes_its_branches_as_often_as_drawn(
+    _db: &Postgres,
+    data: &std::path::Path,
+) {
+    let url = database(_db, "own");
+    sql_in(
+        &url,
+        "CREATE TABLE script_log(branch text, r int, doubled int, g int, e int, z int, p int, h \
+         bigint)",
+    );
+    let script = data.join("mine.sql");
+    std::fs::write(
+        &script,
+        "-- every random function, a branch by range, a value kept and a sleep
+\\set r random(1, 100)
+\\set g random_gaussian(1, 100, 2.5)
+\\set e random_exponential(1, 100, 2.0)
+\\set z random_zipfian(1, 100, 1.5)
+\\set p permute(:r - 1, 100)
+\\set h hash(:r) # hash_fnv1a(:r) # hash_murmur2(:r, 7)
+SELECT :r * 2 AS doubled \\gset
+\\if :r <= 30
+INSERT INTO script_log VALUES ('low', :r, :doubled, :g, :e, :z, :p, :h);
+\\elif :r <= 80
+INSERT INTO script_log VALUES ('mid', :r, :doubled, :g, :e, :z, :p, :h);
+\\else
+INSERT INTO script_log VALUES ('high', :r, :doubled, :g, :e, :z, :p, :h);
+\\endif
+\\sleep 100 us
+",
+    )
+    .unwrap();
+    let n = 2000;
+    let out = sojourn(
+        data,
+        &[
+            "run",
+            "--db",
+            &url,
+            "-f",
+            script.to_str().unwrap(),
+            "-p",
+            &format!("operationcount={n}"),
+            "-threads",
+            "4",
+            "--seed",
+            "11",
+        ],
+    );
+    let s = parse_summary(&ok(&out));
+    assert_eq!(get(&s, "mine", "Return=OK"), n as f64, "{s:#?}");
+    let rows = sql_in(
+        &url,
+        "SELECT count(*) FILTER (WHERE branch = 'low' AND r <= 30) || ',' || \
+         count(*) FILTER (WHERE branch = 'mid' AND r > 30 AND r <= 80) || ',' || \
+         count(*) FILTER (WHERE branch = 'high' AND r > 80) || ',' || \
+         count(*) FILTER (WHERE doubled = 2 * r) || ',' || \
+         count(*) FILTER (WHERE g BETWEEN 1 AND 100 AND e BETWEEN 1 AND 100 AND z BETWEEN 1 \
+         AND 100 AND p BETWEEN 0 AND 99) FROM script_log",
+    );
+    let v: Vec<f64> = rows.split(',').map(|x| x.parse().unwrap()).collect();
+    assert_eq!(v[3], n as f64, "\\gset kept r * 2 in every row: {rows}");
+    assert_eq!(v[4], n as f64, "every draw in its range: {rows}");
+    assert_eq!(v[0] + v[1] + v[2], n as f64, "{rows}");
+    // Each branch as often as its condition's probability says, within
+    // 5 binomial standard deviations.
+    for (count, p) in [(v[0], 0.3), (v[1], 0.5), (v[2], 0.2)] {
+        let sd = (n as f64 * p * (1.0 - p)).sqrt();
+        assert!((count - n as f64 * p).abs() < 5.0 * sd, "{rows}");
+    }
+    // The exponential and zipfian draws lean to the low end; the
+    // gaussian centres.
+    let means = sql_in(
+        &url,
+        "SELECT round(avg(e)) || ',' || round(avg(z)) || ',' || round(avg(g)) FROM script_log",
+    );
+    let m: Vec<f64> = means.split(',').map(|x| x.parse().unwrap()).collect();
+    assert!(
+        m[0] < 45.0 && m[1] < 20.0 && (45.0..=56.0).contains(&m[2]),
+        "{means}"
+    );
+}
+
+fn errors_name_the_line_or_fail_one_transaction(_db: &Postgres, data: &std::path::Path) {
+    let url = database(_db, "errs");
+    let bad = data.join("bad.sql");
+    std::fs::write(&bad, "SELECT 1;\n\n\\set x random(1, 10) +\n").unwrap();
+    let err = refused(
+        data,
+        &[
+            "run",
+            "--db",
+            &url,
+            "-f",
+            bad.to_str().unwrap(),
+            "-p",
+            "operationcount=1",
+        ],
+    );
+    assert!(
+        err.contains(&format!(
+            "{}:3: syntax error in command \"set\"",
+            bad.display()
+        )),
+        "{err}"
+    );
+    let shell = data.join("shell.sql");
+    std::fs::write(&shell, "\\setshell x echo 1\n").unwrap();
+    let err = refused(
+        data,
+        &[
+            "run",
+            "--db",
+            &url,
+            "-f",
+            shell.to_str().unwrap(),
+            "-p",
+            "operationcount=1",
+        ],
+    );
+    assert!(
+        err.contains("shell.sql:1: \\setshell runs a shell command"),
+        "{err}"
+    );
+    // Division by zero in every third transaction: those fail, named;
+    // the others run.
+    let div = data.join("div.sql");
+    std::fs::write(&div, "\\set r random(0, 2)\n\\set q 10 / :r\nSELECT :q;\n").unwrap();
+    let out = sojourn(
+        data,
+        &[
+            "run",
+            "--db",
+            &url,
+            "-f",
+            div.to_str().unwrap(),
+            "-p",
+            "operationcount=300",
+            "--seed",
+            "3",
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "a third failed, not all: {stderr}");
+    let s = parse_summary(&text(&out.stdout));
+    let failed = get_or_zero(&s, "div", "Return=BAD_REQUEST");
+    let okays = get(&s, "div", "Return=OK");
+    assert_eq!(failed + okays, 300.0, "{s:#?}");
+    assert!((60.0..140.0).contains(&failed), "about a third: {s:#?}");
+    assert!(
+        stderr.contains(" × division by zero (client "),
+        "the failures named: {stderr}"
+    );
+}
