@@ -325,4 +325,111 @@ mod tests {
         assert_eq!(zipfian(&mut r, 7, 7, 1.5), Ok(7));
         assert_eq!(r, before);
     }
+
+    /// Pearson's chi-square of `counts` against `probs` (bins whose
+    /// expected count is below 5 pooled), and its degrees of freedom.
+    fn chi_square(counts: &[u64], probs: &[f64]) -> (f64, usize) {
+        let n: u64 = counts.iter().sum();
+        let (mut chi, mut df) = (0.0, 0usize);
+        let (mut c_acc, mut p_acc) = (0.0, 0.0);
+        for (&c, &p) in counts.iter().zip(probs) {
+            c_acc += c as f64;
+            p_acc += p;
+            if p_acc * n as f64 >= 5.0 {
+                let e = p_acc * n as f64;
+                chi += (c_acc - e).powi(2) / e;
+                df += 1;
+                c_acc = 0.0;
+                p_acc = 0.0;
+            }
+        }
+        if p_acc > 0.0 {
+            let e = p_acc * n as f64;
+            chi += (c_acc - e).powi(2) / e;
+            df += 1;
+        }
+        (chi, df - 1)
+    }
+
+    /// The chi-square value a correct generator exceeds with probability
+    /// 1e-6 (Wilson and Hilferty's approximation, z = 4.753).
+    fn critical(df: usize) -> f64 {
+        let k = df as f64;
+        let t = 1.0 - 2.0 / (9.0 * k) + 4.753 * (2.0 / (9.0 * k)).sqrt();
+        k * t.powi(3)
+    }
+
+    /// The error function, to 1.5e-7 (Abramowitz and Stegun 7.1.26).
+    fn erf(x: f64) -> f64 {
+        let t = 1.0 / (1.0 + 0.3275911 * x.abs());
+        let y = 1.0
+            - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t
+                + 0.254829592)
+                * t
+                * (-x * x).exp();
+        if x >= 0.0 {
+            y
+        } else {
+            -y
+        }
+    }
+
+    fn phi(x: f64) -> f64 {
+        0.5 * (1.0 + erf(x / std::f64::consts::SQRT_2))
+    }
+
+    /// 100,000 draws over 1..=100 against the distribution pgbench
+    /// documents for the function, from `cdf` of the unit interval the
+    /// draw scales (`floor(100 r)`), or the probabilities themselves.
+    fn fits(draw: impl Fn(&mut Prng) -> i64, probs: Vec<f64>) {
+        let mut rng = Prng::new(20_261_128);
+        let mut counts = vec![0u64; 100];
+        for _ in 0..100_000 {
+            let v = draw(&mut rng);
+            assert!((1..=100).contains(&v), "{v}");
+            counts[(v - 1) as usize] += 1;
+        }
+        let (chi, df) = chi_square(&counts, &probs);
+        assert!(
+            chi < critical(df),
+            "chi-square {chi:.1} on {df} degrees of freedom"
+        );
+    }
+
+    fn from_cdf(cdf: impl Fn(f64) -> f64) -> Vec<f64> {
+        (0..100)
+            .map(|k| cdf((k + 1) as f64 / 100.0) - cdf(k as f64 / 100.0))
+            .collect()
+    }
+
+    #[test]
+    fn the_draws_follow_pgbench_s_documented_distributions() {
+        fits(|r| uniform(r, 1, 100).unwrap(), vec![0.01; 100]);
+        let p = 2.0;
+        fits(
+            |r| exponential(r, 1, 100, p).unwrap(),
+            from_cdf(|x| (1.0 - (-p * x).exp()) / (1.0 - (-p).exp())),
+        );
+        let g = 2.5;
+        fits(
+            |r| gaussian(r, 1, 100, g).unwrap(),
+            from_cdf(|x| (phi(2.0 * g * x - g) - phi(-g)) / (phi(g) - phi(-g))),
+        );
+        for s in [1.1, 1.5, 3.0] {
+            let h: f64 = (1..=100).map(|k| (k as f64).powf(-s)).sum();
+            let probs = (1..=100).map(|k| (k as f64).powf(-s) / h).collect();
+            fits(|r| zipfian(r, 1, 100, s).unwrap(), probs);
+        }
+        // A wrong distribution fails the same test: the check has power.
+        let mut rng = Prng::new(1);
+        let mut counts = vec![0u64; 100];
+        for _ in 0..100_000 {
+            counts[(exponential(&mut rng, 1, 100, 2.2).unwrap() - 1) as usize] += 1;
+        }
+        let (chi, df) = chi_square(
+            &counts,
+            &from_cdf(|x| (1.0 - (-2.0 * x).exp()) / (1.0 - (-2.0f64).exp())),
+        );
+        assert!(chi > critical(df), "{chi}");
+    }
 }
