@@ -474,6 +474,9 @@ pub enum Format {
     Text,
     /// The JSON report (see docs/json.md).
     Json,
+    /// A script run as pgbench reports one, then sojourn's own lines (see
+    /// docs/scripts.md); YCSB's summary for other workloads.
+    Pgbench,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]

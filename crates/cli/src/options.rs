@@ -260,7 +260,7 @@ fn scripts(props: &mut Properties, a: &PhaseArgs) -> Result<Vec<String>> {
     let entries: Vec<String> = a
         .builtins
         .iter()
-        .map(|b| format!("builtin:{b}"))
+        .map(|b| format!("{}{b}", sojourn_core::workload::script::BUILTIN_PREFIX))
         .chain(a.script_files.iter().cloned())
         .collect();
     for d in &a.defines {
@@ -284,7 +284,7 @@ fn scripts(props: &mut Properties, a: &PhaseArgs) -> Result<Vec<String>> {
     Ok(entries
         .iter()
         .map(|e| {
-            let e = e.strip_prefix("builtin:").unwrap_or(e);
+            let e = e.strip_prefix(sojourn_core::workload::script::BUILTIN_PREFIX).unwrap_or(e);
             let e = e.rsplit_once('@').map_or(e, |(n, _)| n);
             std::path::Path::new(e)
                 .file_stem()

@@ -222,6 +222,9 @@ pub(crate) fn run<'s, B: Backend>(
     };
     let mut tags = session.tags.clone();
     tags.labels.extend(std::mem::take(&mut spec.labels));
+    if let Some(n) = &narrator {
+        tags.labels.extend(n.labels());
+    }
     if let Some(uri) = spec.run_uri.take() {
         tags.run_uri = uri;
     }

@@ -91,7 +91,7 @@ pub fn main(a: AbArgs) -> Result<ExitCode> {
         },
     );
     match opts[0].format {
-        Format::Text => print!("{}", groups::text(&c)),
+        Format::Text | Format::Pgbench => print!("{}", groups::text(&c)),
         Format::Json => println!("{}", serde_json::to_string_pretty(&c)?),
     }
     // The comparison stands as printed; a side whose operations failed

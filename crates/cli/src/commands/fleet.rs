@@ -12,6 +12,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use sojourn_core::output::json::JsonReport;
+use sojourn_core::output::pgbench::PgbenchSummary;
 use sojourn_core::output::ycsb::Summary;
 use sojourn_core::output::Export;
 use sojourn_core::plan::Plan;
@@ -366,6 +367,7 @@ fn print_merged(opts: &Options, merged: &RunRecord) -> Result<()> {
     let mut out = std::io::stdout().lock();
     match opts.format {
         Format::Text => Summary.write(runs, &mut out)?,
+        Format::Pgbench => PgbenchSummary.write(runs, &mut out)?,
         Format::Json => JsonReport.write(runs, &mut out)?,
     }
     out.flush()?;

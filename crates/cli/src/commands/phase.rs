@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use sojourn_core::failures::TooManyFailed;
 use sojourn_core::output::json::JsonReport;
+use sojourn_core::output::pgbench::PgbenchSummary;
 use sojourn_core::output::ycsb::Summary;
 use sojourn_core::output::{Export, Warning};
 use sojourn_core::plan::Plan;
@@ -226,7 +227,7 @@ impl RepeatGroup {
             run_uri: Some(sojourn_store::new_run_uri()),
             ..PhaseSpec::default()
         };
-        let text = matches!(opts.format, Format::Text);
+        let text = opts.format != Format::Json;
         let records = &mut self.records;
         let failed = &mut self.failed;
         let interrupted = db.connect(run, |conns| {
@@ -261,7 +262,7 @@ impl RepeatGroup {
     pub fn finish(&self, opts: &Options) -> Result<()> {
         let mut stdout = std::io::stdout().lock();
         match opts.format {
-            Format::Text => {
+            Format::Text | Format::Pgbench => {
                 writeln!(stdout, "# group {}", self.id)?;
                 write!(
                     stdout,
@@ -358,6 +359,7 @@ fn print_report(m: &Measured<'_>, opts: &Options, json_file: bool) -> Result<()>
     let format: &dyn Export = match opts.format {
         Format::Text => &Summary,
         Format::Json => &JsonReport,
+        Format::Pgbench => &PgbenchSummary,
     };
     // The summary goes out first: a failure to write the JSON file must not
     // lose what was measured.

@@ -7,6 +7,7 @@
 //!   a workload's own lines after it ([`noria`], [`liops`]), and the status
 //!   line;
 //! - [`json`]: the JSON report;
+//! - [`pgbench`]: a script run as pgbench reports one;
 //! - [`pkb`]: PerfKitBenchmarker samples, newline-delimited JSON;
 //! - [`table`]: one row per run and operation kind, CSV or JSON;
 //! - [`hdrlog`]: an HdrHistogram interval log;
@@ -20,6 +21,7 @@ pub mod hdrlog;
 pub mod json;
 pub mod liops;
 pub mod noria;
+pub mod pgbench;
 pub mod pkb;
 pub mod pools;
 pub mod segments;

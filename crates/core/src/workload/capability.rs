@@ -17,7 +17,7 @@ use std::sync::Arc;
 use crate::backend::{Backend, BackendError};
 use crate::executor::{RunConfig, Step};
 
-use super::{BoxFuture, ReadyPhase, Steps};
+use super::{BoxFuture, Narrator, ReadyPhase, Steps};
 
 /// A workload's capability, named by a marker type.
 pub trait Capability: 'static {
@@ -138,7 +138,17 @@ impl<B: Backend, K: Capability> Support<B, K> {
 
     /// A phase of these steps, run on the backend's own connection type.
     pub fn phase(&self, steps: Vec<K::Step>, cfg: RunConfig) -> Box<dyn ReadyPhase<B::Conn>> {
-        self.0.phase(steps, cfg)
+        self.0.phase(steps, cfg, None)
+    }
+
+    /// [`Support::phase`], with what the workload says about it.
+    pub fn narrated_phase(
+        &self,
+        steps: Vec<K::Step>,
+        cfg: RunConfig,
+        narrator: Arc<dyn Narrator>,
+    ) -> Box<dyn ReadyPhase<B::Conn>> {
+        self.0.phase(steps, cfg, Some(narrator))
     }
 }
 
@@ -166,7 +176,12 @@ trait Erased<B: Backend, K: Capability>: Send + Sync {
         b: &'a B,
         cfg: &'a K::Config,
     ) -> BoxFuture<'a, Result<Option<u64>, BackendError>>;
-    fn phase(&self, steps: Vec<K::Step>, cfg: RunConfig) -> Box<dyn ReadyPhase<B::Conn>>;
+    fn phase(
+        &self,
+        steps: Vec<K::Step>,
+        cfg: RunConfig,
+        narrator: Option<Arc<dyn Narrator>>,
+    ) -> Box<dyn ReadyPhase<B::Conn>>;
 }
 
 struct Native;
@@ -210,7 +225,15 @@ where
         Box::pin(b.records(cfg))
     }
 
-    fn phase(&self, steps: Vec<K::Step>, cfg: RunConfig) -> Box<dyn ReadyPhase<B::Conn>> {
-        Box::new(Steps::new(steps, cfg))
+    fn phase(
+        &self,
+        steps: Vec<K::Step>,
+        cfg: RunConfig,
+        narrator: Option<Arc<dyn Narrator>>,
+    ) -> Box<dyn ReadyPhase<B::Conn>> {
+        match narrator {
+            Some(n) => Box::new(Steps::new(steps, cfg).narrated(n)),
+            None => Box::new(Steps::new(steps, cfg)),
+        }
     }
 }

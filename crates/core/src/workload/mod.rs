@@ -402,6 +402,12 @@ pub trait Narrator: Send + Sync {
     fn after(&self, _phase: Phase) -> Option<String> {
         None
     }
+
+    /// What the workload settled as the phase was made ready, kept as the
+    /// run's labels (pgbench's scale, read from its tables).
+    fn labels(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
 }
 
 /// The steps of a phase, one per connection, with how they are driven.

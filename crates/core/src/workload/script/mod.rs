@@ -42,6 +42,10 @@ use value::{Value, Vars};
 /// `-D NAME=VALUE`).
 pub const SCRIPT_PROPERTIES: &[&str] = &["script", "script.protocol", "script.scale"];
 
+/// A builtin in the `script` property: `builtin=tpcb-like@2` (no `:`, so
+/// that nothing reads `builtin:NAME@W` as a URL's user and password).
+pub const BUILTIN_PREFIX: &str = "builtin=";
+
 /// `-D NAME=VALUE` is the property `script.define.NAME`.
 pub const DEFINE_PREFIX: &str = "script.define.";
 
@@ -253,7 +257,52 @@ impl ScriptConfig {
     }
 }
 
-/// One `script` entry: `builtin:NAME[@W]` or `FILE[@W]` (the last `@`
+/// A script a `script` property lists, as outputs name it: its operation
+/// name, pgbench's description, its weight and its text where it can be
+/// had (a builtin's; a file's while it is there).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Listed {
+    pub name: String,
+    pub title: String,
+    pub weight: u32,
+    pub text: Option<String>,
+}
+
+/// The scripts of a `script` property (as a run stored it), named as the
+/// run named their operations; entries that do not parse are left out.
+pub fn listed(list: &str) -> Vec<Listed> {
+    let mut out: Vec<Listed> = Vec::new();
+    for entry in list.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let (what, weight) = match entry.rsplit_once('@') {
+            Some((w, n)) => match n.trim().parse() {
+                Ok(n) => (w, n),
+                Err(_) => continue,
+            },
+            None => (entry, 1),
+        };
+        let (origin, title, text) = match what.strip_prefix(BUILTIN_PREFIX) {
+            Some(name) => match builtin::find(name) {
+                Ok(b) => (b.name.to_string(), b.title.to_string(), Some(b.text.to_string())),
+                Err(_) => continue,
+            },
+            None => (
+                what.to_string(),
+                what.to_string(),
+                std::fs::read_to_string(what).ok(),
+            ),
+        };
+        let name = unique_name(&origin, |n| out.iter().any(|l| l.name == n));
+        out.push(Listed {
+            name,
+            title,
+            weight,
+            text,
+        });
+    }
+    out
+}
+
+/// One `script` entry: `builtin=NAME[@W]` or `FILE[@W]` (the last `@`
 /// splits, as pgbench's).
 fn source(p: &Properties, entry: &str) -> Result<Source, PropertyError> {
     let (what, weight) = match entry.rsplit_once('@') {
@@ -272,7 +321,7 @@ fn source(p: &Properties, entry: &str) -> Result<Source, PropertyError> {
         }
         None => (entry, 1),
     };
-    if let Some(name) = what.strip_prefix("builtin:") {
+    if let Some(name) = what.strip_prefix(BUILTIN_PREFIX) {
         let b = builtin::find(name).map_err(|e| p.invalid("script", e))?;
         return Ok(Source {
             origin: b.name.to_string(),
@@ -359,6 +408,11 @@ impl Compiled {
 /// A script's operation name: a builtin's name, a file's stem; a second
 /// script of one name gets `-2`.
 fn op_name(origin: &str, before: &[Compiledscript]) -> String {
+    unique_name(origin, |n| before.iter().any(|s| s.name == n))
+}
+
+/// [`op_name`] against the names `taken` says are.
+fn unique_name(origin: &str, taken: impl Fn(&str) -> bool) -> String {
     let stem = std::path::Path::new(origin)
         .file_stem()
         .map_or(origin.to_string(), |s| s.to_string_lossy().into_owned());
@@ -379,7 +433,7 @@ fn op_name(origin: &str, before: &[Compiledscript]) -> String {
     };
     let mut name = base.clone();
     let mut n = 1;
-    while before.iter().any(|s| s.name == name) {
+    while taken(&name) {
         n += 1;
         name = format!("{base}-{n}");
     }
@@ -592,7 +646,20 @@ impl Kind for ScriptConfig {
         let steps = (0..cfg.workers())
             .map(|i| ScriptWorker::new(&shared, phase, i))
             .collect();
-        Ok(support.phase(steps, cfg.clone()))
+        Ok(support.narrated_phase(steps, cfg.clone(), Arc::new(Settledscale(scale))))
+    }
+}
+
+/// The scale a run settled (given, or read from pgbench's branches),
+/// kept with the run as the label `pgbench_scale`.
+struct Settledscale(i64);
+
+/// The label a script run keeps its scale in.
+pub const SCALE_LABEL: &str = "pgbench_scale";
+
+impl super::Narrator for Settledscale {
+    fn labels(&self) -> Vec<(String, String)> {
+        vec![(SCALE_LABEL.to_string(), self.0.to_string())]
     }
 }
 
