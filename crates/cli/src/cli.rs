@@ -67,6 +67,11 @@ pub enum Command {
     /// --target 100000 --write-every 20 mysql --address H:P --database DB`
     /// (see docs/workloads.md).
     Vote(VoteArgs),
+
+    /// pgbench's own command line: `sojourn pgbench -c 4 -t 250 -S -r
+    /// DBNAME`, `sojourn pgbench -i -s 2 DBNAME` (see docs/scripts.md).
+    /// pgbench's summary lines, then sojourn's own.
+    Pgbench(PgbenchArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -951,4 +956,18 @@ pub enum VoteBackend {
     /// Noria's other backends, which sojourn does not run.
     #[command(external_subcommand)]
     Other(Vec<String>),
+}
+
+/// pgbench's options and DBNAME, read as pgbench reads them.
+#[derive(Args, Debug)]
+#[command(disable_help_flag = true)]
+pub struct PgbenchArgs {
+    /// pgbench's options (-c -j -t -T -R -L -P -r -M -f -b -S -N -D -s -n
+    /// --random-seed -h -p -U; -i with -s, -I, -F, -q) and DBNAME.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "PGBENCH ARGS"
+    )]
+    pub args: Vec<String>,
 }

@@ -284,7 +284,9 @@ fn scripts(props: &mut Properties, a: &PhaseArgs) -> Result<Vec<String>> {
     Ok(entries
         .iter()
         .map(|e| {
-            let e = e.strip_prefix(sojourn_core::workload::script::BUILTIN_PREFIX).unwrap_or(e);
+            let e = e
+                .strip_prefix(sojourn_core::workload::script::BUILTIN_PREFIX)
+                .unwrap_or(e);
             let e = e.rsplit_once('@').map_or(e, |(n, _)| n);
             std::path::Path::new(e)
                 .file_stem()

@@ -24,6 +24,7 @@ fn scripts_on_postgres() {
     each_tool_runs_on_the_other_s_tables(&db, dir.path(), &sojourn_db, &pgbench_db);
     a_script_of_one_s_own_takes_its_branches_as_often_as_drawn(&db, dir.path());
     errors_name_the_line_or_fail_one_transaction(&db, dir.path());
+    pgbench_s_command_line_prints_pgbench_s_lines(&db, dir.path());
 }
 
 /// A fresh database on `db`, as a URL.
@@ -373,5 +374,67 @@ fn errors_name_the_line_or_fail_one_transaction(_db: &Postgres, data: &std::path
     assert!(
         stderr.contains(" × division by zero (client "),
         "the failures named: {stderr}"
+    );
+}
+
+/// `sojourn pgbench`: pgbench's options and environment, its `-i`, and its
+/// summary lines; pgbench then runs on what it loaded.
+fn pgbench_s_command_line_prints_pgbench_s_lines(db: &Postgres, data: &std::path::Path) {
+    database(db, "pgcli");
+    let port = db.port().to_string();
+    let with_env = |args: &[&str]| {
+        bin()
+            .arg("pgbench")
+            .args(args)
+            .env("PGHOST", "127.0.0.1")
+            .env("PGPORT", &port)
+            .env("PGUSER", pg::USER)
+            .env("PGPASSWORD", pg::PASSWORD)
+            .env("SOJOURN_DATA_DIR", data)
+            .run_to_end()
+    };
+    let init = with_env(&["-i", "-s", "2", "pgcli"]);
+    assert!(init.status.success(), "{}", text(&init.stderr));
+    assert!(text(&init.stdout).is_empty(), "-i prints nothing on stdout");
+    let url = db.url().replace(&format!("/{}", pg::DATABASE), "/pgcli");
+    assert_eq!(
+        sql_in(&url, "SELECT count(*) FROM pgbench_accounts"),
+        "200000"
+    );
+    let theirs = pgbench(&url, &["-S", "-t", "100", "-n"]);
+    assert!(theirs.status.success(), "{}", text(&theirs.stderr));
+    let run = with_env(&[
+        "-c", "4", "-t", "250", "-S", "-r", "-M", "prepared", "pgcli",
+    ]);
+    let out = ok(&run);
+    for line in [
+        "transaction type: <builtin: select only>\n",
+        "scaling factor: 2\n",
+        "query mode: prepared\n",
+        "number of clients: 4\n",
+        "number of transactions per client: 250\n",
+        "number of transactions actually processed: 1000/1000\n",
+        "number of failed transactions: 0 (0.000%)\n",
+        " - statement latencies in milliseconds and failures:\n",
+    ] {
+        assert!(out.contains(line), "{line:?} in\n{out}");
+    }
+    for prefix in [
+        "latency average = ",
+        "latency stddev = ",
+        "tps = ",
+        "# sojourn: response time p50 ",
+    ] {
+        assert!(
+            out.lines().any(|l| l.starts_with(prefix)),
+            "{prefix} in\n{out}"
+        );
+    }
+    let e = bin().args(["pgbench", "-C", "pgcli"]).run_to_end();
+    assert!(!e.status.success());
+    assert!(
+        text(&e.stderr).contains("-C is not one sojourn reads"),
+        "{}",
+        text(&e.stderr)
     );
 }

@@ -6,6 +6,7 @@ mod capacity;
 mod compare;
 mod fleet;
 mod kubernetes;
+mod pgbench;
 mod phase;
 mod report;
 mod results;
@@ -32,5 +33,6 @@ pub fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Agents(a) => agent::agents(a),
         Command::Kubernetes(a) => kubernetes::main(a),
         Command::Vote(a) => vote::main(a),
+        Command::Pgbench(a) => pgbench::main(a),
     }
 }

@@ -67,7 +67,11 @@ fn summary(run: &RunRecord, list: &str, out: &mut dyn Write) -> io::Result<()> {
         .or(prop("script.scale"))
         .unwrap_or("1");
     writeln!(out, "scaling factor: {scale}")?;
-    writeln!(out, "query mode: {}", prop("script.protocol").unwrap_or("prepared"))?;
+    writeln!(
+        out,
+        "query mode: {}",
+        prop("script.protocol").unwrap_or("prepared")
+    )?;
     writeln!(out, "number of clients: {clients}")?;
     let threads = prop("runtime.threads")
         .and_then(|t| t.parse::<u64>().ok())
@@ -82,10 +86,7 @@ fn summary(run: &RunRecord, list: &str, out: &mut dyn Write) -> io::Result<()> {
     match (count, prop("maxexecutiontime")) {
         (Some(c), _) => {
             writeln!(out, "number of transactions per client: {}", c / clients)?;
-            writeln!(
-                out,
-                "number of transactions actually processed: {done}/{c}"
-            )?;
+            writeln!(out, "number of transactions actually processed: {done}/{c}")?;
         }
         (None, d) => {
             writeln!(out, "duration: {} s", d.unwrap_or("0"))?;
@@ -151,8 +152,16 @@ fn summary(run: &RunRecord, list: &str, out: &mut dyn Write) -> io::Result<()> {
                 100.0 * f as f64 / (n + f).max(1) as f64
             )?;
             if let Some(o) = o.filter(|o| !o.ok.response.is_empty()) {
-                writeln!(out, " - latency average = {:.3} ms", ms(o.ok.response.mean()))?;
-                writeln!(out, " - latency stddev = {:.3} ms", ms(o.ok.response.stdev()))?;
+                writeln!(
+                    out,
+                    " - latency average = {:.3} ms",
+                    ms(o.ok.response.mean())
+                )?;
+                writeln!(
+                    out,
+                    " - latency stddev = {:.3} ms",
+                    ms(o.ok.response.stdev())
+                )?;
             }
             if per_statement {
                 statements(s, &total, out)?;

@@ -40,7 +40,15 @@ use value::{Value, Vars};
 
 /// The properties this workload reads (and `script.define.NAME`, each
 /// `-D NAME=VALUE`).
-pub const SCRIPT_PROPERTIES: &[&str] = &["script", "script.protocol", "script.scale"];
+pub const SCRIPT_PROPERTIES: &[&str] = &[
+    "script",
+    "script.protocol",
+    "script.scale",
+    // `--format pgbench`: statement latencies (pgbench's -r), and the
+    // latency limit late transactions are counted against (its -L).
+    "script.report",
+    "script.latency_limit_ms",
+];
 
 /// A builtin in the `script` property: `builtin=tpcb-like@2` (no `:`, so
 /// that nothing reads `builtin:NAME@W` as a URL's user and password).
@@ -282,7 +290,11 @@ pub fn listed(list: &str) -> Vec<Listed> {
         };
         let (origin, title, text) = match what.strip_prefix(BUILTIN_PREFIX) {
             Some(name) => match builtin::find(name) {
-                Ok(b) => (b.name.to_string(), b.title.to_string(), Some(b.text.to_string())),
+                Ok(b) => (
+                    b.name.to_string(),
+                    b.title.to_string(),
+                    Some(b.text.to_string()),
+                ),
                 Err(_) => continue,
             },
             None => (
