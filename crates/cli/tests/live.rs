@@ -694,8 +694,10 @@ fn the_grafana_dashboard_and_the_metrics_doc_name_only_series_the_endpoint_serve
         }
         for name in metric_names(line) {
             examples += 1;
+            // A family with no series yet (no operation failed) is still
+            // declared, so a query of it reads a name the endpoint knows.
             assert!(
-                served.contains(&name),
+                served.contains(&name) || families.contains(&name),
                 "docs/metrics.md's example reads {name}, which the endpoint does not serve: {line}"
             );
         }
