@@ -536,9 +536,9 @@ pub struct PhaseArgs {
     #[arg(long, value_name = "N")]
     pub scale: Option<String>,
 
-    /// Workload kind: core (YCSB's, the default), vote (Noria's; see
-    /// docs/workloads.md) or keyvalue (yb-sample-apps'; see
-    /// docs/keyvalue.md). Same as -p workload=NAME. Or yb-sample-apps'
+    /// Workload kind, as -p workload=NAME: core (YCSB's, the default) or
+    /// another kind docs/workloads.md lists (an unknown name is refused
+    /// with the list; -f and -b choose script). Or yb-sample-apps'
     /// CassandraKeyValue, RedisKeyValue or SqlInserts with --nodes and its
     /// flags (below).
     #[arg(long, value_name = "NAME")]

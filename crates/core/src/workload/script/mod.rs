@@ -70,8 +70,8 @@ pub struct Script;
 impl Capability for Script {
     type Config = ScriptTables;
     type Step = ScriptWorker;
-    const REFUSAL: &'static str = "does not run pgbench's scripts (workload=script); they run \
-         on PostgreSQL (postgres://), MySQL/MariaDB (mysql://) and SQLite (sqlite:)";
+    const REFUSAL: &'static str =
+        "does not run pgbench's scripts (workload=script); they run on PostgreSQL (postgres://)";
 }
 
 /// A backend's script support (see [`Support`]).
