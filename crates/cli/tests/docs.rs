@@ -32,8 +32,9 @@
 //! every file:
 //! - `cargo run --release --` is the binary under test, `sojourn` on PATH;
 //! - the servers' default ports (Redis 6379, memcached 11211, PostgreSQL
-//!   5432 and YugabyteDB's 5433, MariaDB 3306) become the test servers'
-//!   ports, and the host `host` in a URL is 127.0.0.1. The servers have the
+//!   5432 and YugabyteDB's 5433, MariaDB 3306), in URLs, properties and
+//!   pgbench's `-p PORT`, become the test servers' ports, and the host
+//!   `host` in a URL is 127.0.0.1. The servers have the
 //!   doc's user `bench` with the password `PASSWORD` (and PGIO's
 //!   `yugabyte`/`yugabyte`) and its databases `db`, `ycsb`, `bench`,
 //!   `yugabyte`; `PGPASSWORD`, `MYSQL_PWD`, `REDIS_PASSWORD` and
@@ -495,7 +496,8 @@ fn adapt(text: &str, ports: &Ports, scratch: &Path) -> String {
     // Example hosts (`results.example.com`) are the test's own.
     let example = Regex::new(r"\b[a-z0-9-]+(\.[a-z0-9-]+)*\.example\.com\b").unwrap();
     t = example.replace_all(&t, "127.0.0.1").into_owned();
-    let port = Regex::new(r"([:=])(6379|11211|5432|5433|3306)\b").unwrap();
+    // In URLs and properties (`:5432`, `=6379`), and pgbench's `-p 5432`.
+    let port = Regex::new(r"([:=]|-p |--port[ =])(6379|11211|5432|5433|3306)\b").unwrap();
     t = port
         .replace_all(&t, |c: &regex::Captures| {
             let default: u16 = c[2].parse().unwrap();

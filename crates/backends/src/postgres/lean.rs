@@ -23,6 +23,7 @@ use std::fmt;
 use bytes::BytesMut;
 use postgres_protocol::message::frontend;
 use sojourn_core::backend::{FieldValue, Row};
+use sojourn_core::workload::script::{Kept, KeptResult, Params, Protocol, Query};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_postgres::config::{Host, TargetSessionAttrs};
@@ -83,11 +84,20 @@ struct Io {
     prepared: u64,
 }
 
+/// A script's statement prepared on the server (`-M prepared`), and the
+/// names of its result's columns (for `\gset`).
+struct ScriptStatement {
+    name: String,
+    columns: Vec<String>,
+}
+
 /// A connection: its socket and the statements prepared on it.
 pub(super) struct Lean {
     io: Io,
     shaped: ByShape<Prepared>,
     delete: Option<Prepared>,
+    /// A script's statements, by their number in the run.
+    script: Vec<Option<ScriptStatement>>,
     /// `Close` messages of statements the cache let go of, sent with the
     /// next request.
     closing: BytesMut,
@@ -128,6 +138,7 @@ impl Lean {
             },
             shaped: ByShape::default(),
             delete: None,
+            script: Vec::new(),
             closing: BytesMut::new(),
         }))
     }
@@ -137,6 +148,51 @@ impl Lean {
     pub(super) fn forget_statements(&mut self) {
         self.shaped = ByShape::default();
         self.delete = None;
+        self.script.clear();
+    }
+
+    /// One SQL command of a script, as pgbench's libpq sends it: a simple
+    /// query of its text; or its text parsed (once per connection when
+    /// prepared), bound to text parameters whose types the server infers,
+    /// and executed, in one write. Results come back as text; those the
+    /// script keeps go to `kept`.
+    pub(super) async fn script(&mut self, q: &Query<'_>, kept: &mut Kept) -> Result<(), LeanError> {
+        kept.results.clear();
+        let keep = q.keep.is_some();
+        let io = &mut self.io;
+        let mut columns: Option<&[String]> = None;
+        match q.protocol {
+            Protocol::Simple => {
+                frontend::query(q.text, &mut io.out).map_err(broken)?;
+            }
+            Protocol::Extended => {
+                frontend::parse("", q.text, [], &mut io.out).map_err(broken)?;
+                bind_text(io, "", q.params)?;
+                if keep {
+                    frontend::describe(b'P', "", &mut io.out).map_err(broken)?;
+                }
+                frontend::execute("", 0, &mut io.out).map_err(broken)?;
+                frontend::sync(&mut io.out);
+            }
+            Protocol::Prepared => {
+                if self.script.get(q.id).is_none_or(Option::is_none) {
+                    // Boxed: preparing is rare (once per statement and
+                    // connection), and its state would size every call.
+                    let stmt = Box::pin(io.prepare_script(q.text)).await?;
+                    if self.script.len() <= q.id {
+                        self.script.resize_with(q.id + 1, || None);
+                    }
+                    self.script[q.id] = Some(stmt);
+                }
+                let stmt = self.script[q.id].as_ref().expect("prepared above");
+                bind_text(io, &stmt.name, q.params)?;
+                frontend::execute("", 0, &mut io.out).map_err(broken)?;
+                frontend::sync(&mut io.out);
+                columns = Some(&stmt.columns);
+            }
+        }
+        io.call().await?;
+        io.script_replies(columns, keep.then_some(kept))
     }
 
     /// Run the statement of `op` over `columns` with `params`; `row` gets
@@ -249,6 +305,74 @@ impl Io {
             }
         }
         Ok(Prepared { name, types })
+    }
+
+    /// Prepare a script's statement, leaving the server to infer its
+    /// parameters' types; learn its result's column names.
+    async fn prepare_script(&mut self, sql: &str) -> Result<ScriptStatement, LeanError> {
+        let name = format!("sojourn{}", self.prepared);
+        self.prepared += 1;
+        frontend::parse(&name, sql, [], &mut self.out).map_err(broken)?;
+        frontend::describe(b'S', &name, &mut self.out).map_err(broken)?;
+        frontend::sync(&mut self.out);
+        self.call().await?;
+        let mut columns = Vec::new();
+        for message in Messages::new(&self.reply) {
+            let (tag, body) = message?;
+            match tag {
+                b'T' => columns = field_names(body)?,
+                b'E' => return Err(LeanError::Server(error_text(body))),
+                _ => {}
+            }
+        }
+        Ok(ScriptStatement { name, columns })
+    }
+
+    /// Go through a script command's reply: the server's error as one;
+    /// where results are kept, each result's column names (from the reply,
+    /// else `columns`), row count and last row.
+    fn script_replies(
+        &self,
+        columns: Option<&[String]>,
+        mut kept: Option<&mut Kept>,
+    ) -> Result<(), LeanError> {
+        let mut current: Option<KeptResult> = None;
+        for message in Messages::new(&self.reply) {
+            let (tag, body) = message?;
+            match tag {
+                b'E' => return Err(LeanError::Server(error_text(body))),
+                _ if kept.is_none() => {}
+                b'T' => {
+                    current = Some(KeptResult {
+                        columns: field_names(body)?,
+                        ..KeptResult::default()
+                    })
+                }
+                b'D' => {
+                    let r = current.get_or_insert_with(|| KeptResult {
+                        columns: columns.map(<[String]>::to_vec).unwrap_or_default(),
+                        ..KeptResult::default()
+                    });
+                    let mut values = Vec::new();
+                    let mut row = Columns::new(body)?;
+                    while let Some(v) = row.next()? {
+                        values.push(v.map(|b| String::from_utf8_lossy(b).into_owned()));
+                    }
+                    r.rows += 1;
+                    r.last_row = Some(values);
+                }
+                b'C' | b'I' => {
+                    if let Some(k) = kept.as_deref_mut() {
+                        k.results.push(current.take().unwrap_or_else(|| KeptResult {
+                            columns: columns.map(<[String]>::to_vec).unwrap_or_default(),
+                            ..KeptResult::default()
+                        }));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     async fn execute<'p>(
@@ -433,6 +557,51 @@ impl<'a> Columns<'a> {
             fields: values,
         })
     }
+}
+
+/// Bind `params` to `statement` as text (NULL for `None`), its results
+/// asked for as text.
+fn bind_text(io: &mut Io, statement: &str, params: Params<'_>) -> Result<(), LeanError> {
+    let bound = frontend::bind(
+        "",
+        statement,
+        [0], // every parameter as text
+        params.iter(),
+        |p, out| match p {
+            Some(t) => {
+                out.extend_from_slice(t.as_bytes());
+                Ok(postgres_protocol::IsNull::No)
+            }
+            None => Ok(postgres_protocol::IsNull::Yes),
+        },
+        [0], // every column as text
+        &mut io.out,
+    );
+    bound.map_err(|e| {
+        io.out.clear();
+        broken(match e {
+            frontend::BindError::Conversion(e) => e.to_string(),
+            frontend::BindError::Serialization(e) => e.to_string(),
+        })
+    })
+}
+
+/// The column names of a `RowDescription`.
+fn field_names(body: &[u8]) -> Result<Vec<String>, LeanError> {
+    let mut r = Reader(body);
+    let n = r.u16()?;
+    let mut names = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let end =
+            r.0.iter()
+                .position(|&b| b == 0)
+                .ok_or_else(|| broken("a column name without its end"))?;
+        names.push(String::from_utf8_lossy(r.take(end)?).into_owned());
+        // The name's end, then table, column, type, size, modifier and
+        // format.
+        r.take(1 + 4 + 2 + 4 + 2 + 4 + 2)?;
+    }
+    Ok(names)
 }
 
 /// The rows a `CommandComplete` tag reports: its last word (`UPDATE 1`,

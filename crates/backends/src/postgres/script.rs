@@ -57,9 +57,20 @@ fn unspecified() -> Type {
 
 impl PostgresConnection {
     async fn script_now(&mut self, q: &Query<'_>, kept: &mut Kept) -> PgResult {
+        if let Some((lean, _)) = self.lean().await? {
+            lean.script(q, kept).await?;
+            return Ok(Status::Ok);
+        }
+        // Boxed: the other client's state would size every call's future.
+        Box::pin(self.script_by_driver(q, kept)).await
+    }
+
+    /// [`Self::script_now`] through tokio-postgres (TLS, several hosts,
+    /// shared sockets).
+    async fn script_by_driver(&mut self, q: &Query<'_>, kept: &mut Kept) -> PgResult {
         kept.results.clear();
         let (client, statements, _) = self.session().await?;
-        let params: Vec<Text<'_>> = q.params.iter().map(|p| Text(*p)).collect();
+        let params: Vec<Text<'_>> = q.params.iter().map(Text).collect();
         match q.protocol {
             Protocol::Simple => {
                 let messages = client.simple_query(q.text).await?;
@@ -99,6 +110,10 @@ impl PostgresConnection {
     }
 
     async fn rollback(&mut self) {
+        if let Ok(Some((lean, _))) = self.lean().await {
+            let _ = lean.simple("ROLLBACK").await;
+            return;
+        }
         if let Ok((client, _, _)) = self.session().await {
             // Nothing open is a warning, not an error: either way the
             // next transaction starts clean.

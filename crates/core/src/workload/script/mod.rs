@@ -97,14 +97,44 @@ pub struct ScriptTables {
 pub struct Query<'a> {
     /// Its text: values written in (simple protocol), or `$n` parameters.
     pub text: &'a str,
-    /// The parameters' texts (`None`: NULL), for the extended protocols.
-    pub params: &'a [Option<&'a str>],
+    /// The parameters' texts, for the extended protocols.
+    pub params: Params<'a>,
     pub protocol: Protocol,
     /// The statement's number among the run's (`prepared`: prepared once
     /// per connection under it).
     pub id: usize,
     /// Which results the script keeps (`\gset`, `\aset`).
     pub keep: Option<&'a Keep>,
+}
+
+/// A command's parameters: each a range of one text (`None`: NULL), so
+/// that a statement's values are written into one buffer the client
+/// keeps, with nothing allocated per statement.
+#[derive(Copy, Clone, Debug)]
+pub struct Params<'a> {
+    pub text: &'a str,
+    pub ranges: &'a [Option<(usize, usize)>],
+}
+
+impl<'a> Params<'a> {
+    pub const NONE: Params<'static> = Params {
+        text: "",
+        ranges: &[],
+    };
+
+    /// Each parameter's text, `None` for NULL.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Option<&'a str>> + '_ {
+        let text = self.text;
+        self.ranges.iter().map(move |r| r.map(|(a, b)| &text[a..b]))
+    }
+
+    pub fn len(&self) -> usize {
+        self.ranges.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
 }
 
 /// What a command kept of its results: per result, the column names and
@@ -791,7 +821,7 @@ impl ScriptWorker {
         let text = accounts_batch(branch);
         let q = Query {
             text: &text,
-            params: &[],
+            params: Params::NONE,
             protocol: Protocol::Simple,
             id: usize::MAX,
             keep: None,
@@ -994,18 +1024,17 @@ impl ScriptWorker {
                     .push(set.then_some((start, self.text_params.len())));
             }
         }
-        let params: Vec<Option<&str>> = self
-            .ranges
-            .iter()
-            .map(|r| r.map(|(a, b)| &self.text_params[a..b]))
-            .collect();
+        let params = Params {
+            text: &self.text_params,
+            ranges: &self.ranges,
+        };
         let q = Query {
             text: if protocol == Protocol::Simple {
                 &self.text
             } else {
                 &sql.numbered
             },
-            params: &params,
+            params,
             protocol,
             id,
             keep: sql.keep.as_ref(),

@@ -84,9 +84,7 @@ impl Value {
         match *self {
             Value::Null => out.push_str("NULL"),
             Value::Bool(b) => out.push_str(if b { "true" } else { "false" }),
-            Value::Int(i) => {
-                let _ = write!(out, "{i}");
-            }
+            Value::Int(i) => out.push_str(itoa::Buffer::new().format(i)),
             Value::Double(d) => write_g15(d, out),
         }
     }
