@@ -63,9 +63,11 @@ pub enum Func {
     RandomZipfian,
 }
 
-/// Named functions, their arity (`None`: one or more), and whether a
-/// missing last argument is `:default_seed`.
-const FUNCTIONS: &[(&str, Func, Option<(usize, usize)>, bool)] = &[
+/// A function's name, what it is, its arity (`None`: one or more), and
+/// whether a missing last argument is `:default_seed`.
+type Named = (&'static str, Func, Option<(usize, usize)>, bool);
+
+const FUNCTIONS: &[Named] = &[
     ("abs", Func::Abs, Some((1, 1)), false),
     ("debug", Func::Debug, Some((1, 1)), false),
     ("double", Func::Double, Some((1, 1)), false),
