@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use sojourn_core::output::Warning;
 use sojourn_core::plan::Plan;
 use sojourn_core::properties::{Origin, Properties};
@@ -278,6 +278,17 @@ fn scripts(props: &mut Properties, a: &PhaseArgs) -> Result<Vec<String>> {
     }
     if entries.is_empty() {
         return Ok(Vec::new());
+    }
+    // Read once, kept: agents on other machines run what was read here.
+    for f in &a.script_files {
+        let file = f.rsplit_once('@').map_or(f.as_str(), |(name, _)| name);
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("-f {f}: reading the script file {file}"))?;
+        props.set(
+            &format!("{}{file}", sojourn_core::workload::script::FILE_PREFIX),
+            &text,
+            Origin::Flag("-f"),
+        );
     }
     props.set("workload", "script", Origin::Flag("-f/-b"));
     props.set("script", &entries.join(","), Origin::Flag("-f/-b"));

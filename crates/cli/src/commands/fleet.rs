@@ -230,6 +230,10 @@ pub fn posting(
             r.set("rate.share", format!("{i}/{n}"), &why);
         }
         r.set("seed", seed.wrapping_add(i as u64).to_string(), &why);
+        let connections = plan.run.workers() as u64;
+        for (k, v) in plan.workload.share_properties(i as u32, n, connections) {
+            r.set(&k, v, &why);
+        }
         let mut labels = opts.tags.labels.clone();
         labels.extend(extra.labels.clone());
         labels.insert("agents".into(), n.to_string());

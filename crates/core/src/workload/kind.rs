@@ -98,6 +98,15 @@ pub trait Kind: Clone + std::fmt::Debug + Send + Sync + Sized + 'static {
         false
     }
 
+    /// What share `index` of `n` (each of `connections` connections) sets
+    /// beyond the count and rate every share divides: the script
+    /// workload's first `:client_id`, so that clients are numbered across
+    /// machines.
+    fn share_properties(&self, index: u32, n: u32, connections: u64) -> Vec<(String, String)> {
+        let _ = (index, n, connections);
+        Vec::new()
+    }
+
     /// The executor's groups: `one` (every connection at the plan's
     /// rate and count) unless the kind has pools of its own.
     fn groups(&self, phase: Phase, one: Group) -> Vec<Group> {

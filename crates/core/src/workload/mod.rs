@@ -236,6 +236,11 @@ impl Workload {
         on_kind!(self, k => Kind::check(k, settled))
     }
 
+    /// See [`Kind::share_properties`].
+    pub fn share_properties(&self, index: u32, n: u32, connections: u64) -> Vec<(String, String)> {
+        on_kind!(self, k => Kind::share_properties(k, index, n, connections))
+    }
+
     /// See [`Kind::paced`].
     pub fn paced(&self) -> bool {
         on_kind!(self, k => Kind::paced(k))

@@ -48,7 +48,14 @@ pub const SCRIPT_PROPERTIES: &[&str] = &[
     // latency limit late transactions are counted against (its -L).
     "script.report",
     "script.latency_limit_ms",
+    // A share's first `:client_id`, run by agents (see
+    // Kind::share_properties).
+    "script.client_offset",
 ];
+
+/// `script.file.FILE` holds the text of the script file `FILE` the
+/// command line read, so that agents on other machines run what it read.
+pub const FILE_PREFIX: &str = "script.file.";
 
 /// A builtin in the `script` property: `builtin=tpcb-like@2` (no `:`, so
 /// that nothing reads `builtin:NAME@W` as a URL's user and password).
@@ -183,6 +190,8 @@ pub struct ScriptConfig {
     pub scale: Option<i64>,
     /// `-D NAME=VALUE`, in order.
     pub defines: Vec<(String, String)>,
+    /// The first client's `:client_id` (a share run by an agent).
+    pub client_offset: u64,
     pub compiled: Arc<Compiled>,
 }
 
@@ -280,6 +289,7 @@ impl ScriptConfig {
             protocol,
             scale,
             defines,
+            client_offset: p.get_u64("script.client_offset", 0)?,
             compiled: Arc::new(compiled),
         })
     }
@@ -373,12 +383,15 @@ fn source(p: &Properties, entry: &str) -> Result<Source, PropertyError> {
             builtin: true,
         });
     }
-    let text = std::fs::read_to_string(what).map_err(|e| {
-        p.invalid(
-            "script",
-            format!("names the script file {what}, which cannot be read: {e}"),
-        )
-    })?;
+    let text = match p.get(&format!("{FILE_PREFIX}{what}")) {
+        Some(text) => text.to_string(),
+        None => std::fs::read_to_string(what).map_err(|e| {
+            p.invalid(
+                "script",
+                format!("names the script file {what}, which cannot be read: {e}"),
+            )
+        })?,
+    };
     Ok(Source {
         origin: what.to_string(),
         title: what.to_string(),
@@ -549,7 +562,7 @@ impl Kind for ScriptConfig {
     const NAME: &'static str = "script";
     const TITLE: &'static str = "pgbench-style scripts";
     const PROPERTIES: &'static [&'static str] = SCRIPT_PROPERTIES;
-    const PREFIXES: &'static [&'static str] = &[DEFINE_PREFIX];
+    const PREFIXES: &'static [&'static str] = &[DEFINE_PREFIX, FILE_PREFIX];
 
     fn from_properties(p: &Properties, _phase: Phase) -> Result<Self, PropertyError> {
         ScriptConfig::from_properties(p)
@@ -663,6 +676,13 @@ impl Kind for ScriptConfig {
         None
     }
 
+    fn share_properties(&self, index: u32, _n: u32, connections: u64) -> Vec<(String, String)> {
+        vec![(
+            "script.client_offset".into(),
+            (self.client_offset + u64::from(index) * connections).to_string(),
+        )]
+    }
+
     async fn ready<B, K>(
         &self,
         phase: Phase,
@@ -721,6 +741,7 @@ pub struct Shared {
     /// Load: the next unit of scale to insert, from 1.
     next_branch: crate::generator::Counter,
     scale: i64,
+    client_offset: u64,
 }
 
 impl Shared {
@@ -759,6 +780,7 @@ impl Shared {
             cumulative,
             next_branch: crate::generator::Counter::new(1),
             scale,
+            client_offset: cfg.client_offset,
         }
     }
 }
@@ -783,7 +805,8 @@ pub struct ScriptWorker {
 impl ScriptWorker {
     fn new(shared: &Arc<Shared>, phase: Phase, client: usize) -> ScriptWorker {
         let mut vars = shared.start.clone();
-        vars.set(shared.compiled.client_id, Value::Int(client as i64));
+        let id = shared.client_offset + client as u64;
+        vars.set(shared.compiled.client_id, Value::Int(id as i64));
         let rng = shared.clients[client].clone();
         // A stream apart from the client's own, so that choosing a script
         // does not move the numbers its `random()` calls draw.
@@ -1095,5 +1118,76 @@ impl std::fmt::Debug for ScriptWorker {
         f.debug_struct("ScriptWorker")
             .field("client", &self.client)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::properties::Origin;
+
+    fn props(pairs: &[(&str, &str)]) -> Properties {
+        let mut p = Properties::new();
+        for (k, v) in pairs {
+            p.set(k, v, Origin::CommandLine);
+        }
+        p
+    }
+
+    #[test]
+    fn a_script_read_by_the_command_line_runs_where_its_file_is_not() {
+        let p = props(&[
+            ("script", "/nowhere/mine.sql@2,builtin=se"),
+            ("script.file./nowhere/mine.sql", "\\set x 1\nSELECT :x;\n"),
+            ("script.define.x", "5"),
+        ]);
+        let c = ScriptConfig::from_properties(&p).unwrap();
+        let names: Vec<&str> = c.compiled.scripts.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["mine", "select-only"]);
+        assert_eq!(c.compiled.scripts[0].weight, 2);
+        assert_eq!(c.defines, [("x".to_string(), "5".to_string())]);
+        assert!(!c.builtins_only());
+        let listed: Vec<String> = listed("/nowhere/mine.sql@2,builtin=se")
+            .into_iter()
+            .map(|l| l.name)
+            .collect();
+        assert_eq!(listed, ["mine", "select-only"], "outputs name them alike");
+        let missing = props(&[("script", "/nowhere/other.sql")]);
+        let e = ScriptConfig::from_properties(&missing)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("/nowhere/other.sql, which cannot be read"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn clients_are_numbered_across_shares_and_seeded_as_pgbench_seeds_them() {
+        let p = props(&[("script", "builtin=select-only")]);
+        let c = ScriptConfig::from_properties(&p).unwrap();
+        assert_eq!(
+            c.share_properties(2, 4, 16),
+            [("script.client_offset".to_string(), "32".to_string())]
+        );
+        let p = props(&[
+            ("script", "builtin=select-only"),
+            ("script.client_offset", "32"),
+        ]);
+        let c = ScriptConfig::from_properties(&p).unwrap();
+        let shared = Arc::new(Shared::new(&c, 3, 42, 2));
+        let mut w = ScriptWorker::new(&shared, Phase::Run, 1);
+        assert_eq!(w.vars.value(c.compiled.client_id), Ok(Value::Int(33)));
+        assert_eq!(w.vars.value(c.compiled.scale), Ok(Value::Int(3)));
+        // pgbench --random-seed=42: clients' states first, then the
+        // default seed, the base sequence's fourth draw after three
+        // clients (here two, so its third).
+        let mut base = Prng::new(42);
+        let (_, c1) = (base.next_u64(), base.next_u64());
+        assert_eq!(w.rng, Prng::new(c1));
+        assert_eq!(
+            w.vars.value(c.compiled.default_seed),
+            Ok(Value::Int(base.next_u64() as i64))
+        );
     }
 }
