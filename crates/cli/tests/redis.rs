@@ -341,6 +341,17 @@ fn string_data_read_as_hashes() {
         assert_eq!(f["count"].as_f64(), Some(n), "{report}");
         assert!(f["first_at_s"].as_f64().is_some_and(|t| t >= 0.0), "{f}");
     }
+    // The report shows them too, from the store.
+    let html = dir.path().join("r.html");
+    ok(&bin()
+        .args(["report", "last", "-o", html.to_str().unwrap(), "--data-dir"])
+        .arg(dir.path())
+        .run_to_end());
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("<h3>Failed operations</h3>") && page.contains(WRONGTYPE),
+        "the report's failures table"
+    );
     let rows = query_rows(
         dir.path(),
         "SELECT op, failures, first_text FROM run_failures ORDER BY op",
