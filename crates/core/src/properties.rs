@@ -742,6 +742,17 @@ fn parse_f64(raw: &str) -> Result<f64, String> {
     Ok(value)
 }
 
+/// Properties as `-p KEY=VALUE` on the command line would give them, for
+/// the core's own tests.
+#[cfg(test)]
+pub(crate) fn command_line(pairs: &[(&str, &str)]) -> Properties {
+    let mut p = Properties::new();
+    for (k, v) in pairs {
+        p.set(k, v, Origin::CommandLine);
+    }
+    p
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

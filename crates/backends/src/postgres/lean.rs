@@ -283,13 +283,30 @@ impl Io {
     }
 
     async fn prepare(&mut self, sql: &str) -> Result<Prepared, LeanError> {
+        let (name, types, _) = self.parse_and_describe(sql).await?;
+        Ok(Prepared { name, types })
+    }
+
+    /// Prepare a script's statement, leaving the server to infer its
+    /// parameters' types; learn its result's column names.
+    async fn prepare_script(&mut self, sql: &str) -> Result<ScriptStatement, LeanError> {
+        let (name, _, columns) = self.parse_and_describe(sql).await?;
+        Ok(ScriptStatement { name, columns })
+    }
+
+    /// Prepare `sql` under a fresh name, and learn its parameters' types
+    /// and its result's column names.
+    async fn parse_and_describe(
+        &mut self,
+        sql: &str,
+    ) -> Result<(String, Vec<Type>, Vec<String>), LeanError> {
         let name = format!("sojourn{}", self.prepared);
         self.prepared += 1;
         frontend::parse(&name, sql, [], &mut self.out).map_err(broken)?;
         frontend::describe(b'S', &name, &mut self.out).map_err(broken)?;
         frontend::sync(&mut self.out);
         self.call().await?;
-        let mut types = Vec::new();
+        let (mut types, mut columns) = (Vec::new(), Vec::new());
         for message in Messages::new(&self.reply) {
             let (tag, body) = message?;
             match tag {
@@ -300,32 +317,12 @@ impl Io {
                         types.push(Type::from_oid(oid).unwrap_or(Type::UNKNOWN));
                     }
                 }
-                b'E' => return Err(LeanError::Server(error_text(body))),
-                _ => {}
-            }
-        }
-        Ok(Prepared { name, types })
-    }
-
-    /// Prepare a script's statement, leaving the server to infer its
-    /// parameters' types; learn its result's column names.
-    async fn prepare_script(&mut self, sql: &str) -> Result<ScriptStatement, LeanError> {
-        let name = format!("sojourn{}", self.prepared);
-        self.prepared += 1;
-        frontend::parse(&name, sql, [], &mut self.out).map_err(broken)?;
-        frontend::describe(b'S', &name, &mut self.out).map_err(broken)?;
-        frontend::sync(&mut self.out);
-        self.call().await?;
-        let mut columns = Vec::new();
-        for message in Messages::new(&self.reply) {
-            let (tag, body) = message?;
-            match tag {
                 b'T' => columns = field_names(body)?,
                 b'E' => return Err(LeanError::Server(error_text(body))),
                 _ => {}
             }
         }
-        Ok(ScriptStatement { name, columns })
+        Ok((name, types, columns))
     }
 
     /// Go through a script command's reply: the server's error as one;

@@ -179,11 +179,8 @@ fn statements(s: &script::Listed, total: &Stats, out: &mut dyn Write) -> io::Res
     let Some(text) = &s.text else {
         return Ok(());
     };
-    let mut names = Vec::new();
-    let Ok(commands) = script::compile::compile(&s.title, text, &mut |n: &str| {
-        names.push(n.to_string());
-        names.len() - 1
-    }) else {
+    let mut names = script::compile::Names::default();
+    let Ok(commands) = script::compile::compile(&s.title, text, &mut |n| names.slot(n)) else {
         return Ok(());
     };
     let first_lines = first_lines(text);

@@ -46,6 +46,11 @@ pub trait Kind: Clone + std::fmt::Debug + Send + Sync + Sized + 'static {
     /// `-D NAME=VALUE`).
     const PREFIXES: &'static [&'static str] = &[];
 
+    /// Whether its tables are its own, set up (and checked) through its
+    /// capability, rather than YCSB's table whose layout
+    /// [`Kind::check_layout`] looks at.
+    const OWN_TABLES: bool = false;
+
     /// Whether its properties are known whatever workload runs: a backend
     /// reads the vote workload's `vote.cache` to put a cache in front of
     /// itself.
@@ -162,13 +167,19 @@ pub trait Kind: Clone + std::fmt::Debug + Send + Sync + Sized + 'static {
         backend.is_empty(schema)
     }
 
-    /// Whether data already there has the layout its operations expect.
+    /// Whether data already there has the layout its operations expect
+    /// (YCSB's table's; nothing to look at for [`Kind::OWN_TABLES`]).
     fn check_layout<B: Backend>(
         &self,
         backend: &B,
         schema: &Schema,
     ) -> impl Future<Output = Result<(), BackendError>> {
-        backend.check_layout(schema)
+        async move {
+            if Self::OWN_TABLES {
+                return Ok(());
+            }
+            backend.check_layout(schema).await
+        }
     }
 
     /// Create its tables if absent; with `drop`, empty them.

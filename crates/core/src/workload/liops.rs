@@ -783,6 +783,7 @@ impl<C: LiopsConnection> Step<C> for LiopsWorker {
 impl Kind for LiopsConfig {
     const NAME: &'static str = "liops";
     const TITLE: &'static str = "the LIOPS workload";
+    const OWN_TABLES: bool = true;
     const PROPERTIES: &'static [&'static str] = LIOPS_PROPERTIES;
 
     fn from_properties(p: &Properties, _phase: Phase) -> Result<Self, PropertyError> {
@@ -861,15 +862,6 @@ impl Kind for LiopsConfig {
         _schema: &Schema,
     ) -> Result<Option<bool>, BackendError> {
         LiopsSupport::of(backend)?.is_empty(backend, self).await
-    }
-
-    /// Its tables are checked by its own setup.
-    async fn check_layout<B: Backend>(
-        &self,
-        _backend: &B,
-        _schema: &Schema,
-    ) -> Result<(), BackendError> {
-        Ok(())
     }
 
     async fn prepare<B: Backend>(

@@ -475,15 +475,7 @@ impl<C: Connection, S: Step<C>> Step<C> for Publish<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::properties::Origin;
-
-    fn props(pairs: &[(&str, &str)]) -> Properties {
-        let mut p = Properties::new();
-        for (k, v) in pairs {
-            p.set(k, v, Origin::CommandLine);
-        }
-        p
-    }
+    use crate::properties::{command_line as props, Origin};
 
     #[test]
     fn the_workload_property_picks_a_kind_of_the_table() {

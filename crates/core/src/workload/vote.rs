@@ -328,6 +328,7 @@ impl<C: VoteConnection> Step<C> for VoteWorker {
 impl Kind for VoteConfig {
     const NAME: &'static str = "vote";
     const TITLE: &'static str = "Noria's vote workload";
+    const OWN_TABLES: bool = true;
     const PROPERTIES: &'static [&'static str] = VOTE_PROPERTIES;
     // A SQL backend reads `vote.cache` to put a cache in front of itself.
     const READ_BY_BACKENDS: bool = true;
@@ -374,15 +375,6 @@ impl Kind for VoteConfig {
         VoteSupport::of(backend)?
             .is_empty(backend, &self.variant)
             .await
-    }
-
-    /// Its tables are checked by its own setup.
-    async fn check_layout<B: Backend>(
-        &self,
-        _backend: &B,
-        _schema: &Schema,
-    ) -> Result<(), BackendError> {
-        Ok(())
     }
 
     async fn prepare<B: Backend>(

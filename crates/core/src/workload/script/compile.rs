@@ -113,6 +113,24 @@ pub struct ScriptError {
     pub message: String,
 }
 
+/// Variable names by slot, each taken once: what [`compile`]'s `slot`
+/// asks of.
+#[derive(Clone, Debug, Default)]
+pub struct Names(pub Vec<String>);
+
+impl Names {
+    /// The slot of `name`, made if new.
+    pub fn slot(&mut self, name: &str) -> usize {
+        match self.0.iter().position(|m| m == name) {
+            Some(i) => i,
+            None => {
+                self.0.push(name.to_string());
+                self.0.len() - 1
+            }
+        }
+    }
+}
+
 /// A script's commands, compiled; `slot` gives a variable's slot by name.
 pub fn compile(
     file: &str,
@@ -443,16 +461,9 @@ mod tests {
     use super::*;
 
     fn compiled(text: &str) -> Result<(Vec<Command>, Vec<String>), ScriptError> {
-        let mut names: Vec<String> = Vec::new();
-        let mut slot = |n: &str| match names.iter().position(|m| m == n) {
-            Some(i) => i,
-            None => {
-                names.push(n.to_string());
-                names.len() - 1
-            }
-        };
-        let c = compile("t.sql", text, &mut slot)?;
-        Ok((c.into_iter().map(|(c, _)| c).collect(), names))
+        let mut names = Names::default();
+        let c = compile("t.sql", text, &mut |n| names.slot(n))?;
+        Ok((c.into_iter().map(|(c, _)| c).collect(), names.0))
     }
 
     #[test]

@@ -787,16 +787,12 @@ mod tests {
     /// Evaluate `text` with variables `x` = 5 and `d` = 0.3, and a fixed
     /// generator.
     fn eval(text: &str) -> Result<Value, String> {
-        let mut names = vec!["x".to_string(), "d".to_string(), "default_seed".to_string()];
-        let mut slot = |n: &str| match names.iter().position(|m| m == n) {
-            Some(i) => i,
-            None => {
-                names.push(n.to_string());
-                names.len() - 1
-            }
-        };
-        let e = parse(text, &mut slot).map_err(|e| format!("{} at {}", e.message, e.at))?;
-        let mut vars = Vars::new(names.len());
+        let mut names = crate::workload::script::compile::Names(
+            ["x", "d", "default_seed"].map(String::from).to_vec(),
+        );
+        let e = parse(text, &mut |n| names.slot(n))
+            .map_err(|e| format!("{} at {}", e.message, e.at))?;
+        let mut vars = Vars::new(names.0.len());
         vars.set(0, Value::Int(5));
         vars.set(1, Value::Double(0.3));
         vars.set(2, Value::Int(5432));

@@ -404,14 +404,8 @@ fn source(p: &Properties, entry: &str) -> Result<Source, PropertyError> {
 impl Compiled {
     /// Compile `sources`, naming each script's operations.
     pub fn new(sources: Vec<Source>) -> Result<Compiled, compile::ScriptError> {
-        let mut names: Vec<String> = Vec::new();
-        let mut slot = |n: &str| match names.iter().position(|m| m == n) {
-            Some(i) => i,
-            None => {
-                names.push(n.to_string());
-                names.len() - 1
-            }
-        };
+        let mut names = compile::Names::default();
+        let mut slot = |n: &str| names.slot(n);
         let (scale, client_id, default_seed, random_seed) = (
             slot("scale"),
             slot("client_id"),
@@ -451,7 +445,7 @@ impl Compiled {
         Ok(Compiled {
             sources,
             scripts,
-            names,
+            names: names.0,
             scale,
             client_id,
             default_seed,
@@ -561,6 +555,7 @@ pub fn accounts_batch(branch: u64) -> String {
 impl Kind for ScriptConfig {
     const NAME: &'static str = "script";
     const TITLE: &'static str = "pgbench-style scripts";
+    const OWN_TABLES: bool = true;
     const PROPERTIES: &'static [&'static str] = SCRIPT_PROPERTIES;
     const PREFIXES: &'static [&'static str] = &[DEFINE_PREFIX, FILE_PREFIX];
 
@@ -641,14 +636,6 @@ impl Kind for ScriptConfig {
             return Ok(None);
         }
         support.is_empty(backend, &self.tables()).await
-    }
-
-    async fn check_layout<B: Backend>(
-        &self,
-        _backend: &B,
-        _schema: &Schema,
-    ) -> Result<(), BackendError> {
-        Ok(())
     }
 
     async fn prepare<B: Backend>(
@@ -1124,15 +1111,7 @@ impl std::fmt::Debug for ScriptWorker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::properties::Origin;
-
-    fn props(pairs: &[(&str, &str)]) -> Properties {
-        let mut p = Properties::new();
-        for (k, v) in pairs {
-            p.set(k, v, Origin::CommandLine);
-        }
-        p
-    }
+    use crate::properties::command_line as props;
 
     #[test]
     fn a_script_read_by_the_command_line_runs_where_its_file_is_not() {
