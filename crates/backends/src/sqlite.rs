@@ -36,6 +36,8 @@ use sojourn_core::backend::{Backend, BackendError, FieldValue, Fields, Row, Sche
 
 use crate::{columns, url, Open, OpenOptions};
 
+mod script;
+
 /// How long a statement waits for another connection's write lock before
 /// it fails with `SQLITE_BUSY` (reported as `ERROR`).
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -164,6 +166,11 @@ fn create_table_sql(table: &str, field_count: usize) -> String {
 
 impl Backend for SqliteBackend {
     type Conn = SqliteConnection;
+
+    fn extensions(&self) -> sojourn_core::backend::Extensions<Self> {
+        sojourn_core::backend::Extensions::new()
+            .with(sojourn_core::workload::script::ScriptSupport::<Self>::new())
+    }
 
     fn describe(&self) -> String {
         format!("sqlite:{}", self.path.display())
@@ -447,6 +454,9 @@ struct Request {
     values: Vec<FieldValue>,
     out: Vec<FieldValue>,
     rows: Vec<Row>,
+    /// A script's command (see `script.rs`), run when `scripted`.
+    script: Option<Box<script::Command>>,
+    scripted: bool,
     result: Option<rusqlite::Result<Status>>,
 }
 
@@ -538,6 +548,7 @@ impl SqliteConnection {
 impl Request {
     /// Aim the request at `key` with the statement of `op` (`None`: delete).
     fn aim(&mut self, op: Option<Op>, key: &str) {
+        self.scripted = false;
         self.op = op;
         self.key.clear();
         self.key.push_str(key);
@@ -637,6 +648,9 @@ struct Statements {
 
 impl Statements {
     fn run(&mut self, r: &mut Request) -> rusqlite::Result<Status> {
+        if let Some(command) = r.script.as_deref_mut().filter(|_| r.scripted) {
+            return command.run(&self.conn);
+        }
         let fields = if r.all_fields {
             Fields::All
         } else {

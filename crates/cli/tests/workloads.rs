@@ -402,3 +402,86 @@ fn status_lines_end_with_one_at_the_end_of_a_short_run() {
     // The run read, and its line says how long the reads took.
     assert!(lines[1].contains("[READ: Count=300, "), "{stderr}");
 }
+
+/// pgbench's scripts on SQLite: `-b tpcb-like`'s tables loaded at the
+/// scale asked, each transaction's four writes made (every balance's sum
+/// the sum of the history's deltas), and a script of one's own keeping a
+/// value with `\gset` and branching on it.
+#[test]
+fn pgbench_scripts_run_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pgbench.sqlite");
+    let db = format!("sqlite:{}", path.display());
+    let load = sojourn(
+        dir.path(),
+        &["load", "--db", &db, "-b", "tpcb-like", "--scale", "2"],
+    );
+    ok(&load);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let one = |sql: &str| -> i64 { conn.query_row(sql, [], |r| r.get(0)).unwrap() };
+    assert_eq!(one("SELECT count(*) FROM pgbench_accounts"), 200_000);
+    assert_eq!(one("SELECT count(*) FROM pgbench_tellers"), 20);
+    assert_eq!(one("SELECT count(*) FROM pgbench_branches"), 2);
+    assert_eq!(one("SELECT max(aid) FROM pgbench_accounts"), 200_000);
+
+    let run = sojourn(
+        dir.path(),
+        &[
+            "run",
+            "--db",
+            &db,
+            "-b",
+            "tpcb-like",
+            "-p",
+            "operationcount=300",
+            "-threads",
+            "2",
+            "--seed",
+            "5",
+        ],
+    );
+    let s = parse_summary(&ok(&run));
+    assert_eq!(get(&s, "tpcb-like", "Return=OK"), 300.0, "{s:#?}");
+    assert_eq!(one("SELECT count(*) FROM pgbench_history"), 300);
+    let deltas = one("SELECT sum(delta) FROM pgbench_history");
+    for table in ["accounts", "tellers", "branches"] {
+        let column = &table[..1];
+        let sum = one(&format!("SELECT sum({column}balance) FROM pgbench_{table}"));
+        assert_eq!(sum, deltas, "pgbench_{table}'s balances");
+    }
+
+    let script = dir.path().join("mine.sql");
+    std::fs::write(
+        &script,
+        "\\set r random(1, 10)
+SELECT :r * 3 AS tripled \\gset
+\\if :tripled > 15
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (0, 0, :r, :tripled, 'x');
+\\endif
+",
+    )
+    .unwrap();
+    let run = sojourn(
+        dir.path(),
+        &[
+            "run",
+            "--db",
+            &db,
+            "-f",
+            script.to_str().unwrap(),
+            "-p",
+            "operationcount=500",
+            "--seed",
+            "9",
+        ],
+    );
+    let s = parse_summary(&ok(&run));
+    assert_eq!(get(&s, "mine", "Return=OK"), 500.0, "{s:#?}");
+    let kept = one("SELECT count(*) FROM pgbench_history WHERE tid = 0");
+    let wrong = one(
+        "SELECT count(*) FROM pgbench_history WHERE tid = 0 AND (delta != aid * 3 OR aid <= 5)",
+    );
+    assert_eq!(wrong, 0, "only r > 5 inserted, with \\gset's r * 3");
+    // r > 5 half the time: within 5 binomial standard deviations of 250.
+    assert!((kept - 250).abs() < 57, "{kept} of 500");
+}

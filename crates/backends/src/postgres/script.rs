@@ -10,7 +10,7 @@ use futures_util::{pin_mut, TryStreamExt};
 use sojourn_core::backend::{BackendError, Status};
 use sojourn_core::workload::capability::Runs;
 use sojourn_core::workload::script::{
-    Keep, Kept, KeptResult, Protocol, Query, Script, ScriptConnection, ScriptTables,
+    Dialect, Keep, Kept, KeptResult, PgbenchTables, Protocol, Query, Script, ScriptConnection,
 };
 use tokio_postgres::types::{to_sql_checked, Format, IsNull, Kind, ToSql, Type};
 use tokio_postgres::{Client, Row, SimpleQueryMessage};
@@ -219,31 +219,38 @@ impl ScriptConnection for PostgresConnection {
     async fn abandon_transaction(&mut self) {
         self.rollback().await
     }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
 }
 
 impl Runs<Script> for PostgresBackend {
     /// pgbench's `-i` drops the tables first, always: a load refuses
     /// tables that hold data, so only empty ones (a load that failed)
     /// go here.
-    async fn prepare_tables(&self, t: &ScriptTables, _drop: bool) -> Result<(), BackendError> {
+    async fn prepare_tables(&self, t: &PgbenchTables, _drop: bool) -> Result<(), BackendError> {
+        let t = t.sql(Dialect::Postgres);
         let statements: Vec<String> = t.drop.iter().chain(&t.create).cloned().collect();
         self.setup_batch(&statements).await
     }
 
-    async fn tables_empty(&self, t: &ScriptTables) -> Result<Option<bool>, BackendError> {
+    async fn tables_empty(&self, t: &PgbenchTables) -> Result<Option<bool>, BackendError> {
         let live = self.setup_client().await?;
-        let empty = self.nothing_in(&live, &t.any_row).await;
+        let empty = self
+            .nothing_in(&live, &t.sql(Dialect::Postgres).any_row)
+            .await;
         live.publish_stats(SETUP_TIMEOUT).await;
         empty
     }
 
-    async fn finish_load(&self, t: &ScriptTables) -> Result<(), BackendError> {
-        self.setup_batch(&t.finish).await
+    async fn finish_load(&self, t: &PgbenchTables) -> Result<(), BackendError> {
+        self.setup_batch(&t.sql(Dialect::Postgres).finish).await
     }
 
-    async fn records(&self, t: &ScriptTables) -> Result<Option<u64>, BackendError> {
+    async fn records(&self, t: &PgbenchTables) -> Result<Option<u64>, BackendError> {
         let live = self.setup_client().await?;
-        let n = scale_of(&live.client, &t.scale).await;
+        let n = scale_of(&live.client, &t.sql(Dialect::Postgres).scale).await;
         live.publish_stats(SETUP_TIMEOUT).await;
         n.map_err(|e| self.setup_error(e))
     }

@@ -10,14 +10,15 @@
 //! backend runs scripts through [`ScriptConnection`] (one SQL command at a
 //! time, its text or `$n` parameters by [`Protocol`]) and sets pgbench's
 //! tables up through [`Runs<Script>`](super::capability::Runs) with the
-//! SQL of [`ScriptTables`]: the database side runs the text it is given
-//! and knows nothing of pgbench.
+//! SQL of [`PgbenchTables`] in its dialect: the database side runs the
+//! text it is given and knows nothing of pgbench.
 
 pub mod builtin;
 pub mod compile;
 pub mod expr;
 pub mod lex;
 pub mod prng;
+pub mod tables;
 pub mod value;
 
 use std::future::Future;
@@ -36,6 +37,7 @@ use super::{CoreConfig, Loaded, Phase, ReadyPhase, StepsError};
 use compile::{Amount, Command, Part, Sql};
 pub use compile::{Keep, Protocol};
 use prng::Prng;
+pub use tables::{Dialect, PgbenchTables, TablesSql};
 use value::{Value, Vars};
 
 /// The properties this workload reads (and `script.define.NAME`, each
@@ -71,34 +73,19 @@ pub const ACCOUNTS: u64 = 100_000;
 
 /// The workload's capability: a backend that runs scripts implements
 /// [`Runs<Script>`](super::capability::Runs) (running the setup SQL of
-/// [`ScriptTables`]) and [`ScriptConnection`].
+/// [`PgbenchTables`] in its dialect) and [`ScriptConnection`].
 pub struct Script;
 
 impl Capability for Script {
-    type Config = ScriptTables;
+    type Config = PgbenchTables;
     type Step = ScriptWorker;
     const REFUSAL: &'static str =
-        "does not run pgbench's scripts (workload=script); they run on PostgreSQL (postgres://)";
+        "does not run pgbench's scripts (workload=script); they run on PostgreSQL \
+         (postgres://) and SQLite (sqlite:)";
 }
 
 /// A backend's script support (see [`Support`]).
 pub type ScriptSupport<B> = Support<B, Script>;
-
-/// The SQL that sets pgbench's tables up, as a backend runs it: each list
-/// in order, over one connection of its own.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ScriptTables {
-    /// Drop the tables (a load with `--drop`, or pgbench's `d` step).
-    pub drop: Vec<String>,
-    /// Create the tables and fill the small ones (branches, tellers).
-    pub create: Vec<String>,
-    /// A query whose one row says whether any account is there.
-    pub any_row: String,
-    /// After the accounts: primary keys and statistics.
-    pub finish: Vec<String>,
-    /// A query whose one value is the scale (the branches).
-    pub scale: String,
-}
 
 /// One SQL command as a connection runs it.
 pub struct Query<'a> {
@@ -167,6 +154,9 @@ pub trait ScriptConnection: Connection {
     /// A transaction failed: leave any transaction block it left open,
     /// so the next one starts clean.
     fn abandon_transaction(&mut self) -> impl Future<Output = ()> + Send;
+
+    /// The SQL it speaks, where pgbench's tables differ.
+    fn dialect(&self) -> Dialect;
 }
 
 /// One script to run: where it came from and its weight.
@@ -299,9 +289,11 @@ impl ScriptConfig {
         self.compiled.sources.iter().all(|s| s.builtin)
     }
 
-    /// The setup SQL of pgbench's tables at this scale (`-s`, default 1).
-    pub fn tables(&self) -> ScriptTables {
-        pgbench_tables(self.scale.unwrap_or(1))
+    /// pgbench's tables at this scale (`-s`, default 1).
+    pub fn tables(&self) -> PgbenchTables {
+        PgbenchTables {
+            scale: self.scale.unwrap_or(1),
+        }
     }
 }
 
@@ -487,69 +479,6 @@ fn unique_name(origin: &str, taken: impl Fn(&str) -> bool) -> String {
         name = format!("{base}-{n}");
     }
     name
-}
-
-/// pgbench's four tables at `scale`, as `pgbench -i -s SCALE` makes them
-/// (steps `dtGvp`: server-side data), and the query of their scale.
-pub fn pgbench_tables(scale: i64) -> ScriptTables {
-    // At scale 20,000 and above the account ids pass 2^31.
-    let aid = if scale >= 20_000 { "bigint" } else { "int" };
-    let s = scale;
-    ScriptTables {
-        drop: vec![
-            "drop table if exists pgbench_accounts, pgbench_branches, pgbench_history, \
-             pgbench_tellers"
-                .into(),
-        ],
-        create: vec![
-            format!(
-                "create table pgbench_history(tid int,bid int,aid    {aid},delta int,mtime \
-                 timestamp,filler char(22))"
-            ),
-            "create table pgbench_tellers(tid int not null,bid int,tbalance int,filler \
-             char(84)) with (fillfactor=100)"
-                .into(),
-            format!(
-                "create table pgbench_accounts(aid    {aid} not null,bid int,abalance \
-                 int,filler char(84)) with (fillfactor=100)"
-            ),
-            "create table pgbench_branches(bid int not null,bbalance int,filler char(88)) \
-             with (fillfactor=100)"
-                .into(),
-            format!(
-                "insert into pgbench_branches(bid,bbalance) select bid, 0 from \
-                 generate_series(1, {}) as bid",
-                s * BRANCHES as i64
-            ),
-            format!(
-                "insert into pgbench_tellers(tid,bid,tbalance) select tid, (tid - 1) / 10 + 1, \
-                 0 from generate_series(1, {}) as tid",
-                s * TELLERS as i64
-            ),
-        ],
-        any_row: "select exists (select 1 from pgbench_accounts)".into(),
-        finish: vec![
-            "vacuum analyze pgbench_branches".into(),
-            "vacuum analyze pgbench_tellers".into(),
-            "vacuum analyze pgbench_accounts".into(),
-            "vacuum analyze pgbench_history".into(),
-            "alter table pgbench_branches add primary key (bid)".into(),
-            "alter table pgbench_tellers add primary key (tid)".into(),
-            "alter table pgbench_accounts add primary key (aid)".into(),
-        ],
-        scale: "select count(*) from pgbench_branches".into(),
-    }
-}
-
-/// The accounts of one unit of scale (`branch`, from 1), as pgbench's
-/// server-side generation inserts them: one load operation.
-pub fn accounts_batch(branch: u64) -> String {
-    let lo = (branch - 1) * ACCOUNTS + 1;
-    let hi = branch * ACCOUNTS;
-    format!(
-        "insert into pgbench_accounts(aid,bid,abalance,filler) select aid, (aid - 1) / \
-         {ACCOUNTS} + 1, 0, '' from generate_series({lo}, {hi}) as aid"
-    )
 }
 
 impl Kind for ScriptConfig {
@@ -828,7 +757,7 @@ impl ScriptWorker {
         if branch > self.shared.scale as u64 {
             return;
         }
-        let text = accounts_batch(branch);
+        let text = PgbenchTables::accounts_batch(branch, conn.dialect());
         let q = Query {
             text: &text,
             params: Params::NONE,

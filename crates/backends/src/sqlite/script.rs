@@ -1,0 +1,164 @@
+//! pgbench's scripts on SQLite: each command run on the connection's own
+//! thread as the YCSB operations are, its parameters bound by position as
+//! text (SQLite's column affinity makes `aid = '5'` the integer compare
+//! it is on PostgreSQL), a simple query's text run as the statements it
+//! holds; pgbench's tables in SQLite's dialect.
+
+use rusqlite::types::ValueRef;
+use sojourn_core::backend::guard::call;
+use sojourn_core::backend::{BackendError, Status};
+use sojourn_core::workload::capability::Runs;
+use sojourn_core::workload::script::{
+    Dialect, Kept, KeptResult, PgbenchTables, Protocol, Query, Script, ScriptConnection,
+};
+
+use super::{open, SqliteBackend, SqliteConnection};
+
+/// One script command as the connection's thread runs it, and what it
+/// kept.
+pub(super) struct Command {
+    text: String,
+    params: Vec<Option<String>>,
+    simple: bool,
+    keep: bool,
+    kept: Kept,
+}
+
+impl Command {
+    pub(super) fn run(&mut self, conn: &rusqlite::Connection) -> rusqlite::Result<Status> {
+        self.kept.results.clear();
+        if self.simple && !self.keep {
+            // Several statements may stand in one simple query (`\;`).
+            conn.execute_batch(&self.text)?;
+            return Ok(Status::Ok);
+        }
+        let mut stmt = conn.prepare_cached(&self.text)?;
+        for (i, p) in self.params.iter().enumerate() {
+            stmt.raw_bind_parameter(i + 1, p.as_deref())?;
+        }
+        let columns: Vec<String> = stmt.column_names().iter().map(|c| c.to_string()).collect();
+        let mut result = KeptResult {
+            columns,
+            ..KeptResult::default()
+        };
+        let mut rows = stmt.raw_query();
+        while let Some(row) = rows.next()? {
+            result.rows += 1;
+            if self.keep {
+                let values = (0..result.columns.len())
+                    .map(|i| text_of(row.get_ref(i)))
+                    .collect();
+                result.last_row = Some(values);
+            }
+        }
+        if self.keep {
+            self.kept.results.push(result);
+        }
+        Ok(Status::Ok)
+    }
+}
+
+/// A column as text, as a server would send it.
+fn text_of(v: rusqlite::Result<ValueRef<'_>>) -> Option<String> {
+    match v.ok()? {
+        ValueRef::Null => None,
+        ValueRef::Integer(i) => Some(i.to_string()),
+        ValueRef::Real(r) => Some(r.to_string()),
+        ValueRef::Text(t) | ValueRef::Blob(t) => Some(String::from_utf8_lossy(t).into_owned()),
+    }
+}
+
+impl SqliteConnection {
+    async fn script_now(&mut self, q: &Query<'_>, kept: &mut Kept) -> rusqlite::Result<Status> {
+        let (status, request) = self
+            .call(|r| {
+                let c = r.script.get_or_insert_with(|| {
+                    Box::new(Command {
+                        text: String::new(),
+                        params: Vec::new(),
+                        simple: false,
+                        keep: false,
+                        kept: Kept::default(),
+                    })
+                });
+                c.text.clear();
+                c.text.push_str(q.text);
+                c.params.clear();
+                c.params
+                    .extend(q.params.iter().map(|p| p.map(str::to_string)));
+                c.simple = q.protocol == Protocol::Simple;
+                c.keep = q.keep.is_some();
+                r.scripted = true;
+            })
+            .await?;
+        if let Some(c) = request.script.as_mut() {
+            std::mem::swap(kept, &mut c.kept);
+        }
+        Ok(status)
+    }
+}
+
+impl ScriptConnection for SqliteConnection {
+    async fn execute(&mut self, q: &Query<'_>, kept: &mut Kept) -> Status {
+        call(self, async |c| c.script_now(q, kept).await).await
+    }
+
+    async fn abandon_transaction(&mut self) {
+        let q = Query {
+            text: "ROLLBACK",
+            params: sojourn_core::workload::script::Params::NONE,
+            protocol: Protocol::Simple,
+            id: usize::MAX,
+            keep: None,
+        };
+        // Nothing open is an error here, and harmless.
+        let _ = self.script_now(&q, &mut Kept::default()).await;
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+}
+
+impl Runs<Script> for SqliteBackend {
+    async fn prepare_tables(&self, t: &PgbenchTables, _drop: bool) -> Result<(), BackendError> {
+        let conn = open(self.path(), true).map_err(|e| self.setup_error(e))?;
+        let t = t.sql(Dialect::Sqlite);
+        for sql in t.drop.iter().chain(&t.create) {
+            conn.execute_batch(sql).map_err(|e| self.setup_error(e))?;
+        }
+        Ok(())
+    }
+
+    async fn tables_empty(&self, t: &PgbenchTables) -> Result<Option<bool>, BackendError> {
+        if !self.path().exists() {
+            return Ok(Some(true));
+        }
+        let conn = open(self.path(), false).map_err(|e| self.connect_error(e))?;
+        match conn.query_row(&t.sql(Dialect::Sqlite).any_row, [], |r| r.get::<_, i64>(0)) {
+            Ok(any) => Ok(Some(any == 0)),
+            Err(e) if e.to_string().contains("no such table") => Ok(Some(true)),
+            Err(e) => Err(self.setup_error(e)),
+        }
+    }
+
+    async fn finish_load(&self, t: &PgbenchTables) -> Result<(), BackendError> {
+        let conn = open(self.path(), false).map_err(|e| self.setup_error(e))?;
+        for sql in &t.sql(Dialect::Sqlite).finish {
+            conn.execute_batch(sql).map_err(|e| self.setup_error(e))?;
+        }
+        Ok(())
+    }
+
+    async fn records(&self, t: &PgbenchTables) -> Result<Option<u64>, BackendError> {
+        let conn = open(self.path(), false).map_err(|e| self.connect_error(e))?;
+        conn.query_row(&t.sql(Dialect::Sqlite).scale, [], |r| r.get::<_, i64>(0))
+            .map(|n| Some(n.max(0) as u64))
+            .map_err(|e| {
+                self.setup_error(format!(
+                    "{e}: pgbench's tables are not there; load them first (`sojourn load -b \
+                     tpcb-like --scale N`)"
+                ))
+            })
+    }
+}
