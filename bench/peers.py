@@ -65,7 +65,12 @@ installed:
     again, up to twice: steal can make a run late, never on time, so a run
     on time stands however much was stolen);
   - sqlite: workload A with 8 connections at 5k and 20k ops/s: how far the
-    reads' response time is above their service time.
+    reads' response time is above their service time;
+  - scripts: pgbench's builtins (select-only, tpcb-like) run by sojourn
+    (`-b NAME`) beside pgbench on one set of its tables, 16 clients, three
+    alternating pairs each (the median pair kept), then pgbench -R beside
+    sojourn -target at 80% of pgbench's select-only throughput (see
+    bench/scripts.py).
 
 On a machine of 4 CPUs or more, the servers are pinned to the first CPU and
 the clients to the next eight (--no-pin to leave them be).
@@ -86,7 +91,7 @@ Ratios are sojourn / peer at the same workload and connection count.
 
 It is a benchmark, not a test: it is run by hand, prints figures, and never
 fails on them. Downloads are cached (--cache, default ~/.cache/sojourn-peers).
-Usage: python3 bench/peers.py [--ops N] [--records N] [--only redis|postgres|mysql|cassandra|null|pacing|sqlite]
+Usage: python3 bench/peers.py [--ops N] [--records N] [--only redis|postgres|mysql|cassandra|null|pacing|sqlite|scripts]
        [--json FILE] [--no-pin] [--server-session shared|own]
 """
 
@@ -102,6 +107,7 @@ import sys
 import tempfile
 import time
 
+import scripts
 from common import (BIN, Cassandra, Failed, Mariadb, Postgres, ROOT, build, measured, pin_apart, redis_server,
                     servers_apart, stop)
 
@@ -680,6 +686,9 @@ class Runner:
         row["set aside"] = set_aside(stolen)
         return stolen
 
+    def scripts(self):
+        scripts.run(self, result, in_turn, note)
+
     def sqlite(self):
         title = "SQLite workload A, 8 connections: reads' response time above their service time"
         db = "sqlite:" + os.path.join(self.tmp, "bench.sqlite")
@@ -1059,8 +1068,9 @@ def own_tables(tables):
             print("  ".join(f"{fmt(r.get(c)):>{w}}" for c, w in zip(cols, widths)))
 
 
-def own_verdicts(tables):
-    """The issues' targets on sojourn's own figures."""
+def own_verdicts(tables, results):
+    """The issues' targets on sojourn's own figures, and those of the
+    scripts job (see scripts.py)."""
     out = []
 
     def say(label, ok, detail):
@@ -1135,6 +1145,7 @@ def own_verdicts(tables):
                 ", ".join(f"#{n}: CPU {c:.2f}x ({', '.join(f'{r[cpu]:.2f}' for r in rs)}), ops/s {o:.2f}x "
                           f"({', '.join(f'{r[ops]:.2f}' for r in rs)})" for n, (c, o, rs) in got.items())
                 or f"redis-benchmark {peer} did not run")
+    scripts.verdicts(results, tables, say)
     return out
 
 
@@ -1146,7 +1157,7 @@ def same_job(s, r):
     a job runs in rounds)."""
     if s.get("round") != r.get("round") and not (r.get("round") is None and s.get("round") == 1):
         return False
-    if r["tool"] in ("redis-benchmark", "pgbench", "sysbench"):
+    if r["tool"] in ("redis-benchmark", "pgbench", "sysbench") and r["db"] != "scripts":
         return s["db"] == r["db"] and s["workload"] == "C" and s["conns"] == r["conns"]
     return s["db"] == r["db"] and s["workload"] == r["workload"] and s["conns"] == r["conns"]
 
@@ -1234,7 +1245,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ops", type=int, default=500_000, help="operations per run (default 500000)")
     ap.add_argument("--records", type=int, default=100_000, help="records loaded (default 100000)")
-    ap.add_argument("--only", choices=["redis", "postgres", "mysql", "cassandra", "null", "pacing", "sqlite"],
+    ap.add_argument("--only", choices=["redis", "postgres", "mysql", "cassandra", "null", "pacing", "sqlite", "scripts"],
                     action="append",
                     help="run only this job (repeatable)")
     ap.add_argument("--no-pin", action="store_true", help="leave servers and clients unpinned")
@@ -1250,7 +1261,7 @@ def main():
     a = ap.parse_args()
     if a.sojourn:
         a.sojourn = os.path.abspath(a.sojourn)  # the clients run from the repository's root
-    jobs = a.only or ["redis", "postgres", "mysql", "cassandra", "null", "pacing", "sqlite"]
+    jobs = a.only or ["redis", "postgres", "mysql", "cassandra", "null", "pacing", "sqlite", "scripts"]
     started = time.time()
     pinning = "not pinned (--no-pin)" if a.no_pin else pin_apart()
     if a.server_session == "own":
@@ -1258,7 +1269,7 @@ def main():
 
     if "redis" in jobs:
         apt_install("redis-benchmark", "redis-tools")
-    if "postgres" in jobs:
+    if "postgres" in jobs or "scripts" in jobs:
         apt_install("pgbench", "postgresql-client")
     if "mysql" in jobs:
         apt_install("sysbench", "sysbench")
@@ -1276,7 +1287,7 @@ def main():
         files = workload_files(tmp, a.records, a.ops)
         runner = Runner(a, tmp, files, go_ycsb, ycsb_cp)
         load_before = os.getloadavg()
-        for job in ("redis", "postgres", "mysql", "cassandra", "null", "pacing", "sqlite"):
+        for job in ("redis", "postgres", "mysql", "cassandra", "null", "pacing", "sqlite", "scripts"):
             if job in jobs:
                 getattr(runner, job)()
         load_after = os.getloadavg()
@@ -1297,10 +1308,12 @@ def main():
           "sojourn's table, go-ycsb mysql on its own)")
     table(results, "cassandra", "Cassandra 5.0 (R: point reads, U: point updates, uniform; latte on the same rows, "
           "go-ycsb on its own table)")
+    table(results, "scripts", "pgbench's builtins: sojourn -b NAME beside pgbench -M prepared -c 16 -j 1 -n, "
+          "one set of pgbench's tables (scale 1), the median of three pairs")
     table(results, "null", "null backend: client overhead (sojourn null:, YCSB BasicDB, go-ycsb basic; workload A)")
     own_tables(runner.tables)
     target_lines = verdicts(results, jobs)
-    target_lines += own_verdicts(runner.tables)
+    target_lines += own_verdicts(runner.tables, results)
     print("\n# notes:")
     print("#  - cpu us/op = the kernel's rusage of the whole client process (user + system) / operations: process")
     print("#    start included, and for YCSB the JVM's start, JIT compilation and GC; p50/p99 are of reads, as each")
