@@ -329,6 +329,19 @@ impl Backend for CassandraBackend {
         Box::pin(self.empty(schema)).await
     }
 
+    /// The table's columns against the workload's fields, as a connection
+    /// would find them, before anything runs.
+    async fn check_layout(&self, schema: &Schema) -> Result<(), BackendError> {
+        Box::pin(async {
+            let session = self.open().await?;
+            Table::find(&session, &self.inner.options.keyspace, schema)
+                .await
+                .map(|_| ())
+                .map_err(|e| self.setup_error(e))
+        })
+        .await
+    }
+
     async fn connect(&self, schema: Arc<Schema>) -> Result<CassandraConnection, BackendError> {
         Box::pin(self.connection(schema)).await
     }

@@ -173,6 +173,31 @@ fn ycsb_command_line_on_a_table_made_by_plain_cql(node: &CassandraServer, cql: &
         let done: f64 = kinds.iter().map(|k| get_or_zero(&s, k, "Return=OK")).sum();
         assert_eq!(done, 600.0, "{workload}: every operation OK: {s:#?}");
     }
+    // bench over that table with more fields than it has: refused before
+    // anything runs, naming the fieldcount that matches it.
+    let out = sojourn(
+        dir.path(),
+        &args(
+            &[
+                "bench",
+                "cassandra-cql",
+                "-P",
+                "workloads/workloada",
+                "-p",
+                "recordcount=500",
+                "-p",
+                "fieldcount=12",
+            ],
+            &p,
+        ),
+    );
+    let err = text(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("no column field10, field11") && err.contains("-p fieldcount=10 matches"),
+        "{err}"
+    );
+    assert!(!text(&out.stdout).contains("Return="), "nothing ran: {err}");
 }
 
 /// suites/yb-keyvalue, unchanged but for `--db` and its scale: three

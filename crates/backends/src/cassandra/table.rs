@@ -196,9 +196,27 @@ impl Table {
             }
         }
         if !missing.is_empty() {
+            // The fields the table holds, the first on without a gap: the
+            // fieldcount that matches it, where it has the workload's
+            // field names.
+            let prefix = schema.field_names[0]
+                .to_ascii_lowercase()
+                .trim_end_matches(|c: char| c.is_ascii_digit())
+                .to_string();
+            let held = (0..)
+                .take_while(|i| {
+                    let c = format!("{prefix}{i}");
+                    columns.iter().any(|(n, k, _)| *n == c && k == "regular")
+                })
+                .count();
+            let matching = if held > 0 {
+                format!("-p fieldcount={held} matches the table, or ")
+            } else {
+                String::new()
+            };
             return Err(format!(
                 "{name} has no column {} for the workload's fields (made for another \
-                 fieldcount or fieldnameprefix?); load with --drop to make it again",
+                 fieldcount or fieldnameprefix?): {matching}load with --drop to make it again",
                 missing.join(", ")
             ));
         }
@@ -437,6 +455,23 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.contains("no column v"), "{e}");
+        assert!(
+            !e.contains("fieldcount="),
+            "no field of the workload's names: {e}"
+        );
+        let ycsb = Schema::ycsb("usertable", "field", 4);
+        let e = Table::from_columns(
+            "ks.usertable",
+            &ycsb,
+            &cols(&[
+                ("y_id", "partition_key", "text"),
+                ("field0", "regular", "text"),
+                ("field1", "regular", "text"),
+            ]),
+        )
+        .unwrap_err();
+        assert!(e.contains("no column field2, field3"), "{e}");
+        assert!(e.contains("-p fieldcount=2 matches the table"), "{e}");
         let e = Table::from_columns(
             "ks.keyvalue",
             &kv,

@@ -298,7 +298,7 @@ pub trait Backend: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Option<bool>, BackendError>> + Send;
 
     /// Whether the data already there has the layout this backend would
-    /// write for `schema` (a SQL table's columns, Redis' key type for
+    /// write for `schema` (a SQL or CQL table's columns, Redis' key type for
     /// `redis.mode`), checked before a run uses data it did not load: a
     /// mismatch is an error naming the setting that would match the data,
     /// or `--drop`, rather than a run whose every operation fails. A
