@@ -32,6 +32,7 @@
 //!
 //! Topology: a run of N connections is N sockets, one request in flight
 //! on each.
+//! pgbench's scripts run through the same client (`mysql/script.rs`).
 //! Faults are handled as in the PostgreSQL backend: `timeout.ms` bounds
 //! every operation; a timed-out or broken connection is abandoned and
 //! re-opened by a later operation, attempts spaced by [`Backoff`].
@@ -63,6 +64,7 @@ use crate::{columns, liops_sql, pool, text, vote_cache, vote_sql, Open, OpenOpti
 
 mod conn;
 mod row;
+mod script;
 
 use conn::{Conn, Param, Statement};
 use row::{Cell, Row as MyRow};
@@ -426,7 +428,7 @@ impl Backend for MysqlBackend {
     }
 
     fn extensions(&self) -> Extensions<Self> {
-        sql::extensions()
+        sql::extensions().with(sojourn_core::workload::script::ScriptSupport::<Self>::new())
     }
 }
 

@@ -104,3 +104,111 @@ fn survives_a_crash_and_restart() {
     };
     sql_common::survives(&mut db, Fault::Restart(Duration::from_secs(1)));
 }
+
+/// pgbench's scripts on MariaDB: `-b tpcb-like`'s tables loaded at the
+/// scale asked; its transactions under each protocol make pgbench's four
+/// writes (every balance's sum the sum of the history's deltas), its
+/// `END` committing; a script of one's own keeps a value with `\gset`
+/// and branches on it.
+#[test]
+fn pgbench_scripts() {
+    use util::*;
+    let Some(db) = Mariadb::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let url = db.url();
+    let one = |sql: &str| -> i64 { db.sql(sql).trim().parse().unwrap() };
+    ok(&sojourn(
+        dir.path(),
+        &["load", "--db", &url, "-b", "tpcb-like", "--scale", "2"],
+    ));
+    assert_eq!(one("SELECT count(*) FROM pgbench_accounts"), 200_000);
+    assert_eq!(
+        one("SELECT count(DISTINCT aid) FROM pgbench_accounts"),
+        200_000
+    );
+    assert_eq!(one("SELECT max(aid) FROM pgbench_accounts"), 200_000);
+    assert_eq!(
+        one("SELECT count(*) FROM pgbench_accounts WHERE bid = 2"),
+        100_000
+    );
+    assert_eq!(
+        one("SELECT count(*) FROM pgbench_tellers WHERE bid = 2"),
+        10
+    );
+    assert_eq!(one("SELECT count(*) FROM pgbench_branches"), 2);
+
+    let mut done = 0;
+    for (protocol, n) in [("prepared", 300), ("extended", 100), ("simple", 100)] {
+        let out = sojourn(
+            dir.path(),
+            &[
+                "run",
+                "--db",
+                &url,
+                "-b",
+                "tpcb-like",
+                "-p",
+                &format!("operationcount={n}"),
+                "-p",
+                &format!("script.protocol={protocol}"),
+                "-threads",
+                "4",
+                "--seed",
+                "5",
+            ],
+        );
+        let s = parse_summary(&ok(&out));
+        assert_eq!(
+            get(&s, "tpcb-like", "Return=OK"),
+            n as f64,
+            "{protocol}: {s:#?}"
+        );
+        done += n;
+        assert_eq!(
+            one("SELECT count(*) FROM pgbench_history"),
+            done,
+            "{protocol}"
+        );
+    }
+    let deltas = one("SELECT sum(delta) FROM pgbench_history");
+    for table in ["accounts", "tellers", "branches"] {
+        let column = &table[..1];
+        let sum = one(&format!("SELECT sum({column}balance) FROM pgbench_{table}"));
+        assert_eq!(sum, deltas, "pgbench_{table}'s balances");
+    }
+
+    let script = dir.path().join("mine.sql");
+    std::fs::write(
+        &script,
+        "\\set r random(1, 10)
+SELECT :r * 3 AS tripled, NULL AS nothing \\gset
+\\if :tripled > 15
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (0, 0, :r, :tripled, now());
+\\endif
+",
+    )
+    .unwrap();
+    let out = sojourn(
+        dir.path(),
+        &[
+            "run",
+            "--db",
+            &url,
+            "-f",
+            script.to_str().unwrap(),
+            "-p",
+            "operationcount=400",
+            "--seed",
+            "9",
+        ],
+    );
+    let s = parse_summary(&ok(&out));
+    assert_eq!(get(&s, "mine", "Return=OK"), 400.0, "{s:#?}");
+    let kept = one("SELECT count(*) FROM pgbench_history WHERE tid = 0");
+    let wrong = one(
+        "SELECT count(*) FROM pgbench_history WHERE tid = 0 AND (delta != aid * 3 OR aid <= 5)",
+    );
+    assert_eq!(wrong, 0, "only r > 5 inserted, with \\gset's r * 3");
+    // r > 5 half the time: within 5 binomial standard deviations of 200.
+    assert!((kept - 200).abs() < 50, "{kept} of 400");
+}

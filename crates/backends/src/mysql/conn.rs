@@ -33,7 +33,7 @@ use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
-use super::row::{column_definition, lenenc, put_lenenc, Column, Row};
+use super::row::{column_definition, column_name, lenenc, put_lenenc, Column, Row};
 
 /// TLS for a connection: the connector and the name the server's
 /// certificate must carry.
@@ -112,6 +112,26 @@ pub(super) struct Statement {
 pub(super) enum Param<'a> {
     Bytes(&'a [u8]),
     UInt(u64),
+    Null,
+}
+
+/// Where the answers to a command go: each row of a result, and the end
+/// of each statement's answer (a result's, or an OK's, which has no
+/// columns). A closure takes the rows alone.
+pub(super) trait Answers {
+    fn row(&mut self, row: Row<'_>) -> Result<(), Error>;
+
+    /// One statement's answer is complete; `columns` names its result's
+    /// columns where the connection names them (see [`Conn::name_columns`]).
+    fn end(&mut self, columns: &[String]) {
+        let _ = columns;
+    }
+}
+
+impl<F: FnMut(Row<'_>) -> Result<(), Error>> Answers for F {
+    fn row(&mut self, row: Row<'_>) -> Result<(), Error> {
+        self(row)
+    }
 }
 
 /// The largest payload of one packet; longer ones are split, which this
@@ -146,6 +166,11 @@ pub(super) struct Conn {
     /// The columns of each prepared statement's result as last described,
     /// by [`Statement::slot`]; slot 0 holds a text query's.
     columns: Vec<Vec<Column>>,
+    /// Their names, by slot, where `named` (scripts keep results by
+    /// column name; the YCSB operations read columns by position and
+    /// allocate nothing for names).
+    names: Vec<Vec<String>>,
+    named: bool,
     /// Slots of closed statements, to reuse.
     free_slots: Vec<u32>,
 }
@@ -261,6 +286,8 @@ impl Conn {
             caps,
             cached_columns: !mariadb.is_empty(),
             columns: vec![Vec::new()],
+            names: vec![Vec::new()],
+            named: false,
             free_slots: Vec::new(),
         };
         let password = cfg.password.as_deref();
@@ -381,6 +408,7 @@ impl Conn {
             Some(slot) => slot,
             None => {
                 self.columns.push(Vec::new());
+                self.names.push(Vec::new());
                 (self.columns.len() - 1) as u32
             }
         };
@@ -400,13 +428,30 @@ impl Conn {
         Ok(Statement { id, params, slot })
     }
 
+    /// From now on, read the names of the columns results describe, for
+    /// [`Answers::end`]. Statements prepared before keep their unnamed
+    /// description until the server describes them again.
+    pub fn name_columns(&mut self) {
+        self.named = true;
+    }
+
     /// Execute `stmt` with `params`, handing each row of its result to
     /// `row`. Returns the rows the server says it affected.
     pub async fn execute(
         &mut self,
         stmt: &Statement,
         params: &[Param<'_>],
-        mut row: impl FnMut(Row<'_>) -> Result<(), Error>,
+        row: impl FnMut(Row<'_>) -> Result<(), Error>,
+    ) -> Result<u64, Error> {
+        self.execute_answers(stmt, params, row).await
+    }
+
+    /// [`Self::execute`], its answers to `answers`.
+    pub async fn execute_answers(
+        &mut self,
+        stmt: &Statement,
+        params: &[Param<'_>],
+        mut answers: impl Answers,
     ) -> Result<u64, Error> {
         if params.len() != stmt.params as usize {
             return Err(Error::protocol(format!(
@@ -421,14 +466,20 @@ impl Conn {
         w.wbuf.push(0);
         w.wbuf.extend_from_slice(&1u32.to_le_bytes());
         if !params.is_empty() {
-            // The NULL bitmap (nothing is NULL), then the types, bound anew.
-            let bitmap = params.len().div_ceil(8);
-            w.wbuf.resize(w.wbuf.len() + bitmap, 0);
+            // The NULL bitmap, then the types, bound anew.
+            let bitmap = w.wbuf.len();
+            w.wbuf.resize(bitmap + params.len().div_ceil(8), 0);
+            for (i, p) in params.iter().enumerate() {
+                if matches!(p, Param::Null) {
+                    w.wbuf[bitmap + i / 8] |= 1 << (i % 8);
+                }
+            }
             w.wbuf.push(1);
             for p in params {
                 match p {
                     Param::Bytes(_) => w.wbuf.extend_from_slice(&[0xfd, 0x00]),
                     Param::UInt(_) => w.wbuf.extend_from_slice(&[0x08, 0x80]),
+                    Param::Null => w.wbuf.extend_from_slice(&[0x06, 0x00]),
                 }
             }
             for p in params {
@@ -438,11 +489,12 @@ impl Conn {
                         w.wbuf.extend_from_slice(b);
                     }
                     Param::UInt(v) => w.wbuf.extend_from_slice(&v.to_le_bytes()),
+                    Param::Null => {}
                 }
             }
         }
         self.send().await?;
-        self.results(Some(stmt.slot), &mut row).await
+        self.results(Some(stmt.slot), &mut answers).await
     }
 
     /// Close `stmt` on the server, with the next command (a close has no
@@ -455,9 +507,18 @@ impl Conn {
     /// Run `sql` as text; rows are read and dropped. Returns the rows the
     /// server says it affected.
     pub async fn query(&mut self, sql: &str) -> Result<u64, Error> {
+        self.query_answers(sql, |_: Row<'_>| Ok(())).await
+    }
+
+    /// Run `sql` as text, handing its answers (text rows) to `answers`.
+    pub async fn query_answers(
+        &mut self,
+        sql: &str,
+        mut answers: impl Answers,
+    ) -> Result<u64, Error> {
         self.io.command(COM_QUERY, sql.as_bytes());
         self.send().await?;
-        self.results(None, &mut |_| Ok(())).await
+        self.results(None, &mut answers).await
     }
 
     /// Say goodbye, without waiting for an answer.
@@ -477,7 +538,7 @@ impl Conn {
     async fn results(
         &mut self,
         statement: Option<u32>,
-        row: &mut impl FnMut(Row<'_>) -> Result<(), Error>,
+        answers: &mut impl Answers,
     ) -> Result<u64, Error> {
         let mut affected = 0;
         loop {
@@ -487,6 +548,7 @@ impl Conn {
                 Some(0x00) => {
                     let (n, status) = ok_packet(p)?;
                     affected += n;
+                    answers.end(&[]);
                     status
                 }
                 Some(0xff) => return Err(server_error(p)),
@@ -500,8 +562,12 @@ impl Conn {
                         lenenc(p).ok_or_else(|| Error::protocol("a result without columns"))?;
                     // With cached columns a byte says whether they follow.
                     let described = !self.cached_columns || p.get(head) != Some(&0);
-                    self.result_set(count as usize, described, statement, row)
-                        .await?
+                    let status = self
+                        .result_set(count as usize, described, statement, answers)
+                        .await?;
+                    let slot = statement.unwrap_or(0) as usize;
+                    answers.end(&self.names[slot]);
+                    status
                 }
                 None => return Err(Error::protocol("an empty packet")),
             };
@@ -519,7 +585,7 @@ impl Conn {
         count: usize,
         described: bool,
         statement: Option<u32>,
-        row: &mut impl FnMut(Row<'_>) -> Result<(), Error>,
+        answers: &mut impl Answers,
     ) -> Result<u16, Error> {
         let binary = statement.is_some();
         let slot = statement.unwrap_or(0) as usize;
@@ -548,28 +614,41 @@ impl Conn {
                     if p.len() < 1 + bitmap {
                         return Err(Error::protocol("a row shorter than its NULL bitmap"));
                     }
-                    row(Row {
+                    answers.row(Row {
                         columns: &self.columns[slot],
                         nulls: &p[1..1 + bitmap],
                         values: &p[1 + bitmap..],
+                        text: false,
                     })?;
                 }
-                // Text rows are only read by `query`, which drops them.
-                _ if !binary => {}
+                _ if !binary => answers.row(Row {
+                    columns: &self.columns[slot],
+                    nulls: &[],
+                    values: p,
+                    text: true,
+                })?,
                 _ => return Err(Error::protocol("an unexpected packet in a result")),
             }
         }
     }
 
-    /// Read `count` column definitions as the columns of `slot`.
+    /// Read `count` column definitions as the columns of `slot` (and
+    /// their names, where `named`).
     async fn read_columns(&mut self, slot: usize, count: usize) -> Result<(), Error> {
         let mut columns = std::mem::take(&mut self.columns[slot]);
+        let mut names = std::mem::take(&mut self.names[slot]);
         columns.clear();
+        names.clear();
         for _ in 0..count {
             let (start, end) = self.packet().await?;
-            columns.push(column_definition(&self.io.rbuf[start..end])?);
+            let p = &self.io.rbuf[start..end];
+            columns.push(column_definition(p)?);
+            if self.named {
+                names.push(column_name(p)?);
+            }
         }
         self.columns[slot] = columns;
+        self.names[slot] = names;
         Ok(())
     }
 

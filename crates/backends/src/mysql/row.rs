@@ -116,9 +116,11 @@ pub(super) struct Column {
 /// A row of a result, borrowed from the connection: its cells in order.
 pub(super) struct Row<'a> {
     pub columns: &'a [Column],
-    /// The NULL bitmap.
+    /// The NULL bitmap (a binary row's).
     pub nulls: &'a [u8],
     pub values: &'a [u8],
+    /// A text query's row: each value length-encoded text, NULL as 0xfb.
+    pub text: bool,
 }
 
 impl<'a> Row<'a> {
@@ -128,6 +130,7 @@ impl<'a> Row<'a> {
             columns: self.columns,
             nulls: self.nulls,
             values: self.values,
+            text: self.text,
             i: 0,
         }
     }
@@ -137,6 +140,7 @@ pub(super) struct Cells<'a> {
     columns: &'a [Column],
     nulls: &'a [u8],
     values: &'a [u8],
+    text: bool,
     i: usize,
 }
 
@@ -145,6 +149,10 @@ impl<'a> Iterator for Cells<'a> {
 
     fn next(&mut self) -> Option<Self::Item> {
         let col = *self.columns.get(self.i)?;
+        if self.text {
+            self.i += 1;
+            return Some(self.text_cell());
+        }
         // The binary row's NULL bitmap starts at bit 2.
         let bit = self.i + 2;
         self.i += 1;
@@ -163,6 +171,18 @@ impl<'a> Cells<'a> {
         let (head, rest) = self.values.split_at(n);
         self.values = rest;
         Ok(head)
+    }
+
+    /// A text row's value: length-encoded text, or 0xfb for NULL.
+    fn text_cell(&mut self) -> Result<Cell<'a>, Error> {
+        if self.values.first() == Some(&0xfb) {
+            self.take(1)?;
+            return Ok(Cell::Null);
+        }
+        let (len, head) =
+            lenenc(self.values).ok_or_else(|| Error::protocol("a row ends inside a length"))?;
+        self.take(head)?;
+        Ok(Cell::Bytes(self.take(len as usize)?))
     }
 
     fn cell(&mut self, col: Column) -> Result<Cell<'a>, Error> {
@@ -245,6 +265,25 @@ pub(super) fn put_lenenc(out: &mut Vec<u8>, v: u64) {
             out.extend_from_slice(&v.to_le_bytes());
         }
     }
+}
+
+/// A column definition's name (what the result calls it: its alias where
+/// it has one).
+pub(super) fn column_name(p: &[u8]) -> Result<String, Error> {
+    let mut at = 0;
+    // catalog, schema, table, org_table, then the name.
+    for field in 0..5 {
+        let (len, head) = lenenc(p.get(at..).unwrap_or_default())
+            .ok_or_else(|| Error::protocol("a truncated column definition"))?;
+        let value = p
+            .get(at + head..at + head + len as usize)
+            .ok_or_else(|| Error::protocol("a truncated column definition"))?;
+        if field == 4 {
+            return Ok(String::from_utf8_lossy(value).into_owned());
+        }
+        at += head + len as usize;
+    }
+    unreachable!("the name is the fifth field")
 }
 
 /// A column definition's type and unsigned flag.
@@ -330,6 +369,7 @@ mod tests {
             columns: &columns,
             nulls: &nulls,
             values: &values,
+            text: false,
         };
         let cells: Vec<Cell<'_>> = row.cells().collect::<Result<_, _>>().unwrap();
         assert_eq!(cells[0], Cell::Int(-5));
@@ -344,7 +384,34 @@ mod tests {
             columns: &columns,
             nulls: &nulls,
             values: &values[..10],
+            text: false,
         };
         assert!(short.cells().any(|c| c.is_err()));
+        // A text row: length-encoded values, NULL as 0xfb, whatever the
+        // column's type.
+        let values = [2, b'4', b'2', 0xfb, 0, 3, b'a', b'b', b'c'];
+        let row = Row {
+            columns: &columns[..4],
+            nulls: &[],
+            values: &values,
+            text: true,
+        };
+        let cells: Vec<Cell<'_>> = row.cells().collect::<Result<_, _>>().unwrap();
+        assert_eq!(
+            cells,
+            [
+                Cell::Bytes(b"42"),
+                Cell::Null,
+                Cell::Bytes(b""),
+                Cell::Bytes(b"abc")
+            ]
+        );
+        let mut definition = Vec::new();
+        for field in ["def", "db", "t", "t", "doubled", "x"] {
+            put_lenenc(&mut definition, field.len() as u64);
+            definition.extend_from_slice(field.as_bytes());
+        }
+        assert_eq!(column_name(&definition).unwrap(), "doubled");
+        assert!(column_name(&definition[..12]).is_err());
     }
 }

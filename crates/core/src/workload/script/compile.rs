@@ -90,12 +90,14 @@ pub enum Amount {
 }
 
 /// An SQL command: its text in parts (text and variables, in order), the
-/// text with `$n` in the variables' place (for the extended protocols),
+/// text with `$n` in the variables' place (for the extended protocols)
+/// and with `?` there (for databases whose parameters are positional),
 /// and what it keeps.
 #[derive(Clone, Debug)]
 pub struct Sql {
     pub parts: Vec<Part>,
     pub numbered: String,
+    pub positional: String,
     /// The variables of `$1..$n`, in order.
     pub params: Vec<usize>,
     pub keep: Option<Keep>,
@@ -369,6 +371,7 @@ fn sql(text: &str, line: usize, slot: &mut dyn FnMut(&str) -> usize) -> Sql {
     let b = text.as_bytes();
     let mut parts = Vec::new();
     let mut numbered = String::with_capacity(text.len());
+    let mut positional = String::with_capacity(text.len());
     let mut params = Vec::new();
     let mut literal = String::new();
     let mut i = 0;
@@ -386,6 +389,7 @@ fn sql(text: &str, line: usize, slot: &mut dyn FnMut(&str) -> usize) -> Sql {
                 parts.push(Part::Var(s));
                 params.push(s);
                 numbered.push_str(&format!("${}", params.len()));
+                positional.push('?');
                 i = j;
                 continue;
             }
@@ -395,12 +399,14 @@ fn sql(text: &str, line: usize, slot: &mut dyn FnMut(&str) -> usize) -> Sql {
             }
             literal.push_str(&text[i..j]);
             numbered.push_str(&text[i..j]);
+            positional.push_str(&text[i..j]);
             i = j;
             continue;
         }
         let ch = text[i..].chars().next().unwrap_or('\u{fffd}');
         literal.push(ch);
         numbered.push(ch);
+        positional.push(ch);
         i += ch.len_utf8();
     }
     if !literal.is_empty() {
@@ -409,6 +415,7 @@ fn sql(text: &str, line: usize, slot: &mut dyn FnMut(&str) -> usize) -> Sql {
     Sql {
         parts,
         numbered,
+        positional,
         params,
         keep: None,
         first_line: text.lines().next().unwrap_or("").trim_end().to_string(),
@@ -475,6 +482,10 @@ mod tests {
         assert_eq!(
             s.numbered,
             "SELECT $1, '$2', $3::int, x::text FROM t WHERE y = $4;"
+        );
+        assert_eq!(
+            s.positional,
+            "SELECT ?, '?', ?::int, x::text FROM t WHERE y = ?;"
         );
         assert_eq!(s.params, [0, 1, 0, 2]);
         assert_eq!(s.parts[0], Part::Text("SELECT ".into()));

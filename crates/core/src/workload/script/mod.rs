@@ -81,7 +81,7 @@ impl Capability for Script {
     type Step = ScriptWorker;
     const REFUSAL: &'static str =
         "does not run pgbench's scripts (workload=script); they run on PostgreSQL \
-         (postgres://) and SQLite (sqlite:)";
+         (postgres://), MySQL and MariaDB (mysql://) and SQLite (sqlite:)";
 }
 
 /// A backend's script support (see [`Support`]).
@@ -968,10 +968,10 @@ impl ScriptWorker {
             ranges: &self.ranges,
         };
         let q = Query {
-            text: if protocol == Protocol::Simple {
-                &self.text
-            } else {
-                &sql.numbered
+            text: match protocol {
+                Protocol::Simple => &self.text,
+                _ if conn.dialect().positional() => &sql.positional,
+                _ => &sql.numbered,
             },
             params,
             protocol,

@@ -15,6 +15,27 @@ pub enum Dialect {
     /// SQLite: no fill factor, no `generate_series`, primary keys made
     /// with the table, `char(n)` unpadded (the filler written padded).
     Sqlite,
+    /// MySQL and MariaDB: no fill factor, no `generate_series`, primary
+    /// keys made with the table (InnoDB clusters rows by it, so adding it
+    /// after would copy the table), `div` for integer division, `datetime`
+    /// for PostgreSQL's `timestamp`, parameters as `?`.
+    Mysql,
+}
+
+impl Dialect {
+    /// Whether a statement's parameters are `?`, in order, rather than
+    /// PostgreSQL's `$n`.
+    pub fn positional(self) -> bool {
+        self == Dialect::Mysql
+    }
+
+    /// Integer division.
+    fn div(self) -> &'static str {
+        match self {
+            Dialect::Mysql => "div",
+            Dialect::Postgres | Dialect::Sqlite => "/",
+        }
+    }
 }
 
 /// pgbench's tables at a scale: what a backend is asked to set up.
@@ -53,6 +74,26 @@ fn series(d: Dialect, name: &str, lo: i64, hi: i64) -> (String, String) {
             ),
             "s".into(),
         ),
+        // Ten digits crossed as many times as the count has digits: no
+        // recursion, whose depth MySQL 8 caps at 1,000 by default.
+        Dialect::Mysql => {
+            let digits = (hi - lo).max(1).ilog10() + 1;
+            let ten = "(select 0 d union all select 1 union all select 2 union all select 3 \
+                       union all select 4 union all select 5 union all select 6 union all \
+                       select 7 union all select 8 union all select 9)";
+            let sum = (0..digits)
+                .map(|k| format!("{} * d{k}.d", 10i64.pow(k)))
+                .collect::<Vec<_>>()
+                .join(" + ");
+            let from = (0..digits)
+                .map(|k| format!("{ten} d{k}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            (
+                String::new(),
+                format!("(select {lo} + {sum} as {name} from {from}) s where {name} <= {hi}"),
+            )
+        }
     }
 }
 
@@ -63,13 +104,17 @@ impl PgbenchTables {
         let aid = if s >= 20_000 { "bigint" } else { "int" };
         let (fill, key) = match d {
             Dialect::Postgres => (" with (fillfactor=100)", ""),
-            Dialect::Sqlite => ("", " primary key"),
+            Dialect::Sqlite | Dialect::Mysql => ("", " primary key"),
+        };
+        let (div, mtime) = match d {
+            Dialect::Mysql => (d.div(), "datetime"),
+            Dialect::Postgres | Dialect::Sqlite => (d.div(), "timestamp"),
         };
         let (with_b, from_b) = series(d, "bid", 1, s * BRANCHES as i64);
         let (with_t, from_t) = series(d, "tid", 1, s * TELLERS as i64);
         TablesSql {
             drop: match d {
-                Dialect::Postgres => {
+                Dialect::Postgres | Dialect::Mysql => {
                     vec!["drop table if exists pgbench_accounts, pgbench_branches, \
                      pgbench_history, pgbench_tellers"
                         .into()]
@@ -81,7 +126,7 @@ impl PgbenchTables {
             create: vec![
                 format!(
                     "create table pgbench_history(tid int,bid int,aid    {aid},delta int,mtime \
-                     timestamp,filler char(22))"
+                     {mtime},filler char(22))"
                 ),
                 format!(
                     "create table pgbench_tellers(tid int not null{key},bid int,tbalance \
@@ -101,7 +146,7 @@ impl PgbenchTables {
                 ),
                 format!(
                     "insert into pgbench_tellers(tid,bid,tbalance) {with_t}select tid, (tid - \
-                     1) / 10 + 1, 0 from {from_t}"
+                     1) {div} 10 + 1, 0 from {from_t}"
                 ),
             ],
             any_row: "select exists (select 1 from pgbench_accounts)".into(),
@@ -116,6 +161,9 @@ impl PgbenchTables {
                     "alter table pgbench_accounts add primary key (aid)".into(),
                 ],
                 Dialect::Sqlite => vec!["analyze".into()],
+                Dialect::Mysql => vec!["analyze table pgbench_branches, pgbench_tellers, \
+                     pgbench_accounts, pgbench_history"
+                    .into()],
             },
             scale: "select count(*) from pgbench_branches".into(),
         }
@@ -130,12 +178,13 @@ impl PgbenchTables {
         // PostgreSQL pads '' to char(84)'s 84 blanks; SQLite keeps what it
         // is given.
         let filler = match d {
-            Dialect::Postgres => "''",
+            Dialect::Postgres | Dialect::Mysql => "''",
             Dialect::Sqlite => "printf('%84s', '')",
         };
+        let div = d.div();
         format!(
             "insert into pgbench_accounts(aid,bid,abalance,filler) {with}select aid, (aid - 1) \
-             / {ACCOUNTS} + 1, 0, {filler} from {from}"
+             {div} {ACCOUNTS} + 1, 0, {filler} from {from}"
         )
     }
 }
@@ -161,6 +210,14 @@ mod tests {
             PgbenchTables::accounts_batch(2, Dialect::Postgres),
             "insert into pgbench_accounts(aid,bid,abalance,filler) select aid, (aid - 1) / \
              100000 + 1, 0, '' from generate_series(100001, 200000) as aid"
+        );
+        let mysql = PgbenchTables::accounts_batch(2, Dialect::Mysql);
+        assert!(
+            mysql.contains("(aid - 1) div 100000 + 1")
+                && mysql.contains("100001 + 1 * d0.d + 10 * d1.d")
+                && mysql.contains("10000 * d4.d as aid")
+                && mysql.ends_with("s where aid <= 200000"),
+            "{mysql}"
         );
         let big = PgbenchTables { scale: 20_000 }.sql(Dialect::Postgres);
         assert!(big.create[2].contains("aid    bigint"), "{}", big.create[2]);
