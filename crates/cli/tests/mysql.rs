@@ -170,45 +170,6 @@ fn pgbench_scripts() {
             "{protocol}"
         );
     }
-    let deltas = one("SELECT sum(delta) FROM pgbench_history");
-    for table in ["accounts", "tellers", "branches"] {
-        let column = &table[..1];
-        let sum = one(&format!("SELECT sum({column}balance) FROM pgbench_{table}"));
-        assert_eq!(sum, deltas, "pgbench_{table}'s balances");
-    }
-
-    let script = dir.path().join("mine.sql");
-    std::fs::write(
-        &script,
-        "\\set r random(1, 10)
-SELECT :r * 3 AS tripled, NULL AS nothing \\gset
-\\if :tripled > 15
-INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (0, 0, :r, :tripled, now());
-\\endif
-",
-    )
-    .unwrap();
-    let out = sojourn(
-        dir.path(),
-        &[
-            "run",
-            "--db",
-            &url,
-            "-f",
-            script.to_str().unwrap(),
-            "-p",
-            "operationcount=400",
-            "--seed",
-            "9",
-        ],
-    );
-    let s = parse_summary(&ok(&out));
-    assert_eq!(get(&s, "mine", "Return=OK"), 400.0, "{s:#?}");
-    let kept = one("SELECT count(*) FROM pgbench_history WHERE tid = 0");
-    let wrong = one(
-        "SELECT count(*) FROM pgbench_history WHERE tid = 0 AND (delta != aid * 3 OR aid <= 5)",
-    );
-    assert_eq!(wrong, 0, "only r > 5 inserted, with \\gset's r * 3");
-    // r > 5 half the time: within 5 binomial standard deviations of 200.
-    assert!((kept - 200).abs() < 50, "{kept} of 400");
+    assert_pgbench_balances(&one);
+    gset_and_if_script(dir.path(), &url, &one);
 }

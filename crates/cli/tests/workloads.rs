@@ -443,45 +443,6 @@ fn pgbench_scripts_run_on_sqlite() {
     let s = parse_summary(&ok(&run));
     assert_eq!(get(&s, "tpcb-like", "Return=OK"), 300.0, "{s:#?}");
     assert_eq!(one("SELECT count(*) FROM pgbench_history"), 300);
-    let deltas = one("SELECT sum(delta) FROM pgbench_history");
-    for table in ["accounts", "tellers", "branches"] {
-        let column = &table[..1];
-        let sum = one(&format!("SELECT sum({column}balance) FROM pgbench_{table}"));
-        assert_eq!(sum, deltas, "pgbench_{table}'s balances");
-    }
-
-    let script = dir.path().join("mine.sql");
-    std::fs::write(
-        &script,
-        "\\set r random(1, 10)
-SELECT :r * 3 AS tripled \\gset
-\\if :tripled > 15
-INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (0, 0, :r, :tripled, 'x');
-\\endif
-",
-    )
-    .unwrap();
-    let run = sojourn(
-        dir.path(),
-        &[
-            "run",
-            "--db",
-            &db,
-            "-f",
-            script.to_str().unwrap(),
-            "-p",
-            "operationcount=500",
-            "--seed",
-            "9",
-        ],
-    );
-    let s = parse_summary(&ok(&run));
-    assert_eq!(get(&s, "mine", "Return=OK"), 500.0, "{s:#?}");
-    let kept = one("SELECT count(*) FROM pgbench_history WHERE tid = 0");
-    let wrong = one(
-        "SELECT count(*) FROM pgbench_history WHERE tid = 0 AND (delta != aid * 3 OR aid <= 5)",
-    );
-    assert_eq!(wrong, 0, "only r > 5 inserted, with \\gset's r * 3");
-    // r > 5 half the time: within 5 binomial standard deviations of 250.
-    assert!((kept - 250).abs() < 57, "{kept} of 500");
+    assert_pgbench_balances(&one);
+    gset_and_if_script(dir.path(), &db, &one);
 }

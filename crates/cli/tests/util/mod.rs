@@ -253,3 +253,59 @@ pub fn shipped_suite(dir: &Path, name: &str) -> PathBuf {
     }
     suite
 }
+
+/// pgbench's work, checked on tables it ran on (`count` asks the
+/// database for one integer): every balance's sum is the sum of the
+/// history's deltas.
+#[allow(dead_code)]
+pub fn assert_pgbench_balances(count: &dyn Fn(&str) -> i64) {
+    let deltas = count("SELECT sum(delta) FROM pgbench_history");
+    for table in ["accounts", "tellers", "branches"] {
+        let column = &table[..1];
+        let sum = count(&format!("SELECT sum({column}balance) FROM pgbench_{table}"));
+        assert_eq!(sum, deltas, "pgbench_{table}'s balances");
+    }
+}
+
+/// A script of one's own on pgbench's tables at `db`: it keeps `:r * 3`
+/// with `\gset` (beside a NULL column) and inserts a history row only
+/// where that is over 15; 400 transactions, each insert checked to carry
+/// the kept value, and about half of them inserting.
+#[allow(dead_code)]
+pub fn gset_and_if_script(data: &Path, db: &str, count: &dyn Fn(&str) -> i64) {
+    let script = data.join("mine.sql");
+    std::fs::write(
+        &script,
+        "\\set r random(1, 10)
+SELECT :r * 3 AS tripled, NULL AS absent \\gset
+\\if :tripled > 15
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (0, 0, :r, :tripled, \
+         CURRENT_TIMESTAMP);
+\\endif
+",
+    )
+    .unwrap();
+    let out = sojourn(
+        data,
+        &[
+            "run",
+            "--db",
+            db,
+            "-f",
+            script.to_str().unwrap(),
+            "-p",
+            "operationcount=400",
+            "--seed",
+            "9",
+        ],
+    );
+    let s = parse_summary(&ok(&out));
+    assert_eq!(get(&s, "mine", "Return=OK"), 400.0, "{s:#?}");
+    let kept = count("SELECT count(*) FROM pgbench_history WHERE tid = 0");
+    let wrong = count(
+        "SELECT count(*) FROM pgbench_history WHERE tid = 0 AND (delta != aid * 3 OR aid <= 5)",
+    );
+    assert_eq!(wrong, 0, "only r > 5 inserted, with \\gset's r * 3");
+    // r > 5 half the time: within 5 binomial standard deviations of 200.
+    assert!((kept - 200).abs() < 50, "{kept} of 400");
+}
