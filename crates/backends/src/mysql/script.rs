@@ -146,12 +146,9 @@ impl Runs<Script> for MysqlBackend {
         let _ = conn.disconnect().await;
         match n {
             Ok(n) => Ok(Some(n.unwrap_or(0).max(0) as u64)),
-            Err(mysql_async::Error::Server(e)) if e.code == ER_NO_SUCH_TABLE => Err(self
-                .setup_error(format!(
-                    "{}: pgbench's tables are not there; load them first (`sojourn load -b \
-                     tpcb-like --scale N`)",
-                    e.message
-                ))),
+            Err(mysql_async::Error::Server(e)) if e.code == ER_NO_SUCH_TABLE => {
+                Err(self.setup_error(format!("{}: {}", e.message, PgbenchTables::NOT_LOADED)))
+            }
             Err(e) => Err(self.setup_error(e)),
         }
     }

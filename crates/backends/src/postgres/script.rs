@@ -263,11 +263,7 @@ async fn scale_of(client: &Client, sql: &str) -> Result<Option<u64>, String> {
             Ok(Some(n.max(0) as u64))
         }
         Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => {
-            Err(format!(
-                "{}: pgbench's tables are not there; load them first (`sojourn load -b \
-                 tpcb-like --scale N`, or `pgbench -i`)",
-                error_text(&e)
-            ))
+            Err(format!("{}: {}", error_text(&e), PgbenchTables::NOT_LOADED))
         }
         Err(e) => Err(error_text(&e)),
     }

@@ -154,11 +154,11 @@ impl Runs<Script> for SqliteBackend {
         let conn = open(self.path(), false).map_err(|e| self.connect_error(e))?;
         conn.query_row(&t.sql(Dialect::Sqlite).scale, [], |r| r.get::<_, i64>(0))
             .map(|n| Some(n.max(0) as u64))
-            .map_err(|e| {
-                self.setup_error(format!(
-                    "{e}: pgbench's tables are not there; load them first (`sojourn load -b \
-                     tpcb-like --scale N`)"
-                ))
+            .map_err(|e| match e.to_string() {
+                t if t.contains("no such table") => {
+                    self.setup_error(format!("{t}: {}", PgbenchTables::NOT_LOADED))
+                }
+                t => self.setup_error(t),
             })
     }
 }

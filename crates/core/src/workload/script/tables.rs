@@ -98,6 +98,10 @@ fn series(d: Dialect, name: &str, lo: i64, hi: i64) -> (String, String) {
 }
 
 impl PgbenchTables {
+    /// Why a run found no tables to run on, after the database's words.
+    pub const NOT_LOADED: &'static str = "pgbench's tables are not there; load them first \
+                                          (`sojourn load -b tpcb-like --scale N`)";
+
     pub fn sql(&self, d: Dialect) -> TablesSql {
         let s = self.scale;
         // At scale 20,000 and above the account ids pass 2^31.
