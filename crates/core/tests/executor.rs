@@ -132,6 +132,45 @@ fn closed_loop_runs_exactly_the_operation_count_across_workers() {
     assert!(o.total.lag.is_none());
 }
 
+/// Counts the operations its worker ran.
+struct CountMine(Arc<std::sync::atomic::AtomicU64>);
+
+impl<C: Connection> Step<C> for CountMine {
+    async fn step(&mut self, conn: &mut C, m: &mut Meter) {
+        let t = m.start();
+        let s = conn.read("user1", Fields::All, &mut Vec::new()).await;
+        m.record(OpKind::Read, s, t);
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn a_short_closed_loop_run_is_shared_by_every_connection() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // 1,000 operations over 16 connections: each connection runs some,
+    // none runs the lion's share (a worker that claimed a chunk of 1,024
+    // would have run all of them alone).
+    let counts: Vec<_> = (0..16)
+        .map(|_| Arc::new(std::sync::atomic::AtomicU64::new(0)))
+        .collect();
+    let steps = counts.iter().map(|c| CountMine(Arc::clone(c))).collect();
+    let cfg = RunConfig {
+        groups: vec![Group::all(16, None, Some(1_000))],
+        ..RunConfig::default()
+    };
+    let o = run_steps(&NullBackend::new(), steps, &cfg);
+    assert_eq!(o.total.ops_done, 1_000);
+    let ran: Vec<u64> = counts
+        .iter()
+        .map(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+        .collect();
+    assert_eq!(ran.iter().sum::<u64>(), 1_000);
+    assert!(
+        ran.iter().all(|&n| (1..=250).contains(&n)),
+        "every connection ran a share: {ran:?}"
+    );
+}
+
 #[test]
 fn max_execution_time_stops_an_unbounded_run() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());

@@ -41,7 +41,7 @@ mod segments;
 mod threads;
 
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Barrier, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
@@ -519,7 +519,7 @@ struct Shared {
     /// Stop waiting for in-flight operations: drop them.
     abort: AtomicBool,
     /// Per group, closed loop only: operations left to hand out.
-    budgets: Vec<Option<AtomicU64>>,
+    budgets: Vec<Option<core_thread::Budget>>,
     /// Where each segment of a rate profile ends, in nanoseconds after the
     /// start (empty without segments).
     segment_ends: Vec<u64>,
@@ -694,9 +694,9 @@ impl<C: Send + 'static> Pool<C> {
             budgets: groups
                 .iter()
                 .map(|g| {
-                    g.target
-                        .is_none()
-                        .then(|| AtomicU64::new(g.operation_count.unwrap_or(u64::MAX)))
+                    g.target.is_none().then(|| {
+                        core_thread::Budget::new(g.operation_count.unwrap_or(u64::MAX), g.workers)
+                    })
                 })
                 .collect(),
             segment_ends: segments.iter().map(|s| s.end.as_nanos() as u64).collect(),
