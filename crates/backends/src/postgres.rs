@@ -230,6 +230,20 @@ fn error_text(e: &tokio_postgres::Error) -> String {
     text
 }
 
+/// Whether a server error leaves the prepared statements as they were: a
+/// conflict that rolled the transaction back (SQLSTATE class 40), a
+/// row that broke a constraint (23) or a value the statement could not
+/// take (22) say nothing of the tables the statements were prepared on,
+/// and preparing them again would add work pgbench does not do.
+fn statements_stand(words: &str) -> bool {
+    let code = words
+        .rsplit_once("(SQLSTATE ")
+        .map_or("", |(_, c)| c.trim_end_matches(')'));
+    ["40", "23", "22"]
+        .iter()
+        .any(|class| code.starts_with(class))
+}
+
 /// `pg_stat_database` columns kept as server counters, for the whole
 /// database (catalog work and autovacuum included): blocks read from outside
 /// shared buffers and found in them, rows returned by scans and fetched by
@@ -715,11 +729,10 @@ impl Settle for PostgresConnection {
                     PgError::Lean(LeanError::Server(text)) => (text, true),
                     PgError::Lean(LeanError::Broken(text)) => (text, false),
                 };
-                self.last_error = Some(text);
                 if !answered {
                     // Not an answer from the server: the connection broke.
                     self.link.abandon();
-                } else {
+                } else if !statements_stand(&text) {
                     // The table may have been recreated under the
                     // prepared statements.
                     self.statements = Statements::default();
@@ -727,6 +740,7 @@ impl Settle for PostgresConnection {
                         c.forget_statements();
                     }
                 }
+                self.last_error = Some(text);
             }
             Failure::TimedOut(limit) => {
                 self.last_error = Some(format!("timed out after {} ms", limit.as_millis()));

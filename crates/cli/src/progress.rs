@@ -240,10 +240,14 @@ impl Watch for Display {
         match self {
             Display::Bar(b) => b.finish_and_clear(),
             // YCSB ends with a status line as of the run's end, whatever
-            // its status interval: a run shorter than one still gets one.
+            // its status interval: a run shorter than one still gets one
+            // (unless the workload's own lines say otherwise).
             Display::Status {
                 mi, window, line, ..
             } => {
+                if line.as_ref().is_some_and(|n| !n.status_at_end()) {
+                    return;
+                }
                 let Ok(mut w) = window.lock() else { return };
                 if w.latest.is_some_and(|at| at.elapsed > w.since) {
                     if let Some(text) = w.line(*mi, line.as_ref()) {

@@ -25,6 +25,7 @@ fn scripts_on_postgres() {
     a_script_of_one_s_own_takes_its_branches_as_often_as_drawn(&db, dir.path());
     errors_name_the_line_or_fail_one_transaction(&db, dir.path());
     pgbench_s_command_line_prints_pgbench_s_lines(&db, dir.path());
+    conflicts_are_tried_again_and_the_vacuum_empties_the_history(&db, dir.path());
 }
 
 /// A fresh database on `db`, as a URL.
@@ -436,5 +437,124 @@ fn pgbench_s_command_line_prints_pgbench_s_lines(db: &Postgres, data: &std::path
         text(&e.stderr).contains("-C is not one sojourn reads"),
         "{}",
         text(&e.stderr)
+    );
+}
+
+/// pgbench's `--max-tries`: a transaction that cannot be serialized is
+/// run again until it commits, each commit counted once (the server's
+/// balance moves by exactly the transactions processed), its retries
+/// counted apart and equal to the failed tries of the statement that
+/// conflicted; with one try those transactions fail, named, and the
+/// others run. pgbench's vacuum empties the history first; `-n` leaves it.
+fn conflicts_are_tried_again_and_the_vacuum_empties_the_history(
+    db: &Postgres,
+    data: &std::path::Path,
+) {
+    let url = database(db, "conflicts");
+    ok(&sojourn(
+        data,
+        &["load", "--db", &url, "-b", "tpcb-like", "--scale", "1"],
+    ));
+    // Four clients on one row under REPEATABLE READ, each holding it a
+    // millisecond: the server refuses most of the updates that overlap.
+    let hot = data.join("hot.sql");
+    std::fs::write(
+        &hot,
+        "BEGIN ISOLATION LEVEL REPEATABLE READ;\n\
+         UPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1;\n\
+         SELECT pg_sleep(0.001);\n\
+         END;\n",
+    )
+    .unwrap();
+    let balance = || -> i64 {
+        sql_in(&url, "SELECT bbalance FROM pgbench_branches")
+            .parse()
+            .unwrap()
+    };
+    let history = || sql_in(&url, "SELECT count(*) FROM pgbench_history");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "pgbench",
+            "-c",
+            "4",
+            "-t",
+            "100",
+            "-r",
+            "-f",
+            hot.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        args.push(&url);
+        bin().args(&args).env("SOJOURN_DATA_DIR", data).run_to_end()
+    };
+    let number = |out: &str, prefix: &str| -> u64 {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("{prefix} in\n{out}"));
+        line[prefix.len()..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    sql_in(
+        &url,
+        "INSERT INTO pgbench_history (tid, bid, aid, delta) VALUES (1, 1, 1, 0)",
+    );
+
+    let before = balance();
+    let tried = run(&["--max-tries=1000"]);
+    let out = ok(&tried);
+    assert!(
+        text(&tried.stderr).contains("starting vacuum...end."),
+        "{}",
+        text(&tried.stderr)
+    );
+    assert_eq!(history(), "0", "pgbench's vacuum truncates the history");
+    for line in [
+        "maximum number of tries: 1000\n",
+        "number of transactions actually processed: 400/400\n",
+        "number of failed transactions: 0 (0.000%)\n",
+    ] {
+        assert!(out.contains(line), "{line:?} in\n{out}");
+    }
+    assert_eq!(balance() - before, 400, "each transaction committed once");
+    let retried = number(&out, "number of transactions retried: ");
+    let retries = number(&out, "total number of retries: ");
+    assert!(retried > 0 && retries >= retried, "{out}");
+    let update = out
+        .lines()
+        .find(|l| l.ends_with("UPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1;"))
+        .unwrap_or_else(|| panic!("the UPDATE's -r line in\n{out}"));
+    let failed_tries: u64 = update.split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert_eq!(
+        failed_tries, retries,
+        "each retry follows one refused UPDATE: {out}"
+    );
+
+    sql_in(
+        &url,
+        "INSERT INTO pgbench_history (tid, bid, aid, delta) VALUES (1, 1, 1, 0)",
+    );
+    let before = balance();
+    let once = run(&["-n"]);
+    let out = ok(&once);
+    assert_eq!(history(), "1", "-n: no vacuum, the history stays");
+    let processed = number(&out, "number of transactions actually processed: ");
+    let failed = number(&out, "number of failed transactions: ");
+    assert_eq!(processed + failed, 400, "{out}");
+    assert!(failed > 0, "one try: the conflicts fail: {out}");
+    assert_eq!(
+        balance() - before,
+        processed as i64,
+        "failed ones rolled back"
+    );
+    assert!(!out.contains("retried"), "no retries with one try: {out}");
+    let stderr = text(&once.stderr);
+    assert!(
+        stderr.contains("could not serialize access due to concurrent update (SQLSTATE 40001)"),
+        "the failures in the server's words: {stderr}"
     );
 }

@@ -119,6 +119,15 @@ impl ScriptConnection for MysqlConnection {
         }
     }
 
+    /// MySQL's deadlock (1213) and a transaction it could not serialize
+    /// (SQLSTATE 40001); a lock wait that timed out (1205) is not retried,
+    /// as pgbench does not retry it.
+    fn conflicted(&mut self) -> bool {
+        self.last_error
+            .as_deref()
+            .is_some_and(|w| w.starts_with("ERROR 1213 ") || w.contains(" (40001): "))
+    }
+
     fn dialect(&self) -> Dialect {
         Dialect::Mysql
     }
@@ -137,6 +146,10 @@ impl Runs<Script> for MysqlBackend {
 
     async fn finish_load(&self, t: &PgbenchTables) -> Result<(), BackendError> {
         self.setup_batch(&t.sql(Dialect::Mysql).finish).await
+    }
+
+    async fn before_run(&self, t: &PgbenchTables) -> Result<(), BackendError> {
+        self.setup_batch(&t.sql(Dialect::Mysql).vacuum).await
     }
 
     async fn records(&self, t: &PgbenchTables) -> Result<Option<u64>, BackendError> {

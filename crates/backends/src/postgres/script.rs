@@ -7,6 +7,7 @@
 
 use bytes::BytesMut;
 use futures_util::{pin_mut, TryStreamExt};
+use sojourn_core::backend::guard::Settle;
 use sojourn_core::backend::{BackendError, Status};
 use sojourn_core::workload::capability::Runs;
 use sojourn_core::workload::script::{
@@ -220,6 +221,14 @@ impl ScriptConnection for PostgresConnection {
         self.rollback().await
     }
 
+    /// The words end with the SQLSTATE (see `error_text`): 40001 is a
+    /// serialization failure, 40P01 a deadlock.
+    fn conflicted(&mut self) -> bool {
+        self.failure_text()
+            .as_deref()
+            .is_some_and(|w| w.ends_with("(SQLSTATE 40001)") || w.ends_with("(SQLSTATE 40P01)"))
+    }
+
     fn dialect(&self) -> Dialect {
         Dialect::Postgres
     }
@@ -246,6 +255,10 @@ impl Runs<Script> for PostgresBackend {
 
     async fn finish_load(&self, t: &PgbenchTables) -> Result<(), BackendError> {
         self.setup_batch(&t.sql(Dialect::Postgres).finish).await
+    }
+
+    async fn before_run(&self, t: &PgbenchTables) -> Result<(), BackendError> {
+        self.setup_batch(&t.sql(Dialect::Postgres).vacuum).await
     }
 
     async fn records(&self, t: &PgbenchTables) -> Result<Option<u64>, BackendError> {

@@ -120,6 +120,17 @@ impl ScriptConnection for SqliteConnection {
     }
 }
 
+impl SqliteBackend {
+    /// Each statement in order, on a connection of its own.
+    fn setup_batch(&self, statements: &[String]) -> Result<(), BackendError> {
+        let conn = open(self.path(), false).map_err(|e| self.setup_error(e))?;
+        for sql in statements {
+            conn.execute_batch(sql).map_err(|e| self.setup_error(e))?;
+        }
+        Ok(())
+    }
+}
+
 impl Runs<Script> for SqliteBackend {
     async fn prepare_tables(&self, t: &PgbenchTables, _drop: bool) -> Result<(), BackendError> {
         let conn = open(self.path(), true).map_err(|e| self.setup_error(e))?;
@@ -143,11 +154,11 @@ impl Runs<Script> for SqliteBackend {
     }
 
     async fn finish_load(&self, t: &PgbenchTables) -> Result<(), BackendError> {
-        let conn = open(self.path(), false).map_err(|e| self.setup_error(e))?;
-        for sql in &t.sql(Dialect::Sqlite).finish {
-            conn.execute_batch(sql).map_err(|e| self.setup_error(e))?;
-        }
-        Ok(())
+        self.setup_batch(&t.sql(Dialect::Sqlite).finish)
+    }
+
+    async fn before_run(&self, t: &PgbenchTables) -> Result<(), BackendError> {
+        self.setup_batch(&t.sql(Dialect::Sqlite).vacuum)
     }
 
     async fn records(&self, t: &PgbenchTables) -> Result<Option<u64>, BackendError> {

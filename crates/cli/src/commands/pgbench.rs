@@ -18,7 +18,7 @@ use crate::cli::{Cli, Command, Format, PgbenchArgs, PhaseArgs};
 
 /// The options read, for the refusal of the others.
 const READ: &str = "-i -I -F -q -c -j -t -T -R -L -P -r -M -f -b -S -N -D -s -n --random-seed \
-     -h -p -U (and their long forms), and DBNAME";
+     --max-tries -h -p -U (and their long forms), and DBNAME";
 
 /// pgbench's options, as read.
 #[derive(Debug, Default, PartialEq)]
@@ -38,6 +38,8 @@ struct Pgbench {
     defines: Vec<String>,
     scale: Option<String>,
     seed: Option<String>,
+    max_tries: Option<String>,
+    no_vacuum: bool,
     host: Option<String>,
     port: Option<String>,
     user: Option<String>,
@@ -110,7 +112,8 @@ fn parse(args: &[String]) -> Result<Pgbench> {
             p.dbname = Some(a.clone());
             continue;
         };
-        let valued = VALUED.iter().any(|(_, l)| *l == key) || key == "random-seed";
+        let valued =
+            VALUED.iter().any(|(_, l)| *l == key) || key == "random-seed" || key == "max-tries";
         let value = if valued {
             match inline {
                 Some(v) => Some(v),
@@ -148,10 +151,12 @@ fn parse(args: &[String]) -> Result<Pgbench> {
             "define" => p.defines.push(v()),
             "scale" => p.scale = Some(v()),
             "random-seed" => p.seed = Some(v()),
+            "max-tries" => p.max_tries = Some(v()),
+            "no-vacuum" => p.no_vacuum = true,
             "host" => p.host = Some(v()),
             "port" => p.port = Some(v()),
             "username" => p.user = Some(v()),
-            "no-vacuum" | "quiet" => {}
+            "quiet" => {}
             "init-steps" => {
                 let steps = v();
                 if steps.chars().any(|c| !"dtgGvp ".contains(c)) {
@@ -184,8 +189,16 @@ fn parse(args: &[String]) -> Result<Pgbench> {
 
 /// The database URL pgbench would connect to: its options, else libpq's
 /// environment, else its defaults (the local socket, the user's name as
-/// the database's).
+/// the database's), or the URI given as DBNAME.
 fn url(p: &Pgbench) -> String {
+    // A connection URI as DBNAME is the whole connection, as libpq takes it.
+    if let Some(uri) = p
+        .dbname
+        .as_ref()
+        .filter(|d| d.starts_with("postgres://") || d.starts_with("postgresql://"))
+    {
+        return uri.clone();
+    }
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let os_user = || env("USER").unwrap_or_else(|| "postgres".into());
     let user = p
@@ -288,6 +301,16 @@ fn translate(p: &Pgbench) -> Result<(PhaseArgs, phase::Mode)> {
     if let Some(l) = &p.latency_limit {
         props.push(format!("script.latency_limit_ms={l}"));
     }
+    if let Some(n) = &p.max_tries {
+        if n.parse::<u32>().is_err() {
+            bail!("invalid number of maximum tries: \"{n}\"");
+        }
+        props.push(format!("script.max_tries={n}"));
+    }
+    if !p.no_vacuum {
+        // pgbench vacuums its tables and empties its history first.
+        props.push("script.vacuum=true".into());
+    }
     if let Some(n) = &p.progress {
         props.push(format!("status.interval={n}"));
         a.live.status = true;
@@ -321,6 +344,8 @@ mod tests {
         assert!(p.per_statement);
         assert_eq!(p.seed.as_deref(), Some("7"));
         assert_eq!(url(&p), "postgres://bob@127.0.0.1:5433/mydb");
+        let uri = parse(&args("-S postgresql://bob:pw@db.example:6432/x")).unwrap();
+        assert_eq!(url(&uri), "postgresql://bob:pw@db.example:6432/x");
         let (a, mode) = translate(&p).unwrap();
         assert_eq!(mode, phase::Mode::Run);
         assert_eq!(a.threads.as_deref(), Some("4"));
@@ -331,6 +356,16 @@ mod tests {
         );
         assert!(a.props.contains(&"script.protocol=prepared".to_string()));
         assert!(a.props.contains(&"runtime.threads=2".to_string()));
+        assert!(a.props.contains(&"script.vacuum=true".to_string()));
+        let (b, _) = translate(&parse(&args("-n --max-tries=5 -L 50")).unwrap()).unwrap();
+        assert!(
+            b.props.contains(&"script.max_tries=5".to_string())
+                && b.props.contains(&"script.latency_limit_ms=50".to_string())
+                && !b.props.iter().any(|p| p.starts_with("script.vacuum")),
+            "{:?}",
+            b.props
+        );
+        assert!(translate(&parse(&args("--max-tries=x")).unwrap()).is_err());
         let (i, mode) = translate(&parse(&args("-i -s 2 db")).unwrap()).unwrap();
         assert_eq!(
             (mode, i.scale.as_deref(), i.drop),
@@ -345,8 +380,11 @@ mod tests {
             e.contains("-C is not one sojourn reads") && e.contains("--random-seed"),
             "{e}"
         );
-        let e = parse(&args("--max-tries=3")).unwrap_err().to_string();
-        assert!(e.contains("--max-tries is not one sojourn reads"), "{e}");
+        let e = parse(&args("--failures-detailed")).unwrap_err().to_string();
+        assert!(
+            e.contains("--failures-detailed is not one sojourn reads") && e.contains("--max-tries"),
+            "{e}"
+        );
         assert!(parse(&args("-t 10 -T 5")).is_err());
         assert!(parse(&args("-i -F 90")).is_err());
         assert!(parse(&args("a b")).is_err());

@@ -543,10 +543,12 @@ impl Budget {
             }
             let share = cur.div_ceil(2 * self.workers);
             let n = cur.min(CHUNK).min(share);
-            match self
-                .left
-                .compare_exchange_weak(cur, cur - n, Ordering::Relaxed, Ordering::Relaxed)
-            {
+            match self.left.compare_exchange_weak(
+                cur,
+                cur - n,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
                 Ok(_) => return n,
                 Err(c) => cur = c,
             }

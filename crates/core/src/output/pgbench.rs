@@ -79,7 +79,8 @@ fn summary(run: &RunRecord, list: &str, out: &mut dyn Write) -> io::Result<()> {
         .unwrap_or(1)
         .min(clients);
     writeln!(out, "number of threads: {threads}")?;
-    writeln!(out, "maximum number of tries: 1")?;
+    let max_tries = prop("script.max_tries").unwrap_or("1");
+    writeln!(out, "maximum number of tries: {max_tries}")?;
     let count = prop("operationcount")
         .and_then(|c| c.parse::<u64>().ok())
         .filter(|&c| c > 0);
@@ -99,6 +100,10 @@ fn summary(run: &RunRecord, list: &str, out: &mut dyn Write) -> io::Result<()> {
         "number of failed transactions: {failed} ({:.3}%)",
         100.0 * failed as f64 / all as f64
     )?;
+    if max_tries != "1" {
+        let retries: Vec<Retries> = scripts.iter().map(|s| Retries::of(s, &total)).collect();
+        Retries::sum(&retries).write("", all, out)?;
+    }
     if done == 0 {
         return own_lines(run, &total, &ops, out);
     }
@@ -151,6 +156,9 @@ fn summary(run: &RunRecord, list: &str, out: &mut dyn Write) -> io::Result<()> {
                 " - number of failed transactions: {f} ({:.3}%)",
                 100.0 * f as f64 / (n + f).max(1) as f64
             )?;
+            if max_tries != "1" {
+                Retries::of(s, &total).write(" - ", n + f, out)?;
+            }
             if let Some(o) = o.filter(|o| !o.ok.response.is_empty()) {
                 writeln!(
                     out,
@@ -253,6 +261,46 @@ fn own_lines(
     }
     let _ = run;
     Ok(())
+}
+
+/// A script's retries: the transactions that took more than one try
+/// (`NAME:retried`) and the tries run again (`NAME:retry`).
+#[derive(Default)]
+struct Retries {
+    retried: u64,
+    retries: u64,
+}
+
+impl Retries {
+    fn of(s: &script::Listed, total: &Stats) -> Retries {
+        let count = |suffix: &str| {
+            OpKind::find(&format!("{}:{suffix}", s.name))
+                .and_then(|k| total.op(k))
+                .map_or(0, OpStats::count)
+        };
+        Retries {
+            retried: count("retried"),
+            retries: count("retry"),
+        }
+    }
+
+    fn sum(all: &[Retries]) -> Retries {
+        Retries {
+            retried: all.iter().map(|r| r.retried).sum(),
+            retries: all.iter().map(|r| r.retries).sum(),
+        }
+    }
+
+    /// pgbench's two lines, each after `lead`, of `transactions` in all.
+    fn write(&self, lead: &str, transactions: u64, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(
+            out,
+            "{lead}number of transactions retried: {} ({:.3}%)",
+            self.retried,
+            100.0 * self.retried as f64 / transactions.max(1) as f64
+        )?;
+        writeln!(out, "{lead}total number of retries: {}", self.retries)
+    }
 }
 
 fn ok_count(o: &OpStats) -> u64 {

@@ -56,6 +56,13 @@ pub trait Runs<K: Capability>: Backend {
         async { Ok(()) }
     }
 
+    /// Before a run, where the workload asks: what tidies the tables up
+    /// (pgbench's vacuum).
+    fn before_run(&self, cfg: &K::Config) -> impl Future<Output = Result<(), BackendError>> + Send {
+        let _ = cfg;
+        async { Ok(()) }
+    }
+
     /// How many records the loaded data holds, by the workload's own
     /// measure (pgbench's scale is its branches), where the workload asks;
     /// `None`: cannot tell.
@@ -136,6 +143,14 @@ impl<B: Backend, K: Capability> Support<B, K> {
         self.0.records(backend, cfg)
     }
 
+    pub fn before_run<'a>(
+        &self,
+        backend: &'a B,
+        cfg: &'a K::Config,
+    ) -> BoxFuture<'a, Result<(), BackendError>> {
+        self.0.before_run(backend, cfg)
+    }
+
     /// A phase of these steps, run on the backend's own connection type.
     pub fn phase(&self, steps: Vec<K::Step>, cfg: RunConfig) -> Box<dyn ReadyPhase<B::Conn>> {
         self.0.phase(steps, cfg, None)
@@ -176,6 +191,11 @@ trait Erased<B: Backend, K: Capability>: Send + Sync {
         b: &'a B,
         cfg: &'a K::Config,
     ) -> BoxFuture<'a, Result<Option<u64>, BackendError>>;
+    fn before_run<'a>(
+        &self,
+        b: &'a B,
+        cfg: &'a K::Config,
+    ) -> BoxFuture<'a, Result<(), BackendError>>;
     fn phase(
         &self,
         steps: Vec<K::Step>,
@@ -223,6 +243,14 @@ where
         cfg: &'a K::Config,
     ) -> BoxFuture<'a, Result<Option<u64>, BackendError>> {
         Box::pin(b.records(cfg))
+    }
+
+    fn before_run<'a>(
+        &self,
+        b: &'a B,
+        cfg: &'a K::Config,
+    ) -> BoxFuture<'a, Result<(), BackendError>> {
+        Box::pin(b.before_run(cfg))
     }
 
     fn phase(

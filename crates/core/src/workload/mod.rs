@@ -403,6 +403,12 @@ pub trait Narrator: Send + Sync {
         None
     }
 
+    /// Whether a status line ends the phase, over what followed the last
+    /// one (YCSB's does; pgbench prints only whole progress periods).
+    fn status_at_end(&self) -> bool {
+        true
+    }
+
     /// Said once the phase has ended.
     fn after(&self, _phase: Phase) -> Option<String> {
         None

@@ -58,6 +58,9 @@ pub struct TablesSql {
     pub finish: Vec<String>,
     /// A query whose one value is the scale (the branches).
     pub scale: String,
+    /// Before a run, as pgbench's (unless `-n`): vacuum the small tables
+    /// the builtins update and empty the history.
+    pub vacuum: Vec<String>,
 }
 
 /// The integers `lo..=hi` as a row source named `name`, in `d`.
@@ -170,6 +173,17 @@ impl PgbenchTables {
                     .into()],
             },
             scale: "select count(*) from pgbench_branches".into(),
+            vacuum: match d {
+                Dialect::Postgres => vec![
+                    "vacuum pgbench_branches".into(),
+                    "vacuum pgbench_tellers".into(),
+                    "truncate pgbench_history".into(),
+                ],
+                // No vacuum of one table: emptying the history is what
+                // changes what a run finds.
+                Dialect::Sqlite => vec!["delete from pgbench_history".into()],
+                Dialect::Mysql => vec!["truncate table pgbench_history".into()],
+            },
         }
     }
 
