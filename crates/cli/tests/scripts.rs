@@ -26,6 +26,7 @@ fn scripts_on_postgres() {
     errors_name_the_line_or_fail_one_transaction(&db, dir.path());
     pgbench_s_command_line_prints_pgbench_s_lines(&db, dir.path());
     conflicts_are_tried_again_and_the_vacuum_empties_the_history(&db, dir.path());
+    a_pipeline_is_sent_whole_as_pgbench_sends_it(&db, dir.path());
 }
 
 /// A fresh database on `db`, as a URL.
@@ -557,4 +558,127 @@ fn conflicts_are_tried_again_and_the_vacuum_empties_the_history(
         stderr.contains("could not serialize access due to concurrent update (SQLSTATE 40001)"),
         "the failures in the server's words: {stderr}"
     );
+}
+
+/// `\\startpipeline` … `\\endpipeline` sent as libpq's pipeline mode
+/// sends it: the commands between go out together with one `Sync`, so
+/// they are one implicit transaction on the server. A pipeline whose
+/// second command fails leaves nothing of its first (as pgbench's), where
+/// the same commands sent one at a time commit it; a pipelined
+/// transaction of pgbench's tables makes exactly its server work; with
+/// `-M simple` the script is refused, naming its line.
+fn a_pipeline_is_sent_whole_as_pgbench_sends_it(db: &Postgres, data: &std::path::Path) {
+    let url = database(db, "pipelines");
+    sql_in(&url, "CREATE TABLE pipe_t (x int)");
+    let count = || sql_in(&url, "SELECT count(*) FROM pipe_t");
+    let body = "INSERT INTO pipe_t VALUES (1);\nSELECT 1/0;\nINSERT INTO pipe_t VALUES (2);\n";
+    let piped = data.join("piped.sql");
+    std::fs::write(&piped, format!("\\startpipeline\n{body}\\endpipeline\n")).unwrap();
+    let apart = data.join("apart.sql");
+    std::fs::write(&apart, body).unwrap();
+    let run = |file: &std::path::Path, protocol: &str| {
+        sojourn(
+            data,
+            &[
+                "run",
+                "--db",
+                &url,
+                "-f",
+                file.to_str().unwrap(),
+                "-p",
+                &format!("script.protocol={protocol}"),
+                "-p",
+                "operationcount=5",
+                "-p",
+                "max_error_rate=none",
+            ],
+        )
+    };
+    for protocol in ["extended", "prepared"] {
+        let out = run(&piped, protocol);
+        let s = parse_summary(&ok(&out));
+        assert_eq!(get(&s, "piped", "Return=ERROR"), 5.0, "{s:#?}");
+        assert_eq!(count(), "0", "{protocol}: the failed pipeline left nothing");
+    }
+    let theirs = pgbench(
+        &url,
+        &[
+            "-n",
+            "-M",
+            "extended",
+            "-t",
+            "5",
+            "-f",
+            piped.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        text(&theirs.stderr).contains("division by zero"),
+        "{}",
+        text(&theirs.stderr)
+    );
+    assert_eq!(count(), "0", "pgbench's pipeline left nothing either");
+    ok(&run(&apart, "extended"));
+    assert_eq!(count(), "5", "one at a time, each first insert commits");
+    let simple = refused(
+        data,
+        &[
+            "run",
+            "--db",
+            &url,
+            "-f",
+            piped.to_str().unwrap(),
+            "-p",
+            "script.protocol=simple",
+        ],
+    );
+    assert!(
+        simple.contains("piped.sql:1 starts a pipeline, which needs the extended protocol"),
+        "{simple}"
+    );
+
+    // pgbench's transaction, pipelined: its server work exactly.
+    ok(&sojourn(
+        data,
+        &["load", "--db", &url, "-b", "tpcb-like", "--scale", "1"],
+    ));
+    let tpcb = data.join("tpcb-piped.sql");
+    std::fs::write(
+        &tpcb,
+        "\\set aid random(1, 100000 * :scale)\n\\set bid random(1, 1 * :scale)\n\
+         \\set tid random(1, 10 * :scale)\n\\set delta random(-5000, 5000)\n\\startpipeline\n\
+         BEGIN;\n\
+         UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;\n\
+         SELECT abalance FROM pgbench_accounts WHERE aid = :aid;\n\
+         UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;\n\
+         UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;\n\
+         INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, \
+         :delta, CURRENT_TIMESTAMP);\n\
+         END;\n\\endpipeline\n",
+    )
+    .unwrap();
+    let out = ok(&sojourn(
+        data,
+        &[
+            "run",
+            "--db",
+            &url,
+            "-f",
+            tpcb.to_str().unwrap(),
+            "-p",
+            "operationcount=300",
+            "-threads",
+            "3",
+        ],
+    ));
+    let s = parse_summary(&out);
+    assert_eq!(get(&s, "tpcb-piped", "Return=OK"), 300.0, "{s:#?}");
+    assert_eq!(
+        get(&s, "tpcb-piped:11", "Return=OK"),
+        300.0,
+        "the history insert: {s:#?}"
+    );
+    let n = |sql: &str| -> i64 { sql_in(&url, sql).parse().unwrap() };
+    assert_eq!(n("SELECT count(*) FROM pgbench_history"), 300);
+    assert_pgbench_balances(&n);
 }

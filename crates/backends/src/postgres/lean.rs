@@ -101,6 +101,9 @@ pub(super) struct Lean {
     /// `Close` messages of statements the cache let go of, sent with the
     /// next request.
     closing: BytesMut,
+    /// A script's pipeline (`\\startpipeline`): its commands' messages,
+    /// sent with one `Sync` at its end.
+    pipe: BytesMut,
 }
 
 impl Lean {
@@ -140,6 +143,7 @@ impl Lean {
             delete: None,
             script: Vec::new(),
             closing: BytesMut::new(),
+            pipe: BytesMut::new(),
         }))
     }
 
@@ -159,7 +163,7 @@ impl Lean {
     pub(super) async fn script(&mut self, q: &Query<'_>, kept: &mut Kept) -> Result<(), LeanError> {
         kept.results.clear();
         let keep = q.keep.is_some();
-        let io = &mut self.io;
+        let Lean { io, script, .. } = self;
         let mut columns: Option<&[String]> = None;
         match q.protocol {
             Protocol::Simple => {
@@ -167,7 +171,7 @@ impl Lean {
             }
             Protocol::Extended => {
                 frontend::parse("", q.text, [], &mut io.out).map_err(broken)?;
-                bind_text(io, "", q.params)?;
+                bind_text(&mut io.out, "", q.params)?;
                 if keep {
                     frontend::describe(b'P', "", &mut io.out).map_err(broken)?;
                 }
@@ -175,17 +179,8 @@ impl Lean {
                 frontend::sync(&mut io.out);
             }
             Protocol::Prepared => {
-                if self.script.get(q.id).is_none_or(Option::is_none) {
-                    // Boxed: preparing is rare (once per statement and
-                    // connection), and its state would size every call.
-                    let stmt = Box::pin(io.prepare_script(q.text)).await?;
-                    if self.script.len() <= q.id {
-                        self.script.resize_with(q.id + 1, || None);
-                    }
-                    self.script[q.id] = Some(stmt);
-                }
-                let stmt = self.script[q.id].as_ref().expect("prepared above");
-                bind_text(io, &stmt.name, q.params)?;
+                let stmt = prepared_script(script, io, q).await?;
+                bind_text(&mut io.out, &stmt.name, q.params)?;
                 frontend::execute("", 0, &mut io.out).map_err(broken)?;
                 frontend::sync(&mut io.out);
                 columns = Some(&stmt.columns);
@@ -193,6 +188,57 @@ impl Lean {
         }
         io.call().await?;
         io.script_replies(columns, keep.then_some(kept))
+    }
+
+    /// Add a script's command to the pipeline, as libpq's pipeline mode
+    /// does: parsed (or prepared once per connection, which takes a round
+    /// trip of its own, as pgbench prepares a pipeline's commands before
+    /// it), bound and executed, with no `Sync` and nothing sent yet.
+    pub(super) async fn queue(&mut self, q: &Query<'_>) -> Result<(), LeanError> {
+        match q.protocol {
+            Protocol::Simple => {
+                return Err(LeanError::Server(
+                    "pipeline mode needs the extended protocol".into(),
+                ))
+            }
+            Protocol::Extended => {
+                frontend::parse("", q.text, [], &mut self.pipe).map_err(broken)?;
+                bind_text(&mut self.pipe, "", q.params)?;
+            }
+            Protocol::Prepared => {
+                let Lean {
+                    io, script, pipe, ..
+                } = self;
+                let stmt = prepared_script(script, io, q).await?;
+                bind_text(pipe, &stmt.name, q.params)?;
+            }
+        }
+        frontend::execute("", 0, &mut self.pipe).map_err(broken)
+    }
+
+    /// Send the pipeline with its `Sync` and read the answers: how many
+    /// commands completed before one failed (the server skips the rest),
+    /// and the failure.
+    pub(super) async fn end_pipeline(&mut self, done: &mut usize) -> Result<(), LeanError> {
+        *done = 0;
+        let io = &mut self.io;
+        io.out.extend_from_slice(&self.pipe);
+        self.pipe.clear();
+        frontend::sync(&mut io.out);
+        io.call().await?;
+        for message in Messages::new(&io.reply) {
+            match message? {
+                (b'C' | b'I', _) => *done += 1,
+                (b'E', body) => return Err(LeanError::Server(error_text(body))),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Drop a pipeline not sent (its transaction failed before its end).
+    pub(super) fn discard_pipeline(&mut self) {
+        self.pipe.clear();
     }
 
     /// Run the statement of `op` over `columns` with `params`; `row` gets
@@ -556,9 +602,27 @@ impl<'a> Columns<'a> {
     }
 }
 
+/// A script's statement `q.id` on this connection, prepared on first use.
+async fn prepared_script<'s>(
+    script: &'s mut Vec<Option<ScriptStatement>>,
+    io: &mut Io,
+    q: &Query<'_>,
+) -> Result<&'s ScriptStatement, LeanError> {
+    if script.get(q.id).is_none_or(Option::is_none) {
+        // Boxed: preparing is rare (once per statement and connection),
+        // and its state would size every call.
+        let stmt = Box::pin(io.prepare_script(q.text)).await?;
+        if script.len() <= q.id {
+            script.resize_with(q.id + 1, || None);
+        }
+        script[q.id] = Some(stmt);
+    }
+    Ok(script[q.id].as_ref().expect("prepared above"))
+}
+
 /// Bind `params` to `statement` as text (NULL for `None`), its results
 /// asked for as text.
-fn bind_text(io: &mut Io, statement: &str, params: Params<'_>) -> Result<(), LeanError> {
+fn bind_text(out: &mut BytesMut, statement: &str, params: Params<'_>) -> Result<(), LeanError> {
     let bound = frontend::bind(
         "",
         statement,
@@ -572,10 +636,10 @@ fn bind_text(io: &mut Io, statement: &str, params: Params<'_>) -> Result<(), Lea
             None => Ok(postgres_protocol::IsNull::Yes),
         },
         [0], // every column as text
-        &mut io.out,
+        out,
     );
     bound.map_err(|e| {
-        io.out.clear();
+        out.clear();
         broken(match e {
             frontend::BindError::Conversion(e) => e.to_string(),
             frontend::BindError::Serialization(e) => e.to_string(),

@@ -16,6 +16,7 @@ use sojourn_core::workload::script::{
 use tokio_postgres::types::{to_sql_checked, Format, IsNull, Kind, ToSql, Type};
 use tokio_postgres::{Client, Row, SimpleQueryMessage};
 
+use super::link::Link;
 use super::{error_text, PgResult, PostgresBackend, PostgresConnection};
 use crate::sql::SETUP_TIMEOUT;
 
@@ -110,8 +111,27 @@ impl PostgresConnection {
         Ok(Status::Ok)
     }
 
+    /// [`ScriptConnection::queue`] on the lean client (the only one that
+    /// pipelines, see `pipelines`).
+    async fn queue_now(&mut self, q: &Query<'_>) -> PgResult {
+        match self.lean().await? {
+            Some((lean, _)) => lean.queue(q).await?,
+            None => return Ok(Status::NotImplemented),
+        }
+        Ok(Status::Ok)
+    }
+
+    async fn end_pipeline_now(&mut self, done: &mut usize) -> PgResult {
+        match self.lean().await? {
+            Some((lean, _)) => lean.end_pipeline(done).await?,
+            None => return Ok(Status::NotImplemented),
+        }
+        Ok(Status::Ok)
+    }
+
     async fn rollback(&mut self) {
         if let Ok(Some((lean, _))) = self.lean().await {
+            lean.discard_pipeline();
             let _ = lean.simple("ROLLBACK").await;
             return;
         }
@@ -231,6 +251,24 @@ impl ScriptConnection for PostgresConnection {
 
     fn dialect(&self) -> Dialect {
         Dialect::Postgres
+    }
+
+    /// The lean client pipelines as libpq does; tokio-postgres (TLS,
+    /// several hosts, shared sockets) runs each command on its own.
+    fn pipelines(&self) -> bool {
+        matches!(self.link, Link::Lean { .. })
+    }
+
+    async fn queue(&mut self, q: &Query<'_>) -> Status {
+        sojourn_core::backend::guard::call(self, async |c| c.queue_now(q).await).await
+    }
+
+    async fn end_pipeline(&mut self) -> (usize, Status) {
+        let mut done = 0;
+        let status =
+            sojourn_core::backend::guard::call(self, async |c| c.end_pipeline_now(&mut done).await)
+                .await;
+        (done, status)
     }
 }
 

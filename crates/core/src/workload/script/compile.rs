@@ -148,6 +148,8 @@ pub fn compile(
     // Open `\if` blocks: the index of their last branch command, and
     // whether an `\else` was seen; every branch command of the block.
     let mut open: Vec<(usize, bool, Vec<usize>)> = Vec::new();
+    // The line of the `\startpipeline` of the pipeline open, if one is.
+    let mut pipeline: Option<usize> = None;
     for piece in lex::pieces(text) {
         match piece {
             Piece::Sql { text, line } => {
@@ -268,6 +270,15 @@ pub fn compile(
                         }
                         Command::EndIf
                     }
+                    "gset" | "aset" if pipeline.is_some() => {
+                        return Err(err(
+                            line,
+                            format!(
+                                "\\{name} cannot be used in pipeline mode: the results are not \
+                                 there before \\endpipeline"
+                            ),
+                        ));
+                    }
                     "gset" | "aset" => {
                         if args.len() > 1 {
                             return Err(err(
@@ -299,8 +310,25 @@ pub fn compile(
                             format!("unexpected argument in command \"{name}\""),
                         ));
                     }
-                    "startpipeline" => Command::StartPipeline,
-                    "endpipeline" => Command::EndPipeline,
+                    "startpipeline" => {
+                        if let Some(at) = pipeline {
+                            return Err(err(
+                                line,
+                                format!("already in pipeline mode (since line {at})"),
+                            ));
+                        }
+                        pipeline = Some(line);
+                        Command::StartPipeline
+                    }
+                    "endpipeline" => {
+                        if pipeline.take().is_none() {
+                            return Err(err(
+                                line,
+                                "\\endpipeline without matching \\startpipeline".into(),
+                            ));
+                        }
+                        Command::EndPipeline
+                    }
                     "shell" | "setshell" => {
                         return Err(err(
                             line,
@@ -329,6 +357,12 @@ pub fn compile(
     }
     if let Some((first, _, _)) = open.first() {
         return Err(err(out[*first].1, "\\if without matching \\endif".into()));
+    }
+    if let Some(at) = pipeline {
+        return Err(err(
+            at,
+            "\\startpipeline without matching \\endpipeline".into(),
+        ));
     }
     if out.is_empty() {
         return Err(err(
@@ -526,6 +560,35 @@ mod tests {
         let e = compiled("\\set x 1\n\\gset\n").unwrap_err();
         assert_eq!(e.to_string(), "t.sql:2: \\gset must follow an SQL command");
         assert!(compiled("-- nothing\n").is_err());
+    }
+
+    #[test]
+    fn pipelines_open_and_close_once_and_keep_nothing() {
+        let (c, _) =
+            compiled("\\startpipeline\nSELECT 1;\nSELECT 2;\n\\endpipeline\nSELECT 3 \\gset\n")
+                .unwrap();
+        assert!(matches!(c[0], Command::StartPipeline) && matches!(c[3], Command::EndPipeline));
+        for (text, words) in [
+            (
+                "\\startpipeline\nSELECT 1 AS one \\gset\n\\endpipeline\n",
+                "t.sql:2: \\gset cannot be used in pipeline mode",
+            ),
+            (
+                "\\startpipeline\n\\startpipeline\n",
+                "t.sql:2: already in pipeline mode (since line 1)",
+            ),
+            (
+                "SELECT 1;\n\\endpipeline\n",
+                "t.sql:2: \\endpipeline without matching \\startpipeline",
+            ),
+            (
+                "SELECT 1;\n\\startpipeline\nSELECT 2;\n",
+                "t.sql:2: \\startpipeline without matching \\endpipeline",
+            ),
+        ] {
+            let e = compiled(text).unwrap_err().to_string();
+            assert!(e.starts_with(words), "{e}");
+        }
     }
 
     #[test]

@@ -172,6 +172,27 @@ pub trait ScriptConnection: Connection {
 
     /// The SQL it speaks, where pgbench's tables differ.
     fn dialect(&self) -> Dialect;
+
+    /// Whether it pipelines: between `\startpipeline` and `\endpipeline`
+    /// its commands are [queued](ScriptConnection::queue) and sent, and
+    /// their answers read, at [the end](ScriptConnection::end_pipeline).
+    /// Where not, each command runs on its own.
+    fn pipelines(&self) -> bool {
+        false
+    }
+
+    /// Add `q` to the pipeline (preparing it first where it must be).
+    fn queue(&mut self, q: &Query<'_>) -> impl Future<Output = Status> + Send {
+        let _ = q;
+        async { Status::NotImplemented }
+    }
+
+    /// Send the pipeline and read its answers: how many of its commands
+    /// succeeded, in order, and the status of the one after them (which
+    /// failed, the rest skipped by the server) or of the whole.
+    fn end_pipeline(&mut self) -> impl Future<Output = (usize, Status)> + Send {
+        async { (0, Status::NotImplemented) }
+    }
 }
 
 /// One script to run: where it came from and its weight.
@@ -249,6 +270,8 @@ pub struct Compiledscript {
     /// `NAME:retried`: each transaction that took more than one try,
     /// timed whole, however it ended.
     pub retried: OpKind,
+    /// The line of its first `\startpipeline`, if it has one.
+    pub pipeline_line: Option<usize>,
 }
 
 impl ScriptConfig {
@@ -332,6 +355,23 @@ impl ScriptConfig {
             ));
         }
         let compiled = Compiled::new(sources).map_err(|e| PropertyError::File(e.to_string()))?;
+        if protocol == Protocol::Simple {
+            if let Some((s, line)) = compiled
+                .scripts
+                .iter()
+                .zip(&compiled.sources)
+                .find_map(|(c, s)| c.pipeline_line.map(|l| (s, l)))
+            {
+                return Err(p.invalid(
+                    "script.protocol",
+                    format!(
+                        "is simple, and {}:{line} starts a pipeline, which needs the extended \
+                         protocol: give -M extended or prepared (script.protocol)",
+                        s.title
+                    ),
+                ));
+            }
+        }
         Ok(ScriptConfig {
             protocol,
             scale,
@@ -488,6 +528,10 @@ impl Compiled {
                     _ => None,
                 });
             }
+            let pipeline_line = commands
+                .iter()
+                .find(|(c, _)| matches!(c, Command::StartPipeline))
+                .map(|&(_, line)| line);
             scripts.push(Compiledscript {
                 name,
                 kind,
@@ -496,6 +540,7 @@ impl Compiled {
                 statements,
                 retry,
                 retried,
+                pipeline_line,
             });
         }
         Ok(Compiled {

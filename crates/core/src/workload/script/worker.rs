@@ -4,7 +4,7 @@
 //! conflict) or, in a load, one unit of pgbench's accounts.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::backend::Status;
 use crate::executor::{Meter, Step};
@@ -98,6 +98,10 @@ pub struct ScriptWorker {
     ranges: Vec<Option<(usize, usize)>>,
     kept: Kept,
     client: usize,
+    /// In a pipeline the connection runs (`\\startpipeline`): commands are
+    /// queued, each with its kind and when it was queued.
+    pipelined: bool,
+    queued: Vec<(OpKind, Instant)>,
 }
 
 impl ScriptWorker {
@@ -121,6 +125,8 @@ impl ScriptWorker {
             ranges: Vec::new(),
             kept: Kept::default(),
             client,
+            pipelined: false,
+            queued: Vec::new(),
         }
     }
 
@@ -216,6 +222,8 @@ impl ScriptWorker {
         let mut failed: Option<(Status, Option<String>)> = None;
         let mut any_sql = false;
         let mut conflicted = false;
+        self.pipelined = false;
+        self.queued.clear();
         while pc < script.commands.len() {
             match &script.commands[pc] {
                 Command::Sql(sql) => {
@@ -223,6 +231,11 @@ impl ScriptWorker {
                     any_sql = true;
                     let t = m.start();
                     let status = self.execute(conn, sql, id).await;
+                    if status.is_ok() && self.pipelined {
+                        self.queued.push((kind, t));
+                        pc += 1;
+                        continue;
+                    }
                     if !status.is_ok() {
                         conflicted = conn.conflicted();
                     }
@@ -278,7 +291,37 @@ impl ScriptWorker {
                 },
                 // Reached after a branch that was taken: past the block.
                 Command::Elif { end, .. } | Command::Else { end } => pc = end + 1,
-                Command::EndIf | Command::StartPipeline | Command::EndPipeline => pc += 1,
+                Command::EndIf => pc += 1,
+                Command::StartPipeline => {
+                    self.pipelined = conn.pipelines();
+                    pc += 1;
+                }
+                Command::EndPipeline => {
+                    if std::mem::take(&mut self.pipelined) {
+                        let (done, status) = conn.end_pipeline().await;
+                        if !status.is_ok() {
+                            conflicted = conn.conflicted();
+                        }
+                        let end = Instant::now();
+                        // The failed command's reason goes with it (the
+                        // last one where the whole failed), the commands
+                        // the server skipped after it are not counted.
+                        let failed_at = (!status.is_ok())
+                            .then(|| done.min(self.queued.len().saturating_sub(1)));
+                        for (i, (kind, t)) in self.queued.drain(..).enumerate() {
+                            match failed_at {
+                                Some(f) if i == f => m.record_span_on(conn, kind, status, t, end),
+                                Some(f) if i > f => break,
+                                _ => m.record_span(kind, Status::Ok, t, end),
+                            }
+                        }
+                        if !status.is_ok() {
+                            failed = Some((status, None));
+                            break;
+                        }
+                    }
+                    pc += 1;
+                }
             }
             if failed.is_some() {
                 break;
@@ -363,7 +406,7 @@ impl ScriptWorker {
     }
 
     /// Run one SQL command, its variables written in or sent as
-    /// parameters.
+    /// parameters; in a pipeline, queue it.
     async fn execute<C: ScriptConnection>(&mut self, conn: &mut C, sql: &Sql, id: usize) -> Status {
         let protocol = self.shared.protocol;
         self.text.clear();
@@ -405,7 +448,11 @@ impl ScriptWorker {
             id,
             keep: sql.keep.as_ref(),
         };
-        conn.execute(&q, &mut self.kept).await
+        if self.pipelined {
+            conn.queue(&q).await
+        } else {
+            conn.execute(&q, &mut self.kept).await
+        }
     }
 
     /// Set variables from what a command kept.
