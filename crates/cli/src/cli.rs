@@ -963,7 +963,8 @@ pub enum VoteBackend {
 #[command(disable_help_flag = true)]
 pub struct PgbenchArgs {
     /// pgbench's options (-c -j -t -T -R -L -P -r -M -f -b -S -N -D -s -n
-    /// --random-seed -h -p -U; -i with -s, -I, -F, -q) and DBNAME.
+    /// --random-seed --max-tries -h -p -U; -i with -s, -I, -F, -q) and
+    /// DBNAME (a name or a postgres:// URI).
     #[arg(
         trailing_var_arg = true,
         allow_hyphen_values = true,
