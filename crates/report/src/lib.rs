@@ -17,6 +17,7 @@
 //! [`RunRecord`](sojourn_store::RunRecord)s and renders, and knows nothing
 //! of terminals beyond an on/off switch for colour.
 
+pub mod changepoint;
 pub mod compare;
 pub mod curve;
 mod error;
