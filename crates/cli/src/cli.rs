@@ -47,6 +47,11 @@ pub enum Command {
     /// significant (Welch's t-test on batch means; percentile confidence
     /// intervals).
     Compare(CompareArgs),
+    /// A figure over the history of stored runs (by a label such as
+    /// commit, or by time), its change points found and judged; with
+    /// --check, exit status 1 when the newest points come after a change
+    /// for the worse (see docs/history.md).
+    History(HistoryArgs),
     /// Two configurations run alternately, A B A B ..., --repeat times each
     /// (default 5), then compared across repetitions: slow drift of the
     /// machine falls on both equally. The sides differ by properties:
@@ -407,6 +412,72 @@ pub struct CompareArgs {
 
     #[command(flatten)]
     pub store: StoreArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct HistoryArgs {
+    /// Only runs with this label (repeatable; all must match).
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+
+    /// The label whose values are the history's points, in the order of
+    /// each value's first run; runs that share a value are repetitions of
+    /// one point [default: each run a point of its own, by start time].
+    #[arg(long, value_name = "LABEL")]
+    pub by: Option<String>,
+
+    /// A figure (repeatable): throughput, KIND.throughput, KIND.pN,
+    /// KIND.mean, KIND.service.pN, KIND.response.pN [default: throughput
+    /// and every operation's p99].
+    #[arg(long = "figure", value_name = "NAME")]
+    pub figures: Vec<String>,
+
+    /// Only runs started since: a date (2025-11-21), a UTC date-time, or a
+    /// time ago (90s, 30m, 2h, 7d, 2w).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+
+    /// Only the newest N points.
+    #[arg(long, value_name = "N")]
+    pub last: Option<usize>,
+
+    /// Which phase's runs.
+    #[arg(long, value_name = "PHASE", default_value = "run", value_parser = ["load", "run"])]
+    pub phase: String,
+
+    /// A change point is kept when its p-value is below this.
+    #[arg(long, value_name = "P", default_value_t = 0.001)]
+    pub max_pvalue: f64,
+
+    /// ... and it changes the figure by more than this (0.02 = 2%).
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.02)]
+    pub min_change: f64,
+
+    /// Exit with status 1 when the newest points come after a change for
+    /// the worse (the last change point before them, or one among them; 2
+    /// when the newest point alone changed and has too few repetitions to
+    /// judge).
+    #[arg(long)]
+    pub check: bool,
+
+    /// How many of the newest points --check looks at.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub check_last: usize,
+
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: HistoryFormat,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum HistoryFormat {
+    Text,
+    Json,
+    /// A markdown table of the change points (a pull request, a CI job's
+    /// summary).
+    Md,
 }
 
 #[derive(Args, Debug, Clone)]

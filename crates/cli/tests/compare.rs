@@ -2,6 +2,7 @@
 //! backend capped at 1000 and at 800 operations per second, closed loop)
 //! is flagged as worse, the other way round as better, with colour only
 //! when asked for; two runs drawn from one distribution are not flagged.
+//! And `sojourn history` over such runs (the `history` module below).
 
 mod util;
 
@@ -11,9 +12,14 @@ use sojourn_store::{RunId, Store};
 use sojourn_testkit::runs::{memory_run, meta_for, store_outcome, workload_properties, Synthetic};
 use util::*;
 
+/// The tests' runs measure throughput: one run (or one history's series)
+/// at a time, so that they do not take each other's CPU.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// A closed-loop run of workload C against a `memory:` backend that
 /// serves at most `cap` operations per second, stored.
 fn capped_run(store: &Store, cap: u32, seed: u64) -> RunId {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let backend = MemoryBackend::from_query(&format!("max_ops_per_sec={cap}")).unwrap();
     let seed = seed.to_string();
     let common = [
@@ -179,4 +185,198 @@ fn runs_from_one_distribution_are_not_flagged() {
         "{t}"
     );
     assert!(t.contains("Welch") && t.contains("95% CIs overlap"), "{t}");
+}
+
+mod history {
+    //! `sojourn history` on stored runs: forty closed-loop runs of a `memory:`
+    //! backend capped at 1,000 operations per second, labelled
+    //! `commit=c01..c40`, the cap dropping 10% at c21, show one change point
+    //! at c21, worse, about −10%, and `--check` fails on them; forty runs of
+    //! one cap show none and pass; repetitions of a commit are one point.
+
+    use super::*;
+
+
+    /// A short closed-loop run of workload C against `memory:` capped at
+    /// `cap` operations per second, stored with `labels`.
+    fn labelled_run(store: &Store, cap: u32, seed: u64, labels: &[(&str, &str)]) {
+        let backend = MemoryBackend::from_query(&format!("max_ops_per_sec={cap}")).unwrap();
+        let seed = seed.to_string();
+        let common = [
+            ("recordcount", "100"),
+            ("threadcount", "4"),
+            ("seed", seed.as_str()),
+        ];
+        memory_run(
+            &backend,
+            &workload_properties(&repo_root(), "workloadc", &common),
+            Phase::Load,
+        );
+        let mut run_props = common.to_vec();
+        run_props.extend([
+            ("operationcount", "100000000"),
+            ("maxexecutiontime", "0.2"),
+            ("timeseries.interval", "0.05"),
+        ]);
+        let props = workload_properties(&repo_root(), "workloadc", &run_props);
+        let (o, series) = memory_run(&backend, &props, Phase::Run);
+        let describe = format!("memory:?max_ops_per_sec={cap}");
+        store_outcome(
+            store,
+            &meta_for(&o, &describe, &run_props, labels),
+            &o,
+            &series,
+        );
+    }
+
+    /// `commits` commits of `repeat` runs each in a fresh store, the cap
+    /// given by `cap(commit)` (from 1); the store's path.
+    fn series(
+        dir: &std::path::Path,
+        commits: u32,
+        repeat: u32,
+        cap: impl Fn(u32) -> u32,
+    ) -> String {
+        let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let path = dir.join("results.sqlite");
+        let store = Store::open(path.to_str().unwrap()).unwrap();
+        for c in 1..=commits {
+            let commit = format!("c{c:02}");
+            for r in 0..repeat {
+                labelled_run(
+                    &store,
+                    cap(c),
+                    u64::from(c * 10 + r),
+                    &[("commit", &commit), ("suite", "nightly")],
+                );
+            }
+        }
+        path.to_str().unwrap().to_string()
+    }
+
+    fn history(results: &str, extra: &[&str]) -> std::process::Output {
+        bin()
+            .args([
+                "history",
+                "--results",
+                results,
+                "--label",
+                "suite=nightly",
+                "--by",
+                "commit",
+            ])
+            .args(extra)
+            .run_to_end()
+    }
+
+    fn json(results: &str) -> serde_json::Value {
+        let out = history(results, &["--figure", "throughput", "--format", "json"]);
+        serde_json::from_str(&ok(&out)).expect("JSON")
+    }
+
+    #[test]
+    fn a_drop_at_one_commit_is_one_change_point_there_and_fails_the_check() {
+        let dir = tempfile::tempdir().unwrap();
+        let results = series(dir.path(), 40, 1, |c| if c < 21 { 1000 } else { 900 });
+        let h = json(&results);
+        let s = &h["series"][0];
+        assert_eq!(s["figure"], "throughput");
+        assert_eq!(s["points"].as_array().unwrap().len(), 40);
+        let changes = s["changes"].as_array().unwrap();
+        assert_eq!(changes.len(), 1, "{changes:#?}");
+        let c = &changes[0];
+        assert_eq!(c["key"], "c21", "{c:#}");
+        assert_eq!(c["verdict"], "worse", "{c:#}");
+        let pct = c["change_pct"].as_f64().unwrap();
+        assert!((-12.0..=-8.0).contains(&pct), "about -10%: {c:#}");
+        let ci = c["change_ci95_pct"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{c:#}"));
+        assert!(
+            ci[0].as_f64().unwrap() <= pct && pct <= ci[1].as_f64().unwrap(),
+            "{c:#}"
+        );
+
+        let text = ok(&history(&results, &["--figure", "throughput"]));
+        assert!(text.contains("change at c21 (1 run(s))"), "{text}");
+        assert!(text.contains("worse"), "{text}");
+        let md = ok(&history(
+            &results,
+            &["--figure", "throughput", "--format", "md"],
+        ));
+        assert!(
+            md.contains("| throughput | c21 |") && md.contains("**worse**"),
+            "{md}"
+        );
+
+        let check = history(&results, &["--figure", "throughput", "--check"]);
+        assert_eq!(check.status.code(), Some(1), "{}", text_of(&check));
+        assert!(
+            String::from_utf8_lossy(&check.stderr).contains("check failed: throughput: "),
+            "{}",
+            text_of(&check)
+        );
+    }
+
+    #[test]
+    fn one_configuration_throughout_shows_no_change_and_passes() {
+        let dir = tempfile::tempdir().unwrap();
+        let results = series(dir.path(), 40, 1, |_| 1000);
+        let h = json(&results);
+        assert_eq!(
+            h["series"][0]["changes"].as_array().unwrap().len(),
+            0,
+            "{h:#}"
+        );
+        let check = history(&results, &["--check"]);
+        assert_eq!(check.status.code(), Some(0), "{}", text_of(&check));
+        assert!(
+            String::from_utf8_lossy(&check.stderr).contains("check passed"),
+            "{}",
+            text_of(&check)
+        );
+        let bad = history(&results, &["--figure", "read.p1000"]);
+        assert!(!bad.status.success());
+        assert!(
+            String::from_utf8_lossy(&bad.stderr).contains("figure 'read.p1000'"),
+            "{}",
+            text_of(&bad)
+        );
+    }
+
+    #[test]
+    fn repetitions_of_a_commit_are_one_point() {
+        let dir = tempfile::tempdir().unwrap();
+        let results = series(dir.path(), 16, 3, |c| if c < 9 { 1000 } else { 900 });
+        let h = json(&results);
+        let s = &h["series"][0];
+        let points = s["points"].as_array().unwrap();
+        assert_eq!(points.len(), 16);
+        assert!(
+            points
+                .iter()
+                .all(|p| p["runs"].as_array().unwrap().len() == 3),
+            "{s:#}"
+        );
+        let changes = s["changes"].as_array().unwrap();
+        assert_eq!(changes.len(), 1, "{changes:#?}");
+        assert_eq!(changes[0]["key"], "c09");
+        let last = history(
+            &results,
+            &["--figure", "throughput", "--last", "4", "--format", "json"],
+        );
+        let last: serde_json::Value = serde_json::from_str(&ok(&last)).unwrap();
+        assert_eq!(
+            last["series"][0]["points"][0]["key"], "c13",
+            "--last 4: {last:#}"
+        );
+    }
+
+    fn text_of(o: &std::process::Output) -> String {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    }
 }

@@ -22,6 +22,7 @@ pub mod compare;
 pub mod curve;
 mod error;
 pub mod groups;
+pub mod history;
 pub mod html;
 pub mod run;
 pub mod select;

@@ -5,6 +5,7 @@ mod agent;
 mod capacity;
 mod compare;
 mod fleet;
+mod history;
 mod kubernetes;
 mod pgbench;
 mod phase;
@@ -28,6 +29,7 @@ pub fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::SuiteClient => suite::client_main(),
         Command::Report(a) => report::main(a),
         Command::Compare(a) => compare::main(a),
+        Command::History(a) => history::main(a),
         Command::Ab(a) => ab::main(a),
         Command::Agent(a) => agent::main(a),
         Command::Agents(a) => agent::agents(a),

@@ -135,7 +135,7 @@ fn parse_since(s: &str, now: SystemTime) -> Result<SystemTime> {
 }
 
 /// The filter of `--label KEY=VALUE` and `--since WHEN`.
-fn filter(labels: &[String], since: Option<&str>) -> Result<Filter> {
+pub(crate) fn filter(labels: &[String], since: Option<&str>) -> Result<Filter> {
     Ok(Filter {
         labels: labels
             .iter()
