@@ -196,7 +196,6 @@ mod history {
 
     use super::*;
 
-
     /// A short closed-loop run of workload C against `memory:` capped at
     /// `cap` operations per second, stored with `labels`.
     fn labelled_run(store: &Store, cap: u32, seed: u64, labels: &[(&str, &str)]) {

@@ -176,7 +176,7 @@ impl ScriptWorker {
                 && (shared.max_tries == 0 || tries < shared.max_tries)
                 && shared
                     .latency_limit
-                    .map_or(true, |limit| m.intended_start().elapsed() < limit);
+                    .is_none_or(|limit| m.intended_start().elapsed() < limit);
             match (again, &first_draws) {
                 (true, Some(draws)) => {
                     conn.abandon_transaction().await;
