@@ -478,6 +478,8 @@ pub enum HistoryFormat {
     /// A markdown table of the change points (a pull request, a CI job's
     /// summary).
     Md,
+    /// A row per figure and point, with the change point starting there.
+    Csv,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -9,7 +9,9 @@ mod util;
 use sojourn_core::backend::memory::MemoryBackend;
 use sojourn_core::workload::Phase;
 use sojourn_store::{RunId, Store};
-use sojourn_testkit::runs::{memory_run, meta_for, store_outcome, workload_properties, Synthetic};
+use sojourn_testkit::runs::{
+    memory_run, meta_for, store_outcome, workload_properties, CappedRun, Synthetic,
+};
 use util::*;
 
 /// The tests' runs measure throughput: one run (or one history's series)
@@ -196,36 +198,11 @@ mod history {
 
     use super::*;
 
-    /// A short closed-loop run of workload C against `memory:` capped at
-    /// `cap` operations per second, stored with `labels`.
+    /// A short closed-loop run against `memory:` capped at `cap`
+    /// operations per second, stored with `labels`.
     fn labelled_run(store: &Store, cap: u32, seed: u64, labels: &[(&str, &str)]) {
-        let backend = MemoryBackend::from_query(&format!("max_ops_per_sec={cap}")).unwrap();
-        let seed = seed.to_string();
-        let common = [
-            ("recordcount", "100"),
-            ("threadcount", "4"),
-            ("seed", seed.as_str()),
-        ];
-        memory_run(
-            &backend,
-            &workload_properties(&repo_root(), "workloadc", &common),
-            Phase::Load,
-        );
-        let mut run_props = common.to_vec();
-        run_props.extend([
-            ("operationcount", "100000000"),
-            ("maxexecutiontime", "0.2"),
-            ("timeseries.interval", "0.05"),
-        ]);
-        let props = workload_properties(&repo_root(), "workloadc", &run_props);
-        let (o, series) = memory_run(&backend, &props, Phase::Run);
-        let describe = format!("memory:?max_ops_per_sec={cap}");
-        store_outcome(
-            store,
-            &meta_for(&o, &describe, &run_props, labels),
-            &o,
-            &series,
-        );
+        let run = CappedRun::new(&repo_root(), cap, seed, "0.2", "0.05");
+        run.store(store, &run.meta(labels));
     }
 
     /// `commits` commits of `repeat` runs each in a fresh store, the cap
@@ -303,6 +280,21 @@ mod history {
             &results,
             &["--figure", "throughput", "--format", "md"],
         ));
+        let csv = ok(&history(
+            &results,
+            &["--figure", "throughput", "--format", "csv"],
+        ));
+        let rows: Vec<&str> = csv.lines().collect();
+        assert_eq!(rows.len(), 41, "a head and a row per point: {csv}");
+        assert!(
+            rows[0].starts_with("figure,unit,point,key,runs,mean"),
+            "{csv}"
+        );
+        let c21 = rows
+            .iter()
+            .find(|r| r.contains(",21,c21,"))
+            .expect("c21's row");
+        assert!(c21.contains(",yes,") && c21.ends_with(",worse"), "{c21}");
         assert!(
             md.contains("| throughput | c21 |") && md.contains("**worse**"),
             "{md}"

@@ -602,10 +602,11 @@ fn a_run_kept_nowhere_fails_the_command_after_its_summary() {
 
 /// A PostgreSQL store's password can stay off the command line (where
 /// `ps` shows it): without one in the URL, `$PGPASSWORD` is used, as libpq
-/// does; without either, the server's refusal is the error.
+/// does; without either, the server's refusal is the error. And the
+/// history of runs it keeps is the one an SQLite store keeps.
 #[cfg(feature = "store-postgres")]
 #[test]
-fn a_postgres_store_takes_its_password_from_pgpassword() {
+fn a_postgres_store_takes_its_password_from_pgpassword_and_tells_the_history_sqlite_tells() {
     let Some(pg) = sojourn_testkit::postgres_server::Postgres::start() else {
         return;
     };
@@ -644,6 +645,59 @@ fn a_postgres_store_takes_its_password_from_pgpassword() {
         .meta()
         .command_line
         .contains(sojourn_testkit::postgres_server::PASSWORD));
+    history_alike(&pg.url(), dir.path());
+}
+
+/// Twenty-four runs of `memory:` capped at 1,000 operations per second,
+/// then at 900 from the thirteenth commit, kept alike in the PostgreSQL
+/// store at `url` and an SQLite one: `sojourn history` prints the same
+/// CSV from both, with one change for the worse at c13 (within a point).
+#[cfg(feature = "store-postgres")]
+fn history_alike(url: &str, dir: &Path) {
+    use sojourn_testkit::runs::CappedRun;
+
+    let sqlite = dir.join("history.sqlite");
+    let stores = [
+        Store::open(sqlite.to_str().unwrap()).unwrap(),
+        Store::open(url).unwrap(),
+    ];
+    for c in 1..=24u32 {
+        let cap = if c < 13 { 1000 } else { 900 };
+        let run = CappedRun::new(&repo_root(), cap, u64::from(c), "0.2", "0.05");
+        let commit = format!("c{c:02}");
+        let meta = run.meta(&[("commit", &commit), ("suite", "alike")]);
+        for store in &stores {
+            run.store(store, &meta);
+        }
+    }
+    let history = |results: &str| {
+        ok(&bin()
+            .args(["history", "--results", results, "--label", "suite=alike"])
+            .args([
+                "--by",
+                "commit",
+                "--figure",
+                "throughput",
+                "--format",
+                "csv",
+            ])
+            .run_to_end())
+    };
+    let (from_sqlite, from_postgres) = (history(sqlite.to_str().unwrap()), history(url));
+    assert_eq!(from_sqlite, from_postgres);
+    // The drop at c13, found there or a point either side (a run's own
+    // noise can blur the boundary by one).
+    let worse: Vec<&str> = from_sqlite
+        .lines()
+        .filter(|r| r.contains(",yes,") && r.ends_with(",worse"))
+        .collect();
+    assert!(
+        worse.len() == 1
+            && [",12,c12,", ",13,c13,", ",14,c14,"]
+                .iter()
+                .any(|k| worse[0].contains(k)),
+        "{from_sqlite}"
+    );
 }
 
 /// A PostgreSQL store that dies halfway through a run: the rest of the

@@ -520,6 +520,56 @@ pub fn markdown(h: &History) -> String {
     out
 }
 
+/// The history as CSV: a row per figure and point, with its change point
+/// where one starts there.
+pub fn csv(h: &History) -> String {
+    let head: Vec<String> = [
+        "figure",
+        "unit",
+        "point",
+        "key",
+        "runs",
+        "mean",
+        "values",
+        "change_starts",
+        "change_pct",
+        "p",
+        "verdict",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut body = Vec::new();
+    for s in &h.series {
+        for (i, p) in s.points.iter().enumerate() {
+            let change = s.changes.iter().find(|c| c.index == i);
+            let values: Vec<String> = p.values.iter().map(|v| v.to_string()).collect();
+            body.push(vec![
+                s.figure.clone(),
+                s.unit.to_string(),
+                (i + 1).to_string(),
+                p.key.clone(),
+                p.runs.join(" "),
+                p.mean.to_string(),
+                values.join(" "),
+                if change.is_some() { "yes" } else { "" }.to_string(),
+                change.map_or(String::new(), |c| format!("{:.3}", c.change_pct)),
+                change.map_or(String::new(), |c| format!("{:e}", c.p)),
+                change.map_or(String::new(), |c| {
+                    if c.verdict == Verdict::Worse {
+                        "worse"
+                    } else {
+                        "better"
+                    }
+                    .to_string()
+                }),
+            ]);
+        }
+    }
+    let mut out = String::new();
+    crate::tables::csv_table(&head, &body, &mut out);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -534,7 +534,7 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-fn csv_table(head: &[String], body: &[Vec<String>], out: &mut String) {
+pub(crate) fn csv_table(head: &[String], body: &[Vec<String>], out: &mut String) {
     let line = |cells: &[String]| {
         cells
             .iter()

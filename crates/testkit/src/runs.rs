@@ -305,3 +305,67 @@ pub fn memory_run(
     .expect("the run completes");
     (outcome, series.into_intervals())
 }
+
+/// A stored-to-be closed-loop run of workload C (100 records, 4
+/// connections) against a `memory:` backend that serves at most `cap`
+/// operations per second, for `seconds`, timed in intervals of
+/// `interval` seconds: its outcome, its time series, the properties it ran
+/// with and the backend's description, for [`meta_for`].
+pub struct CappedRun {
+    pub outcome: RunOutcome,
+    pub series: Vec<Interval>,
+    pub properties: Vec<(String, String)>,
+    pub backend: String,
+}
+
+impl CappedRun {
+    pub fn new(repo: &Path, cap: u32, seed: u64, seconds: &str, interval: &str) -> CappedRun {
+        let backend = MemoryBackend::from_query(&format!("max_ops_per_sec={cap}")).unwrap();
+        let seed = seed.to_string();
+        let common = [
+            ("recordcount", "100"),
+            ("threadcount", "4"),
+            ("seed", &seed),
+        ];
+        memory_run(
+            &backend,
+            &workload_properties(repo, "workloadc", &common),
+            Phase::Load,
+        );
+        let mut props = common.to_vec();
+        props.extend([
+            ("operationcount", "100000000"),
+            ("maxexecutiontime", seconds),
+            ("timeseries.interval", interval),
+        ]);
+        let (outcome, series) = memory_run(
+            &backend,
+            &workload_properties(repo, "workloadc", &props),
+            Phase::Run,
+        );
+        CappedRun {
+            outcome,
+            series,
+            properties: props
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            backend: format!("memory:?max_ops_per_sec={cap}"),
+        }
+    }
+
+    /// Its metadata with `labels`, as [`meta_for`] makes it.
+    pub fn meta(&self, labels: &[(&str, &str)]) -> RunMeta {
+        let props: Vec<(&str, &str)> = self
+            .properties
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        meta_for(&self.outcome, &self.backend, &props, labels)
+    }
+
+    /// Keep it in `store` with `meta`.
+    pub fn store(&self, store: &Store, meta: &RunMeta) -> RunId {
+        store_outcome(store, meta, &self.outcome, &self.series)
+    }
+}

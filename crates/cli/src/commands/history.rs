@@ -1,6 +1,6 @@
 //! `sojourn history`: the stored runs a selection names, as a series of
 //! points per figure with its change points (see
-//! `sojourn_report::history`), as text, JSON or a markdown table; with
+//! `sojourn_report::history`), as text, JSON, a markdown table or CSV; with
 //! `--check`, an exit status a CI job can act on.
 
 use std::collections::BTreeSet;
@@ -89,6 +89,7 @@ pub fn main(a: HistoryArgs) -> Result<ExitCode> {
         HistoryFormat::Text => history::text(&h),
         HistoryFormat::Json => serde_json::to_string_pretty(&h)? + "\n",
         HistoryFormat::Md => history::markdown(&h),
+        HistoryFormat::Csv => history::csv(&h),
     };
     print!("{out}");
     if !a.check {
