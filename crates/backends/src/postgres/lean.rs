@@ -101,7 +101,7 @@ pub(super) struct Lean {
     /// `Close` messages of statements the cache let go of, sent with the
     /// next request.
     closing: BytesMut,
-    /// A script's pipeline (`\\startpipeline`): its commands' messages,
+    /// A script's pipeline (`\startpipeline`): its commands' messages,
     /// sent with one `Sync` at its end.
     pipe: BytesMut,
 }

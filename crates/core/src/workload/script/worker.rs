@@ -1,6 +1,6 @@
 //! One client of a script run: its variables and random numbers, how it
 //! picks a script by weight, and how it runs one transaction (each SQL
-//! command measured, `\\if` branches, `\\sleep`, `\\gset`, retries of a
+//! command measured, `\if` branches, `\sleep`, `\gset`, retries of a
 //! conflict) or, in a load, one unit of pgbench's accounts.
 
 use std::sync::Arc;
@@ -98,7 +98,7 @@ pub struct ScriptWorker {
     ranges: Vec<Option<(usize, usize)>>,
     kept: Kept,
     client: usize,
-    /// In a pipeline the connection runs (`\\startpipeline`): commands are
+    /// In a pipeline the connection runs (`\startpipeline`): commands are
     /// queued, each with its kind and when it was queued.
     pipelined: bool,
     queued: Vec<(OpKind, Instant)>,
