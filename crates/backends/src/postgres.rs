@@ -230,18 +230,21 @@ fn error_text(e: &tokio_postgres::Error) -> String {
     text
 }
 
+/// The SQLSTATE at the end of a failure's words (see [`error_text`]).
+fn sqlstate(words: &str) -> Option<&str> {
+    words
+        .strip_suffix(')')?
+        .rsplit_once("(SQLSTATE ")
+        .map(|(_, code)| code)
+}
+
 /// Whether a server error leaves the prepared statements as they were: a
 /// conflict that rolled the transaction back (SQLSTATE class 40), a
 /// row that broke a constraint (23) or a value the statement could not
 /// take (22) say nothing of the tables the statements were prepared on,
 /// and preparing them again would add work pgbench does not do.
 fn statements_stand(words: &str) -> bool {
-    let code = words
-        .rsplit_once("(SQLSTATE ")
-        .map_or("", |(_, c)| c.trim_end_matches(')'));
-    ["40", "23", "22"]
-        .iter()
-        .any(|class| code.starts_with(class))
+    sqlstate(words).is_some_and(|code| ["40", "23", "22"].iter().any(|c| code.starts_with(c)))
 }
 
 /// `pg_stat_database` columns kept as server counters, for the whole
@@ -891,6 +894,20 @@ mod tests {
         open_for(url, props, 1)
     }
 
+    #[test]
+    fn the_sqlstate_is_read_from_the_failure_s_words() {
+        let words = "ERROR: could not serialize access (SQLSTATE 40001)";
+        assert_eq!(super::sqlstate(words), Some("40001"));
+        assert_eq!(super::sqlstate("timed out after 100 ms"), None);
+        assert!(super::statements_stand(words));
+        assert!(super::statements_stand(
+            "ERROR: duplicate key (SQLSTATE 23505)"
+        ));
+        assert!(!super::statements_stand(
+            "ERROR: relation \"t\" does not exist (SQLSTATE 42P01)"
+        ));
+        assert!(!super::statements_stand("the server closed the connection"));
+    }
     #[test]
     fn urls() {
         let b = open("postgres://u:secret@127.0.0.1:5439/db", &[]).unwrap();

@@ -245,16 +245,33 @@ mod history {
             .run_to_end()
     }
 
-    fn json(results: &str) -> serde_json::Value {
-        let out = history(results, &["--figure", "throughput", "--format", "json"]);
-        serde_json::from_str(&ok(&out)).expect("JSON")
+    /// The throughput's history as JSON, with `extra` arguments.
+    fn json(results: &str, extra: &[&str]) -> serde_json::Value {
+        let mut args = vec!["--figure", "throughput", "--format", "json"];
+        args.extend_from_slice(extra);
+        serde_json::from_str(&ok(&history(results, &args))).expect("JSON")
+    }
+
+    /// `out`'s stderr says `words`.
+    fn says(out: &std::process::Output, words: &str) {
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(words),
+            "{words:?} in {}",
+            text_of(out)
+        );
+    }
+
+    /// `out` ended with status `code`, its stderr saying `words`.
+    fn ended(out: &std::process::Output, code: i32, words: &str) {
+        assert_eq!(out.status.code(), Some(code), "{}", text_of(out));
+        says(out, words);
     }
 
     #[test]
     fn a_drop_at_one_commit_is_one_change_point_there_and_fails_the_check() {
         let dir = tempfile::tempdir().unwrap();
         let results = series(dir.path(), 40, 1, |c| if c < 21 { 1000 } else { 900 });
-        let h = json(&results);
+        let h = json(&results, &[]);
         let s = &h["series"][0];
         assert_eq!(s["figure"], "throughput");
         assert_eq!(s["points"].as_array().unwrap().len(), 40);
@@ -301,45 +318,30 @@ mod history {
         );
 
         let check = history(&results, &["--figure", "throughput", "--check"]);
-        assert_eq!(check.status.code(), Some(1), "{}", text_of(&check));
-        assert!(
-            String::from_utf8_lossy(&check.stderr).contains("check failed: throughput: "),
-            "{}",
-            text_of(&check)
-        );
+        ended(&check, 1, "check failed: throughput: ");
     }
 
     #[test]
     fn one_configuration_throughout_shows_no_change_and_passes() {
         let dir = tempfile::tempdir().unwrap();
         let results = series(dir.path(), 40, 1, |_| 1000);
-        let h = json(&results);
+        let h = json(&results, &[]);
         assert_eq!(
             h["series"][0]["changes"].as_array().unwrap().len(),
             0,
             "{h:#}"
         );
-        let check = history(&results, &["--check"]);
-        assert_eq!(check.status.code(), Some(0), "{}", text_of(&check));
-        assert!(
-            String::from_utf8_lossy(&check.stderr).contains("check passed"),
-            "{}",
-            text_of(&check)
-        );
+        ended(&history(&results, &["--check"]), 0, "check passed");
         let bad = history(&results, &["--figure", "read.p1000"]);
         assert!(!bad.status.success());
-        assert!(
-            String::from_utf8_lossy(&bad.stderr).contains("figure 'read.p1000'"),
-            "{}",
-            text_of(&bad)
-        );
+        says(&bad, "figure 'read.p1000'");
     }
 
     #[test]
     fn repetitions_of_a_commit_are_one_point() {
         let dir = tempfile::tempdir().unwrap();
         let results = series(dir.path(), 16, 3, |c| if c < 9 { 1000 } else { 900 });
-        let h = json(&results);
+        let h = json(&results, &[]);
         let s = &h["series"][0];
         let points = s["points"].as_array().unwrap();
         assert_eq!(points.len(), 16);
@@ -352,11 +354,7 @@ mod history {
         let changes = s["changes"].as_array().unwrap();
         assert_eq!(changes.len(), 1, "{changes:#?}");
         assert_eq!(changes[0]["key"], "c09");
-        let last = history(
-            &results,
-            &["--figure", "throughput", "--last", "4", "--format", "json"],
-        );
-        let last: serde_json::Value = serde_json::from_str(&ok(&last)).unwrap();
+        let last = json(&results, &["--last", "4"]);
         assert_eq!(
             last["series"][0]["points"][0]["key"], "c13",
             "--last 4: {last:#}"

@@ -75,7 +75,7 @@ pub struct ChangePoint {
 
 /// A run of points between change points: how many, their mean and their
 /// standard deviation (population, as Otava's).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct Regime {
     pub n: usize,
     pub mean: f64,

@@ -14,10 +14,11 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 use sojourn_core::op::OpKind;
+use sojourn_core::recorder::Stats;
 use sojourn_core::stats::student_t_quantile;
 use sojourn_store::RunRecord;
 
-use crate::changepoint::{self, ChangePoint};
+use crate::changepoint::{self, ChangePoint, Regime};
 use crate::compare::{Better, Verdict};
 use crate::run::{self, Latency};
 
@@ -133,17 +134,17 @@ impl Figure {
         }
     }
 
-    /// The figure of `r`, if it has it.
-    pub fn value(&self, r: &RunRecord) -> Option<f64> {
+    /// The figure of `r`, whose totals are `total` ([`run::totals`]), if
+    /// it has it.
+    pub fn value(&self, r: &RunRecord, total: &Stats) -> Option<f64> {
         let Some(kind) = self.kind else {
             return Some(run::throughput(r));
         };
-        let total = run::totals(r);
         total.op(kind)?;
         if self.what == What::Throughput {
-            return Some(run::kind_throughput(r, &total, kind));
+            return Some(run::kind_throughput(r, total, kind));
         }
-        let h = run::histogram(&total, kind, self.latency);
+        let h = run::histogram(total, kind, self.latency);
         if h.is_empty() {
             return None;
         }
@@ -175,12 +176,8 @@ pub struct Change {
     pub runs: Vec<String>,
     /// The points' means before (back to the change before) and after (on
     /// to the change after): how many, their mean and spread.
-    pub before_points: usize,
-    pub before_mean: f64,
-    pub before_sd: f64,
-    pub after_points: usize,
-    pub after_mean: f64,
-    pub after_sd: f64,
+    pub before: Regime,
+    pub after: Regime,
     /// `(after − before) / before` in percent, with its 95% interval.
     pub change_pct: f64,
     pub change_ci95_pct: Option<[f64; 2]>,
@@ -253,6 +250,8 @@ pub fn history(runs: &[RunRecord], figures: &[Figure], opts: &HistoryOptions) ->
         let drop = groups.len().saturating_sub(n);
         groups.drain(..drop);
     }
+    // Each run's totals once: every figure reads them.
+    let totals: Vec<Stats> = runs.iter().map(run::totals).collect();
     let key = |g: &[usize]| match &opts.by {
         Some(label) => runs[g[0]].meta().labels[label].clone(),
         None => run::short_id(&runs[g[0]]),
@@ -265,7 +264,10 @@ pub fn history(runs: &[RunRecord], figures: &[Figure], opts: &HistoryOptions) ->
                 .filter_map(|g| {
                     let (ids, values): (Vec<String>, Vec<f64>) = g
                         .iter()
-                        .filter_map(|&i| f.value(&runs[i]).map(|v| (runs[i].id().to_string(), v)))
+                        .filter_map(|&i| {
+                            let v = f.value(&runs[i], &totals[i])?;
+                            Some((runs[i].id().to_string(), v))
+                        })
                         .unzip();
                     (!values.is_empty()).then(|| Point {
                         key: key(g),
@@ -303,7 +305,7 @@ fn change(points: &[Point], c: &ChangePoint, better: Better) -> Change {
     let change_pct = c.forward_change() * 100.0;
     // Welch's interval for the difference of the regimes' means, over
     // the before mean (sample deviations).
-    let sample = |r: &changepoint::Regime| r.sd * (r.n as f64 / (r.n as f64 - 1.0)).sqrt();
+    let sample = |r: &Regime| r.sd * (r.n as f64 / (r.n as f64 - 1.0)).sqrt();
     let ci = (b.n >= 2 && a.n >= 2 && b.mean != 0.0).then(|| {
         let (vb, va) = (
             sample(&b).powi(2) / b.n as f64,
@@ -325,12 +327,8 @@ fn change(points: &[Point], c: &ChangePoint, better: Better) -> Change {
         index: c.index,
         key: p.key.clone(),
         runs: p.runs.clone(),
-        before_points: b.n,
-        before_mean: b.mean,
-        before_sd: b.sd,
-        after_points: a.n,
-        after_mean: a.mean,
-        after_sd: a.sd,
+        before: b,
+        after: a,
         change_pct,
         change_ci95_pct: ci.filter(|c| c.iter().all(|x| x.is_finite())),
         p: c.p,
@@ -372,7 +370,7 @@ pub fn check(h: &History, last: usize) -> Check {
             let p = &s.points[c.index];
             let line = format!(
                 "{}: {:+.1}% at {} ({:.4} → {:.4} {}, p = {:.2e}), worse",
-                s.figure, c.change_pct, p.key, c.before_mean, c.after_mean, s.unit, c.p
+                s.figure, c.change_pct, p.key, c.before.mean, c.after.mean, s.unit, c.p
             );
             if c.index + 1 == n && p.runs.len() < MIN_REPETITIONS {
                 undecided.get_or_insert(format!(
@@ -466,12 +464,12 @@ pub fn text(h: &History) -> String {
                  points), {:+.1}%{ci}, p = {:.2e}, {verdict}",
                 c.key,
                 c.runs.len(),
-                c.before_mean,
-                c.before_sd,
-                c.before_points,
-                c.after_mean,
-                c.after_sd,
-                c.after_points,
+                c.before.mean,
+                c.before.sd,
+                c.before.n,
+                c.after.mean,
+                c.after.sd,
+                c.after.n,
                 c.change_pct,
                 c.p,
             );
@@ -496,9 +494,9 @@ pub fn markdown(h: &History) -> String {
                 "| {} | {} | {:.4} {} | {:.4} {} | {:+.1}% | {:.2e} | {} |",
                 s.figure,
                 c.key,
-                c.before_mean,
+                c.before.mean,
                 s.unit,
-                c.after_mean,
+                c.after.mean,
                 s.unit,
                 c.change_pct,
                 c.p,

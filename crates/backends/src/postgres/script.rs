@@ -241,12 +241,13 @@ impl ScriptConnection for PostgresConnection {
         self.rollback().await
     }
 
-    /// The words end with the SQLSTATE (see `error_text`): 40001 is a
+    /// The words end with the SQLSTATE (see `sqlstate`): 40001 is a
     /// serialization failure, 40P01 a deadlock.
     fn conflicted(&mut self) -> bool {
         self.failure_text()
             .as_deref()
-            .is_some_and(|w| w.ends_with("(SQLSTATE 40001)") || w.ends_with("(SQLSTATE 40P01)"))
+            .and_then(super::sqlstate)
+            .is_some_and(|code| code == "40001" || code == "40P01")
     }
 
     fn dialect(&self) -> Dialect {

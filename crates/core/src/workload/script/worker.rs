@@ -171,7 +171,9 @@ impl ScriptWorker {
         let mut tries = 1;
         let mut try_start = t0;
         let (failed, any_sql) = loop {
-            let (failed, any_sql, conflicted) = self.try_once(conn, m, script, index).await;
+            let (failed, any_sql, conflicted) = self
+                .try_once(conn, m, script, index, &shared.compiled.names)
+                .await;
             let again = conflicted
                 && (shared.max_tries == 0 || tries < shared.max_tries)
                 && shared
@@ -216,8 +218,8 @@ impl ScriptWorker {
         m: &mut Meter,
         script: &Compiledscript,
         index: usize,
+        names: &[String],
     ) -> (Option<(Status, Option<String>)>, bool, bool) {
-        let shared = Arc::clone(&self.shared);
         let mut pc = 0;
         let mut failed: Option<(Status, Option<String>)> = None;
         let mut any_sql = false;
@@ -245,7 +247,7 @@ impl ScriptWorker {
                         break;
                     }
                     if let Some(keep) = &sql.keep {
-                        if let Err(why) = self.keep(keep, &shared.compiled.names) {
+                        if let Err(why) = self.keep(keep, names) {
                             failed = Some((Status::UnexpectedState, Some(why)));
                             break;
                         }
