@@ -362,6 +362,15 @@ pub struct ReportArgs {
     #[arg(long, value_name = "TEXT")]
     pub title: Option<String>,
 
+    /// Open the HTML page with the runs' history: per figure its points
+    /// over --by (or over time), the change points marked, each point
+    /// linked to its runs (see docs/history.md).
+    #[arg(long)]
+    pub history: bool,
+
+    #[command(flatten)]
+    pub series: SeriesArgs,
+
     #[command(flatten)]
     pub store: StoreArgs,
 }
@@ -420,17 +429,8 @@ pub struct HistoryArgs {
     #[arg(long = "label", value_name = "KEY=VALUE")]
     pub labels: Vec<String>,
 
-    /// The label whose values are the history's points, in the order of
-    /// each value's first run; runs that share a value are repetitions of
-    /// one point [default: each run a point of its own, by start time].
-    #[arg(long, value_name = "LABEL")]
-    pub by: Option<String>,
-
-    /// A figure (repeatable): throughput, KIND.throughput, KIND.pN,
-    /// KIND.mean, KIND.service.pN, KIND.response.pN [default: throughput
-    /// and every operation's p99].
-    #[arg(long = "figure", value_name = "NAME")]
-    pub figures: Vec<String>,
+    #[command(flatten)]
+    pub series: SeriesArgs,
 
     /// Only runs started since: a date (2025-11-21), a UTC date-time, or a
     /// time ago (90s, 30m, 2h, 7d, 2w).
@@ -444,14 +444,6 @@ pub struct HistoryArgs {
     /// Which phase's runs.
     #[arg(long, value_name = "PHASE", default_value = "run", value_parser = ["load", "run"])]
     pub phase: String,
-
-    /// A change point is kept when its p-value is below this.
-    #[arg(long, value_name = "P", default_value_t = 0.001)]
-    pub max_pvalue: f64,
-
-    /// ... and it changes the figure by more than this (0.02 = 2%).
-    #[arg(long, value_name = "FRACTION", default_value_t = 0.02)]
-    pub min_change: f64,
 
     /// Exit with status 1 when the newest points come after a change for
     /// the worse (the last change point before them, or one among them; 2
@@ -469,6 +461,31 @@ pub struct HistoryArgs {
 
     #[command(flatten)]
     pub store: StoreArgs,
+}
+
+/// How runs become a history and its change points: `sojourn history`'s,
+/// and `sojourn report --history`'s.
+#[derive(Args, Debug)]
+pub struct SeriesArgs {
+    /// The label whose values are the history's points, in the order of
+    /// each value's first run; runs that share a value are repetitions of
+    /// one point [default: each run a point of its own, by start time].
+    #[arg(long, value_name = "LABEL")]
+    pub by: Option<String>,
+
+    /// A figure (repeatable): throughput, KIND.throughput, KIND.pN,
+    /// KIND.mean, KIND.service.pN, KIND.response.pN [default: throughput
+    /// and every operation's p99].
+    #[arg(long = "figure", value_name = "NAME")]
+    pub figures: Vec<String>,
+
+    /// A change point is kept when its p-value is below this.
+    #[arg(long, value_name = "P", default_value_t = 0.001)]
+    pub max_pvalue: f64,
+
+    /// ... and it changes the figure by more than this (0.02 = 2%).
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.02)]
+    pub min_change: f64,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]

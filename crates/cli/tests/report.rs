@@ -976,3 +976,145 @@ fn a_rate_profile_run_reports_target_offered_achieved_and_waiting_interactively(
     // Throughput, waiting and read's percentiles over time.
     assert_eq!(check_interactive(&chromium, &html_path, &html).len(), 3);
 }
+
+/// `report --history`: twelve commits of runs whose throughput drops 10%
+/// at c07 draw, per figure, a chart whose points are the history's means
+/// (as `sojourn history` computes them from the store), named by commit
+/// and linked to their runs' sections, with the change point marked at
+/// c07; in Chromium a hover shows those values.
+#[test]
+fn a_history_report_charts_the_stored_points_and_marks_the_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.sqlite");
+    let results = path.to_str().unwrap();
+    let store = Store::open(results).unwrap();
+    for c in 1..=12u32 {
+        let commit = format!("c{c:02}");
+        let run = Synthetic {
+            rate: if c < 7 { 500.0 } else { 450.0 },
+            intervals: 20,
+            ..Synthetic::new(u64::from(c))
+        };
+        let o = run.outcome();
+        let labels = [("commit", commit.as_str()), ("suite", "h")];
+        store_outcome(
+            &store,
+            &meta_for(&o, "memory:", &[], &labels),
+            &o,
+            &run.series(),
+        );
+    }
+    drop(store);
+    let select = ["--results", results, "--label", "suite=h", "--by", "commit"];
+
+    let out = bin()
+        .arg("history")
+        .args(select)
+        .args(["--figure", "throughput", "--format", "json"])
+        .run_to_end();
+    let history: serde_json::Value = serde_json::from_str(&ok(&out)).expect("JSON");
+    let points = history["series"][0]["points"].as_array().unwrap();
+    assert_eq!(points.len(), 12);
+    let changes = history["series"][0]["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{history}");
+    assert_eq!(changes[0]["key"], "c07");
+
+    // Without --history, --by has nothing to shape; with it, only HTML.
+    let out = bin().arg("report").args(select).run_to_end();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("add --history"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = bin()
+        .arg("report")
+        .args(select)
+        .args(["--history", "--format", "md"])
+        .run_to_end();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("sojourn history --format md"));
+
+    let html_path = dir.path().join("history.html");
+    let out = bin()
+        .arg("report")
+        .args(select)
+        .args([
+            "--history",
+            "--figure",
+            "throughput",
+            "--figure",
+            "read.p99",
+            "-o",
+        ])
+        .arg(&html_path)
+        .run_to_end();
+    ok(&out);
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    let specs = chart_specs(&html);
+    let spec = &specs
+        .iter()
+        .find(|(_, s)| s["title"] == "throughput over commit")
+        .unwrap_or_else(|| panic!("no history chart of throughput"))
+        .1;
+    assert!(specs
+        .iter()
+        .any(|(_, s)| s["title"] == "read.p99 over commit"));
+    let names: Vec<&str> = spec["x"]["names"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    let commits: Vec<String> = (1..=12).map(|c| format!("c{c:02}")).collect();
+    assert_eq!(names, commits);
+    // Point i (from 1) is the history's point i: its mean, to the six
+    // significant digits the charts keep, and a link to its run.
+    let drawn = chart_points(chart_series(spec, "throughput").unwrap());
+    assert_eq!(drawn.len(), 12);
+    for (i, ((x, y), p)) in drawn.iter().zip(points).enumerate() {
+        assert_eq!(*x, (i + 1) as f64);
+        let mean = p["mean"].as_f64().unwrap();
+        let y = y.unwrap();
+        assert!(
+            (y - mean).abs() <= 5e-6 * mean,
+            "point {}: {y} drawn, {mean} stored",
+            i + 1
+        );
+        let run = p["runs"][0].as_str().unwrap();
+        assert_eq!(spec["links"][i], run);
+        assert!(
+            html.contains(&format!("id=\"run-{run}\"")),
+            "no section for {run}"
+        );
+        assert!(
+            html.contains(&format!("<a href=\"#run-{run}\">")),
+            "{run} not linked"
+        );
+    }
+    // The regimes' means, broken at the change, marked between c06 and c07.
+    let regime = chart_points(chart_series(spec, "regime mean").unwrap());
+    let before = changes[0]["before"]["mean"].as_f64().unwrap();
+    let after = changes[0]["after"]["mean"].as_f64().unwrap();
+    for (x, y) in &regime {
+        match *x {
+            x if x < 6.5 => assert!((y.unwrap() - before).abs() <= 5e-6 * before),
+            x if x > 6.5 => assert!((y.unwrap() - after).abs() <= 5e-6 * after),
+            _ => assert_eq!(*y, None, "the regimes' line breaks at the change"),
+        }
+    }
+    let lines = spec["lines"].as_array().unwrap();
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["x"], 6.5);
+    let label = lines[0]["label"].as_str().unwrap();
+    assert!(
+        label.starts_with("c07 -") && label.ends_with('%'),
+        "{label}"
+    );
+    assert!(html.contains("<td>c07</td>") && html.contains("<td>worse</td>"));
+
+    let Some(chromium) = chromium() else {
+        return;
+    };
+    check_interactive(&chromium, &html_path, &html);
+}

@@ -28,10 +28,12 @@ use sojourn_core::output::segments;
 use sojourn_store::RunRecord;
 
 use crate::curve::{self, Curve};
+use crate::history::History;
 use crate::run::{self, Latency};
 use crate::svg::{esc, latency_unit, short_number, Axis, Chart, Mark, Series, PALETTE};
 use crate::tables::{self, CostOptions};
 
+mod history;
 mod interactive;
 
 use interactive::{
@@ -49,6 +51,8 @@ pub struct HtmlOptions {
     /// Which latency the performance table shows.
     pub latency: Latency,
     pub cost: CostOptions,
+    /// The runs' history, drawn first (`report --history`).
+    pub history: Option<History>,
 }
 
 /// Colours of p50, p99 and p99.9 wherever they appear.
@@ -79,8 +83,14 @@ impl Page {
     /// A plot over time: the SVG, and its data for the script to build an
     /// interactive chart from. A chart with nothing to draw stays static.
     fn time_chart(&mut self, c: &Chart) {
+        self.live_chart(c, |_| {});
+    }
+
+    /// A plot the script rebuilds with uPlot, its data amended by `extra`
+    /// (the history's point names and links).
+    fn live_chart(&mut self, c: &Chart, extra: impl FnOnce(&mut serde_json::Value)) {
         self.next += 1;
-        let Some(spec) = chart_spec(c) else {
+        let Some(mut spec) = chart_spec(c) else {
             let _ = write!(
                 self.html,
                 "<figure class=\"chart\">{}</figure>",
@@ -88,6 +98,7 @@ impl Page {
             );
             return;
         };
+        extra(&mut spec);
         let _ = write!(
             self.html,
             "<figure class=\"chart\" data-chart=\"chart-{id}\">{}\
@@ -126,7 +137,10 @@ pub fn render(runs: &[RunRecord], opts: &HtmlOptions) -> String {
         esc(&opts.generated_at),
         env!("CARGO_PKG_VERSION"),
     );
-    nav(&mut p, runs);
+    nav(&mut p, runs, opts.history.is_some());
+    if let Some(h) = &opts.history {
+        history::section(&mut p, h);
+    }
     tables_section(&mut p, runs, opts);
     let curves = curve::curves(runs);
     if !curves.is_empty() {
@@ -226,8 +240,13 @@ fn groups_section(p: &mut Page, runs: &[RunRecord]) {
     p.html.push_str("</section>\n");
 }
 
-fn nav(p: &mut Page, runs: &[RunRecord]) {
-    p.html.push_str("<nav><b>Runs:</b> ");
+fn nav(p: &mut Page, runs: &[RunRecord], history: bool) {
+    p.html.push_str("<nav>");
+    if history {
+        p.html
+            .push_str("<a href=\"#history\"><b>History</b></a> · ");
+    }
+    p.html.push_str("<b>Runs:</b> ");
     for (i, r) in runs.iter().enumerate() {
         if i > 0 {
             p.html.push_str(" · ");
@@ -922,6 +941,7 @@ mod tests {
                 generated_at: "now".into(),
                 latency: Latency::Service,
                 cost: CostOptions::default(),
+                history: None,
             },
         )
     }

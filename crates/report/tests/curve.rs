@@ -46,6 +46,7 @@ fn runs_at_several_targets_make_a_curve_with_a_knee() {
             generated_at: "now".into(),
             latency: Latency::Service,
             cost: CostOptions::default(),
+            history: None,
         },
     );
     assert_eq!(html.matches("data-kind=\"latency-throughput\"").count(), 1);
@@ -79,6 +80,7 @@ fn a_run_with_server_counters_shows_them_per_operation() {
         generated_at: "now".into(),
         latency: Latency::Service,
         cost: CostOptions::default(),
+        history: None,
     };
     assert!(!render(std::slice::from_ref(&run), &opts).contains("Server counters"));
     let mut s = sojourn_core::backend::ServerStats {

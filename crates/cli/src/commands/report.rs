@@ -1,7 +1,9 @@
 //! `sojourn report`: the selected stored runs as one self-contained HTML
-//! file with plots, or as the walkthrough's performance and cost tables (or
-//! the whitepaper's summary table) in Markdown or CSV. The work is `sojourn-report`'s; this module reads the
-//! command line, opens the store and writes the result.
+//! file with plots (with `--history`, opening with the runs' history and
+//! its change points), or as the walkthrough's performance and cost tables
+//! (or the whitepaper's summary table) in Markdown or CSV. The work is
+//! `sojourn-report`'s; this module reads the command line, opens the store
+//! and writes the result.
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -12,6 +14,7 @@ use sojourn_report::html::{self, HtmlOptions};
 use sojourn_report::tables::{self, CostOptions, Which};
 use sojourn_report::{select, Latency};
 
+use super::history;
 use crate::cli::{LatencyArg, ReportArgs, ReportFormat, TableArg};
 
 fn price(flag: &str, v: f64) -> Result<f64> {
@@ -57,8 +60,44 @@ pub fn main(a: ReportArgs) -> Result<ExitCode> {
     if a.format == ReportFormat::Html && a.output.is_none() && std::io::stdout().is_terminal() {
         bail!("an HTML report is a file: give -o report.html (or pipe stdout), or --format md for tables");
     }
+    let plan = if a.history {
+        if a.format != ReportFormat::Html {
+            bail!(
+                "--history draws charts in the HTML report; for a table of the change points \
+                 use `sojourn history --format {}`",
+                if a.format == ReportFormat::Csv {
+                    "csv"
+                } else {
+                    "md"
+                }
+            );
+        }
+        Some(history::Plan::of(&a.series, None)?)
+    } else {
+        if a.series.by.is_some() || !a.series.figures.is_empty() {
+            bail!("--by and --figure shape the report's history: add --history");
+        }
+        None
+    };
     let store = crate::options::reading_store(&a.store)?;
     let runs = select::select(&store, &a.runs, &labels)?;
+    // The history is of the run phases (as `sojourn history`'s default).
+    let history = plan
+        .map(|plan| {
+            let measured: Vec<_> = runs
+                .iter()
+                .filter(|r| r.meta().phase == "run")
+                .cloned()
+                .collect();
+            if measured.is_empty() {
+                bail!(
+                    "--history: none of the {} selected runs is a run phase",
+                    runs.len()
+                );
+            }
+            plan.history(&measured)
+        })
+        .transpose()?;
     // Markdown and HTML say it under the table; CSV has no room for it.
     let unpriced = tables::unpriced(&runs, &cost);
     if a.format == ReportFormat::Csv
@@ -81,6 +120,7 @@ pub fn main(a: ReportArgs) -> Result<ExitCode> {
                 generated_at: sojourn_core::output::time::rfc3339(SystemTime::now()),
                 latency,
                 cost,
+                history,
             },
         ),
     };

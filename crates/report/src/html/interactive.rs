@@ -38,7 +38,8 @@ pub(super) fn round_significant(v: f64, digits: i32) -> f64 {
 /// A time-series chart's data and settings for the page's script (uPlot):
 /// per series its own x and y (uPlot joins them on x, so a rate profile's
 /// fine steps sit beside interval midpoints), `null` where the SVG leaves
-/// a gap, and the warm-up spans. `None` when no series has a point.
+/// a gap, the warm-up spans and the vertical lines (the history's change
+/// points). `None` when no series has a point.
 pub(super) fn chart_spec(c: &Chart) -> Option<Value> {
     let log = c.y.scale == Scale::Log;
     let mut points = 0usize;
@@ -79,12 +80,23 @@ pub(super) fn chart_spec(c: &Chart) -> Option<Value> {
             _ => None,
         })
         .collect();
+    let lines: Vec<Value> = c
+        .marks
+        .iter()
+        .filter_map(|m| match m {
+            Mark::VLine { x, label, color } => Some(json!({
+                "x": x, "label": label, "color": color
+            })),
+            _ => None,
+        })
+        .collect();
     Some(json!({
         "title": c.title,
         "x": { "label": c.x.label },
         "y": { "label": c.y.label, "log": log, "zero": c.y.from_zero && !log },
         "series": series,
         "spans": spans,
+        "lines": lines,
     }))
 }
 
@@ -155,12 +167,46 @@ pub(super) const SCRIPT: &str = r#"
       ctx.restore();
     };
   }
+  // Vertical lines over the data (the history's change points), labelled.
+  function lines(spec) {
+    return function (u) {
+      var ctx = u.ctx, b = u.bbox, px = uPlot.pxRatio;
+      ctx.save();
+      spec.lines.forEach(function (m) {
+        var x = u.valToPos(m.x, 'x', true);
+        if (!(x >= b.left && x <= b.left + b.width)) { return; }
+        ctx.strokeStyle = m.color;
+        ctx.lineWidth = 1.5 * px;
+        ctx.setLineDash([4 * px, 3 * px]);
+        ctx.beginPath();
+        ctx.moveTo(x, b.top);
+        ctx.lineTo(x, b.top + b.height);
+        ctx.stroke();
+        ctx.fillStyle = m.color;
+        ctx.font = Math.round(11 * px) + 'px system-ui, sans-serif';
+        ctx.textAlign = 'left';
+        ctx.textBaseline = 'alphabetic';
+        ctx.fillText(m.label, x + 4 * px, b.top + b.height - 6 * px);
+      });
+      ctx.restore();
+    };
+  }
+  // A history's x is a point's position; it is shown as the point's key.
+  function named(names) {
+    return {
+      value: function (u, v) { return v == null ? '--' : (names[v - 1] != null ? names[v - 1] : String(v)); },
+      ticks: function (u, splits) {
+        return splits.map(function (v) { return Number.isInteger(v) && names[v - 1] != null ? names[v - 1] : ''; });
+      }
+    };
+  }
   function build(fig) {
     var spec = JSON.parse(fig.querySelector('script.chart-data').textContent);
     // Each series has its own x; joined, a series' missing points are
     // undefined (lines pass over them) and its gaps stay null (a break).
     var data = uPlot.join(spec.series.map(function (s) { return [s.x, s.y]; }));
-    var series = [{ label: spec.x.label, value: value }];
+    var names = spec.x.names ? named(spec.x.names) : null;
+    var series = [{ label: spec.x.label, value: names ? names.value : value }];
     spec.series.forEach(function (s) {
       var o = { label: s.label, stroke: s.color, width: 2, value: value };
       if (s.dashed) { o.dash = [6, 4]; }
@@ -175,20 +221,38 @@ pub(super) const SCRIPT: &str = r#"
       }
     };
     var grid = { stroke: '#e3e3e3', width: 1 };
+    var xAxis = { label: spec.x.label, stroke: '#444444', grid: grid, ticks: grid };
+    if (names) {
+      // Whole positions only, so that every tick is a point's key.
+      xAxis.incrs = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000];
+      xAxis.values = names.ticks;
+    }
     var opts = {
       title: spec.title,
       width: size(fig).width,
       height: size(fig).height,
       scales: { x: { time: false }, y: y },
       axes: [
-        { label: spec.x.label, stroke: '#444444', grid: grid, ticks: grid },
+        xAxis,
         { label: spec.y.label, stroke: '#444444', grid: grid, ticks: grid, size: 60 }
       ],
       series: series,
-      hooks: { drawClear: [spans(spec)] }
+      hooks: { drawClear: [spans(spec)], draw: [lines(spec)] }
     };
     var u = new uPlot(opts, data, fig);
     fig.classList.add('live');
+    if (spec.links) {
+      // A click on a point opens the section of its (first) run.
+      u.over.addEventListener('click', function () {
+        var x = u.cursor.idx == null ? null : u.data[0][u.cursor.idx];
+        var id = Number.isInteger(x) ? spec.links[x - 1] : null;
+        var run = id ? document.getElementById('run-' + id) : null;
+        if (!run) { return; }
+        var details = run.querySelector('details');
+        if (details) { details.open = true; }
+        location.hash = 'run-' + id;
+      });
+    }
     if (window.ResizeObserver) {
       new ResizeObserver(function () {
         var s = size(fig);
