@@ -426,6 +426,54 @@ mod tests {
         }
     }
 
+    /// A slow drift is no step: the level moves `total` over `from..to`
+    /// in equal small steps, each below the noise. What may be asked of
+    /// change points on it: that they say the drift happened (it adds up
+    /// to 7 to 15 noise deviations), within it (give or take the few
+    /// points its start and end blur into the noise), and which way; and
+    /// that the noise around it alarms no more often than noise alone.
+    #[test]
+    fn a_slow_drift_is_found_within_it_and_in_its_direction() {
+        let opts = Options::default();
+        const BLUR: usize = 8;
+        let (mut astray, mut series_n) = (0, 0);
+        for seed in 0..60u64 {
+            let noise = [0.01, 0.02][seed as usize % 2];
+            let len = [100, 150, 200][seed as usize % 3];
+            let (from, to) = (len / 3, len / 3 + len / 4);
+            let total: f64 = if seed % 4 < 2 { -0.15 } else { 0.15 };
+            let step = (1.0 + total).powf(1.0 / (to - from) as f64) - 1.0;
+            assert!(step.abs() < noise, "each step is below the noise");
+            let drift: Vec<(usize, f64)> = (from..to).map(|at| (at, step)).collect();
+            let s = series(5000 + seed, len, noise, &drift);
+            let cps = change_points(&s, &opts);
+            series_n += 1;
+            let within = |c: &&ChangePoint| c.index + BLUR >= from && c.index <= to + BLUR;
+            let inside: Vec<&ChangePoint> = cps.iter().filter(within).collect();
+            assert!(
+                !inside.is_empty(),
+                "seed {seed}: the drift {from}..{to} went unseen: {:?}",
+                indices(&cps)
+            );
+            for c in inside {
+                assert_eq!(
+                    c.forward_change() > 0.0,
+                    total > 0.0,
+                    "seed {seed}: {c:?} within a drift of {total:+}"
+                );
+            }
+            if cps.len() > cps.iter().filter(within).count() {
+                astray += 1;
+            }
+        }
+        // The flat parts hold 75% of 100 to 200 points: as noise alone
+        // would, a few of them show a change.
+        assert!(
+            astray * 10 <= series_n,
+            "{astray} of {series_n} series alarmed outside the drift"
+        );
+    }
+
     #[test]
     fn a_change_says_its_regimes_and_direction() {
         let s: Vec<f64> = (0..40)
