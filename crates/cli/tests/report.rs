@@ -390,6 +390,128 @@ fn the_whitepaper_table_carries_the_stored_histograms() {
     assert!(md.contains("they are not Bigtable runs"), "{md}");
     let out = report(&["--format", "csv", "--table", "cost"]);
     assert_eq!(ok(&out), "", "no cost rows for Redis runs");
+
+    // The HTML report reads like the experiment: the runs named by the
+    // suite's experiments, only the runs that have an operation in its
+    // charts, one latency unit, no counter that did not change.
+    let html_path = dir.path().join("report.html");
+    ok(&report(&["-o", html_path.to_str().unwrap()]));
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    let experiments = ["load", "uniform_read", "zipfian_read", "uniform_50_50"];
+    for e in experiments {
+        assert!(html.contains(&format!("\">{e}</a>")), "{e} not named");
+        assert!(
+            html.contains(&format!("<h2>Run {e}: ")),
+            "{e} has no heading"
+        );
+    }
+    for summary in &listed {
+        let id = summary.meta.id.as_str();
+        assert!(
+            !html.contains(&format!(">{}<", &id[..13])),
+            "{id} named by id"
+        );
+    }
+    let legends = |title: &str| -> Vec<String> {
+        let plot = html
+            .split("<svg class=\"plot\"")
+            .find(|p| p.contains(&format!(">{title}</title>")))
+            .unwrap_or_else(|| panic!("no chart {title:?}"));
+        plot.split("<g class=\"legend-item\"")
+            .skip(1)
+            .map(|g| {
+                g.split("fill=\"#222\">")
+                    .nth(1)
+                    .unwrap()
+                    .split('<')
+                    .next()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    };
+    assert_eq!(
+        legends("INSERT: response time percentile spectrum, load only"),
+        ["load"]
+    );
+    assert_eq!(
+        legends("READ: service time percentile spectrum, the 3 runs that have it"),
+        ["uniform_read", "zipfian_read", "uniform_50_50"]
+    );
+    // One unit, chosen from the data: µs while every operation's p99 is
+    // under a millisecond (Redis's, unless the machine is busy), ms above.
+    let largest_p99 = listed
+        .iter()
+        .flat_map(|s| {
+            let run = store.load(s.meta.id.as_str()).unwrap();
+            run.total
+                .kinds()
+                .flat_map(|(_, o)| {
+                    [&o.ok.service, &o.ok.response].map(|h| h.value_at_quantile(0.99))
+                })
+                .collect::<Vec<_>>()
+        })
+        .max()
+        .unwrap();
+    let (unit, other) = if largest_p99 >= 1_000_000 {
+        ("ms", "µs")
+    } else {
+        ("µs", "ms")
+    };
+    assert!(
+        html.contains(&format!("<th>p99 {unit}</th>")),
+        "the table's unit"
+    );
+    assert!(
+        html.contains(&format!("({unit}, log scale)")),
+        "the charts' unit"
+    );
+    for wrong in [
+        format!("({other},"),
+        format!("({other})"),
+        format!(" {other}</th>"),
+    ] {
+        assert!(!html.contains(&wrong), "{wrong:?} on a page in {unit}");
+    }
+    let md = ok(&report(&["--format", "md", "--table", "performance"]));
+    assert!(
+        md.contains(&format!("| read p50 {unit} |")) && !md.contains(&format!(" {other} |")),
+        "{md}"
+    );
+    let zero_row = regex::Regex::new(r#"<tr><td>[a-z_]+</td><td class="num">0</td>"#).unwrap();
+    assert!(!zero_row.is_match(&html), "a counter row of 0");
+    assert!(
+        html.contains("counters unchanged: calls_del,"),
+        "the unchanged ones named"
+    );
+
+    let Some(chromium) = chromium() else {
+        return;
+    };
+    check_interactive(&chromium, &html_path, &html);
+    // At 1280 pixels nothing scrolls sideways.
+    let profile = tempfile::tempdir().unwrap();
+    let out = headless(&chromium, profile.path())
+        .arg("--window-size=1280,1000")
+        .arg("--dump-dom")
+        .arg(format!("file://{}#selftest", html_path.display()))
+        .output()
+        .unwrap();
+    let dom = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "chromium failed: {}",
+        text(&out.stderr)
+    );
+    let width: u32 = body_attribute(&dom, "data-page-width")
+        .and_then(|w| w.parse().ok())
+        .expect("the page's width");
+    assert!((1200..=1280).contains(&width), "a window of {width} pixels");
+    assert_eq!(
+        body_attribute(&dom, "data-overflow"),
+        Some(""),
+        "wider than {width} pixels"
+    );
 }
 
 /// A run on the embedded SQLite database is no Bigtable run either: its

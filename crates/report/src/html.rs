@@ -29,8 +29,8 @@ use sojourn_store::RunRecord;
 
 use crate::curve::{self, Curve};
 use crate::history::History;
-use crate::run::{self, Latency};
-use crate::svg::{esc, latency_unit, short_number, Axis, Chart, Mark, Series, PALETTE};
+use crate::run::{self, Latency, Unit};
+use crate::svg::{esc, short_number, Axis, Chart, Mark, Series, PALETTE};
 use crate::tables::{self, CostOptions};
 
 mod history;
@@ -63,10 +63,12 @@ const PCT_QS: [f64; 3] = [0.5, 0.99, 0.999];
 /// What the chart of time waiting in the client shows, in its title.
 const WAITING: &str = "waiting in the client (response − service), mean";
 
-/// Plots that share one page, numbered for unique element ids.
+/// Plots that share one page, numbered for unique element ids, with the
+/// page's one latency unit.
 struct Page {
     html: String,
     next: usize,
+    unit: Unit,
 }
 
 impl Page {
@@ -115,7 +117,9 @@ pub fn render(runs: &[RunRecord], opts: &HtmlOptions) -> String {
     let mut p = Page {
         html: String::new(),
         next: 0,
+        unit: Unit::of(runs),
     };
+    let names = run::names(runs);
     let _ = write!(
         p.html,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
@@ -137,11 +141,11 @@ pub fn render(runs: &[RunRecord], opts: &HtmlOptions) -> String {
         esc(&opts.generated_at),
         env!("CARGO_PKG_VERSION"),
     );
-    nav(&mut p, runs, opts.history.is_some());
+    nav(&mut p, runs, &names, opts.history.is_some());
     if let Some(h) = &opts.history {
         history::section(&mut p, h);
     }
-    tables_section(&mut p, runs, opts);
+    tables_section(&mut p, runs, &names, opts);
     let curves = curve::curves(runs);
     if !curves.is_empty() {
         p.html
@@ -153,11 +157,11 @@ pub fn render(runs: &[RunRecord], opts: &HtmlOptions) -> String {
     }
     groups_section(&mut p, runs);
     if (2..=PALETTE.len()).contains(&runs.len()) {
-        spectra_section(&mut p, runs);
+        spectra_section(&mut p, runs, &names);
     }
     let open = runs.len() <= 4;
-    for r in runs {
-        run_section(&mut p, r, open);
+    for (r, name) in runs.iter().zip(&names) {
+        run_section(&mut p, r, name, open);
     }
     // uPlot (MIT) with its licence, then the page's own script.
     let _ = write!(
@@ -240,25 +244,29 @@ fn groups_section(p: &mut Page, runs: &[RunRecord]) {
     p.html.push_str("</section>\n");
 }
 
-fn nav(p: &mut Page, runs: &[RunRecord], history: bool) {
+fn nav(p: &mut Page, runs: &[RunRecord], names: &[String], history: bool) {
     p.html.push_str("<nav>");
     if history {
         p.html
             .push_str("<a href=\"#history\"><b>History</b></a> · ");
     }
     p.html.push_str("<b>Runs:</b> ");
-    for (i, r) in runs.iter().enumerate() {
+    for (i, (r, name)) in runs.iter().zip(names).enumerate() {
         if i > 0 {
             p.html.push_str(" · ");
         }
-        let _ = write!(
-            p.html,
-            "<a href=\"#run-{}\">{}</a>",
-            esc(r.id().as_str()),
-            esc(&run::short_id(r))
-        );
+        p.html.push_str(&run_link(r, name));
     }
     p.html.push_str("</nav>\n");
+}
+
+/// A link to a run's section by its name, its id on hover.
+fn run_link(r: &RunRecord, name: &str) -> String {
+    format!(
+        "<a href=\"#run-{id}\" title=\"run {id}\">{}</a>",
+        esc(name),
+        id = esc(r.id().as_str())
+    )
 }
 
 fn html_table(p: &mut Page, head: &[String], body: &[Vec<String>]) {
@@ -283,17 +291,20 @@ fn html_table(p: &mut Page, head: &[String], body: &[Vec<String>]) {
     p.html.push_str("</tbody></table></div>\n");
 }
 
-fn tables_section(p: &mut Page, runs: &[RunRecord], opts: &HtmlOptions) {
+fn tables_section(p: &mut Page, runs: &[RunRecord], names: &[String], opts: &HtmlOptions) {
     p.html
         .push_str("<section id=\"tables\"><h2>Performance</h2>\n");
-    let cols = tables::columns(runs);
-    let (head, body) =
-        tables::performance_cells(&tables::performance(runs, opts.latency), &cols, false);
-    html_table(p, &head, &body);
+    performance_table(p, runs, names, opts.latency);
     let _ = writeln!(
         p.html,
-        "<p class=\"note\">Latencies in milliseconds: {} time of successful operations, warm-up \
-         excluded. Target and actual throughput in operations per second in total.</p>",
+        "<p class=\"note\">Latencies in {}: {} time of successful operations, warm-up \
+         excluded. Target and actual throughput in operations per second in total; a stage \
+         that mixes operations has a row per operation. The walkthrough's wider table: \
+         <code>sojourn report --format md</code>.</p>",
+        match p.unit {
+            Unit::Micros => "microseconds (µs)",
+            Unit::Millis => "milliseconds (ms)",
+        },
         opts.latency.name()
     );
     // Only runs that carry a price (Bigtable's, or one given) are costed.
@@ -311,7 +322,13 @@ fn tables_section(p: &mut Page, runs: &[RunRecord], opts: &HtmlOptions) {
             opts.cost.node_hour_price
         );
     }
-    let unpriced = tables::unpriced(runs, &opts.cost);
+    // The runs as the page names them.
+    let unpriced: Vec<String> = runs
+        .iter()
+        .zip(names)
+        .filter(|(r, _)| tables::node_hour_price(r, &opts.cost).is_none())
+        .map(|(_, name)| name.clone())
+        .collect();
     if !unpriced.is_empty() {
         let _ = writeln!(
             p.html,
@@ -320,6 +337,72 @@ fn tables_section(p: &mut Page, runs: &[RunRecord], opts: &HtmlOptions) {
         );
     }
     p.html.push_str("</section>\n");
+}
+
+/// The performance table as the page shows it: a row per run and
+/// operation, so that it fits the page whatever the operations; the
+/// workload's settings in one cell.
+fn performance_table(p: &mut Page, runs: &[RunRecord], names: &[String], latency: Latency) {
+    let unit = p.unit.name();
+    let _ = write!(
+        p.html,
+        "<div class=\"scroll\"><table class=\"performance\"><thead><tr><th>run</th>\
+         <th>workload</th><th>phase</th><th>target ops/s</th><th>actual ops/s</th>\
+         <th>operation</th><th>p50 {unit}</th><th>p99 {unit}</th><th>p99.9 {unit}</th>\
+         <th>records</th><th>distribution</th><th>threads</th></tr></thead><tbody>"
+    );
+    let rows = tables::performance(runs, latency);
+    for ((r, row), name) in runs.iter().zip(&rows).zip(names) {
+        let ops: Vec<&tables::KindLatency> =
+            row.latency.iter().filter_map(|(_, l)| l.as_ref()).collect();
+        let span = ops.len().max(1);
+        let _ = write!(
+            p.html,
+            "<tr><td rowspan=\"{span}\">{}</td><td rowspan=\"{span}\">{}</td>\
+             <td rowspan=\"{span}\">{}</td><td rowspan=\"{span}\" class=\"num\">{}</td>\
+             <td rowspan=\"{span}\" class=\"num\">{}</td>",
+            run_link(r, name),
+            esc(&row.workload),
+            esc(&row.operation),
+            row.target_throughput
+                .map_or(String::new(), tables::readable),
+            tables::readable(row.actual_throughput),
+        );
+        let setup = [
+            format!(
+                "<td rowspan=\"{span}\" class=\"num\">{}</td>",
+                tables::grouped(row.recordcount as f64)
+            ),
+            format!("<td rowspan=\"{span}\">{}</td>", esc(&row.distribution)),
+            format!(
+                "<td rowspan=\"{span}\" class=\"num\" title=\"{} client process(es)\">{}</td>",
+                row.clients,
+                row.threads * u64::from(row.clients)
+            ),
+        ]
+        .concat();
+        if ops.is_empty() {
+            let _ = write!(p.html, "<td></td><td></td><td></td><td></td>{setup}</tr>");
+        }
+        for (i, l) in ops.iter().enumerate() {
+            if i > 0 {
+                p.html.push_str("<tr>");
+            }
+            let _ = write!(p.html, "<td>{}</td>", esc(&l.operation));
+            for ns in [l.p50_ns, l.p99_ns, l.p99_9_ns] {
+                let _ = write!(
+                    p.html,
+                    "<td class=\"num\">{}</td>",
+                    tables::readable(p.unit.of_ns(ns as f64))
+                );
+            }
+            if i == 0 {
+                p.html.push_str(&setup);
+            }
+            p.html.push_str("</tr>");
+        }
+    }
+    p.html.push_str("</tbody></table></div>\n");
 }
 
 fn kind_title(kind: Option<OpKind>) -> String {
@@ -341,15 +424,8 @@ fn curve_section(p: &mut Page, c: &Curve) {
     if kinds.len() > 1 {
         kinds.push(None);
     }
+    let (unit, div) = (p.unit.name(), p.unit.ns());
     for kind in kinds {
-        let max = c
-            .points
-            .iter()
-            .filter_map(|pt| pt.latency.get(&kind))
-            .flat_map(|l| l.iter().flatten().copied())
-            .filter(|v| v.is_finite())
-            .fold(0.0, f64::max);
-        let (unit, div) = latency_unit(max);
         let mut series = Vec::new();
         for (li, lat) in [Latency::Response, Latency::Service]
             .into_iter()
@@ -406,16 +482,14 @@ fn curve_section(p: &mut Page, c: &Curve) {
     p.html.push_str("</div>\n");
     // The points as numbers too.
     let head: Vec<String> = [
-        "run",
-        "target ops/s",
-        "achieved ops/s",
-        "response p99 ms",
-        "service p99 ms",
-        "sustained",
+        "run".to_string(),
+        "target ops/s".to_string(),
+        "achieved ops/s".to_string(),
+        format!("response p99 {unit}"),
+        format!("service p99 {unit}"),
+        "sustained".to_string(),
     ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    .to_vec();
     let body: Vec<Vec<String>> = c
         .points
         .iter()
@@ -426,8 +500,8 @@ fn curve_section(p: &mut Page, c: &Curve) {
                 pt.run.clone(),
                 tables::readable(pt.target),
                 tables::readable(pt.achieved),
-                l.map_or("-".into(), |l| tables::readable(l[1][1] / 1e6)),
-                l.map_or("-".into(), |l| tables::readable(l[0][1] / 1e6)),
+                l.map_or("-".into(), |l| tables::readable(l[1][1] / div)),
+                l.map_or("-".into(), |l| tables::readable(l[0][1] / div)),
                 format!(
                     "{}{}",
                     if pt.sustained { "yes" } else { "no" },
@@ -455,29 +529,30 @@ fn curve_section(p: &mut Page, c: &Curve) {
     );
 }
 
-fn spectra_section(p: &mut Page, runs: &[RunRecord]) {
+/// Per operation and latency, the spectrum of every run that has the
+/// operation, each named as the page names it.
+fn spectra_section(p: &mut Page, runs: &[RunRecord], names: &[String]) {
     let refs: Vec<&RunRecord> = runs.iter().collect();
     let kinds = run::kinds_of(&refs);
+    let totals: Vec<_> = runs.iter().map(run::totals).collect();
+    let (unit, div) = (p.unit.name(), p.unit.ns());
     p.html.push_str(
         "<section id=\"spectra\"><h2>Percentile spectrum of every run</h2>\n<div class=\"grid\">",
     );
     for kind in kinds {
+        // Colours by the run's place on the page, the same in every chart.
+        let having: Vec<usize> = (0..runs.len())
+            .filter(|&i| totals[i].op(kind).is_some_and(|o| o.count() > 0))
+            .collect();
         for lat in [Latency::Response, Latency::Service] {
-            let hs: Vec<_> = runs
+            let series = having
                 .iter()
-                .map(|r| run::histogram(&run::totals(r), kind, lat))
-                .collect();
-            let max = hs.iter().map(|h| h.max() as f64).fold(0.0, f64::max);
-            let (unit, div) = latency_unit(max);
-            let series = runs
-                .iter()
-                .zip(&hs)
-                .enumerate()
-                .map(|(i, (r, h))| {
+                .map(|&i| {
+                    let h = run::histogram(&totals[i], kind, lat);
                     Series::line(
-                        run::short_id(r),
+                        names[i].clone(),
                         PALETTE[i % PALETTE.len()],
-                        run::spectrum(h)
+                        run::spectrum(&h)
                             .into_iter()
                             .map(|(x, y)| (x, y / div))
                             .collect(),
@@ -487,9 +562,14 @@ fn spectra_section(p: &mut Page, runs: &[RunRecord]) {
             p.chart(&Chart {
                 kind: "spectrum",
                 title: format!(
-                    "{}: {} time percentile spectrum, all runs",
+                    "{}: {} time percentile spectrum, {}",
                     kind_title(Some(kind)),
-                    lat.name()
+                    lat.name(),
+                    match having.as_slice() {
+                        _ if having.len() == runs.len() => "all runs".to_string(),
+                        [only] => format!("{} only", names[*only]),
+                        _ => format!("the {} runs that have it", having.len()),
+                    }
                 ),
                 x: Axis::spectrum(),
                 y: Axis::log(format!("{} time ({unit}, log scale)", lat.name())),
@@ -561,6 +641,8 @@ fn failures_table(p: &mut Page, r: &RunRecord, total: &sojourn_core::recorder::S
     html_table(p, &head, &body);
 }
 
+/// The counters that changed, a row each; those that did not, named in
+/// one line under them.
 fn server_table(p: &mut Page, s: &sojourn_core::backend::ServerStats) {
     let _ = write!(
         p.html,
@@ -568,9 +650,9 @@ fn server_table(p: &mut Page, s: &sojourn_core::backend::ServerStats) {
         tables::grouped(s.operations as f64)
     );
     let head = ["counter", "change", "per operation"].map(String::from);
-    let body: Vec<Vec<String>> = s
-        .deltas
-        .iter()
+    let (changed, unchanged): (Vec<_>, Vec<_>) = s.deltas.iter().partition(|(_, &d)| d != 0.0);
+    let body: Vec<Vec<String>> = changed
+        .into_iter()
         .map(|(name, &d)| {
             let per_op = s.per_op(name);
             if sojourn_core::backend::counters::is_cpu(name) {
@@ -588,7 +670,19 @@ fn server_table(p: &mut Page, s: &sojourn_core::backend::ServerStats) {
             }
         })
         .collect();
-    html_table(p, &head, &body);
+    if !body.is_empty() {
+        html_table(p, &head, &body);
+    }
+    if !unchanged.is_empty() {
+        let names: Vec<&str> = unchanged.iter().map(|(n, _)| n.as_str()).collect();
+        let _ = writeln!(
+            p.html,
+            "<p class=\"note unchanged\">{} counter{} unchanged: {}</p>",
+            names.len(),
+            if names.len() == 1 { "" } else { "s" },
+            esc(&names.join(", "))
+        );
+    }
 }
 
 /// A rate profile's segments, each summarised on its own (operations by
@@ -631,7 +725,7 @@ fn segment_table(p: &mut Page, r: &RunRecord) {
     html_table(p, &head, &body);
 }
 
-fn run_section(p: &mut Page, r: &RunRecord, open: bool) {
+fn run_section(p: &mut Page, r: &RunRecord, name: &str, open: bool) {
     let m = r.meta();
     let id = r.id().as_str();
     let total = run::totals(r);
@@ -640,7 +734,7 @@ fn run_section(p: &mut Page, r: &RunRecord, open: bool) {
         "<section class=\"run\" id=\"run-{}\"><details{}><summary><h2>Run {}: {} · {} · {}</h2></summary>\n<div class=\"grid\"><div class=\"facts\"><dl>",
         esc(id),
         if open { " open" } else { "" },
-        esc(&run::short_id(r)),
+        esc(name),
         esc(&m.phase),
         esc(&run::workload_name(r)),
         esc(&m.backend)
@@ -750,12 +844,9 @@ fn run_section(p: &mut Page, r: &RunRecord, open: bool) {
     p.time_chart(&Chart {
         kind: "throughput",
         title: if m.target.is_some() {
-            format!(
-                "Run {}: offered, achieved and target throughput over time",
-                run::short_id(r)
-            )
+            format!("Run {name}: offered, achieved and target throughput over time")
         } else {
-            format!("Run {}: achieved throughput over time", run::short_id(r))
+            format!("Run {name}: achieved throughput over time")
         },
         x: Axis::zero_based("time since start (s)"),
         y: Axis::zero_based("throughput (operations/s)"),
@@ -771,12 +862,7 @@ fn run_section(p: &mut Page, r: &RunRecord, open: bool) {
             .iter()
             .map(|k| (*k, run::waiting_series(r, *k)))
             .collect();
-        let max = raw
-            .iter()
-            .flat_map(|(_, s)| s.iter().map(|p| p.1))
-            .filter(|v| v.is_finite())
-            .fold(0.0, f64::max);
-        let (unit, div) = latency_unit(max);
+        let (unit, div) = (p.unit.name(), p.unit.ns());
         let series = raw
             .into_iter()
             .enumerate()
@@ -790,7 +876,7 @@ fn run_section(p: &mut Page, r: &RunRecord, open: bool) {
             .collect();
         p.time_chart(&Chart {
             kind: "waiting",
-            title: format!("Run {}: {WAITING} per interval", run::short_id(r)),
+            title: format!("Run {name}: {WAITING} per interval"),
             x: Axis::zero_based("time since start (s)"),
             y: Axis::zero_based(format!("mean response − mean service time ({unit})")),
             series,
@@ -806,12 +892,7 @@ fn run_section(p: &mut Page, r: &RunRecord, open: bool) {
                 raw.push((lat, qi, run::percentile_series(r, *k, lat, *q)));
             }
         }
-        let max = raw
-            .iter()
-            .flat_map(|(_, _, s)| s.iter().map(|p| p.1))
-            .filter(|v| v.is_finite())
-            .fold(0.0, f64::max);
-        let (unit, div) = latency_unit(max);
+        let (unit, div) = (p.unit.name(), p.unit.ns());
         let series = raw
             .into_iter()
             .map(|(lat, qi, s)| {
@@ -845,7 +926,7 @@ fn run_section(p: &mut Page, r: &RunRecord, open: bool) {
             .filter(|(_, h)| !h.is_empty())
             .map(|(_, h)| h.value_at_quantile(0.5) as f64)
             .fold(f64::INFINITY, f64::min);
-        let (unit, div) = latency_unit(max);
+        let (unit, div) = (p.unit.name(), p.unit.ns());
         // A long tail reads better on a log scale; otherwise the classic
         // linear one.
         let log = max > 50.0 * p50;
@@ -1013,14 +1094,17 @@ mod tests {
 
         let wait = &specs[1];
         assert!(wait["title"].as_str().unwrap().contains(WAITING));
-        assert_eq!(wait["y"]["label"], "mean response − mean service time (µs)");
+        // In the page's one unit: ms, as the run's p99 is over a
+        // millisecond (1 ms mean service time).
+        assert_eq!(Unit::of(std::slice::from_ref(&run)), Unit::Millis);
+        assert_eq!(wait["y"]["label"], "mean response − mean service time (ms)");
         let reads = ys(series(wait, "read").unwrap());
         assert_eq!(reads.len(), 6);
         for (y, iv) in reads.iter().zip(&run.intervals) {
             let ok = &iv.stats.op(OpKind::Read).unwrap().ok;
-            let want = (ok.response.mean() - ok.service.mean()) / 1e3;
+            let want = (ok.response.mean() - ok.service.mean()) / 1e6;
             assert_eq!(*y, round_significant(want, CHART_DIGITS));
-            assert!((150.0..250.0).contains(y), "{y} µs");
+            assert!((0.150..0.250).contains(y), "{y} ms");
         }
 
         let pct = &specs[2];

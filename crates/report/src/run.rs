@@ -53,6 +53,109 @@ pub fn short_id(run: &RunRecord) -> String {
     run.id().as_str().chars().take(13).collect()
 }
 
+/// What the reader calls each of `runs` in legends and headings: its
+/// `experiment` label; else the labels whose values differ between the
+/// runs shown (up to three); else its workload and phase. Runs that would
+/// share a name get the start of their id after it. The id itself stays
+/// in the hover text and the run's own section.
+pub fn names(runs: &[RunRecord]) -> Vec<String> {
+    let differing: Vec<&str> = {
+        let mut keys: Vec<&str> = runs
+            .iter()
+            .flat_map(|r| r.meta().labels.keys().map(String::as_str))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys.into_iter()
+            .filter(|k| {
+                let first = runs.first().and_then(|r| r.meta().labels.get(*k));
+                runs.iter().any(|r| r.meta().labels.get(*k) != first)
+            })
+            .take(3)
+            .collect()
+    };
+    let bare: Vec<String> = runs
+        .iter()
+        .map(|r| {
+            let labels = &r.meta().labels;
+            if let Some(e) = labels.get("experiment").filter(|e| !e.is_empty()) {
+                return e.clone();
+            }
+            let own: Vec<String> = differing
+                .iter()
+                .filter_map(|k| labels.get(*k).map(|v| format!("{k}={v}")))
+                .collect();
+            if own.is_empty() {
+                format!("{} {}", workload_name(r), r.meta().phase)
+            } else {
+                own.join(" ")
+            }
+        })
+        .collect();
+    bare.iter()
+        .zip(runs)
+        .map(|(name, r)| {
+            if bare.iter().filter(|n| *n == name).count() > 1 {
+                let id: String = r.id().as_str().chars().take(8).collect();
+                format!("{name} #{id}")
+            } else {
+                name.clone()
+            }
+        })
+        .collect()
+}
+
+/// The one unit a report gives latencies in, chosen from its runs: µs
+/// while every operation's p99 is under a millisecond, ms above.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Unit {
+    Micros,
+    Millis,
+}
+
+impl Unit {
+    /// The unit for `runs`: their largest p99 of either latency, of any
+    /// operation, decides.
+    pub fn of(runs: &[RunRecord]) -> Unit {
+        let largest = runs
+            .iter()
+            .flat_map(|r| {
+                let total = totals(r);
+                total
+                    .kinds()
+                    .flat_map(|(_, o)| Latency::BOTH.map(|l| l.of(&o.ok).value_at_quantile(0.99)))
+                    .collect::<Vec<u64>>()
+            })
+            .max()
+            .unwrap_or(0);
+        if largest >= 1_000_000 {
+            Unit::Millis
+        } else {
+            Unit::Micros
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Micros => "µs",
+            Unit::Millis => "ms",
+        }
+    }
+
+    /// Nanoseconds in one of it.
+    pub fn ns(self) -> f64 {
+        match self {
+            Unit::Micros => 1e3,
+            Unit::Millis => 1e6,
+        }
+    }
+
+    /// `ns` nanoseconds in this unit.
+    pub fn of_ns(self, ns: f64) -> f64 {
+        ns / self.ns()
+    }
+}
+
 /// A property as the run resolved it.
 pub fn property<'a>(run: &'a RunRecord, key: &str) -> Option<&'a str> {
     run.meta().properties.get(key).map(String::as_str)
@@ -355,5 +458,54 @@ mod tests {
         // The median sits at x = 2.
         let mid = s.iter().find(|p| p.0 >= 2.0).unwrap();
         assert!((mid.1 / 5_000_000.0 - 1.0).abs() < 0.01, "{mid:?}");
+    }
+
+    /// A stored synthetic run with `labels`, its service times scaled to a
+    /// mean of `mean_ns`.
+    fn labelled(seed: u64, mean_ns: f64, labels: &[(&str, &str)]) -> RunRecord {
+        let mut r = sojourn_testkit::runs::Synthetic {
+            intervals: 2,
+            mean_ns,
+            ..sojourn_testkit::runs::Synthetic::new(seed)
+        }
+        .stored_run();
+        for (k, v) in labels {
+            r.summary.meta.labels.insert(k.to_string(), v.to_string());
+        }
+        r
+    }
+
+    #[test]
+    fn runs_are_named_by_what_distinguishes_them() {
+        let by_experiment = [
+            labelled(1, 1e6, &[("experiment", "load"), ("suite", "w")]),
+            labelled(2, 1e6, &[("experiment", "uniform_read"), ("suite", "w")]),
+        ];
+        assert_eq!(names(&by_experiment), ["load", "uniform_read"]);
+        // No experiment: the labels that differ, not those all share.
+        let by_label = [
+            labelled(3, 1e6, &[("commit", "c1"), ("suite", "w")]),
+            labelled(4, 1e6, &[("commit", "c2"), ("suite", "w")]),
+        ];
+        assert_eq!(names(&by_label), ["commit=c1", "commit=c2"]);
+        // Nothing tells them apart: workload and phase, then the id.
+        let alike = [labelled(5, 1e6, &[]), labelled(6, 1e6, &[])];
+        let n = names(&alike);
+        for (name, r) in n.iter().zip(&alike) {
+            let id: String = r.id().as_str().chars().take(8).collect();
+            assert_eq!(*name, format!("workloadc run #{id}"));
+        }
+        assert_ne!(n[0], n[1]);
+    }
+
+    #[test]
+    fn one_unit_for_the_page_from_the_largest_p99() {
+        // Exponential service times: p99 is about 4.6 means.
+        let fast = labelled(7, 50e3, &[]);
+        let slow = labelled(8, 1e6, &[]);
+        assert_eq!(Unit::of(std::slice::from_ref(&fast)), Unit::Micros);
+        assert_eq!(Unit::of(&[fast, slow]), Unit::Millis);
+        assert_eq!(Unit::Micros.of_ns(82_047.0), 82.047);
+        assert_eq!(Unit::Millis.name(), "ms");
     }
 }

@@ -562,20 +562,6 @@ impl Chart {
     }
 }
 
-/// The unit latencies (given in nanoseconds) read best in, up to `max_ns`:
-/// its name and how many nanoseconds one of it is.
-pub fn latency_unit(max_ns: f64) -> (&'static str, f64) {
-    if max_ns >= 10e9 {
-        ("s", 1e9)
-    } else if max_ns >= 10e6 {
-        ("ms", 1e6)
-    } else if max_ns >= 10e3 {
-        ("µs", 1e3)
-    } else {
-        ("ns", 1.0)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

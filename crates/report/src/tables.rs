@@ -25,7 +25,7 @@ use serde::Serialize;
 use sojourn_core::op::OpKind;
 use sojourn_store::RunRecord;
 
-use crate::run::{self, Latency};
+use crate::run::{self, Latency, Unit};
 
 /// Hours in the walkthrough's month.
 pub const HOURS_PER_MONTH: f64 = 24.0 * 30.0;
@@ -71,13 +71,14 @@ impl Default for CostOptions {
 pub const SSD_GB_MONTH: f64 = 0.17;
 pub const HDD_GB_MONTH: f64 = 0.026;
 
-/// p50, p99 and p99.9 of one kind, in milliseconds.
+/// p50, p99 and p99.9 of one kind, in nanoseconds (each table gives
+/// them in its page's [`Unit`]).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct KindLatency {
     pub operation: String,
-    pub p50_ms: f64,
-    pub p99_ms: f64,
-    pub p99_9_ms: f64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub p99_9_ns: u64,
 }
 
 /// One row of the performance table.
@@ -138,10 +139,6 @@ pub fn columns(runs: &[RunRecord]) -> Vec<OpKind> {
     cols
 }
 
-fn ms(ns: u64) -> f64 {
-    ns as f64 / 1e6
-}
-
 /// The performance table, latencies of `latency` kind.
 pub fn performance(runs: &[RunRecord], latency: Latency) -> Vec<PerfRow> {
     let cols = columns(runs);
@@ -154,9 +151,9 @@ pub fn performance(runs: &[RunRecord], latency: Latency) -> Vec<PerfRow> {
                     let h = run::histogram(&total, k, latency);
                     let v = (!h.is_empty()).then(|| KindLatency {
                         operation: k.name().to_string(),
-                        p50_ms: ms(h.value_at_quantile(0.5)),
-                        p99_ms: ms(h.value_at_quantile(0.99)),
-                        p99_9_ms: ms(h.value_at_quantile(0.999)),
+                        p50_ns: h.value_at_quantile(0.5),
+                        p99_ns: h.value_at_quantile(0.99),
+                        p99_9_ns: h.value_at_quantile(0.999),
                     });
                     (k, v)
                 })
@@ -335,11 +332,12 @@ pub fn grouped(v: f64) -> String {
     }
 }
 
-/// Column headers and cells of the performance table, for any renderer;
-/// `exact` keeps every digit (CSV), otherwise numbers are rounded.
+/// Column headers and cells of the performance table, latencies in
+/// `unit`; `exact` keeps every digit (CSV), otherwise numbers are rounded.
 pub fn performance_cells(
     rows: &[PerfRow],
     cols: &[OpKind],
+    unit: Unit,
     exact: bool,
 ) -> (Vec<String>, Vec<Vec<String>>) {
     let num = |v: f64| if exact { v.to_string() } else { readable(v) };
@@ -356,7 +354,7 @@ pub fn performance_cells(
     .collect();
     for k in cols {
         for p in ["p50", "p99", "p99.9"] {
-            head.push(format!("{} {p} ms", k.name()));
+            head.push(format!("{} {p} {}", k.name(), unit.name()));
         }
     }
     head.extend(
@@ -389,7 +387,9 @@ pub fn performance_cells(
                     .find(|(kk, _)| kk == k)
                     .and_then(|(_, v)| v.as_ref())
                 {
-                    Some(l) => c.extend([num(l.p50_ms), num(l.p99_ms), num(l.p99_9_ms)]),
+                    Some(l) => c.extend(
+                        [l.p50_ns, l.p99_ns, l.p99_9_ns].map(|ns| num(unit.of_ns(ns as f64))),
+                    ),
                     None => c.extend([String::new(), String::new(), String::new()]),
                 }
             }
@@ -741,7 +741,7 @@ pub fn markdown(
     if which.performance() {
         let cols = columns(runs);
         let rows = performance(runs, latency);
-        let (head, body) = performance_cells(&rows, &cols, false);
+        let (head, body) = performance_cells(&rows, &cols, Unit::of(runs), false);
         let _ = writeln!(out, "## Performance\n");
         markdown_table(&head, &body, &mut out);
         let _ = writeln!(out, "\n{}", latency_note(latency));
@@ -801,7 +801,8 @@ pub fn csv(runs: &[RunRecord], which: Which, latency: Latency, cost_opts: &CostO
     }
     if which.performance() {
         let cols = columns(runs);
-        let (head, body) = performance_cells(&performance(runs, latency), &cols, true);
+        let (head, body) =
+            performance_cells(&performance(runs, latency), &cols, Unit::of(runs), true);
         csv_table(&head, &body, &mut out);
     }
     let rows = cost(runs, cost_opts);

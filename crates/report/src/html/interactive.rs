@@ -121,7 +121,8 @@ pub(super) fn script_json(v: &Value) -> String {
 }
 
 /// The page's script: the uPlot charts built from each time series' data,
-/// the legend toggles, `data-rendered`, and the `#selftest` hover check.
+/// the legend toggles, `data-rendered`, and the `#selftest` hover check
+/// (with what overflows the window, `data-overflow`).
 pub(super) const SCRIPT: &str = r#"
 (function () {
   var body = document.body;
@@ -288,6 +289,19 @@ pub(super) const SCRIPT: &str = r#"
         out.push([c.id, s - 1, x, rows[s].querySelector('.u-value').textContent, s === at[0] ? at[2] : ''].join('|'));
       }
     });
+    // What does not fit the window: a table scrolled sideways in its box,
+    // or the page itself wider than the window.
+    var wide = [];
+    document.querySelectorAll('.scroll').forEach(function (d) {
+      if (d.offsetParent !== null && d.scrollWidth > d.clientWidth + 1) {
+        var t = d.querySelector('table');
+        wide.push(t && t.className ? t.className : 'table');
+      }
+    });
+    var root = document.documentElement;
+    if (root.scrollWidth > root.clientWidth + 1) { wide.push('page'); }
+    body.setAttribute('data-overflow', wide.join(','));
+    body.setAttribute('data-page-width', String(root.clientWidth));
     body.setAttribute('data-uplot', String(document.querySelectorAll('.uplot').length));
     body.setAttribute('data-resources', String(performance.getEntriesByType('resource').length));
     body.setAttribute('data-selftest', out.join(';'));
