@@ -54,25 +54,40 @@ pub fn short_id(run: &RunRecord) -> String {
 }
 
 /// What the reader calls each of `runs` in legends and headings: its
-/// `experiment` label; else the labels whose values differ between the
-/// runs shown (up to three); else its workload and phase. Runs that would
-/// share a name get the start of their id after it. The id itself stays
-/// in the hover text and the run's own section.
+/// `experiment` label; else the one label that tells every run apart
+/// (`commit=c07`, `capacity_step=3`), or failing that the short labels
+/// whose values differ between the runs shown (up to three); else its
+/// workload and phase. Runs that would share a name get the start of
+/// their id after it. The id itself stays in the hover text and the run's
+/// own section.
 pub fn names(runs: &[RunRecord]) -> Vec<String> {
-    let differing: Vec<&str> = {
-        let mut keys: Vec<&str> = runs
-            .iter()
-            .flat_map(|r| r.meta().labels.keys().map(String::as_str))
-            .collect();
-        keys.sort_unstable();
-        keys.dedup();
-        keys.into_iter()
-            .filter(|k| {
-                let first = runs.first().and_then(|r| r.meta().labels.get(*k));
-                runs.iter().any(|r| r.meta().labels.get(*k) != first)
-            })
-            .take(3)
-            .collect()
+    let value = |r: &RunRecord, k: &str| r.meta().labels.get(k).cloned();
+    let mut keys: Vec<&str> = runs
+        .iter()
+        .flat_map(|r| r.meta().labels.keys().map(String::as_str))
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    // A name is short: free text (a capacity step's reason) is no name.
+    let differing: Vec<&str> = keys
+        .into_iter()
+        .filter(|k| {
+            let first = runs.first().and_then(|r| value(r, k));
+            runs.iter().any(|r| value(r, k) != first)
+                && runs
+                    .iter()
+                    .all(|r| value(r, k).is_none_or(|v| v.len() <= 32 && !v.contains(' ')))
+        })
+        .collect();
+    let telling = differing.iter().copied().find(|k| {
+        let mut values: Vec<Option<String>> = runs.iter().map(|r| value(r, k)).collect();
+        values.sort_unstable();
+        values.dedup();
+        values.len() == runs.len() && values.iter().all(Option::is_some)
+    });
+    let keys: Vec<&str> = match telling {
+        Some(k) => vec![k],
+        None => differing.into_iter().take(3).collect(),
     };
     let bare: Vec<String> = runs
         .iter()
@@ -81,7 +96,7 @@ pub fn names(runs: &[RunRecord]) -> Vec<String> {
             if let Some(e) = labels.get("experiment").filter(|e| !e.is_empty()) {
                 return e.clone();
             }
-            let own: Vec<String> = differing
+            let own: Vec<String> = keys
                 .iter()
                 .filter_map(|k| labels.get(*k).map(|v| format!("{k}={v}")))
                 .collect();
@@ -488,6 +503,20 @@ mod tests {
             labelled(4, 1e6, &[("commit", "c2"), ("suite", "w")]),
         ];
         assert_eq!(names(&by_label), ["commit=c1", "commit=c2"]);
+        // One label that tells them all apart is enough; free text is no
+        // name.
+        let steps = [
+            labelled(3, 1e6, &[("step", "1"), ("ok", "true"), ("why", "fine")]),
+            labelled(4, 1e6, &[("step", "2"), ("ok", "false"), ("why", "too slow")]),
+            labelled(4, 1e6, &[("step", "3"), ("ok", "false")]),
+        ];
+        assert_eq!(names(&steps), ["step=1", "step=2", "step=3"]);
+        let pairs = [
+            labelled(3, 1e6, &[("db", "pg"), ("size", "s")]),
+            labelled(4, 1e6, &[("db", "pg"), ("size", "l")]),
+            labelled(4, 1e6, &[("db", "my"), ("size", "s")]),
+        ];
+        assert_eq!(names(&pairs), ["db=pg size=s", "db=pg size=l", "db=my size=s"]);
         // Nothing tells them apart: workload and phase, then the id.
         let alike = [labelled(5, 1e6, &[]), labelled(6, 1e6, &[])];
         let n = names(&alike);
