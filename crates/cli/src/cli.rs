@@ -43,9 +43,10 @@ pub enum Command {
     /// Report on stored runs: one self-contained HTML file with plots, or
     /// the walkthrough's performance and cost tables (--format md|csv).
     Report(ReportArgs),
-    /// Compare two stored runs: every figure's change and whether it is
-    /// significant (Welch's t-test on batch means; percentile confidence
-    /// intervals).
+    /// Compare two stored runs, or two groups of repetitions: every
+    /// figure's change and whether it is significant (across repetitions,
+    /// Welch's t-test, Holm-corrected over the figures; one run a side,
+    /// against each run's own sampling error).
     Compare(CompareArgs),
     /// A figure over the history of stored runs (by a label such as
     /// commit, or by time), its change points found and judged; with

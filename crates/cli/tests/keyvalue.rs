@@ -345,7 +345,10 @@ fn ycsb_settings_it_does_not_read_are_refused() {
     assert!(
         line.contains("-p on the command line: operationcount = '2000': ")
             && line.contains("num_writes and num_reads")
-            && line.contains("also not read: recordcount = '1000' (-p on the command line)"),
+            && line.contains(
+                "also not read: recordcount = '1000' (-p on the command line): the number of \
+                 keys is num_unique_keys"
+            ),
         "{line}"
     );
     let e = kv(&["-threads", "8"]);
@@ -371,7 +374,8 @@ fn ycsb_settings_it_does_not_read_are_refused() {
             file.display()
         )) && e.contains("read_distribution")
             && e.contains(&format!(
-                "also not read: recordcount = '100' ({}:4)",
+                "also not read: recordcount = '100' ({}:4): the number of keys is \
+                 num_unique_keys",
                 file.display()
             )),
         "{e}"

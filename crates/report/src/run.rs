@@ -507,7 +507,11 @@ mod tests {
         // name.
         let steps = [
             labelled(3, 1e6, &[("step", "1"), ("ok", "true"), ("why", "fine")]),
-            labelled(4, 1e6, &[("step", "2"), ("ok", "false"), ("why", "too slow")]),
+            labelled(
+                4,
+                1e6,
+                &[("step", "2"), ("ok", "false"), ("why", "too slow")],
+            ),
             labelled(4, 1e6, &[("step", "3"), ("ok", "false")]),
         ];
         assert_eq!(names(&steps), ["step=1", "step=2", "step=3"]);
@@ -516,7 +520,10 @@ mod tests {
             labelled(4, 1e6, &[("db", "pg"), ("size", "l")]),
             labelled(4, 1e6, &[("db", "my"), ("size", "s")]),
         ];
-        assert_eq!(names(&pairs), ["db=pg size=s", "db=pg size=l", "db=my size=s"]);
+        assert_eq!(
+            names(&pairs),
+            ["db=pg size=s", "db=pg size=l", "db=my size=s"]
+        );
         // Nothing tells them apart: workload and phase, then the id.
         let alike = [labelled(5, 1e6, &[]), labelled(6, 1e6, &[])];
         let n = names(&alike);

@@ -136,7 +136,7 @@ const MIX: &str = "the mix is the pools': num_threads_read and num_threads_write
 /// the user gave; sojourn's own defaults (origin [`Origin::Default`]) pass.
 /// The error names the first such key (in file order, then command line)
 /// with where it was set and the property that does its job here, and
-/// lists any others.
+/// lists any others, each with its counterpart too.
 pub fn refuse_unread(p: &Properties) -> Result<(), PropertyError> {
     let mut given: Vec<(&str, &Origin, &str)> = NOT_READ
         .iter()
@@ -159,8 +159,11 @@ pub fn refuse_unread(p: &Properties) -> Result<(), PropertyError> {
     let also = if rest.is_empty() {
         String::new()
     } else {
-        let others: Vec<String> = rest.iter().map(|(k, _, _)| p.describe(k)).collect();
-        format!("; also not read: {}", others.join(", "))
+        let others: Vec<String> = rest
+            .iter()
+            .map(|(k, _, job)| format!("{}: {job}", p.describe(k)))
+            .collect();
+        format!("; also not read: {}", others.join("; "))
     };
     Err(p.invalid(
         key,
@@ -941,7 +944,9 @@ mod tests {
         assert!(
             e.starts_with("kv.properties:3: recordcount = '1000': ")
                 && e.contains("num_unique_keys")
-                && e.contains("also not read: fieldcount = '1' (kv.properties:4)"),
+                && e.contains(
+                    "also not read: fieldcount = '1' (kv.properties:4): a value is one field, v"
+                ),
             "{e}"
         );
         let e = KeyValueConfig::from_properties(&props(&[("operationcount", "5")]), Phase::Run)
