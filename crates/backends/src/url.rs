@@ -234,6 +234,10 @@ pub(crate) fn split(url: &str) -> (&str, Option<&str>) {
 }
 
 /// `host`, `host:port`, `[v6]` or `[v6]:port`.
+#[cfg_attr(
+    not(any(feature = "redis", feature = "memcached", feature = "cassandra")),
+    allow(dead_code)
+)]
 pub(crate) fn split_host_port(authority: &str, default_port: u16) -> Result<(String, u16), String> {
     let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
         let (host, after) = rest
