@@ -151,7 +151,7 @@ pub fn render(runs: &[RunRecord], opts: &HtmlOptions) -> String {
         p.html
             .push_str("<section id=\"curves\"><h2>Latency against throughput</h2>\n");
         for c in &curves {
-            curve_section(&mut p, c);
+            curve_section(&mut p, c, runs, &names);
         }
         p.html.push_str("</section>\n");
     }
@@ -412,7 +412,13 @@ fn kind_title(kind: Option<OpKind>) -> String {
     }
 }
 
-fn curve_section(p: &mut Page, c: &Curve) {
+fn curve_section(p: &mut Page, c: &Curve, runs: &[RunRecord], names: &[String]) {
+    // A point's run as the page names it (points carry the short id).
+    let name_of = |short: &str| {
+        runs.iter()
+            .position(|r| run::short_id(r) == short)
+            .map_or_else(|| short.to_string(), |i| names[i].clone())
+    };
     let _ = write!(
         p.html,
         "<h3>{}</h3>\n<p class=\"note\">Each point is one run at its target rate (offered load); \
@@ -497,7 +503,7 @@ fn curve_section(p: &mut Page, c: &Curve) {
         .map(|(i, pt)| {
             let l = pt.latency.get(&None);
             vec![
-                pt.run.clone(),
+                name_of(&pt.run),
                 tables::readable(pt.target),
                 tables::readable(pt.achieved),
                 l.map_or("-".into(), |l| tables::readable(l[1][1] / div)),
