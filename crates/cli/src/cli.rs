@@ -78,6 +78,19 @@ pub enum Command {
     /// DBNAME`, `sojourn pgbench -i -s 2 DBNAME` (see docs/scripts.md).
     /// pgbench's summary lines, then sojourn's own.
     Pgbench(PgbenchArgs),
+
+    /// Shell completions on stdout: `sojourn completions bash >
+    /// /etc/bash_completion.d/sojourn`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Manual pages from the command line's own help: sojourn(1) on stdout,
+    /// or with --dir, sojourn.1 and a sojourn-COMMAND.1 per command there.
+    Man {
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]

@@ -87,7 +87,7 @@ use sojourn_testkit::redis_server::RedisServer;
 use util::*;
 
 /// The blocks marked `<!-- not run: ... -->` in all the docs.
-const NOT_RUN: usize = 12;
+const NOT_RUN: usize = 13;
 
 /// Docs whose shown commands depend on no hidden one (see the module's
 /// doc).

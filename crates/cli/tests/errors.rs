@@ -495,3 +495,60 @@ fn no_message_carries_the_indentation_of_a_wrapped_source_line() {
         bad.join("\n")
     );
 }
+
+/// Shell completions and manual pages come from the clap definitions:
+/// every command is completed and has its page, each page carries the
+/// command's own help, and a shell sojourn cannot complete for is refused
+/// naming those it can.
+#[test]
+fn completions_and_manual_pages_follow_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| bin().args(args).run_to_end();
+    let bash = text(&run(&["completions", "bash"]).stdout);
+    let help = text(&run(&["--help"]).stdout);
+    // The commands --help lists, each completed in bash's script.
+    let commands: Vec<&str> = help
+        .split("Commands:")
+        .nth(1)
+        .unwrap()
+        .split("\n\n")
+        .next()
+        .unwrap()
+        .lines()
+        // A command's line; its description may wrap onto deeper ones.
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(commands.len() > 15, "{help}");
+    for c in &commands {
+        assert!(
+            bash.contains(&format!("sojourn,{c})")),
+            "bash completes no {c}"
+        );
+    }
+    assert!(bash.contains("--max-pvalue"), "history's flags completed");
+
+    let man = dir.path().join("man");
+    let out = run(&["man", "--dir", man.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for c in &commands {
+        let page = std::fs::read_to_string(man.join(format!("sojourn-{c}.1")))
+            .unwrap_or_else(|e| panic!("no page for {c}: {e}"));
+        assert!(page.contains(&format!(".TH sojourn-{c} 1")), "{c}: {page}");
+    }
+    let history = std::fs::read_to_string(man.join("sojourn-history.1")).unwrap();
+    assert!(
+        history.contains("max\\-pvalue") && history.contains("change points"),
+        "{history}"
+    );
+    let top = text(&run(&["man"]).stdout);
+    assert!(top.contains(".TH sojourn 1"), "{top}");
+
+    let out = run(&["completions", "tcsh"]);
+    let err = text(&out.stderr);
+    assert!(!out.status.success() && !err.contains("panicked"), "{err}");
+    for shell in ["tcsh", "bash", "zsh", "fish"] {
+        assert!(err.contains(shell), "{shell} not in {err}");
+    }
+}

@@ -7,6 +7,7 @@ mod compare;
 mod fleet;
 mod history;
 mod kubernetes;
+mod manual;
 mod pgbench;
 mod phase;
 mod report;
@@ -36,5 +37,7 @@ pub fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Kubernetes(a) => kubernetes::main(a),
         Command::Vote(a) => vote::main(a),
         Command::Pgbench(a) => pgbench::main(a),
+        Command::Completions { shell } => manual::completions(shell),
+        Command::Man { dir } => manual::man(dir.as_deref()),
     }
 }
