@@ -7,6 +7,7 @@ mod dashboard;
 mod metrics;
 mod options;
 mod progress;
+mod selection;
 mod workloads;
 mod ybapps;
 

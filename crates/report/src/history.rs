@@ -20,6 +20,7 @@ use sojourn_store::RunRecord;
 
 use crate::changepoint::{self, ChangePoint, Regime};
 use crate::compare::{Better, Verdict};
+use crate::error::ReportError;
 use crate::run::{self, Latency};
 
 /// Fewest repetitions of a point for a change at it alone to be judged.
@@ -214,6 +215,80 @@ pub struct HistoryOptions {
     /// Only the newest this many points.
     pub last: Option<usize>,
     pub detect: changepoint::Options,
+}
+
+/// A history's recipe, checked: the figures (none: the runs' defaults),
+/// how runs become points and how change points are judged. `sojourn
+/// history` and `sojourn report --history` both make theirs here.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    figures: Vec<Figure>,
+    opts: HistoryOptions,
+}
+
+impl Plan {
+    /// From the command line's `--by`, `--figure`s, `--max-pvalue`,
+    /// `--min-change` (a fraction) and `--last`.
+    pub fn new(
+        by: Option<String>,
+        figures: &[String],
+        max_pvalue: f64,
+        min_change: f64,
+        last: Option<usize>,
+    ) -> Result<Plan, ReportError> {
+        if !(max_pvalue > 0.0 && max_pvalue < 1.0) {
+            return Err(ReportError::Invalid(format!(
+                "--max-pvalue {max_pvalue}: expected a p-value above 0 and below 1, such as 0.001"
+            )));
+        }
+        if !(0.0..10.0).contains(&min_change) {
+            return Err(ReportError::Invalid(format!(
+                "--min-change {min_change}: expected a fraction of 0 or more, such as 0.02 for 2%"
+            )));
+        }
+        let figures = figures
+            .iter()
+            .map(|f| Figure::parse(f).map_err(ReportError::Invalid))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Plan {
+            figures,
+            opts: HistoryOptions {
+                by,
+                last,
+                detect: changepoint::Options {
+                    max_pvalue,
+                    min_magnitude: min_change,
+                    ..changepoint::Options::default()
+                },
+            },
+        })
+    }
+
+    /// The history of `runs`; an error when no run has any of the figures.
+    pub fn history(&self, runs: &[RunRecord]) -> Result<History, ReportError> {
+        let defaults;
+        let figures = if self.figures.is_empty() {
+            defaults = Figure::defaults(runs);
+            &defaults
+        } else {
+            &self.figures
+        };
+        let h = history(runs, figures, &self.opts);
+        if h.series.iter().all(|s| s.points.is_empty()) {
+            let names: Vec<&str> = figures.iter().map(|f| f.name.as_str()).collect();
+            return Err(ReportError::Invalid(format!(
+                "none of the {} selected runs has {}{}",
+                runs.len(),
+                names.join(", "),
+                self.opts
+                    .by
+                    .as_ref()
+                    .map(|b| format!(" and the label {b}"))
+                    .unwrap_or_default()
+            )));
+        }
+        Ok(h)
+    }
 }
 
 /// The runs `runs` (any order) as points, oldest first.

@@ -14,8 +14,8 @@ use sojourn_report::html::{self, HtmlOptions};
 use sojourn_report::tables::{self, CostOptions, Which};
 use sojourn_report::{select, Latency};
 
-use super::history;
 use crate::cli::{LatencyArg, ReportArgs, ReportFormat, TableArg};
+use crate::selection::series_plan;
 
 fn price(flag: &str, v: f64) -> Result<f64> {
     if !(v.is_finite() && v >= 0.0) {
@@ -72,7 +72,7 @@ pub fn main(a: ReportArgs) -> Result<ExitCode> {
                 }
             );
         }
-        Some(history::Plan::of(&a.series, None)?)
+        Some(series_plan(&a.series, None)?)
     } else {
         if a.series.by.is_some() || !a.series.figures.is_empty() {
             bail!("--by and --figure shape the report's history: add --history");
@@ -95,7 +95,7 @@ pub fn main(a: ReportArgs) -> Result<ExitCode> {
                     runs.len()
                 );
             }
-            plan.history(&measured)
+            Ok(plan.history(&measured)?)
         })
         .transpose()?;
     // Markdown and HTML say it under the table; CSV has no room for it.
