@@ -6,7 +6,8 @@ points, E-Divisive means, Student's t-test, Hunter's merge; see
 docs/history.md). This script holds its answers against Otava 0.8's own
 (`otava.analysis.compute_change_points`) on a few hundred seeded series:
 steps of 5 to 20% up and down (one to three, lengths 20 to 200, noise 1
-to 5%), pure noise, and slow drifts. Two change-point lists agree when
+to 5%), pure noise, slow drifts, and single steps whose first point
+overshoots them. Two change-point lists agree when
 each point of one has a point of the other within one position.
 
     python3 -m venv /tmp/otava && /tmp/otava/bin/pip install apache-otava==0.8.0
@@ -73,6 +74,21 @@ def families(count, seed):
         levels[b:] = 100 * (1 + total)
         values = levels * (1 + noise * rng.standard_normal(length))
         out.append(("drift", f"n={length} noise={noise:.0%} drift {a}..{b} {total:+.0%}", values, None))
+    # One step whose first point overshoots it by a third to all of the
+    # step again: a run that met a cold cache, say, just as the change
+    # came in.
+    for i in range(count // 6):
+        length = int(rng.choice([20, 30, 50, 100]))
+        noise = float(rng.choice([0.005, 0.01, 0.02]))
+        a = int(rng.integers(8, length - 6))
+        s = float(rng.uniform(0.05, 0.20)) * float(rng.choice([-1, 1]))
+        over = float(rng.uniform(1 / 3, 1.0))
+        levels = np.full(length, 100.0)
+        levels[a:] = 100 * (1 + s)
+        levels[a] = 100 * (1 + s * (1 + over))
+        values = levels * (1 + noise * rng.standard_normal(length))
+        out.append(("outlier", f"n={length} noise={noise:.1%} shift {a}:{s:+.0%} overshot {over:.0%}",
+                    values, [(a, abs(s) >= 3 * noise)]))
     return out
 
 
@@ -103,7 +119,7 @@ def main():
                     "--example", "changepoints"], cwd=ROOT, check=True)
     made = families(args.series, args.seed)
     series = [m[:3] for m in made]
-    shifts = [m[3] if m[0] == "steps" else None for m in made]
+    shifts = [m[3] if m[0] in ("steps", "outlier") else None for m in made]
     import otava as _o
     print(f"{len(series)} seeded series (seed {args.seed}); Otava "
           f"{getattr(_o, '__version__', '0.8')} compute_change_points, window 50")
@@ -115,7 +131,7 @@ def main():
               f"{'sojourn cps':>13}{'matched':>9}")
         for name, how in [("as shipped", ()), ("testing as Otava", ("otava",))]:
             ours = sojourn(values, max_p, min_m, *how)
-            for fam in ["steps", "noise", "drift", "all"]:
+            for fam in ["steps", "outlier", "noise", "drift", "all"]:
                 idx = [i for i, (f, _, _) in enumerate(series) if fam in (f, "all")]
                 agree = sum(1 for i in idx if near(ours[i], theirs[i]) and near(theirs[i], ours[i]))
                 n_o = sum(len(theirs[i]) for i in idx)
@@ -126,8 +142,9 @@ def main():
                       f"{agree / len(idx):>8.1%}{n_o:>11}{n_s:>13}{matched / max(n_o, 1):>9.1%}")
             truth = [(i, t) for i, t in enumerate(shifts) if t]
             for who, found in [("otava", theirs), ("sojourn", ours)]:
-                def recall(keep):
-                    want = [(i, a) for i, t in truth for a, b in t if keep(b)]
+                def recall(keep, fam="steps"):
+                    want = [(i, a) for i, t in truth for a, b in t
+                            if keep(b) and series[i][0] == fam]
                     hit = sum(1 for i, a in want if any(abs(a - c) <= 1 for c in found[i]))
                     return hit / max(len(want), 1)
                 n_f = sum(len(found[i]) for i, _ in truth)
@@ -135,6 +152,7 @@ def main():
                            if any(abs(a - c) <= 1 for a, _ in t))
                 print(f"    steps against the truth, {who}: recall {recall(lambda b: True):.1%} "
                       f"(of shifts of 3 noise deviations or more {recall(lambda b: b):.1%}), "
+                      f"with an outlier {recall(lambda b: True, 'outlier'):.1%}, "
                       f"precision {real / max(n_f, 1):.1%}")
             alarmed = {who: sum(1 for i, (f, _, _) in enumerate(series) if f == "noise" and found[i])
                        for who, found in [("otava", theirs), ("sojourn", ours)]}

@@ -12,7 +12,8 @@ use sojourn_core::backend::memory::{MemoryBackend, MemoryOptions};
 use sojourn_core::backend::null::NullBackend;
 use sojourn_core::backend::{Backend, Connection, FieldValue, Fields, Schema, Status};
 use sojourn_core::executor::{
-    self, BackendConnector, Group, Meter, Quiet, RunConfig, RunOutcome, Step, StopHandle,
+    self, BackendConnector, Group, KeepSeries, Meter, Quiet, RunConfig, RunOutcome, Step,
+    StopHandle,
 };
 use sojourn_core::op::OpKind;
 use sojourn_core::schedule::Arrival;
@@ -77,11 +78,16 @@ fn achieved_rate_follows_the_target_on_null() {
         // Two seconds of uniform arrivals: the schedule itself has no noise,
         // so any error is the executor's.
         let ops = (rate * 2.0) as u64;
-        let o = run_on(
-            &NullBackend::new(),
-            4,
-            open_loop(rate, ops, Arrival::Uniform, 4),
-        );
+        let series = KeepSeries::default();
+        let cfg = open_loop(rate, ops, Arrival::Uniform, 4);
+        let o = executor::run(
+            &connector(&NullBackend::new()),
+            steps(4),
+            &cfg,
+            &StopHandle::new(),
+            &series,
+        )
+        .unwrap();
         assert_eq!(o.total.ops_done, ops);
         let achieved = o.throughput();
         assert!(
@@ -89,6 +95,15 @@ fn achieved_rate_follows_the_target_on_null() {
             "uniform at {rate}: achieved {achieved}"
         );
         assert_eq!(o.scheduled, ops);
+        // The time series offers what the run did: workers may take the
+        // last arrivals before their pacer counts them, and the last
+        // interval must count those too.
+        let offered: u64 = series
+            .into_intervals()
+            .iter()
+            .map(|iv| iv.offered.expect("offered under a target"))
+            .sum();
+        assert_eq!(offered, ops, "uniform at {rate}");
         let lag = o.total.lag.as_ref().expect("lag recorded under a target");
         assert_eq!(lag.len(), ops);
     }

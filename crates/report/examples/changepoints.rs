@@ -6,8 +6,8 @@
 //!
 //! `cargo run --release -p sojourn-report --example changepoints --
 //! [MAX_PVALUE [MIN_MAGNITUDE [WINDOW [otava]]]] < series.jsonl`; with
-//! `otava`, the split tests as Otava's does (to the interval's end), which
-//! is the one place sojourn departs from it.
+//! `otava`, every step is taken as Otava takes it (`Options::as_otava`):
+//! where sojourn departs from it is then off.
 
 use std::io::{BufRead, Write};
 
@@ -35,7 +35,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     match args.get(3).map(String::as_str) {
         None => {}
-        Some("otava") => opts.test_to_kappa = false,
+        Some("otava") => opts.as_otava = true,
         Some(other) => return Err(format!("argument 4: {other:?}: expected otava").into()),
     }
     let mut out = std::io::stdout().lock();

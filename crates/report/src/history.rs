@@ -8,6 +8,7 @@
 //! `--check` asks one question of it for a CI job: did the newest points
 //! come after a change for the worse, at least `min_change` large?
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::SystemTime;
@@ -101,10 +102,10 @@ impl Figure {
 
     /// Throughput, then each operation's p99 response time, of the
     /// operations `runs` have.
-    pub fn defaults(runs: &[RunRecord]) -> Vec<Figure> {
+    pub fn defaults<R: Borrow<RunRecord>>(runs: &[R]) -> Vec<Figure> {
         let mut kinds: Vec<OpKind> = Vec::new();
         for r in runs {
-            for (k, _) in run::totals(r).kinds() {
+            for (k, _) in run::totals(r.borrow()).kinds() {
                 if !kinds.contains(&k) {
                     kinds.push(k);
                 }
@@ -265,7 +266,7 @@ impl Plan {
     }
 
     /// The history of `runs`; an error when no run has any of the figures.
-    pub fn history(&self, runs: &[RunRecord]) -> Result<History, ReportError> {
+    pub fn history<R: Borrow<RunRecord>>(&self, runs: &[R]) -> Result<History, ReportError> {
         let defaults;
         let figures = if self.figures.is_empty() {
             defaults = Figure::defaults(runs);
@@ -292,16 +293,21 @@ impl Plan {
 }
 
 /// The runs `runs` (any order) as points, oldest first.
-fn points(runs: &[RunRecord], by: Option<&str>, notes: &mut Vec<String>) -> Vec<Vec<usize>> {
+fn points<R: Borrow<RunRecord>>(
+    runs: &[R],
+    by: Option<&str>,
+    notes: &mut Vec<String>,
+) -> Vec<Vec<usize>> {
+    let meta = |i: usize| runs[i].borrow().meta();
     let mut order: Vec<usize> = (0..runs.len()).collect();
-    order.sort_by_key(|&i| runs[i].meta().started_at);
+    order.sort_by_key(|&i| meta(i).started_at);
     let Some(label) = by else {
         return order.into_iter().map(|i| vec![i]).collect();
     };
     let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     let mut unlabelled = 0;
     for i in order {
-        match runs[i].meta().labels.get(label) {
+        match meta(i).labels.get(label) {
             Some(v) => groups.entry(v.as_str()).or_default().push(i),
             None => unlabelled += 1,
         }
@@ -312,21 +318,26 @@ fn points(runs: &[RunRecord], by: Option<&str>, notes: &mut Vec<String>) -> Vec<
         ));
     }
     let mut out: Vec<Vec<usize>> = groups.into_values().collect();
-    let first = |g: &Vec<usize>| -> SystemTime { runs[g[0]].meta().started_at };
+    let first = |g: &Vec<usize>| -> SystemTime { meta(g[0]).started_at };
     out.sort_by_key(first);
     out
 }
 
 /// The history of `figures` over `runs`.
-pub fn history(runs: &[RunRecord], figures: &[Figure], opts: &HistoryOptions) -> History {
+pub fn history<R: Borrow<RunRecord>>(
+    runs: &[R],
+    figures: &[Figure],
+    opts: &HistoryOptions,
+) -> History {
+    let runs: Vec<&RunRecord> = runs.iter().map(Borrow::borrow).collect();
     let mut notes = Vec::new();
-    let mut groups = points(runs, opts.by.as_deref(), &mut notes);
+    let mut groups = points(&runs, opts.by.as_deref(), &mut notes);
     if let Some(n) = opts.last {
         let drop = groups.len().saturating_sub(n);
         groups.drain(..drop);
     }
     // Each run's totals once: every figure reads them.
-    let totals: Vec<Stats> = runs.iter().map(run::totals).collect();
+    let totals: Vec<Stats> = runs.iter().map(|r| run::totals(r)).collect();
     let key = |g: &[usize]| match &opts.by {
         Some(label) => runs[g[0]].meta().labels[label].clone(),
         None => run::short_id(&runs[g[0]]),
@@ -535,16 +546,11 @@ pub fn text(h: &History) -> String {
             };
             let _ = writeln!(
                 out,
-                "  change at {} ({} run(s)): {:.4} ± {:.4} ({} points) → {:.4} ± {:.4} ({} \
-                 points), {:+.1}%{ci}, p = {:.2e}, {verdict}",
+                "  change at {} ({} run(s)): {} → {}, {:+.1}%{ci}, p = {:.2e}, {verdict}",
                 c.key,
                 c.runs.len(),
-                c.before.mean,
-                c.before.sd,
-                c.before.n,
-                c.after.mean,
-                c.after.sd,
-                c.after.n,
+                c.before,
+                c.after,
                 c.change_pct,
                 c.p,
             );

@@ -13,6 +13,7 @@ use anyhow::{bail, Context, Result};
 use sojourn_report::html::{self, HtmlOptions};
 use sojourn_report::tables::{self, CostOptions, Which};
 use sojourn_report::{select, Latency};
+use sojourn_store::RunRecord;
 
 use crate::cli::{LatencyArg, ReportArgs, ReportFormat, TableArg};
 use crate::selection::series_plan;
@@ -84,11 +85,8 @@ pub fn main(a: ReportArgs) -> Result<ExitCode> {
     // The history is of the run phases (as `sojourn history`'s default).
     let history = plan
         .map(|plan| {
-            let measured: Vec<_> = runs
-                .iter()
-                .filter(|r| r.meta().phase == "run")
-                .cloned()
-                .collect();
+            let measured: Vec<&RunRecord> =
+                runs.iter().filter(|r| r.meta().phase == "run").collect();
             if measured.is_empty() {
                 bail!(
                     "--history: none of the {} selected runs is a run phase",

@@ -863,7 +863,11 @@ impl<C: Send + 'static> Pool<C> {
             }
         }
         let elapsed = start.elapsed();
-        agg.tick(&shared.recorder, elapsed, released(), observer);
+        // The threads' own counts include arrivals their workers took
+        // before the pacer woke to count them: the last interval's offered
+        // load, like the run's, is what the threads reported.
+        let released_at_end = released().map(|r| r.max(scheduled));
+        agg.tick(&shared.recorder, elapsed, released_at_end, observer);
         let arrival_check = arrivals.and_then(|mut a| {
             // Arrivals never taken (the run stopped behind schedule) leave
             // their bins short: those are not counted.

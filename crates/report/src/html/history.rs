@@ -134,14 +134,8 @@ fn changes_table(p: &mut Page, s: &FigureSeries) {
         .map(|c| {
             vec![
                 c.key.clone(),
-                format!(
-                    "{:.4} ± {:.4} ({} points)",
-                    c.before.mean, c.before.sd, c.before.n
-                ),
-                format!(
-                    "{:.4} ± {:.4} ({} points)",
-                    c.after.mean, c.after.sd, c.after.n
-                ),
+                c.before.to_string(),
+                c.after.to_string(),
                 format!("{:+.1}%", c.change_pct),
                 c.change_ci95_pct
                     .map(|[lo, hi]| format!("{lo:+.1}% .. {hi:+.1}%"))
