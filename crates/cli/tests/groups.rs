@@ -216,4 +216,32 @@ fn ab_alternates_the_two_configurations() {
     assert_eq!(order, ["A", "B", "A", "B", "A", "B"]);
     let threads: Vec<u64> = runs.iter().map(|r| r.meta.threads).collect();
     assert_eq!(threads, [1, 4, 1, 4, 1, 4]);
+    // The comparison printed is of those runs, each side in its column.
+    let mean_of = |side: &str| {
+        let xs: Vec<f64> = runs
+            .iter()
+            .filter(|r| r.meta.labels["ab_side"] == side)
+            .map(|r| r.totals.as_ref().unwrap().throughput)
+            .collect();
+        xs.iter().sum::<f64>() / xs.len() as f64
+    };
+    let (a, b) = (mean_of("A"), mean_of("B"));
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("throughput (ops/s)"))
+        .unwrap();
+    let words: Vec<&str> = line["throughput (ops/s)".len()..]
+        .split_whitespace()
+        .collect();
+    let number = |i: usize| words[i].parse::<f64>().unwrap();
+    let close = |printed: f64, stored: f64| (printed / stored - 1.0).abs() < 1e-3;
+    assert!(
+        close(number(0), a) && close(number(4), b),
+        "A {a}, B {b}: {line}"
+    );
+    let change: f64 = words[8].trim_end_matches('%').parse().unwrap();
+    assert!((change - (b / a - 1.0) * 100.0).abs() < 0.1, "{line}");
+    // Four connections against one on SQLite's reads: several times the
+    // throughput, a change no noise makes.
+    assert!(b > 2.0 * a && line.ends_with("better"), "{line}");
 }

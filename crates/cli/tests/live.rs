@@ -240,6 +240,7 @@ fn metrics_are_served_while_a_run_goes_on_and_end_equal_to_the_summary() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
     let (child, mut stderr, url) = serving_metrics(
         dir.path(),
         &[
@@ -253,6 +254,8 @@ fn metrics_are_served_while_a_run_goes_on_and_end_equal_to_the_summary() {
             "operationcount=4000",
             "-target",
             "1000",
+            "--json",
+            json.to_str().unwrap(),
         ],
     );
     // While the run goes on, its counters increase.
@@ -328,6 +331,22 @@ fn metrics_are_served_while_a_run_goes_on_and_end_equal_to_the_summary() {
     }
     let offered = s["sojourn_offered_operations_total{phase=\"run\",workload=\"workloada\"}"];
     assert_eq!(offered, 4000.0, "{last}");
+    // The CPU counter sums the intervals' CPU; the run's own figure is
+    // taken once from start to end, a moment after the last interval.
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let run = std::iter::once(&report)
+        .chain(report.as_array().into_iter().flatten())
+        .find(|r| r["phase"] == "run")
+        .expect("the JSON report has the run phase");
+    let whole = run["client_cpu"]["user_s"].as_f64().unwrap()
+        + run["client_cpu"]["system_s"].as_f64().unwrap();
+    let counted = sum_of(&s, "sojourn_client_cpu_seconds_total{phase=\"run\"");
+    assert!(whole > 0.01, "{run}");
+    assert!(
+        counted <= whole + 1e-6 && whole - counted < 0.02 + 0.05 * whole,
+        "the CPU counter says {counted} s, the run {whole} s\n{last}"
+    );
     assert_eq!(
         s["sojourn_phase_info{phase=\"run\",workload=\"workloada\",database=\"memory:\"}"], 0.0,
         "{last}"

@@ -306,9 +306,21 @@ fn json_report_has_rates_cpu_and_percentiles() {
     assert_eq!(v["target_ops_per_sec"], 3000.0);
     let achieved = v["achieved_ops_per_sec"].as_f64().unwrap();
     assert!(achieved > 2500.0 && achieved < 3500.0, "{achieved}");
-    assert!(v["offered_ops_per_sec"].as_f64().unwrap() > 0.0);
-    assert!(v["client_cpu"]["us_per_op"].as_f64().unwrap() > 0.0);
-    assert!(v["scheduling_lag"]["p99_us"].as_f64().is_some());
+    // Offered is what the schedule released over the run: all 3,000.
+    let offered = v["offered_ops_per_sec"].as_f64().unwrap() * v["runtime_ms"].as_f64().unwrap();
+    assert!((offered / 1000.0 - 3000.0).abs() < 0.01, "{offered}");
+    let cpu = &v["client_cpu"];
+    let seconds = cpu["user_s"].as_f64().unwrap() + cpu["system_s"].as_f64().unwrap();
+    assert!(seconds > 0.0, "{cpu}");
+    let per_op = cpu["us_per_op"].as_f64().unwrap();
+    assert!(
+        (per_op - seconds * 1e6 / 3000.0).abs() < 1e-6 * per_op,
+        "{cpu}"
+    );
+    // One lag per arrival: the schedule's lateness in releasing it.
+    let lag = &v["scheduling_lag"];
+    assert_eq!(lag["count"], 3000, "{lag}");
+    assert!(lag["p99_us"].as_f64().unwrap() >= lag["p50_us"].as_f64().unwrap());
     for kind in ["read", "update"] {
         let op = &v["ops"][kind];
         assert!(op["count"].as_u64().unwrap() > 1000);
