@@ -432,7 +432,8 @@ fn dashboard_panels(dashboard: &serde_json::Value) -> Vec<&serde_json::Value> {
 }
 
 /// Every query of the dashboard: (panel title, PromQL as Grafana holds it).
-fn dashboard_queries(dashboard: &serde_json::Value) -> Vec<(String, String)> {
+/// The dashboard's queries: (panel title, expr, legend).
+fn dashboard_queries(dashboard: &serde_json::Value) -> Vec<(String, String, String)> {
     let mut out = Vec::new();
     for p in dashboard_panels(dashboard) {
         let title = p["title"].as_str().unwrap_or("").to_string();
@@ -445,7 +446,8 @@ fn dashboard_queries(dashboard: &serde_json::Value) -> Vec<(String, String)> {
                 !expr.is_empty(),
                 "panel {title:?}: a query with no expr: {t}"
             );
-            out.push((title.clone(), expr.to_string()));
+            let legend = t["legendFormat"].as_str().unwrap_or("").to_string();
+            out.push((title.clone(), expr.to_string(), legend));
         }
     }
     out
@@ -632,7 +634,7 @@ fn the_grafana_dashboard_and_the_metrics_doc_name_only_series_the_endpoint_serve
         .iter()
         .filter_map(|v| v["name"].as_str())
         .collect();
-    for (title, expr) in &queries {
+    for (title, expr, _) in &queries {
         let names = metric_names(expr);
         assert!(!names.is_empty(), "panel {title:?}: no metric in {expr}");
         for name in names {
@@ -825,6 +827,93 @@ fn as_grafana_sends(expr: &str) -> String {
     q
 }
 
+/// A quantile panel's query draws the quantile its legend names: the
+/// panel's own expression over the run's final totals (its `rate` taken
+/// out) equals that quantile of the same buckets as Prometheus
+/// interpolates it, and the bucket it falls in holds the run summary's
+/// own percentile (HDR's, from every operation).
+fn quantile_is_the_legend_s(
+    server: &PrometheusServer,
+    title: &str,
+    expr: &str,
+    legend: &str,
+    summary: &serde_json::Value,
+    at: f64,
+) {
+    let name = legend.rsplit(' ').next().unwrap();
+    let q: f64 = name
+        .strip_prefix('p')
+        .and_then(|p| p.parse().ok())
+        .map(|p: f64| p / 100.0)
+        .unwrap_or_else(|| panic!("panel {title:?}: legend {legend:?} names no quantile"));
+    let totals = expr
+        .replacen("(rate(", "((", 1)
+        .replacen("[$__rate_interval]", "", 1);
+    let inner = totals
+        .split_once(", ")
+        .and_then(|(_, rest)| rest.strip_suffix(')'))
+        .unwrap();
+    let instant = |query: &str| -> Vec<serde_json::Value> {
+        let v = server.api(&format!(
+            "/api/v1/query?query={}&time={at:.3}",
+            url_encoded(&as_grafana_sends(query))
+        ));
+        assert_eq!(v["status"], "success", "Prometheus refused {query}: {v}");
+        v["data"]["result"].as_array().unwrap().clone()
+    };
+    let value = |series: &serde_json::Value| -> f64 {
+        series["value"][1].as_str().unwrap().parse().unwrap()
+    };
+    let op_of =
+        |series: &serde_json::Value| series["metric"]["operation"].as_str().map(str::to_string);
+    let answers = instant(&totals);
+    assert!(!answers.is_empty(), "panel {title:?}: nothing for {totals}");
+    let buckets = instant(inner);
+    for answer in &answers {
+        let op = op_of(answer);
+        let mut les: Vec<(f64, f64)> = buckets
+            .iter()
+            .filter(|b| op_of(b) == op)
+            .map(|b| {
+                let le = b["metric"]["le"].as_str().unwrap();
+                (le.parse::<f64>().unwrap_or(f64::INFINITY), value(b))
+            })
+            .collect();
+        les.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let total = les.last().unwrap().1;
+        let rank = q * total;
+        let i = les.iter().position(|&(_, c)| c >= rank).unwrap();
+        let (lo, below) = if i == 0 { (0.0, 0.0) } else { les[i - 1] };
+        let (hi, count) = les[i];
+        assert!(
+            hi.is_finite(),
+            "panel {title:?} {op:?}: {name} beyond the last bucket"
+        );
+        let want = lo + (hi - lo) * (rank - below) / (count - below);
+        let got = value(answer);
+        assert!(
+            (got - want).abs() <= 1e-9 * want,
+            "panel {title:?} {op:?}: the query draws {got} s, the buckets' {name} is {want} s: {expr}"
+        );
+        let key = format!("{}_us", name.replace('.', "_"));
+        let figures = match (title.split(' ').next().unwrap(), &op) {
+            ("Response", Some(op)) => &summary["ops"][op]["response"],
+            ("Service", Some(op)) => &summary["ops"][op]["service"],
+            ("Schedule", None) => &summary["scheduling_lag"],
+            other => panic!("panel {title:?}: which summary figure is {other:?}?"),
+        };
+        let own = figures[&key]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{key} in {figures}"))
+            / 1e6;
+        // HDR keeps three significant digits: 1% either side of a bucket.
+        assert!(
+            own >= lo * 0.99 && own <= hi * 1.01,
+            "panel {title:?} {op:?}: the run's {name} {own} s is outside the bucket {lo}..{hi} s"
+        );
+    }
+}
+
 /// The dashboard's every query, run by a real Prometheus over a real run
 /// it scraped (open loop on a rate profile, on a SQLite file loaded with
 /// half the keys the run reads, so that some operations fail): each
@@ -842,6 +931,7 @@ fn every_query_of_the_grafana_dashboard_draws_a_real_run_in_prometheus() {
         dir.path(),
         &["load", &db, "-P", "workloada", "-p", "recordcount=100"],
     ));
+    let summary = dir.path().join("run.json");
     let server = PrometheusServer::start(&prometheus, dir.path());
     let started = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -862,6 +952,8 @@ fn every_query_of_the_grafana_dashboard_draws_a_real_run_in_prometheus() {
             "operationcount=0",
             "--rate",
             "ramp 200..600 in 3s, hold 600 for 5s",
+            "--json",
+            summary.to_str().unwrap(),
         ],
     );
     let target = url
@@ -892,7 +984,14 @@ fn every_query_of_the_grafana_dashboard_draws_a_real_run_in_prometheus() {
         assert_eq!(v["status"], "success", "Prometheus refused {q}: {v}");
         v["data"]["result"].as_array().unwrap().clone()
     };
-    for (title, expr) in dashboard_queries(&dashboard) {
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    let mut quantiles = 0;
+    for (title, expr, legend) in dashboard_queries(&dashboard) {
+        if expr.starts_with("histogram_quantile(") {
+            quantile_is_the_legend_s(&server, &title, &expr, &legend, &json, ended);
+            quantiles += 1;
+        }
         let q = as_grafana_sends(&expr);
         let result = range(&q);
         let drawn = result.iter().any(|series| {
@@ -908,6 +1007,7 @@ fn every_query_of_the_grafana_dashboard_draws_a_real_run_in_prometheus() {
             "panel {title:?} draws nothing of the run: {q}\nPrometheus answered {result:?}"
         );
     }
+    assert_eq!(quantiles, 7, "the dashboard's quantile panels");
     for (name, selector, label) in dashboard_variables(&dashboard) {
         let q = format!("count by ({label}) ({})", as_grafana_sends(&selector));
         let values: Vec<String> = range(&q)
