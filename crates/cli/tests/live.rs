@@ -132,7 +132,8 @@ fn the_dashboard_draws_the_run_stops_on_a_key_and_gives_the_terminal_back() {
     // are taken before and after.
     let script = format!(
         "cd '{d}' && stty -g > before && '{bin}' run --data-dir '{d}' -P workloada \
-         -p operationcount=0 -p maxexecutiontime=100 -target 400 -threads 2 > out.txt; \
+         -p operationcount=0 -p maxexecutiontime=100 -target 400 -threads 2 --json run.json \
+         > out.txt; \
          echo $? > rc; stty -g > after; exec sleep 300",
         d = data.display(),
         bin = env!("CARGO_BIN_EXE_sojourn"),
@@ -157,6 +158,12 @@ fn the_dashboard_draws_the_run_stops_on_a_key_and_gives_the_terminal_back() {
     assert!(live.contains("2 connections"), "{live}");
     let running = table_row(&live, "READ");
     assert!(running[1].parse::<u64>().unwrap() > 0, "{running:?}");
+    let live_cpu = live
+        .split(" µs/op")
+        .next()
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|n| n.parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("no client CPU per operation: {live}"));
     // q stops the run as Ctrl+C does.
     let sent = tmux
         .cmd()
@@ -173,6 +180,16 @@ fn the_dashboard_draws_the_run_stops_on_a_key_and_gives_the_terminal_back() {
     let last = tmux.screen();
     assert!(last.contains("the phase has ended"), "{last}");
     let summary = parse_summary(&std::fs::read_to_string(data.join("out.txt")).unwrap());
+    // The live CPU is an interval's, the run's is the whole run's: the
+    // same order of magnitude (a counter stuck at 0 or in the wrong unit
+    // is not).
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data.join("run.json")).unwrap()).unwrap();
+    let whole = run["client_cpu"]["us_per_op"].as_f64().unwrap();
+    assert!(
+        live_cpu > whole / 10.0 && live_cpu < whole * 10.0,
+        "the dashboard drew {live_cpu} µs/op of client CPU, the run used {whole}"
+    );
     for op in ["READ", "UPDATE"] {
         let row = table_row(&last, op);
         assert_eq!(
