@@ -169,6 +169,7 @@ fn agents_load_run_search_and_run_suites_merged_exactly_and_stop_on_ctrl_c() {
 
     // The run: 3,000 ops/s offered in total for 2 s.
     let json = dir.path().join("run.json");
+    let commands_before = redis.commandstats();
     let run = coordinate(
         dir.path(),
         &store_url,
@@ -241,6 +242,18 @@ fn agents_load_run_search_and_run_suites_merged_exactly_and_stop_on_ctrl_c() {
     assert_eq!(merged_ops, w.count(), "{stdout}");
     let shown = parse_summary(&stdout);
     assert_eq!(get(&shown, "READ", "Operations") as u64, w.count());
+    // Counts the merge did not compute: the server's, one HGETALL per
+    // read, and the rate asked for over the time measured (Poisson
+    // arrivals: within five of their standard deviations).
+    let ran = redis.commands_since(&commands_before);
+    assert_eq!(ran.get("hgetall").copied(), Some(w.count()), "{ran:?}");
+    let measured = report["measured_ms"].as_f64().unwrap() / 1000.0;
+    let expected = 3000.0 * measured;
+    assert!(
+        (w.count() as f64 - expected).abs() <= 5.0 * expected.sqrt(),
+        "{} reads in {measured} s at 3,000 ops/s",
+        w.count()
+    );
 
     // No share the store keeps holds a password.
     let specs = store

@@ -615,24 +615,6 @@ fn tls_end_to_end() {
     );
 }
 
-/// Every command the server has run so far, from `INFO commandstats`.
-fn commandstats(server: &RedisServer) -> std::collections::BTreeMap<String, u64> {
-    server
-        .command(&["INFO", "commandstats"])
-        .lines()
-        .filter_map(|l| {
-            let (name, rest) = l.strip_prefix("cmdstat_")?.split_once(':')?;
-            let calls = rest
-                .strip_prefix("calls=")?
-                .split(',')
-                .next()?
-                .parse()
-                .ok()?;
-            Some((name.to_string(), calls))
-        })
-        .collect()
-}
-
 #[test]
 fn workload_a_costs_the_server_what_ycsb_costs_it() {
     let Some(server) = RedisServer::start(None) else {
@@ -644,17 +626,12 @@ fn workload_a_costs_the_server_what_ycsb_costs_it() {
     let mut load = vec!["load", "--db", &url, "-P", "workloada", "-threads", "4"];
     load.extend(shape);
     ok(&sojourn(dir.path(), &load));
-    let before = commandstats(&server);
+    let before = server.commandstats();
     let mut run = vec!["run", "--db", &url, "-P", "workloada", "-threads", "4"];
     run.extend(shape);
     run.extend(["-p", "operationcount=20000", "--seed", "3"]);
     ok(&sojourn(dir.path(), &run));
-    let after = commandstats(&server);
-    let delta: std::collections::BTreeMap<&str, u64> = after
-        .iter()
-        .map(|(k, &v)| (k.as_str(), v - before.get(k).copied().unwrap_or(0)))
-        .filter(|&(_, d)| d > 0)
-        .collect();
+    let delta = server.commands_since(&before);
     assert!(
         !delta
             .keys()

@@ -220,6 +220,42 @@ impl RedisServer {
     }
 }
 
+impl RedisServer {
+    /// Every command the server has run so far, by name, from `INFO
+    /// commandstats`: a count the code under test did not compute.
+    pub fn commandstats(&self) -> std::collections::BTreeMap<String, u64> {
+        self.command(&["INFO", "commandstats"])
+            .lines()
+            .filter_map(|l| {
+                let (name, rest) = l.strip_prefix("cmdstat_")?.split_once(':')?;
+                let calls = rest
+                    .strip_prefix("calls=")?
+                    .split(',')
+                    .next()?
+                    .parse()
+                    .ok()?;
+                Some((name.to_string(), calls))
+            })
+            .collect()
+    }
+
+    /// The commands run from `before` (a [`Self::commandstats`]) to now,
+    /// those run at least once.
+    pub fn commands_since(
+        &self,
+        before: &std::collections::BTreeMap<String, u64>,
+    ) -> std::collections::BTreeMap<String, u64> {
+        self.commandstats()
+            .into_iter()
+            .map(|(k, v)| {
+                let d = v - before.get(&k).copied().unwrap_or(0);
+                (k, d)
+            })
+            .filter(|&(_, d)| d > 0)
+            .collect()
+    }
+}
+
 fn read_line(r: &mut impl std::io::BufRead) -> String {
     let mut line = String::new();
     r.read_line(&mut line).expect("reply from redis");
