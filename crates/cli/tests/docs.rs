@@ -60,10 +60,15 @@
 //!   `../pkb_configs`, a user's own PKB folder, are a copy of
 //!   `suites/walkthrough-sequential`), on servers emptied before it.
 //!
-//! Output lines match in shape: every number (sign included) may differ,
-//! runs of spaces may differ in length, `...` stands for anything, and a
-//! run of hex digits (an id) may be any id. Each shown line must match a whole line of the
-//! command's stdout or stderr, in order.
+//! Output lines match in shape: every number may differ, in the shape the
+//! doc shows it (a short integer stays an integer, a figure of four
+//! significant digits may gain or lose its fraction, a sign appears only
+//! where the doc shows one and may be either), runs of spaces may differ
+//! in length, `...` stands for anything, and a run of hex digits (an id)
+//! may be any id. Each shown line must match a whole line of the command's
+//! stdout or stderr, in order, and a line saying an error that the doc
+//! does not show fails. The test prints how many commands' output it
+//! compared; [`COMPARED`] is the least it may be.
 //!
 //! A written runner rather than `trycmd`: the commands need ports known
 //! only once the servers are up, credentials, scaled sizes, hidden setup
@@ -88,6 +93,9 @@ use util::*;
 
 /// The blocks marked `<!-- not run: ... -->` in all the docs.
 const NOT_RUN: usize = 13;
+
+/// Commands whose shown output the test compares: it only goes up.
+const COMPARED: usize = 12;
 
 /// Docs whose shown commands depend on no hidden one (see the module's
 /// doc).
@@ -404,18 +412,43 @@ fn shape(line: &str) -> Regex {
             }
         }
         // A number's sign is part of its value: a change shown as +28.1%
-        // may come out as -3.4%.
+        // may come out as -3.4%. A number shown without one has none.
         if starts_word
             && matches!(c, '+' | '-')
             && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit())
         {
-            re.push_str("[+-]?");
+            re.push_str("[+-]");
             i += 1;
             continue;
         }
         if starts_word && c.is_ascii_digit() {
-            re.push_str(r"[+-]?[0-9][0-9.]*");
-            i = run(i, &|c| c.is_ascii_digit() || c == '.');
+            // Figures are printed to four significant digits, so 737.8 may
+            // come out as 1356 and 1013 as 983.2: a decimal, or an integer
+            // of four digits or more, is any decimal or integer. A shorter
+            // integer is an integer (a count, a port, a percentage), in
+            // groups of three or not (the same count may have more digits).
+            // A version keeps its parts.
+            let from = i;
+            i = run(i, &|c| c.is_ascii_digit());
+            while chars.get(i) == Some(&',') && run(i + 1, &|c| c.is_ascii_digit()) == i + 4 {
+                i += 4;
+            }
+            let digits = chars[from..i].iter().filter(|c| c.is_ascii_digit()).count();
+            let mut parts = 0;
+            let mut j = i;
+            while chars.get(j) == Some(&'.') && chars.get(j + 1).is_some_and(char::is_ascii_digit) {
+                parts += 1;
+                j = run(j + 1, &|c| c.is_ascii_digit());
+            }
+            if parts >= 2 {
+                re.push_str(r"[0-9]+");
+                re.push_str(&r"\.[0-9]+".repeat(parts));
+            } else if parts == 1 || digits >= 4 {
+                re.push_str(r"[0-9]+(?:,[0-9]{3})*(?:\.[0-9]+)?");
+            } else {
+                re.push_str(r"[0-9]+(?:,[0-9]{3})*");
+            }
+            i = j;
             continue;
         }
         if starts_word && c.is_ascii_alphabetic() {
@@ -436,6 +469,22 @@ fn shape(line: &str) -> Regex {
     }
     re.push_str(r"\s*$");
     Regex::new(&re).unwrap_or_else(|e| panic!("{line:?}: {e}"))
+}
+
+/// A line of `stdout` or `stderr` that says an error (`error:`, `Error:`,
+/// `ERROR`) and that no shown line matches: a command that fails yet
+/// exits 0 prints what the doc does not show.
+fn unshown_error(shown: &[(usize, String)], stdout: &str, stderr: &str) -> Option<String> {
+    let shapes: Vec<Regex> = shown.iter().map(|(_, l)| shape(l)).collect();
+    stdout
+        .lines()
+        .chain(stderr.lines())
+        .find(|l| {
+            let t = l.trim_start();
+            (t.starts_with("error:") || t.starts_with("Error:") || t.starts_with("ERROR"))
+                && !shapes.iter().any(|re| re.is_match(l))
+        })
+        .map(str::to_string)
 }
 
 /// Whether every shown line matches a line of `stdout` or `stderr`, each
@@ -845,6 +894,7 @@ fn every_documented_command_runs_as_shown() {
     let ports = servers.ports();
     let mut failures = Vec::new();
     let mut ran = 0;
+    let (mut compared, mut compared_lines) = (0, 0);
     for (rel, items) in &parsed {
         let file_started = Instant::now();
         let mut started: Vec<Child> = Vec::new();
@@ -934,6 +984,17 @@ fn every_documented_command_runs_as_shown() {
                     tail(&stderr)
                 ));
             }
+            if !output.is_empty() {
+                compared += 1;
+                compared_lines += output.len();
+            }
+            if let Some(said) = unshown_error(output, &stdout, &stderr) {
+                failures.push(format!(
+                    "{rel}:{line}: `{command}` said `{said}`, an error the doc does not show\n  \
+                     stderr:\n{}",
+                    tail(&stderr)
+                ));
+            }
             if let Some((n, shown)) = first_missing(output, &stdout, &stderr) {
                 failures.push(format!(
                     "{rel}:{n}: the doc shows `{shown}` as output of `{command}`, and no line of \
@@ -964,7 +1025,14 @@ fn every_documented_command_runs_as_shown() {
         }
         eprintln!("{rel}: {:.1} s", file_started.elapsed().as_secs_f64());
     }
+    eprintln!(
+        "compared the output shown of {compared} of the {ran} commands run ({compared_lines} lines)"
+    );
     assert!(ran > 50, "only {ran} documented commands ran");
+    assert!(
+        compared >= COMPARED,
+        "{compared} commands' output compared, fewer than the {COMPARED} compared before"
+    );
     assert!(
         failures.is_empty(),
         "{} documented command(s) did not run as shown:\n\n{}",
@@ -1100,6 +1168,17 @@ fn output_lines_match_in_shape_not_in_figures() {
     assert!(!shape(date).is_match(
         "#[StartTime: 1795657875.759 (seconds since epoch), Day Nov 26 01:51:15 UTC 2026]"
     ));
+    // A short integer is shown as one; a figure of four significant
+    // digits may gain or lose its fraction; a sign only where shown.
+    assert!(!shape("loaded 100 records").is_match("loaded 100.5 records"));
+    assert!(shape("loaded 1,000 records").is_match("loaded 87 records"));
+    assert!(shape("loaded 87 records").is_match("loaded 12,345 records"));
+    assert!(shape("| Read | 202323 | 157.8 | 737.8 |").is_match("| Read | 111272 | 276.2 | 1356 |"));
+    assert!(shape("1013  [961.0, 1066]").is_match("983.2  [920.0, 1047]"));
+    assert!(!shape("p99 1.25 ms").is_match("p99 -1.25 ms"));
+    assert!(!shape("p99 1.25 ms").is_match("p99 fast ms"));
+    assert!(shape("version 1.2.3.").is_match("version 10.0.21."));
+    assert!(!shape("version 1.2.3").is_match("version 10.0"));
     let lines = [(1, "a 1".to_string()), (2, "b 2".to_string())];
     assert_eq!(first_missing(&lines, "x\na 5\n", "b 7\n"), None);
     assert_eq!(first_missing(&lines, "b 2\na 5\n", ""), Some(&lines[1]));
