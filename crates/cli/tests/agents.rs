@@ -302,6 +302,46 @@ fn agents_load_run_search_and_run_suites_merged_exactly_and_stop_on_ctrl_c() {
         before,
         "{said}"
     );
+    // What agents cannot do: each refused by name, before anything runs.
+    let sqlite = dir.path().join("local.sqlite");
+    for (db, workload, results, says) in [
+        (
+            "memory:",
+            "workloadc",
+            store_url.as_str(),
+            "memory: lives on one machine, which agents elsewhere cannot reach",
+        ),
+        (
+            db.as_str(),
+            "workloadc",
+            sqlite.to_str().unwrap(),
+            "agents meet through a PostgreSQL results store every machine reaches",
+        ),
+        (
+            db.as_str(),
+            "workloads/keyvalue",
+            store_url.as_str(),
+            "--agents 2: the keyvalue workload runs from one client machine",
+        ),
+    ] {
+        let out = coordinate(
+            dir.path(),
+            results,
+            &["run", db, "-P", workload, "--agents", "2"],
+        );
+        let said = text(&out.stderr);
+        assert!(
+            !out.status.success() && said.contains(says),
+            "{workload}: {said}"
+        );
+        assert!(!said.contains(REDIS_PASSWORD), "{said}");
+        assert!(
+            said.contains("use --agents 1") || !says.contains("one client"),
+            "{said}"
+        );
+    }
+    assert_eq!(store.list(&Default::default()).unwrap().len(), before);
+    assert!(!sqlite.exists(), "a refused command made its store");
     wait_for_agents(&store, 3);
 
     // A capacity search on the agents: each step a phase of theirs,
