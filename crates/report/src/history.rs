@@ -340,7 +340,7 @@ pub fn history<R: Borrow<RunRecord>>(
     let totals: Vec<Stats> = runs.iter().map(|r| run::totals(r)).collect();
     let key = |g: &[usize]| match &opts.by {
         Some(label) => runs[g[0]].meta().labels[label].clone(),
-        None => run::short_id(&runs[g[0]]),
+        None => run::short_id(runs[g[0]]),
     };
     let series = figures
         .iter()
@@ -351,7 +351,7 @@ pub fn history<R: Borrow<RunRecord>>(
                     let (ids, values): (Vec<String>, Vec<f64>) = g
                         .iter()
                         .filter_map(|&i| {
-                            let v = f.value(&runs[i], &totals[i])?;
+                            let v = f.value(runs[i], &totals[i])?;
                             Some((runs[i].id().to_string(), v))
                         })
                         .unzip();
