@@ -636,4 +636,35 @@ fn agents_make_their_store_and_are_gone_once_they_exit() {
     let unknown = tool(&store_url, &["agents", "stop", "nobody"]);
     assert!(!unknown.status.success());
     assert!(text(&unknown.stderr).contains("no agent named nobody"));
+
+    // An agent that finds no share for --idle-timeout exits by itself, 0,
+    // saying why, and is gone; a timeout that is no time is refused.
+    let idle = |timeout: &str| {
+        bin()
+            .args(["agent", "--results", &store_url, "--name", "idle"])
+            .args(["--idle-timeout", timeout, "--data-dir"])
+            .arg(dir.path())
+            .env("SOJOURN_RESULTS_PASSWORD", pg::PASSWORD)
+            .env_remove("PGPASSWORD")
+            .run_to_end()
+    };
+    let began = Instant::now();
+    let out = idle("1");
+    let said = text(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains(": exiting (--idle-timeout)"), "{said}");
+    assert!(began.elapsed() >= Duration::from_secs(1), "{said}");
+    let listed = ok(&tool(&store_url, &["agents", "list"]));
+    let line = listed
+        .lines()
+        .find(|l| l.starts_with("idle "))
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert_eq!(line.split_whitespace().nth(4), Some("gone"), "{listed}");
+    let zero = idle("0");
+    assert!(!zero.status.success());
+    assert!(
+        text(&zero.stderr).contains("--idle-timeout 0: expected a number of seconds above 0"),
+        "{}",
+        text(&zero.stderr)
+    );
 }
