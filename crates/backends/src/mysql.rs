@@ -63,6 +63,7 @@ use crate::sql::{
 use crate::{columns, liops_sql, pool, text, vote_cache, vote_sql, Open, OpenOptions};
 
 mod conn;
+mod error;
 mod row;
 mod script;
 

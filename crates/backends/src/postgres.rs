@@ -759,9 +759,9 @@ impl Bodies for PostgresConnection {
     // work through a boxed future: that path's state (tokio-postgres'
     // queries, several hundred bytes) would otherwise size every
     // operation's future, which each layer above copies when it starts one
-    // (this body's future for a point select was 1,336 bytes, and is 560;
-    // the read's, from the worker down, 3,040 and 1,488). The box is one
-    // allocation next to the several tokio-postgres makes per query.
+    // (boxing it here more than halved the read's future, from the worker
+    // down). The box is one allocation next to the several tokio-postgres
+    // makes per query.
     async fn read_now(&mut self, read: Read<'_>) -> PgResult {
         let Some((lean, layout)) = self.lean().await? else {
             return Box::pin(self.driver_read(read)).await;

@@ -3,7 +3,6 @@
 //! before parsing, and conversion into the validated [`Options`] the
 //! commands take.
 
-use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -914,23 +913,6 @@ pub struct QueryArgs {
 
     #[arg(long, value_enum, default_value = "table")]
     pub format: QueryFormat,
-}
-
-/// YCSB writes long options with one dash. Rewrite exactly those so clap
-/// sees its usual forms; anything else is left for clap to judge.
-pub fn normalise_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
-    let args: Vec<OsString> = args
-        .into_iter()
-        .map(|a| match a.to_str() {
-            Some("-threads") => "--threads".into(),
-            Some("-target") => "--target".into(),
-            Some("-db") => "--db".into(),
-            Some("-seed") => "--seed".into(),
-            _ => a,
-        })
-        .collect();
-    // yb-sample-apps' flags that are not read, to be refused by name.
-    crate::ybapps::mark_unread_flags(args)
 }
 
 /// `vote`: Noria's flags, as its `vote` binary spells them, then the

@@ -1,6 +1,7 @@
 //! sojourn's binary: parse the command line, run the command, and print any
 //! error in one place with its exit code.
 
+mod argv;
 mod cli;
 mod commands;
 mod dashboard;
@@ -21,7 +22,7 @@ use clap::Parser;
 static ALLOC: sojourn_testkit::fuzz::CountingAlloc = sojourn_testkit::fuzz::CountingAlloc;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse_from(cli::normalise_args(std::env::args_os()));
+    let cli = cli::Cli::parse_from(argv::normalise_args(std::env::args_os()));
     match commands::dispatch(cli.command) {
         Ok(code) => code,
         Err(e) => {

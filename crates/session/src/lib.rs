@@ -29,12 +29,14 @@ mod phase;
 mod places;
 mod recording;
 pub mod share;
+mod show;
 mod signals;
 mod tags;
 
 pub use database::{Connections, Database};
-pub use phase::{Measured, PhaseSpec, PhaseView, Show, Silent, Watch};
+pub use phase::{Measured, PhaseSpec};
 pub use places::{open_existing, open_for_reading, open_store, Places, RunStore, StoreChoice};
+pub use show::{PhaseView, Show, Silent, Watch};
 pub use signals::{before_quit, quit_now, watch_ctrl_c, INTERRUPTED};
 pub use tags::{parse_label, RunTags};
 

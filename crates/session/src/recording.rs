@@ -26,8 +26,8 @@ use sojourn_core::output::Warning;
 use sojourn_core::redact;
 use sojourn_store::{RunId, RunMeta, RunStatus, Spool, Store, StoreError};
 
-use crate::phase::Show;
 use crate::places::RunStore;
+use crate::show::Show;
 
 /// Where a run's rows are going now.
 enum Target<'s> {

@@ -5,13 +5,10 @@
 //! (transactions, LIOPS' multi-row inserts).
 //!
 //! Why not mysql_async here (it still opens the setup connections): a
-//! point select through it cost 13 allocations, three boxed futures and
-//! a `Row`, and the driver was half of sojourn's user time. With this
-//! client, `bench/peers.py`'s MariaDB job (16 connections, workload C, two
-//! cores) measured 6.3-6.9 µs of client CPU per point select where
-//! mysql_async took 8.6-8.7, against sysbench's 6.7-7.4 in the same runs;
-//! with the guard's kept deadline timer (see `guard::poll_deadline`),
-//! 5.6-5.8 µs against sysbench's 6.5-7.0.
+//! point select through it cost a dozen allocations, boxed futures and a
+//! `Row`, and the driver was half of sojourn's user time; with this
+//! client sojourn costs less client CPU per point select than sysbench in
+//! the same runs (`bench/peers.py --only mysql` prints the figures).
 //! The pieces of the protocol that are not on the hot path (the greeting,
 //! the handshake response, the authentication plugins' scrambles and RSA)
 //! are mysql_common's, the crate mysql_async is built on.
@@ -33,6 +30,7 @@ use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
+pub use super::error::Error;
 use super::row::{column_definition, column_name, lenenc, put_lenenc, Column, Row};
 
 /// TLS for a connection: the connector and the name the server's
@@ -63,38 +61,6 @@ impl fmt::Debug for Config {
             .field("database", &self.database)
             .field("tls", &self.tls.is_some())
             .finish_non_exhaustive()
-    }
-}
-
-/// Why a request failed.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// The server refused it; the connection goes on.
-    #[error("ERROR {code} ({state}): {message}")]
-    Server {
-        code: u16,
-        state: String,
-        message: String,
-    },
-    #[error("{0}")]
-    Io(#[from] io::Error),
-    /// The server said something this client cannot follow.
-    #[error("{0}")]
-    Protocol(String),
-}
-
-impl Error {
-    /// Whether the connection is of no further use.
-    pub fn is_fatal(&self) -> bool {
-        match self {
-            // The server shutting down, the connection killed.
-            Error::Server { code, .. } => matches!(code, 1053 | 1927 | 4031),
-            Error::Io(_) | Error::Protocol(_) => true,
-        }
-    }
-
-    pub(super) fn protocol(what: impl Into<String>) -> Error {
-        Error::Protocol(what.into())
     }
 }
 

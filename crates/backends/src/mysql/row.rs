@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use super::conn::Error;
+use super::error::Error;
 
 /// One value of a row, borrowed from the connection's buffer.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -4,7 +4,7 @@ use clap::Parser;
 /// The phase arguments of `sojourn run ARGS...`, as main parses them.
 fn args(line: &[&str]) -> PhaseArgs {
     let argv = ["sojourn", "run"].iter().chain(line).map(OsString::from);
-    let cli = crate::cli::Cli::try_parse_from(crate::cli::normalise_args(argv))
+    let cli = crate::cli::Cli::try_parse_from(crate::argv::normalise_args(argv))
         .unwrap_or_else(|e| panic!("{line:?}: {e}"));
     match cli.command {
         crate::cli::Command::Run(a) => a,

@@ -5,25 +5,19 @@
 //! shared by its connections. One thread per core is the most expensive
 //! choice when connections are few: each wake-up then serves one or two of
 //! them, and every operation pays its own `epoll_wait`, `read` and `write`.
-//! Measured against Redis pinned apart on a quiet 16-core machine (workload
-//! C, 16 connections), one thread cost 7.8 µs of client CPU per operation
-//! and eight threads 13.0-13.6 µs, at the same throughput; on a 2-core
-//! machine one thread served 125k operations per second against two
-//! threads' 107k. The C tools make the same choice: `redis-benchmark` runs
-//! one event loop, `pgbench` one thread unless told otherwise.
+//! Measured against Redis on 2 and on 16 cores, one thread cost markedly
+//! less client CPU per operation than one per core at the same
+//! throughput (`bench/redis.py` prints the figures). The C tools make the
+//! same choice: `redis-benchmark` runs one event loop, `pgbench` one
+//! thread unless told otherwise.
 //!
 //! Pipelined sockets shared by many connections (`-p connections=K`) are
 //! counted the same way: one thread drives up to four of them, writing
-//! every socket's batch in one pass and reading every answer in the next.
-//! On two cores against Redis (workload C, three alternating rounds), 16
-//! connections over 2 sockets ran 348-366k operations per second on one
-//! thread at 2.24-2.31 µs of client CPU each and 0.062 context switches,
-//! against 336-345k at 2.62-2.65 µs and 0.127 on a thread per socket; 64
-//! over 4 sockets 517-578k at 1.42-1.45 µs against 518-543k at 1.48-1.51;
-//! PostgreSQL's pipeline, 16 over 2, 43-62k at 7.3-7.6 µs against 35-54k
-//! at 11.8-13.4. (A slower two-core machine once measured the opposite,
-//! 113-156k against 186-203k, which is why the run reports its busiest
-//! thread: a thread that sets the pace says how many to ask for.)
+//! every socket's batch in one pass and reading every answer in the next,
+//! which on Redis and PostgreSQL's pipeline cost less CPU and fewer
+//! context switches per operation than a thread per socket. One slower
+//! machine once measured the opposite, which is why the run reports its
+//! busiest thread: a thread that sets the pace says how many to ask for.
 //!
 //! So the pool starts with as few threads as its connections and its rate
 //! need, and measures how much of the run each thread spent on a CPU. A
