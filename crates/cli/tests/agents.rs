@@ -110,6 +110,19 @@ fn tool(store: &str, args: &[&str]) -> std::process::Output {
         .run_to_end()
 }
 
+/// The STATE column of agent `name` in `agents list` of `store`.
+fn listed_state(store: &str, name: &str) -> String {
+    let listed = ok(&tool(store, &["agents", "list"]));
+    let line = listed
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(name))
+        .unwrap_or_else(|| panic!("no agent {name}: {listed}"));
+    line.split_whitespace()
+        .nth(4)
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// Count of operations in a stored interval.
 fn ops(iv: &StoredInterval) -> u64 {
     iv.ops.iter().map(|o| o.count()).sum()
@@ -600,13 +613,8 @@ fn agents_make_their_store_and_are_gone_once_they_exit() {
         let out = sojourn_testkit::process::finish_within(child, Duration::from_secs(60));
         assert!(out.status.success(), "{}: {}", a.name, text(&out.stderr));
     }
-    let listed = ok(&tool(&store_url, &["agents", "list"]));
     for name in ["a1", "a2", "a3"] {
-        let line = listed
-            .lines()
-            .find(|l| l.starts_with(name))
-            .unwrap_or_else(|| panic!("{listed}"));
-        assert_eq!(line.split_whitespace().nth(4), Some("gone"), "{listed}");
+        assert_eq!(listed_state(&store_url, name), "gone");
     }
 
     // Nobody left to ask: none asked, none counted.
@@ -654,12 +662,7 @@ fn agents_make_their_store_and_are_gone_once_they_exit() {
     assert!(out.status.success(), "{said}");
     assert!(said.contains(": exiting (--idle-timeout)"), "{said}");
     assert!(began.elapsed() >= Duration::from_secs(1), "{said}");
-    let listed = ok(&tool(&store_url, &["agents", "list"]));
-    let line = listed
-        .lines()
-        .find(|l| l.starts_with("idle "))
-        .unwrap_or_else(|| panic!("{listed}"));
-    assert_eq!(line.split_whitespace().nth(4), Some("gone"), "{listed}");
+    assert_eq!(listed_state(&store_url, "idle"), "gone");
     let zero = idle("0");
     assert!(!zero.status.success());
     assert!(

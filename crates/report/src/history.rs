@@ -293,12 +293,8 @@ impl Plan {
 }
 
 /// The runs `runs` (any order) as points, oldest first.
-fn points<R: Borrow<RunRecord>>(
-    runs: &[R],
-    by: Option<&str>,
-    notes: &mut Vec<String>,
-) -> Vec<Vec<usize>> {
-    let meta = |i: usize| runs[i].borrow().meta();
+fn points(runs: &[&RunRecord], by: Option<&str>, notes: &mut Vec<String>) -> Vec<Vec<usize>> {
+    let meta = |i: usize| runs[i].meta();
     let mut order: Vec<usize> = (0..runs.len()).collect();
     order.sort_by_key(|&i| meta(i).started_at);
     let Some(label) = by else {
