@@ -15,6 +15,7 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("vote", include_str!("../../../workloads/vote")),
     ("keyvalue", include_str!("../../../workloads/keyvalue")),
     ("liops", include_str!("../../../workloads/liops")),
+    ("tpcc", include_str!("../../../workloads/tpcc")),
 ];
 
 /// The shipped workload a missing `-P` path names, if any

@@ -173,3 +173,17 @@ fn pgbench_scripts() {
     assert_pgbench_balances(&one);
     gset_and_if_script(dir.path(), &url, &one);
 }
+
+/// TPC-C on MariaDB (see `util::tpcc_end_to_end`).
+#[test]
+fn tpcc() {
+    let Some(db) = Mariadb::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let value = |sql: &str| -> f64 {
+        let v = db.sql(sql);
+        v.trim()
+            .parse()
+            .unwrap_or_else(|e| panic!("{sql}: {v:?}: {e}"))
+    };
+    util::tpcc_end_to_end(dir.path(), &db.url(), &value);
+}

@@ -27,6 +27,13 @@ fn scripts_on_postgres() {
     pgbench_s_command_line_prints_pgbench_s_lines(&db, dir.path());
     conflicts_are_tried_again_and_the_vacuum_empties_the_history(&db, dir.path());
     a_pipeline_is_sent_whole_as_pgbench_sends_it(&db, dir.path());
+    // TPC-C runs through the scripts' SQL capability.
+    let tpcc = database(&db, "tpcc");
+    let value = |sql: &str| -> f64 {
+        let v = sql_in(&tpcc, sql);
+        v.parse().unwrap_or_else(|e| panic!("{sql}: {v:?}: {e}"))
+    };
+    tpcc_end_to_end(dir.path(), &tpcc, &value);
 }
 
 /// A fresh database on `db`, as a URL.

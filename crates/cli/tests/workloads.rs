@@ -458,3 +458,17 @@ fn pgbench_scripts_run_on_sqlite() {
     assert_pgbench_balances(&one);
     gset_and_if_script(dir.path(), &db, &one);
 }
+
+/// TPC-C on SQLite (see `tpcc_end_to_end`).
+#[test]
+fn tpcc_runs_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tpcc.sqlite");
+    let db = format!("sqlite:{}", path.display());
+    let value = |sql: &str| -> f64 {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.query_row(sql, [], |r| r.get::<_, f64>(0))
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+    };
+    tpcc_end_to_end(dir.path(), &db, &value);
+}

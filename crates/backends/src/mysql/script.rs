@@ -12,7 +12,7 @@ use sojourn_core::backend::guard::call;
 use sojourn_core::backend::{BackendError, Status};
 use sojourn_core::workload::capability::Runs;
 use sojourn_core::workload::script::{
-    Dialect, Kept, KeptResult, PgbenchTables, Protocol, Query, Script, ScriptConnection,
+    Dialect, Kept, KeptResult, Protocol, Query, Script, ScriptConnection, Tables,
 };
 
 use super::conn::{self, Answers, Param};
@@ -134,33 +134,34 @@ impl ScriptConnection for MysqlConnection {
 }
 
 impl Runs<Script> for MysqlBackend {
-    async fn prepare_tables(&self, t: &PgbenchTables, _drop: bool) -> Result<(), BackendError> {
+    async fn prepare_tables(&self, t: &Tables, _drop: bool) -> Result<(), BackendError> {
         let t = t.sql(Dialect::Mysql);
         let statements: Vec<String> = t.drop.iter().chain(&t.create).cloned().collect();
         self.setup_batch(&statements).await
     }
 
-    async fn tables_empty(&self, t: &PgbenchTables) -> Result<Option<bool>, BackendError> {
+    async fn tables_empty(&self, t: &Tables) -> Result<Option<bool>, BackendError> {
         self.nothing_in(&t.sql(Dialect::Mysql).any_row).await
     }
 
-    async fn finish_load(&self, t: &PgbenchTables) -> Result<(), BackendError> {
+    async fn finish_load(&self, t: &Tables) -> Result<(), BackendError> {
         self.setup_batch(&t.sql(Dialect::Mysql).finish).await
     }
 
-    async fn before_run(&self, t: &PgbenchTables) -> Result<(), BackendError> {
+    async fn before_run(&self, t: &Tables) -> Result<(), BackendError> {
         self.setup_batch(&t.sql(Dialect::Mysql).vacuum).await
     }
 
-    async fn records(&self, t: &PgbenchTables) -> Result<Option<u64>, BackendError> {
+    async fn records(&self, t: &Tables) -> Result<Option<u64>, BackendError> {
         use mysql_async::prelude::Queryable;
         let mut conn = self.setup_conn().await?;
-        let n: Result<Option<i64>, _> = conn.query_first(&t.sql(Dialect::Mysql).scale).await;
+        let sql = t.sql(Dialect::Mysql);
+        let n: Result<Option<i64>, _> = conn.query_first(&sql.scale).await;
         let _ = conn.disconnect().await;
         match n {
             Ok(n) => Ok(Some(n.unwrap_or(0).max(0) as u64)),
             Err(mysql_async::Error::Server(e)) if e.code == ER_NO_SUCH_TABLE => {
-                Err(self.setup_error(format!("{}: {}", e.message, PgbenchTables::NOT_LOADED)))
+                Err(self.setup_error(format!("{}: {}", e.message, sql.not_loaded)))
             }
             Err(e) => Err(self.setup_error(e)),
         }

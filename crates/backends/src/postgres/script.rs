@@ -11,7 +11,7 @@ use sojourn_core::backend::guard::Settle;
 use sojourn_core::backend::{BackendError, Status};
 use sojourn_core::workload::capability::Runs;
 use sojourn_core::workload::script::{
-    Dialect, Keep, Kept, KeptResult, PgbenchTables, Protocol, Query, Script, ScriptConnection,
+    Dialect, Keep, Kept, KeptResult, Protocol, Query, Script, ScriptConnection, Tables, TablesSql,
 };
 use tokio_postgres::types::{to_sql_checked, Format, IsNull, Kind, ToSql, Type};
 use tokio_postgres::{Client, Row, SimpleQueryMessage};
@@ -277,13 +277,13 @@ impl Runs<Script> for PostgresBackend {
     /// pgbench's `-i` drops the tables first, always: a load refuses
     /// tables that hold data, so only empty ones (a load that failed)
     /// go here.
-    async fn prepare_tables(&self, t: &PgbenchTables, _drop: bool) -> Result<(), BackendError> {
+    async fn prepare_tables(&self, t: &Tables, _drop: bool) -> Result<(), BackendError> {
         let t = t.sql(Dialect::Postgres);
         let statements: Vec<String> = t.drop.iter().chain(&t.create).cloned().collect();
         self.setup_batch(&statements).await
     }
 
-    async fn tables_empty(&self, t: &PgbenchTables) -> Result<Option<bool>, BackendError> {
+    async fn tables_empty(&self, t: &Tables) -> Result<Option<bool>, BackendError> {
         let live = self.setup_client().await?;
         let empty = self
             .nothing_in(&live, &t.sql(Dialect::Postgres).any_row)
@@ -292,30 +292,30 @@ impl Runs<Script> for PostgresBackend {
         empty
     }
 
-    async fn finish_load(&self, t: &PgbenchTables) -> Result<(), BackendError> {
+    async fn finish_load(&self, t: &Tables) -> Result<(), BackendError> {
         self.setup_batch(&t.sql(Dialect::Postgres).finish).await
     }
 
-    async fn before_run(&self, t: &PgbenchTables) -> Result<(), BackendError> {
+    async fn before_run(&self, t: &Tables) -> Result<(), BackendError> {
         self.setup_batch(&t.sql(Dialect::Postgres).vacuum).await
     }
 
-    async fn records(&self, t: &PgbenchTables) -> Result<Option<u64>, BackendError> {
+    async fn records(&self, t: &Tables) -> Result<Option<u64>, BackendError> {
         let live = self.setup_client().await?;
-        let n = scale_of(&live.client, &t.sql(Dialect::Postgres).scale).await;
+        let n = scale_of(&live.client, &t.sql(Dialect::Postgres)).await;
         live.publish_stats(SETUP_TIMEOUT).await;
         n.map_err(|e| self.setup_error(e))
     }
 }
 
-async fn scale_of(client: &Client, sql: &str) -> Result<Option<u64>, String> {
-    match client.query_one(sql, &[]).await {
+async fn scale_of(client: &Client, sql: &TablesSql) -> Result<Option<u64>, String> {
+    match client.query_one(&sql.scale, &[]).await {
         Ok(row) => {
             let n: i64 = row.try_get(0).map_err(|e| e.to_string())?;
             Ok(Some(n.max(0) as u64))
         }
         Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => {
-            Err(format!("{}: {}", error_text(&e), PgbenchTables::NOT_LOADED))
+            Err(format!("{}: {}", error_text(&e), sql.not_loaded))
         }
         Err(e) => Err(error_text(&e)),
     }

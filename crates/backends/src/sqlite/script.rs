@@ -9,7 +9,7 @@ use sojourn_core::backend::guard::call;
 use sojourn_core::backend::{BackendError, Status};
 use sojourn_core::workload::capability::Runs;
 use sojourn_core::workload::script::{
-    Dialect, Kept, KeptResult, PgbenchTables, Protocol, Query, Script, ScriptConnection,
+    Dialect, Kept, KeptResult, Protocol, Query, Script, ScriptConnection, Tables,
 };
 
 use super::{open, SqliteBackend, SqliteConnection};
@@ -132,7 +132,7 @@ impl SqliteBackend {
 }
 
 impl Runs<Script> for SqliteBackend {
-    async fn prepare_tables(&self, t: &PgbenchTables, _drop: bool) -> Result<(), BackendError> {
+    async fn prepare_tables(&self, t: &Tables, _drop: bool) -> Result<(), BackendError> {
         let conn = open(self.path(), true).map_err(|e| self.setup_error(e))?;
         let t = t.sql(Dialect::Sqlite);
         for sql in t.drop.iter().chain(&t.create) {
@@ -141,7 +141,7 @@ impl Runs<Script> for SqliteBackend {
         Ok(())
     }
 
-    async fn tables_empty(&self, t: &PgbenchTables) -> Result<Option<bool>, BackendError> {
+    async fn tables_empty(&self, t: &Tables) -> Result<Option<bool>, BackendError> {
         if !self.path().exists() {
             return Ok(Some(true));
         }
@@ -153,21 +153,22 @@ impl Runs<Script> for SqliteBackend {
         }
     }
 
-    async fn finish_load(&self, t: &PgbenchTables) -> Result<(), BackendError> {
+    async fn finish_load(&self, t: &Tables) -> Result<(), BackendError> {
         self.setup_batch(&t.sql(Dialect::Sqlite).finish)
     }
 
-    async fn before_run(&self, t: &PgbenchTables) -> Result<(), BackendError> {
+    async fn before_run(&self, t: &Tables) -> Result<(), BackendError> {
         self.setup_batch(&t.sql(Dialect::Sqlite).vacuum)
     }
 
-    async fn records(&self, t: &PgbenchTables) -> Result<Option<u64>, BackendError> {
+    async fn records(&self, t: &Tables) -> Result<Option<u64>, BackendError> {
         let conn = open(self.path(), false).map_err(|e| self.connect_error(e))?;
-        conn.query_row(&t.sql(Dialect::Sqlite).scale, [], |r| r.get::<_, i64>(0))
+        let sql = t.sql(Dialect::Sqlite);
+        conn.query_row(&sql.scale, [], |r| r.get::<_, i64>(0))
             .map(|n| Some(n.max(0) as u64))
             .map_err(|e| match e.to_string() {
                 t if t.contains("no such table") => {
-                    self.setup_error(format!("{t}: {}", PgbenchTables::NOT_LOADED))
+                    self.setup_error(format!("{t}: {}", sql.not_loaded))
                 }
                 t => self.setup_error(t),
             })

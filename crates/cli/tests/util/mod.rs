@@ -309,3 +309,163 @@ INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (0, 0, :r, :tri
     // r > 5 half the time: within 5 binomial standard deviations of 200.
     assert!((kept - 200).abs() < 50, "{kept} of 400");
 }
+
+/// TPC-C end to end on the database at `db` (`value` asks it for one
+/// number): two warehouses loaded as clause 4.3.3.1 fills them, the
+/// consistency conditions of clause 3.3.2 holding after the load and
+/// after a run, a second load refused, and the run's counts matching the
+/// rows its transactions wrote (each New-Order one order, each Payment
+/// one history row and its amount on the warehouse, each delivered order
+/// one customer's delivery).
+pub fn tpcc_end_to_end(data: &Path, db: &str, value: &dyn Fn(&str) -> f64) {
+    let count = |sql: &str| value(sql).round() as i64;
+    let load = sojourn(
+        data,
+        &[
+            "load",
+            "-P",
+            "workloads/tpcc",
+            "-p",
+            "warehouses=2",
+            "-threads",
+            "3",
+            "--db",
+            db,
+        ],
+    );
+    let stderr = text(&load.stderr);
+    ok(&load);
+    assert!(stderr.contains("in 20 batches"), "{stderr}");
+    for (table, rows) in [
+        ("warehouse", 2),
+        ("district", 20),
+        ("customer", 60_000),
+        ("history", 60_000),
+        ("orders", 60_000),
+        ("new_order", 18_000),
+        ("stock", 200_000),
+        ("item", 100_000),
+    ] {
+        assert_eq!(
+            count(&format!("select count(*) from {table}")),
+            rows,
+            "{table}"
+        );
+    }
+    let lines = count("select count(*) from order_line");
+    assert_eq!(lines, count("select sum(o_ol_cnt) from orders"));
+    assert!((5 * 60_000..=15 * 60_000).contains(&lines), "{lines}");
+    // Every one of the thousand last names in each district, a tenth of
+    // the items ORIGINAL, and the delivered orders' lines paid nothing.
+    assert_eq!(
+        count("select count(distinct c_last) from customer where c_w_id = 2 and c_d_id = 7"),
+        1000
+    );
+    let original = count("select count(*) from item where i_data like '%ORIGINAL%'");
+    assert!((8_000..12_000).contains(&original), "{original}");
+    assert_eq!(
+        count("select count(*) from order_line where ol_o_id < 2101 and ol_amount <> 0"),
+        0
+    );
+    let consistent = |when: &str| {
+        for (condition, sql) in sojourn_core::workload::tpcc::CHECKS {
+            assert_eq!(count(sql), 0, "{when}: {condition}");
+        }
+    };
+    consistent("after the load");
+    let again = refused(
+        data,
+        &[
+            "load",
+            "-P",
+            "workloads/tpcc",
+            "-p",
+            "warehouses=2",
+            "--db",
+            db,
+        ],
+    );
+    assert!(again.contains("--drop"), "{again}");
+
+    let ytd = value("select sum(w_ytd) * 100 from warehouse");
+    let run = sojourn(
+        data,
+        &[
+            "run",
+            "-P",
+            "workloads/tpcc",
+            "-p",
+            "operationcount=1500",
+            "-threads",
+            "4",
+            "--seed",
+            "11",
+            "--db",
+            db,
+        ],
+    );
+    let out = ok(&run);
+    let s = parse_summary(&out);
+    let done = |kind: &str| get_or_zero(&s, kind, "Return=OK") as i64;
+    let new_orders = done("NEW_ORDER");
+    let rolled_back = done("NEW_ORDER:rollback");
+    let payments = done("PAYMENT");
+    let all: i64 = [
+        "NEW_ORDER",
+        "PAYMENT",
+        "ORDER_STATUS",
+        "DELIVERY",
+        "STOCK_LEVEL",
+    ]
+    .iter()
+    .map(|k| done(k))
+    .sum();
+    assert_eq!(all, 1500, "every transaction done: {out}");
+    // The spec's mix, 45/43/4/4/4, within 5 binomial deviations.
+    for (kind, share) in [
+        ("NEW_ORDER", 0.45f64),
+        ("PAYMENT", 0.43),
+        ("DELIVERY", 0.04),
+    ] {
+        let expected = 1500.0 * share;
+        let sd = (1500.0 * share * (1.0 - share)).sqrt();
+        assert!(
+            (done(kind) as f64 - expected).abs() < 5.0 * sd,
+            "{kind}: {} of 1500",
+            done(kind)
+        );
+    }
+    assert!(
+        rolled_back > 0 && rolled_back < new_orders / 20,
+        "{rolled_back} of {new_orders}"
+    );
+    assert_eq!(
+        count("select count(*) from orders"),
+        60_000 + new_orders - rolled_back,
+        "one order per New-Order that was not rolled back"
+    );
+    assert_eq!(count("select count(*) from history"), 60_000 + payments);
+    let paid = value("select sum(h_amount) * 100 from history") - 60_000.0 * 1_000.0;
+    let ytd_moved = value("select sum(w_ytd) * 100 from warehouse") - ytd;
+    assert!(
+        (paid - ytd_moved).abs() < 0.5,
+        "paid {paid}, w_ytd moved {ytd_moved}"
+    );
+    let delivered =
+        count("select count(*) from orders where o_id >= 2101 and o_carrier_id is not null");
+    assert!(delivered > 0, "some Delivery found an order");
+    assert_eq!(count("select sum(c_delivery_cnt) from customer"), delivered);
+    assert_eq!(
+        count("select count(*) from new_order"),
+        18_000 + new_orders - rolled_back - delivered
+    );
+    consistent("after the run");
+    let tpmc = out
+        .lines()
+        .find(|l| l.starts_with("# tpcc: tpmC "))
+        .unwrap_or_else(|| panic!("no tpmC line: {out}"));
+    assert!(
+        tpmc.contains(&format!("({new_orders} New-Orders in ")) && tpmc.contains("2 warehouse(s)"),
+        "{tpmc}"
+    );
+}

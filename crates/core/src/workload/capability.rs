@@ -21,8 +21,9 @@ use super::{BoxFuture, Narrator, ReadyPhase, Steps};
 
 /// A workload's capability, named by a marker type.
 pub trait Capability: 'static {
-    /// What setting the workload's tables up takes.
-    type Config: Sync + 'static;
+    /// What setting the workload's tables up takes (a trait object where
+    /// several workloads share the capability).
+    type Config: ?Sized + Sync + 'static;
     /// One connection's steps.
     type Step: Send + 'static;
     /// What a backend without the capability answers, after its

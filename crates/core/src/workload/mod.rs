@@ -18,6 +18,7 @@ pub mod kind;
 pub mod liops;
 pub mod pgio;
 pub mod script;
+pub mod tpcc;
 pub mod vote;
 
 use std::future::Future;
@@ -37,6 +38,7 @@ pub use self::keyvalue::{KeyValueConfig, KeyValueShared, KeyValueSupport, KeyVal
 pub use self::kind::{Kind, Settled};
 pub use self::liops::{LiopsConfig, LiopsShared, LiopsSupport, LiopsWorker};
 pub use self::script::ScriptConfig;
+pub use self::tpcc::TpccConfig;
 pub use self::vote::{VoteConfig, VoteShared, VoteSupport, VoteVariant, VoteWorker};
 
 /// A boxed future, for calls that cross a type erasure (once per setup
@@ -113,6 +115,7 @@ kinds! {$;
     Vote(VoteConfig),
     Liops(LiopsConfig),
     Script(ScriptConfig),
+    Tpcc(TpccConfig),
 }
 
 /// The name of the workload the `workload` property selects, when it is

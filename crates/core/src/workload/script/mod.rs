@@ -40,7 +40,7 @@ use super::{CoreConfig, Loaded, Phase, ReadyPhase, StepsError};
 
 use compile::Command;
 pub use compile::{Keep, Protocol};
-pub use tables::{Dialect, PgbenchTables, TablesSql};
+pub use tables::{Dialect, PgbenchTables, SqlTables, Tables, TablesSql};
 
 /// The properties this workload reads (and `script.define.NAME`, each
 /// `-D NAME=VALUE`).
@@ -79,17 +79,34 @@ pub const BRANCHES: u64 = 1;
 pub const TELLERS: u64 = 10;
 pub const ACCOUNTS: u64 = 100_000;
 
-/// The workload's capability: a backend that runs scripts implements
-/// [`Runs<Script>`](super::capability::Runs) (running the setup SQL of
-/// [`PgbenchTables`] in its dialect) and [`ScriptConnection`].
+/// The capability of the workloads written in SQL: a backend that runs
+/// them implements [`Runs<Script>`](super::capability::Runs) (running the
+/// setup SQL of [`SqlTables`] in its dialect) and [`ScriptConnection`].
+/// pgbench's scripts and TPC-C both run through it, so that a database
+/// runs SQL text and grows nothing for either.
 pub struct Script;
 
 impl Capability for Script {
-    type Config = PgbenchTables;
-    type Step = ScriptWorker;
+    type Config = Tables;
+    type Step = SqlStep;
     const REFUSAL: &'static str =
-        "does not run pgbench's scripts (workload=script); they run on PostgreSQL \
+        "does not run SQL workloads (pgbench's scripts, TPC-C); they run on PostgreSQL \
          (postgres://), MySQL and MariaDB (mysql://) and SQLite (sqlite:)";
+}
+
+/// One connection's steps of a workload written in SQL.
+pub enum SqlStep {
+    Script(ScriptWorker),
+    Tpcc(crate::workload::tpcc::TpccWorker),
+}
+
+impl<C: ScriptConnection> crate::executor::Step<C> for SqlStep {
+    async fn step(&mut self, conn: &mut C, meter: &mut crate::executor::Meter) {
+        match self {
+            SqlStep::Script(w) => w.step(conn, meter).await,
+            SqlStep::Tpcc(w) => w.step(conn, meter).await,
+        }
+    }
 }
 
 /// A backend's script support (see [`Support`]).
@@ -742,7 +759,7 @@ impl Kind for ScriptConfig {
         }
         let shared = Arc::new(Shared::new(self, scale, cfg.seed, cfg.workers()));
         let steps = (0..cfg.workers())
-            .map(|i| ScriptWorker::new(&shared, phase, i))
+            .map(|i| SqlStep::Script(ScriptWorker::new(&shared, phase, i)))
             .collect();
         Ok(support.narrated_phase(steps, cfg.clone(), Arc::new(narration)))
     }

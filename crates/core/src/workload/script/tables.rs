@@ -38,6 +38,16 @@ impl Dialect {
     }
 }
 
+/// A workload's tables as SQL text in each dialect: what a backend that
+/// runs SQL workloads is asked to set up, knowing nothing of the workload
+/// (pgbench's tables, TPC-C's).
+pub trait SqlTables: Send + Sync + std::fmt::Debug {
+    fn sql(&self, d: Dialect) -> TablesSql;
+}
+
+/// The tables of [`SqlTables`] as the capability passes them.
+pub type Tables = dyn SqlTables;
+
 /// pgbench's tables at a scale: what a backend is asked to set up.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PgbenchTables {
@@ -58,6 +68,8 @@ pub struct TablesSql {
     pub finish: Vec<String>,
     /// A query whose one value is the scale (the branches).
     pub scale: String,
+    /// Why a run found no tables, after the database's words.
+    pub not_loaded: &'static str,
     /// Before a run, as pgbench's (unless `-n`): vacuum the small tables
     /// the builtins update and empty the history.
     pub vacuum: Vec<String>,
@@ -105,7 +117,28 @@ impl PgbenchTables {
     pub const NOT_LOADED: &'static str = "pgbench's tables are not there; load them first \
                                           (`sojourn load -b tpcb-like --scale N`)";
 
-    pub fn sql(&self, d: Dialect) -> TablesSql {
+    /// The accounts of one unit of scale (`branch`, from 1), as pgbench's
+    /// server-side generation inserts them: one load operation.
+    pub fn accounts_batch(branch: u64, d: Dialect) -> String {
+        let lo = ((branch - 1) * ACCOUNTS + 1) as i64;
+        let hi = (branch * ACCOUNTS) as i64;
+        let (with, from) = series(d, "aid", lo, hi);
+        // PostgreSQL pads '' to char(84)'s 84 blanks; SQLite keeps what it
+        // is given.
+        let filler = match d {
+            Dialect::Postgres | Dialect::Mysql => "''",
+            Dialect::Sqlite => "printf('%84s', '')",
+        };
+        let div = d.div();
+        format!(
+            "insert into pgbench_accounts(aid,bid,abalance,filler) {with}select aid, (aid - 1) \
+             {div} {ACCOUNTS} + 1, 0, {filler} from {from}"
+        )
+    }
+}
+
+impl SqlTables for PgbenchTables {
+    fn sql(&self, d: Dialect) -> TablesSql {
         let s = self.scale;
         // At scale 20,000 and above the account ids pass 2^31.
         let aid = if s >= 20_000 { "bigint" } else { "int" };
@@ -173,6 +206,7 @@ impl PgbenchTables {
                     .into()],
             },
             scale: "select count(*) from pgbench_branches".into(),
+            not_loaded: PgbenchTables::NOT_LOADED,
             vacuum: match d {
                 Dialect::Postgres => vec![
                     "vacuum pgbench_branches".into(),
@@ -185,25 +219,6 @@ impl PgbenchTables {
                 Dialect::Mysql => vec!["truncate table pgbench_history".into()],
             },
         }
-    }
-
-    /// The accounts of one unit of scale (`branch`, from 1), as pgbench's
-    /// server-side generation inserts them: one load operation.
-    pub fn accounts_batch(branch: u64, d: Dialect) -> String {
-        let lo = ((branch - 1) * ACCOUNTS + 1) as i64;
-        let hi = (branch * ACCOUNTS) as i64;
-        let (with, from) = series(d, "aid", lo, hi);
-        // PostgreSQL pads '' to char(84)'s 84 blanks; SQLite keeps what it
-        // is given.
-        let filler = match d {
-            Dialect::Postgres | Dialect::Mysql => "''",
-            Dialect::Sqlite => "printf('%84s', '')",
-        };
-        let div = d.div();
-        format!(
-            "insert into pgbench_accounts(aid,bid,abalance,filler) {with}select aid, (aid - 1) \
-             {div} {ACCOUNTS} + 1, 0, {filler} from {from}"
-        )
     }
 }
 

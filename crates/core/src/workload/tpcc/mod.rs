@@ -1,0 +1,413 @@
+//! TPC-C (`workload=tpcc`, `-P workloads/tpcc`): the OLTP benchmark the
+//! distributed SQL databases publish, on go-tpc's tables, measured as
+//! sojourn measures: each of the five transactions an operation with
+//! service and response time, open loop or closed, and tpmC with its
+//! efficiency after the summary.
+//!
+//! Its tables and load are [`tables`], its random numbers [`random`], its
+//! transactions [`txn`]. It runs through the SQL capability the scripts
+//! workload defined ([`Script`](super::script::Script)): a database that
+//! runs pgbench's scripts runs TPC-C, and grows nothing for it.
+
+pub mod random;
+pub mod tables;
+pub mod txn;
+
+use std::fmt::Write;
+use std::sync::Arc;
+
+pub use tables::{TpccTables, CHECKS};
+pub use txn::TpccWorker;
+
+use crate::backend::{Backend, BackendError, Schema};
+use crate::executor::{Connector, RunConfig};
+use crate::properties::{Properties, PropertyError};
+use crate::record::RunRecord;
+
+use super::kind::Kind;
+use super::script::{ScriptSupport, SqlStep};
+use super::{CoreConfig, Loaded, Narrator, Phase, ReadyPhase, StepsError};
+
+/// Rows of a warehouse's districts, customers and orders, and of the
+/// items (clause 4.3.3.1).
+pub const DISTRICTS: u64 = 10;
+pub const CUSTOMERS: u64 = 3_000;
+pub const ORDERS: u64 = 3_000;
+/// The first order of a district's initial ones still waiting for
+/// delivery (its new orders).
+pub const NEW_ORDERS_FROM: u64 = 2_101;
+pub const ITEMS: u64 = 100_000;
+pub const STOCK: u64 = 100_000;
+
+/// The most New-Orders per minute a warehouse's ten terminals can make
+/// with the spec's keying and think times (clause 5.4.2's 12.86 tpmC).
+pub const MAX_TPMC_PER_WAREHOUSE: f64 = 12.86;
+
+/// The label a TPC-C run keeps its warehouses in.
+pub const WAREHOUSES_LABEL: &str = "tpcc_warehouses";
+
+/// The five transactions, in the order of `tpcc.mix`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Txn {
+    NewOrder = 0,
+    Payment = 1,
+    OrderStatus = 2,
+    Delivery = 3,
+    StockLevel = 4,
+}
+
+impl Txn {
+    pub const ALL: [Txn; 5] = [
+        Txn::NewOrder,
+        Txn::Payment,
+        Txn::OrderStatus,
+        Txn::Delivery,
+        Txn::StockLevel,
+    ];
+
+    /// Its operation's name, as go-tpc names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Txn::NewOrder => "NEW_ORDER",
+            Txn::Payment => "PAYMENT",
+            Txn::OrderStatus => "ORDER_STATUS",
+            Txn::Delivery => "DELIVERY",
+            Txn::StockLevel => "STOCK_LEVEL",
+        }
+    }
+}
+
+/// The properties it reads.
+pub const TPCC_PROPERTIES: &[&str] = &[
+    "warehouses",
+    "tpcc.mix",
+    "tpcc.wait",
+    // A share's first terminal, run by agents.
+    "tpcc.terminal_offset",
+];
+
+/// The spec's minimum mix (clause 5.2.3) as go-tpc and benchbase run it.
+pub const DEFAULT_MIX: [u32; 5] = [45, 43, 4, 4, 4];
+
+/// The workload's settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TpccConfig {
+    /// `warehouses`: given, or (for a run) read from the tables.
+    pub warehouses: Option<u64>,
+    /// Cards of each transaction in a terminal's deck.
+    pub mix: [u32; 5],
+    pub terminal_offset: u64,
+}
+
+impl TpccConfig {
+    pub fn from_properties(p: &Properties) -> Result<TpccConfig, PropertyError> {
+        let warehouses = match p.get("warehouses") {
+            None => None,
+            Some(_) => {
+                let w = p.get_u64("warehouses", 1)?;
+                if w == 0 || w > 100_000 {
+                    return Err(p.invalid("warehouses", "must be 1 to 100000"));
+                }
+                Some(w)
+            }
+        };
+        let mix = match p.get("tpcc.mix") {
+            None => DEFAULT_MIX,
+            Some(text) => parse_mix(text).map_err(|why| p.invalid("tpcc.mix", why))?,
+        };
+        if p.get_bool("tpcc.wait", false)? {
+            return Err(p.invalid(
+                "tpcc.wait",
+                "is true, which asks for the spec's keying and think times; sojourn does not \
+                 run them yet: leave it out (no waits, as go-tpc and benchbase run) and pace \
+                 the terminals with -target or --rate",
+            ));
+        }
+        Ok(TpccConfig {
+            warehouses,
+            mix,
+            terminal_offset: p.get_u64("tpcc.terminal_offset", 0)?,
+        })
+    }
+
+    /// The tables at the warehouses given (1 if none).
+    pub fn tables(&self) -> TpccTables {
+        TpccTables {
+            warehouses: self.warehouses.unwrap_or(1),
+        }
+    }
+}
+
+/// `tpcc.mix`: five whole numbers, New-Order, Payment, Order-Status,
+/// Delivery, Stock-Level.
+fn parse_mix(text: &str) -> Result<[u32; 5], String> {
+    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+    let shape = || {
+        format!(
+            "is '{text}'; give five whole numbers, the cards of New-Order, Payment, \
+             Order-Status, Delivery and Stock-Level in a deck (the spec's: 45,43,4,4,4)"
+        )
+    };
+    if parts.len() != 5 {
+        return Err(shape());
+    }
+    let mut mix = [0u32; 5];
+    for (m, p) in mix.iter_mut().zip(&parts) {
+        *m = p.parse().map_err(|_| shape())?;
+        if *m > 10_000 {
+            return Err(shape());
+        }
+    }
+    if mix.iter().all(|&m| m == 0) {
+        return Err(format!(
+            "is '{text}': at least one transaction needs a card"
+        ));
+    }
+    Ok(mix)
+}
+
+/// tpmC and its efficiency, from a run's New-Orders.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tpmc {
+    pub new_orders: u64,
+    pub rolled_back: u64,
+    pub minutes: f64,
+    pub tpmc: f64,
+    pub warehouses: Option<u64>,
+    /// Percent of the spec's maximum of 12.86 per warehouse.
+    pub efficiency: Option<f64>,
+}
+
+impl Tpmc {
+    /// tpmC of `run`: New-Orders done (rolled back ones with them, as
+    /// clause 2.4.2.3 counts them) per minute of the measured period.
+    pub fn of(run: &RunRecord) -> Tpmc {
+        let kinds = txn::Kinds::new();
+        let done = |k| run.total.op(k).map_or(0, |s| s.count() - s.failures());
+        let new_orders = done(kinds.txn[Txn::NewOrder as usize]);
+        let minutes = run.measured().as_secs_f64() / 60.0;
+        let tpmc = if minutes > 0.0 {
+            new_orders as f64 / minutes
+        } else {
+            0.0
+        };
+        let warehouses = run
+            .summary
+            .meta
+            .labels
+            .get(WAREHOUSES_LABEL)
+            .and_then(|w| w.parse::<u64>().ok());
+        Tpmc {
+            new_orders,
+            rolled_back: done(kinds.rollback),
+            minutes,
+            tpmc,
+            warehouses,
+            efficiency: warehouses.map(|w| 100.0 * tpmc / (MAX_TPMC_PER_WAREHOUSE * w as f64)),
+        }
+    }
+
+    /// `# tpcc: ...` lines, as `run_lines` prints them.
+    pub fn text(&self, run: &RunRecord) -> String {
+        let mut out = String::new();
+        let _ = write!(
+            out,
+            "# tpcc: tpmC {:.1} ({} New-Orders in {:.2} min",
+            self.tpmc, self.new_orders, self.minutes
+        );
+        if let (Some(w), Some(e)) = (self.warehouses, self.efficiency) {
+            let _ = write!(
+                out,
+                "; {w} warehouse(s), efficiency {e:.1}% of {MAX_TPMC_PER_WAREHOUSE} tpmC each"
+            );
+        }
+        out.push_str(")\n");
+        let kinds = txn::Kinds::new();
+        let count = |k| run.total.op(k).map_or(0, |s| s.count());
+        let retries: Vec<String> = Txn::ALL
+            .iter()
+            .map(|&t| format!("{} {}", t.name(), count(kinds.retry[t as usize])))
+            .collect();
+        let _ = writeln!(
+            out,
+            "# tpcc: New-Orders rolled back (the unused item) {}; retries (deadlock, \
+             serialization): {}",
+            self.rolled_back,
+            retries.join(", ")
+        );
+        out
+    }
+}
+
+/// What a TPC-C run settled, kept as a label.
+struct Narration {
+    warehouses: u64,
+}
+
+impl Narrator for Narration {
+    fn labels(&self) -> Vec<(String, String)> {
+        vec![(WAREHOUSES_LABEL.to_string(), self.warehouses.to_string())]
+    }
+}
+
+impl Kind for TpccConfig {
+    const NAME: &'static str = "tpcc";
+    const TITLE: &'static str = "TPC-C";
+    const OWN_TABLES: bool = true;
+    const PROPERTIES: &'static [&'static str] = TPCC_PROPERTIES;
+
+    fn from_properties(p: &Properties, _phase: Phase) -> Result<Self, PropertyError> {
+        TpccConfig::from_properties(p)
+    }
+
+    /// The rows a load of the warehouses writes.
+    fn records(&self) -> Option<u64> {
+        Some(tables::rows_of(tables::units(self.warehouses.unwrap_or(1))))
+    }
+
+    /// A load operation is one district of one warehouse.
+    fn load_operations(&self, _core: &CoreConfig) -> Option<u64> {
+        Some(tables::units(self.warehouses.unwrap_or(1)))
+    }
+
+    /// A second load would meet the primary keys of the first: a load
+    /// starts from empty tables (`--drop`).
+    fn load_appends(&self) -> bool {
+        true
+    }
+
+    fn schema(&self, _core: &CoreConfig) -> Schema {
+        Schema {
+            table: tables::TABLES[0].into(),
+            field_names: Vec::new(),
+            more_tables: tables::TABLES[1..].iter().map(|t| t.to_string()).collect(),
+        }
+    }
+
+    fn what(&self, _schema: &Schema) -> String {
+        "TPC-C's tables (warehouse, district, ...)".into()
+    }
+
+    fn data_shape(&self) -> &'static str {
+        "the warehouses (-p warehouses=N), loaded once: `sojourn load --drop` loads them again"
+    }
+
+    fn one_client_only(&self, _phase: Phase) -> Option<&'static str> {
+        Some("TPC-C runs from one client machine (its terminals deal the warehouses)")
+    }
+
+    fn loaded(&self, done: u64) -> Loaded {
+        Loaded {
+            count: tables::rows_of(done),
+            unit: "rows",
+            batches: Some(done),
+        }
+    }
+
+    async fn is_empty<B: Backend>(
+        &self,
+        backend: &B,
+        _schema: &Schema,
+    ) -> Result<Option<bool>, BackendError> {
+        ScriptSupport::of(backend)?
+            .is_empty(backend, &self.tables())
+            .await
+    }
+
+    async fn prepare<B: Backend>(
+        &self,
+        backend: &B,
+        _schema: &Schema,
+        drop: bool,
+    ) -> Result<(), BackendError> {
+        ScriptSupport::of(backend)?
+            .prepare(backend, &self.tables(), drop)
+            .await
+    }
+
+    fn after_load(&self) -> Option<String> {
+        Some("analyzing TPC-C's tables".into())
+    }
+
+    async fn finish_load<B: Backend>(&self, backend: &B) -> Result<(), BackendError> {
+        ScriptSupport::of(backend)?
+            .finish_load(backend, &self.tables())
+            .await
+    }
+
+    fn capacity_refusal(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn share_properties(&self, index: u32, _n: u32, connections: u64) -> Vec<(String, String)> {
+        vec![(
+            "tpcc.terminal_offset".into(),
+            (self.terminal_offset + u64::from(index) * connections).to_string(),
+        )]
+    }
+
+    fn run_lines(&self, run: &RunRecord) -> String {
+        Tpmc::of(run).text(run)
+    }
+
+    async fn ready<B, K>(
+        &self,
+        phase: Phase,
+        cfg: &RunConfig,
+        backend: &B,
+        _connector: &K,
+    ) -> Result<Box<dyn ReadyPhase<B::Conn>>, StepsError>
+    where
+        B: Backend,
+        K: Connector<Conn = B::Conn>,
+    {
+        let support = ScriptSupport::of(backend)?;
+        let warehouses = match (self.warehouses, phase) {
+            (Some(w), _) => w,
+            (None, Phase::Run) => support
+                .records(backend, &self.tables())
+                .await?
+                .unwrap_or(1)
+                .max(1),
+            (None, Phase::Load) => 1,
+        };
+        let shared = Arc::new(txn::Shared::new(
+            warehouses,
+            &self.mix,
+            cfg.seed,
+            self.terminal_offset,
+        ));
+        let steps = (0..cfg.workers())
+            .map(|i| SqlStep::Tpcc(TpccWorker::new(&shared, phase, i)))
+            .collect();
+        Ok(support.narrated_phase(steps, cfg.clone(), Arc::new(Narration { warehouses })))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::properties::command_line as props;
+
+    #[test]
+    fn the_mix_is_five_cards_and_waits_are_refused() {
+        let c = TpccConfig::from_properties(&props(&[("warehouses", "4")])).unwrap();
+        assert_eq!((c.warehouses, c.mix), (Some(4), DEFAULT_MIX));
+        let c = TpccConfig::from_properties(&props(&[("tpcc.mix", "1, 0,0,0, 1")])).unwrap();
+        assert_eq!(c.mix, [1, 0, 0, 0, 1]);
+        for bad in ["45,43,4,4", "a,1,1,1,1", "0,0,0,0,0"] {
+            let e = TpccConfig::from_properties(&props(&[("tpcc.mix", bad)]))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("tpcc.mix"), "{e}");
+        }
+        let e = TpccConfig::from_properties(&props(&[("tpcc.wait", "true")]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("keying and think times"), "{e}");
+        let e = TpccConfig::from_properties(&props(&[("warehouses", "0")]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("warehouses"), "{e}");
+    }
+}
