@@ -185,5 +185,8 @@ fn tpcc() {
             .parse()
             .unwrap_or_else(|e| panic!("{sql}: {v:?}: {e}"))
     };
-    util::tpcc_end_to_end(dir.path(), &db.url(), &value);
+    let exec = |sql: &str| {
+        db.sql(sql);
+    };
+    util::tpcc_end_to_end(dir.path(), &db.url(), &value, &exec);
 }

@@ -33,7 +33,10 @@ fn scripts_on_postgres() {
         let v = sql_in(&tpcc, sql);
         v.parse().unwrap_or_else(|e| panic!("{sql}: {v:?}: {e}"))
     };
-    tpcc_end_to_end(dir.path(), &tpcc, &value);
+    let exec = |sql: &str| {
+        sql_in(&tpcc, sql);
+    };
+    tpcc_end_to_end(dir.path(), &tpcc, &value, &exec);
 }
 
 /// A fresh database on `db`, as a URL.

@@ -470,5 +470,9 @@ fn tpcc_runs_on_sqlite() {
         conn.query_row(sql, [], |r| r.get::<_, f64>(0))
             .unwrap_or_else(|e| panic!("{sql}: {e}"))
     };
-    tpcc_end_to_end(dir.path(), &db, &value);
+    let exec = |sql: &str| {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(sql).unwrap();
+    };
+    tpcc_end_to_end(dir.path(), &db, &value, &exec);
 }

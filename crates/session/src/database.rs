@@ -115,6 +115,32 @@ impl<'s> Database<'s> {
         Ok(())
     }
 
+    /// After a complete phase, stored: what the workload checks of its
+    /// data (TPC-C's consistency conditions), said as it goes; an error
+    /// names what broke.
+    pub fn verify(&self, plan: &Plan) -> Result<()> {
+        let Some(what) = plan.workload.after_phase(plan.phase) else {
+            return Ok(());
+        };
+        struct Verify<'a>(&'a Plan, &'a tokio::runtime::Runtime);
+        impl Visitor for Verify<'_> {
+            type Output = Result<()>;
+            fn visit<B: Backend>(self, b: &B) -> Self::Output {
+                let Verify(plan, rt) = self;
+                Ok(rt.block_on(plan.workload.verify(plan.phase, b))?)
+            }
+        }
+        let show = self.session.show;
+        let started = Instant::now();
+        show.note(&format!("{what}..."));
+        self.backend.visit(Verify(plan, &self.rt))?;
+        show.note(&format!(
+            "checked in {:.1} s",
+            started.elapsed().as_secs_f64()
+        ));
+        Ok(())
+    }
+
     /// The checks every workload shares before `load`, `run` or `bench`:
     /// a load prepares the tables (emptied first with `drop`); `bench`
     /// skips loading data that is already there (unless dropping); a run
@@ -240,13 +266,17 @@ impl<'s> Database<'s> {
                     ..PhaseSpec::default()
                 },
             )?;
-            if plan.phase == Phase::Load
-                && !m.outcome.interrupted()
-                && m.outcome.all.failures() == 0
-            {
+            let complete = !m.outcome.interrupted() && m.outcome.all.failures() == 0;
+            if plan.phase == Phase::Load && complete {
                 self.finish_load(plan)?;
             }
-            present(plan, m)
+            let go_on = present(plan, m)?;
+            // Checked once the phase is stored, so a check that fails
+            // loses nothing measured.
+            if complete || plan.phase == Phase::Run {
+                self.verify(plan)?;
+            }
+            Ok(go_on)
         };
         if phases
             .iter()

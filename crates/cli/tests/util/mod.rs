@@ -316,8 +316,9 @@ INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (0, 0, :r, :tri
 /// after a run, a second load refused, and the run's counts matching the
 /// rows its transactions wrote (each New-Order one order, each Payment
 /// one history row and its amount on the warehouse, each delivered order
-/// one customer's delivery).
-pub fn tpcc_end_to_end(data: &Path, db: &str, value: &dyn Fn(&str) -> f64) {
+/// one customer's delivery), and `tpcc.check` failing a run, once it is
+/// stored, on a condition broken by hand (`exec` runs a statement).
+pub fn tpcc_end_to_end(data: &Path, db: &str, value: &dyn Fn(&str) -> f64, exec: &dyn Fn(&str)) {
     let count = |sql: &str| value(sql).round() as i64;
     let load = sojourn(
         data,
@@ -368,8 +369,8 @@ pub fn tpcc_end_to_end(data: &Path, db: &str, value: &dyn Fn(&str) -> f64) {
         0
     );
     let consistent = |when: &str| {
-        for (condition, sql) in sojourn_core::workload::tpcc::CHECKS {
-            assert_eq!(count(sql), 0, "{when}: {condition}");
+        for c in sojourn_core::workload::tpcc::CHECKS {
+            assert_eq!(count(&c.count()), 0, "{when}: {}", c.name);
         }
     };
     consistent("after the load");
@@ -400,11 +401,18 @@ pub fn tpcc_end_to_end(data: &Path, db: &str, value: &dyn Fn(&str) -> f64) {
             "4",
             "--seed",
             "11",
+            "-p",
+            "tpcc.check=true",
             "--db",
             db,
         ],
     );
     let out = ok(&run);
+    let said = text(&run.stderr);
+    assert!(
+        said.contains("checking TPC-C's consistency conditions"),
+        "{said}"
+    );
     let s = parse_summary(&out);
     let done = |kind: &str| get_or_zero(&s, kind, "Return=OK") as i64;
     let new_orders = done("NEW_ORDER");
@@ -468,4 +476,29 @@ pub fn tpcc_end_to_end(data: &Path, db: &str, value: &dyn Fn(&str) -> f64) {
         tpmc.contains(&format!("({new_orders} New-Orders in ")) && tpmc.contains("2 warehouse(s)"),
         "{tpmc}"
     );
+    // A gap in district 3 of warehouse 2's new orders, which no Delivery
+    // of a short run reaches: the run is stored, then the check fails.
+    exec("delete from new_order where no_w_id = 2 and no_d_id = 3 and no_o_id = 2500");
+    let stored = count("select count(*) from orders");
+    let broken = refused(
+        data,
+        &[
+            "run",
+            "-P",
+            "workloads/tpcc",
+            "-p",
+            "operationcount=40",
+            "-p",
+            "tpcc.check=true",
+            "--db",
+            db,
+        ],
+    );
+    assert!(
+        broken.contains("condition 3.3.2.3")
+            && broken.contains("in 1 district(s) or warehouse(s), the first in warehouse 2"),
+        "{broken}"
+    );
+    assert!(broken.contains("recorded as run"), "{broken}");
+    assert!(count("select count(*) from orders") > stored, "the run ran");
 }

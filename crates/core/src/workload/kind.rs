@@ -207,6 +207,23 @@ pub trait Kind: Clone + std::fmt::Debug + Send + Sync + Sized + 'static {
         async { Ok(()) }
     }
 
+    /// What it checks of its data once a complete `phase` is stored, said
+    /// to the user, or `None` (TPC-C's consistency conditions).
+    fn after_phase(&self, phase: Phase) -> Option<String> {
+        let _ = phase;
+        None
+    }
+
+    /// Check what [`Kind::after_phase`] says: an error names what broke.
+    fn verify<B: Backend>(
+        &self,
+        phase: Phase,
+        backend: &B,
+    ) -> impl Future<Output = Result<(), BackendError>> {
+        let _ = (phase, backend);
+        async { Ok(()) }
+    }
+
     /// The steps of `phase` on `backend`, one per connection of `cfg`.
     fn ready<B, K>(
         &self,

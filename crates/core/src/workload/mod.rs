@@ -326,6 +326,16 @@ impl Workload {
         on_kind!(self, k => Kind::prepare(k, backend, schema, drop).await)
     }
 
+    /// See [`Kind::after_phase`].
+    pub fn after_phase(&self, phase: Phase) -> Option<String> {
+        on_kind!(self, k => Kind::after_phase(k, phase))
+    }
+
+    /// Do what [`Workload::after_phase`] describes.
+    pub async fn verify<B: Backend>(&self, phase: Phase, backend: &B) -> Result<(), BackendError> {
+        on_kind!(self, k => Kind::verify(k, phase, backend).await)
+    }
+
     /// See [`Kind::after_load`].
     pub fn after_load(&self) -> Option<String> {
         on_kind!(self, k => Kind::after_load(k))

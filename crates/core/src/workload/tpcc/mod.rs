@@ -82,6 +82,7 @@ pub const TPCC_PROPERTIES: &[&str] = &[
     "warehouses",
     "tpcc.mix",
     "tpcc.wait",
+    "tpcc.check",
     // A share's first terminal, run by agents.
     "tpcc.terminal_offset",
 ];
@@ -97,6 +98,8 @@ pub struct TpccConfig {
     /// Cards of each transaction in a terminal's deck.
     pub mix: [u32; 5],
     pub terminal_offset: u64,
+    /// Check the consistency conditions after a load and after a run.
+    pub check: bool,
 }
 
 impl TpccConfig {
@@ -127,6 +130,7 @@ impl TpccConfig {
             warehouses,
             mix,
             terminal_offset: p.get_u64("tpcc.terminal_offset", 0)?,
+            check: p.get_bool("tpcc.check", false)?,
         })
     }
 
@@ -333,6 +337,35 @@ impl Kind for TpccConfig {
         ScriptSupport::of(backend)?
             .finish_load(backend, &self.tables())
             .await
+    }
+
+    fn after_phase(&self, _phase: Phase) -> Option<String> {
+        self.check
+            .then(|| "checking TPC-C's consistency conditions 3.3.2.1 to 3.3.2.4".into())
+    }
+
+    /// Each condition counted; the first broken one named, with how many
+    /// districts (or warehouses) break it and the first warehouse.
+    async fn verify<B: Backend>(&self, _phase: Phase, backend: &B) -> Result<(), BackendError> {
+        let support = ScriptSupport::of(backend)?;
+        let number = async |sql: String| -> Result<u64, BackendError> {
+            Ok(support
+                .records(backend, &tables::OneNumber(sql))
+                .await?
+                .unwrap_or(0))
+        };
+        for c in CHECKS {
+            let broken = number(c.count()).await?;
+            if broken > 0 {
+                let w = number(c.first()).await?;
+                return Err(BackendError::Config(format!(
+                    "TPC-C's consistency condition {} does not hold in {broken} district(s) or \
+                     warehouse(s), the first in warehouse {w}",
+                    c.name
+                )));
+            }
+        }
+        Ok(())
     }
 
     fn capacity_refusal(&self) -> Option<&'static str> {

@@ -102,6 +102,8 @@ impl SqlTables for TpccTables {
         statements.extend([
             "create index idx_customer on customer (c_w_id, c_d_id, c_last, c_first)".to_string(),
             "create index idx_order on orders (o_w_id, o_d_id, o_c_id, o_id)".to_string(),
+            "create index idx_h_w_id on history (h_w_id)".to_string(),
+            "create index idx_h_c_w_id on history (h_c_w_id)".to_string(),
         ]);
         TablesSql {
             drop: TABLES
@@ -384,34 +386,78 @@ pub fn load_unit(unit: u64, d: Dialect, r: &mut Draw) -> Vec<String> {
     out
 }
 
-/// The consistency conditions of clause 3.3.2, each a query of one value:
-/// the number of warehouses or districts that break it.
-pub const CHECKS: [(&str, &str); 4] = [
-    (
-        "3.3.2.1 (W_YTD = sum(D_YTD))",
-        "select count(*) from warehouse w where abs(w.w_ytd - (select sum(d_ytd) from district \
-         d where d.d_w_id = w.w_id)) > 0.005",
-    ),
-    (
-        "3.3.2.2 (D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID))",
-        "select count(*) from district d where d.d_next_o_id - 1 <> (select max(o_id) from \
-         orders o where o.o_w_id = d.d_w_id and o.o_d_id = d.d_id) or d.d_next_o_id - 1 <> \
-         (select max(no_o_id) from new_order n where n.no_w_id = d.d_w_id and n.no_d_id = \
-         d.d_id)",
-    ),
-    (
-        "3.3.2.3 (max(NO_O_ID) - min(NO_O_ID) + 1 = the district's new orders)",
-        "select count(*) from (select max(no_o_id) - min(no_o_id) + 1 - count(*) as gap from \
-         new_order group by no_w_id, no_d_id) g where g.gap <> 0",
-    ),
-    (
-        "3.3.2.4 (sum(O_OL_CNT) = the district's order lines)",
-        "select count(*) from (select o_w_id, o_d_id, sum(o_ol_cnt) as n from orders group by \
-         o_w_id, o_d_id) o join (select ol_w_id, ol_d_id, count(*) as n from order_line group \
-         by ol_w_id, ol_d_id) l on o.o_w_id = l.ol_w_id and o.o_d_id = l.ol_d_id where o.n <> \
-         l.n",
-    ),
+/// One of the consistency conditions of clause 3.3.2: its name, and a
+/// query of the warehouses (`w`, once per district or warehouse) that
+/// break it.
+#[derive(Copy, Clone, Debug)]
+pub struct Condition {
+    pub name: &'static str,
+    pub broken: &'static str,
+}
+
+impl Condition {
+    /// A query of one value: how many districts or warehouses break it.
+    pub fn count(&self) -> String {
+        format!("select count(*) from ({}) t", self.broken)
+    }
+
+    /// A query of one value: the first warehouse that breaks it, or 0.
+    pub fn first(&self) -> String {
+        format!(
+            "select coalesce(sum(w), 0) from (select w from ({}) t order by w limit 1) u",
+            self.broken
+        )
+    }
+}
+
+/// The consistency conditions 3.3.2.1 to 3.3.2.4, which hold after a
+/// load and after any run.
+pub const CHECKS: [Condition; 4] = [
+    Condition {
+        name: "3.3.2.1 (W_YTD = sum(D_YTD))",
+        broken: "select w.w_id as w from warehouse w where abs(w.w_ytd - (select sum(d_ytd) \
+                 from district d where d.d_w_id = w.w_id)) > 0.005",
+    },
+    Condition {
+        name: "3.3.2.2 (D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID))",
+        broken: "select d.d_w_id as w from district d where d.d_next_o_id - 1 <> (select \
+                 max(o_id) from orders o where o.o_w_id = d.d_w_id and o.o_d_id = d.d_id) or \
+                 d.d_next_o_id - 1 <> (select max(no_o_id) from new_order n where n.no_w_id = \
+                 d.d_w_id and n.no_d_id = d.d_id)",
+    },
+    Condition {
+        name: "3.3.2.3 (max(NO_O_ID) - min(NO_O_ID) + 1 = the district's new orders)",
+        broken: "select no_w_id as w from new_order group by no_w_id, no_d_id having \
+                 max(no_o_id) - min(no_o_id) + 1 <> count(*)",
+    },
+    Condition {
+        name: "3.3.2.4 (sum(O_OL_CNT) = the district's order lines)",
+        broken: "select o.o_w_id as w from (select o_w_id, o_d_id, sum(o_ol_cnt) as n from \
+                 orders group by o_w_id, o_d_id) o join (select ol_w_id, ol_d_id, count(*) as n \
+                 from order_line group by ol_w_id, ol_d_id) l on o.o_w_id = l.ol_w_id and \
+                 o.o_d_id = l.ol_d_id where o.n <> l.n",
+    },
 ];
+
+/// A query of one number, asked through the capability's count of what
+/// is loaded ([`TablesSql::scale`]): a database that runs SQL workloads
+/// answers it without knowing what it asks.
+#[derive(Debug)]
+pub struct OneNumber(pub String);
+
+impl SqlTables for OneNumber {
+    fn sql(&self, _d: Dialect) -> TablesSql {
+        TablesSql {
+            drop: Vec::new(),
+            create: Vec::new(),
+            any_row: String::new(),
+            finish: Vec::new(),
+            scale: self.0.clone(),
+            not_loaded: NOT_LOADED,
+            vacuum: Vec::new(),
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
