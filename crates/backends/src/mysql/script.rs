@@ -23,6 +23,9 @@ use super::{prepared, MyResult, MysqlBackend, MysqlConnection, ER_NO_SUCH_TABLE}
 /// columns, row count and (where kept) last row as text.
 struct Keeper<'k> {
     keep: bool,
+    /// Every row kept, not only the last.
+    every: bool,
+    all: Vec<Vec<Option<String>>>,
     kept: &'k mut Kept,
     rows: u64,
     last: Option<Vec<Option<String>>>,
@@ -35,7 +38,10 @@ impl Answers for Keeper<'_> {
             let values = row
                 .cells()
                 .map(|c| c.map(|c| c.text().map(|b| String::from_utf8_lossy(&b).into_owned())))
-                .collect::<Result<_, _>>()?;
+                .collect::<Result<Vec<_>, _>>()?;
+            if self.every {
+                self.all.push(values.clone());
+            }
             self.last = Some(values);
         }
         Ok(())
@@ -48,6 +54,7 @@ impl Answers for Keeper<'_> {
                 columns: columns.to_vec(),
                 last_row: self.last.take(),
                 rows,
+                all_rows: std::mem::take(&mut self.all),
             });
         }
     }
@@ -79,6 +86,8 @@ impl MysqlConnection {
         conn.name_columns();
         let keeper = Keeper {
             keep: q.keep.is_some(),
+            every: q.keep.is_some_and(|k| k.every_row()),
+            all: Vec::new(),
             kept,
             rows: 0,
             last: None,

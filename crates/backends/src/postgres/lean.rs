@@ -163,6 +163,7 @@ impl Lean {
     pub(super) async fn script(&mut self, q: &Query<'_>, kept: &mut Kept) -> Result<(), LeanError> {
         kept.results.clear();
         let keep = q.keep.is_some();
+        let every = q.keep.is_some_and(|k| k.every_row());
         let Lean { io, script, .. } = self;
         let mut columns: Option<&[String]> = None;
         match q.protocol {
@@ -187,7 +188,7 @@ impl Lean {
             }
         }
         io.call().await?;
-        io.script_replies(columns, keep.then_some(kept))
+        io.script_replies(columns, keep.then_some(kept), every)
     }
 
     /// Add a script's command to the pipeline, as libpq's pipeline mode
@@ -373,11 +374,12 @@ impl Io {
 
     /// Go through a script command's reply: the server's error as one;
     /// where results are kept, each result's column names (from the reply,
-    /// else `columns`), row count and last row.
+    /// else `columns`), row count and last row (with `every`, all rows).
     fn script_replies(
         &self,
         columns: Option<&[String]>,
         mut kept: Option<&mut Kept>,
+        every: bool,
     ) -> Result<(), LeanError> {
         let mut current: Option<KeptResult> = None;
         for message in Messages::new(&self.reply) {
@@ -401,8 +403,7 @@ impl Io {
                     while let Some(v) = row.next()? {
                         values.push(v.map(|b| String::from_utf8_lossy(b).into_owned()));
                     }
-                    r.rows += 1;
-                    r.last_row = Some(values);
+                    r.add_row(values, every);
                 }
                 b'C' | b'I' => {
                     if let Some(k) = kept.as_deref_mut() {

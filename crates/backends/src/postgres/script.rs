@@ -76,8 +76,8 @@ impl PostgresConnection {
         match q.protocol {
             Protocol::Simple => {
                 let messages = client.simple_query(q.text).await?;
-                if q.keep.is_some() {
-                    keep_simple(&messages, kept);
+                if let Some(keep) = q.keep {
+                    keep_simple(&messages, kept, keep.every_row());
                 }
             }
             Protocol::Extended => {
@@ -143,30 +143,27 @@ impl PostgresConnection {
     }
 }
 
-/// Keep the last row of each result of a simple query.
-fn keep_simple(messages: &[SimpleQueryMessage], kept: &mut Kept) {
+/// Keep the last row (with `every`, all rows) of each result of a simple
+/// query.
+fn keep_simple(messages: &[SimpleQueryMessage], kept: &mut Kept, every: bool) {
     let mut current: Option<KeptResult> = None;
     for m in messages {
         match m {
             SimpleQueryMessage::RowDescription(cols) => {
                 current = Some(KeptResult {
                     columns: cols.iter().map(|c| c.name().to_string()).collect(),
-                    last_row: None,
-                    rows: 0,
+                    ..KeptResult::default()
                 });
             }
             SimpleQueryMessage::Row(row) => {
                 let r = current.get_or_insert_with(|| KeptResult {
                     columns: row.columns().iter().map(|c| c.name().to_string()).collect(),
-                    last_row: None,
-                    rows: 0,
+                    ..KeptResult::default()
                 });
-                r.rows += 1;
-                r.last_row = Some(
-                    (0..row.len())
-                        .map(|i| row.get(i).map(str::to_string))
-                        .collect(),
-                );
+                let values = (0..row.len())
+                    .map(|i| row.get(i).map(str::to_string))
+                    .collect();
+                r.add_row(values, every);
             }
             SimpleQueryMessage::CommandComplete(_) => {
                 kept.results.push(current.take().unwrap_or_default());
@@ -177,7 +174,7 @@ fn keep_simple(messages: &[SimpleQueryMessage], kept: &mut Kept) {
 }
 
 /// Read every row of an extended query; where results are kept, the last
-/// row's values as text.
+/// row's values as text (every row's, where all are kept).
 async fn collect(
     rows: tokio_postgres::RowStream,
     keep: Option<&Keep>,
@@ -186,8 +183,14 @@ async fn collect(
     pin_mut!(rows);
     let mut result = KeptResult::default();
     let mut last: Option<Row> = None;
+    let every = keep.is_some_and(Keep::every_row);
     while let Some(row) = rows.try_next().await? {
         result.rows += 1;
+        if every {
+            result
+                .all_rows
+                .push((0..row.len()).map(|i| text_of(&row, i)).collect());
+        }
         last = Some(row);
     }
     if keep.is_some() {

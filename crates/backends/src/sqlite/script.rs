@@ -21,6 +21,8 @@ pub(super) struct Command {
     params: Vec<Option<String>>,
     simple: bool,
     keep: bool,
+    /// Every row kept, not only the last.
+    every: bool,
     kept: Kept,
 }
 
@@ -43,12 +45,13 @@ impl Command {
         };
         let mut rows = stmt.raw_query();
         while let Some(row) = rows.next()? {
-            result.rows += 1;
             if self.keep {
                 let values = (0..result.columns.len())
                     .map(|i| text_of(row.get_ref(i)))
                     .collect();
-                result.last_row = Some(values);
+                result.add_row(values, self.every);
+            } else {
+                result.rows += 1;
             }
         }
         if self.keep {
@@ -78,6 +81,7 @@ impl SqliteConnection {
                         params: Vec::new(),
                         simple: false,
                         keep: false,
+                        every: false,
                         kept: Kept::default(),
                     })
                 });
@@ -88,6 +92,7 @@ impl SqliteConnection {
                     .extend(q.params.iter().map(|p| p.map(str::to_string)));
                 c.simple = q.protocol == Protocol::Simple;
                 c.keep = q.keep.is_some();
+                c.every = q.keep.is_some_and(|k| k.every_row());
                 r.scripted = true;
             })
             .await?;

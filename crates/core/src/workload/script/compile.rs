@@ -46,6 +46,16 @@ pub enum Keep {
     One(String),
     /// `\aset [prefix]`: the last row of every result.
     All(String),
+    /// Every row of each result, in order, into no variable (TPC-C's
+    /// lists of items, stock and customers).
+    Rows,
+}
+
+impl Keep {
+    /// Whether every row is kept, not only the last.
+    pub fn every_row(&self) -> bool {
+        matches!(self, Keep::Rows)
+    }
 }
 
 /// One command of a script.

@@ -168,6 +168,21 @@ pub struct KeptResult {
     pub columns: Vec<String>,
     pub last_row: Option<Vec<Option<String>>>,
     pub rows: u64,
+    /// Every row, in order, where the command kept them all
+    /// ([`Keep::Rows`]).
+    pub all_rows: Vec<Vec<Option<String>>>,
+}
+
+impl KeptResult {
+    /// A row of the result: counted, kept as the last, and with `every`
+    /// kept among all.
+    pub fn add_row(&mut self, values: Vec<Option<String>>, every: bool) {
+        self.rows += 1;
+        if every {
+            self.all_rows.push(values.clone());
+        }
+        self.last_row = Some(values);
+    }
 }
 
 /// A script's SQL on one connection.

@@ -469,6 +469,7 @@ impl ScriptWorker {
                 (prefix, std::slice::from_ref(last.expect("one result")))
             }
             Keep::All(prefix) => (prefix, &self.kept.results),
+            Keep::Rows => return Ok(()),
         };
         for r in results {
             let Some(row) = &r.last_row else { continue };

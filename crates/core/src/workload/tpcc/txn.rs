@@ -13,14 +13,17 @@ use crate::backend::Status;
 use crate::executor::{Meter, Step};
 use crate::generator::Counter;
 use crate::op::OpKind;
-use crate::workload::script::{Dialect, Kept, Params, Protocol, Query, ScriptConnection};
+use crate::workload::script::{Dialect, Keep, Kept, Params, Protocol, Query, ScriptConnection};
 use crate::workload::Phase;
 
 use super::random::{last_name, money, parse_cents, Draw};
 use super::tables::{load_unit, units};
 use super::{Txn, DISTRICTS, ITEMS};
 
-/// The statements, with `?` for parameters, by number.
+/// The statements of fixed text, with `?` for parameters, by number.
+/// The statements are go-tpc's, so that a transaction asks of the server
+/// what go-tpc's asks (the same statements, one fewer where sojourn does
+/// not count a last name's customers before listing them).
 const SQL: &[&str] = &[
     // 0..=3: transaction control; a writer's begin takes SQLite's write
     // lock first, so that two writers never deadlock on its upgrade.
@@ -28,7 +31,7 @@ const SQL: &[&str] = &[
     "begin",
     "commit",
     "rollback",
-    // 4..: New-Order.
+    // 4..: New-Order; its items, stock and lines are the lists below.
     "select c_discount, c_last, c_credit, w_tax from customer, warehouse where w_id = ? and \
      c_w_id = w_id and c_d_id = ? and c_id = ?",
     "select d_next_o_id, d_tax from district where d_id = ? and d_w_id = ? for update",
@@ -36,18 +39,15 @@ const SQL: &[&str] = &[
     "insert into orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_ol_cnt, o_all_local) \
      values (?, ?, ?, ?, current_timestamp, ?, ?)",
     "insert into new_order (no_o_id, no_d_id, no_w_id) values (?, ?, ?)",
-    "select i_price, i_name, i_data from item where i_id = ?",
     "update stock set s_quantity = ?, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, \
      s_remote_cnt = s_remote_cnt + ? where s_i_id = ? and s_w_id = ?",
-    "insert into order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, \
-     ol_quantity, ol_amount, ol_dist_info) values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    // 12..: Payment.
+    // 10..: Payment.
     "update warehouse set w_ytd = w_ytd + ? where w_id = ?",
     "select w_street_1, w_street_2, w_city, w_state, w_zip, w_name from warehouse where w_id = ?",
     "update district set d_ytd = d_ytd + ? where d_w_id = ? and d_id = ?",
     "select d_street_1, d_street_2, d_city, d_state, d_zip, d_name from district where d_w_id \
      = ? and d_id = ?",
-    "select count(c_id) from customer where c_w_id = ? and c_d_id = ? and c_last = ?",
+    "select c_id from customer where c_w_id = ? and c_d_id = ? and c_last = ? order by c_first",
     "select c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, \
      c_since, c_credit, c_credit_lim, c_discount, c_balance from customer where c_w_id = ? and \
      c_d_id = ? and c_id = ? for update",
@@ -58,25 +58,21 @@ const SQL: &[&str] = &[
      c_payment_cnt = c_payment_cnt + 1 where c_w_id = ? and c_d_id = ? and c_id = ?",
     "insert into history (h_c_d_id, h_c_w_id, h_c_id, h_d_id, h_w_id, h_date, h_amount, \
      h_data) values (?, ?, ?, ?, ?, current_timestamp, ?, ?)",
-    // 22..: Order-Status.
+    // 20..: Order-Status.
+    "select c_balance, c_first, c_middle, c_id from customer where c_w_id = ? and c_d_id = ? \
+     and c_last = ? order by c_first",
     "select c_balance, c_first, c_middle, c_last from customer where c_w_id = ? and c_d_id = ? \
      and c_id = ?",
     "select o_id, o_carrier_id, o_entry_d from orders where o_w_id = ? and o_d_id = ? and \
      o_c_id = ? order by o_id desc limit 1",
     "select ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d from order_line \
      where ol_w_id = ? and ol_d_id = ? and ol_o_id = ?",
-    // 25..: Delivery.
+    // 24..: Delivery; the districts' orders are the lists below.
     "select no_o_id from new_order where no_w_id = ? and no_d_id = ? order by no_o_id limit 1 \
      for update",
-    "delete from new_order where no_w_id = ? and no_d_id = ? and no_o_id = ?",
-    "select o_c_id from orders where o_w_id = ? and o_d_id = ? and o_id = ?",
-    "update orders set o_carrier_id = ? where o_w_id = ? and o_d_id = ? and o_id = ?",
-    "update order_line set ol_delivery_d = current_timestamp where ol_w_id = ? and ol_d_id = ? \
-     and ol_o_id = ?",
-    "select sum(ol_amount) from order_line where ol_w_id = ? and ol_d_id = ? and ol_o_id = ?",
     "update customer set c_balance = c_balance + ?, c_delivery_cnt = c_delivery_cnt + 1 where \
      c_w_id = ? and c_d_id = ? and c_id = ?",
-    // 32..: Stock-Level.
+    // 26..: Stock-Level.
     "select d_next_o_id from district where d_w_id = ? and d_id = ?",
     "select count(distinct s_i_id) from order_line, stock where ol_w_id = ? and ol_d_id = ? and \
      ol_o_id < ? and ol_o_id >= ? and s_w_id = ? and s_i_id = ol_i_id and s_quantity < ?",
@@ -91,38 +87,153 @@ const NO_DISTRICT: usize = 5;
 const NO_NEXT: usize = 6;
 const NO_ORDER: usize = 7;
 const NO_NEW_ORDER: usize = 8;
-const NO_ITEM: usize = 9;
-const NO_STOCK_UPDATE: usize = 10;
-const NO_LINE: usize = 11;
-const PAY_WAREHOUSE: usize = 12;
-const PAY_WAREHOUSE_READ: usize = 13;
-const PAY_DISTRICT: usize = 14;
-const PAY_DISTRICT_READ: usize = 15;
-const BY_NAME_COUNT: usize = 16;
-const PAY_CUSTOMER: usize = 17;
-const PAY_DATA: usize = 18;
-const PAY_BAD_CREDIT: usize = 19;
-const PAY_GOOD_CREDIT: usize = 20;
-const PAY_HISTORY: usize = 21;
-const OS_CUSTOMER: usize = 22;
-const OS_ORDER: usize = 23;
-const OS_LINES: usize = 24;
-const DL_NEW_ORDER: usize = 25;
-const DL_DELETE: usize = 26;
-const DL_ORDER: usize = 27;
-const DL_CARRIER: usize = 28;
-const DL_LINES: usize = 29;
-const DL_AMOUNT: usize = 30;
-const DL_CUSTOMER: usize = 31;
-const SL_DISTRICT: usize = 32;
-const SL_COUNT: usize = 33;
-/// New-Order's stock read, one statement per district's `s_dist_NN`.
-const NO_STOCK: usize = 34;
-/// A customer by last name: the middle one of those ordered by first
-/// name (clause 2.5.2.2), one statement per offset up to [`OFFSETS`]
-/// (the offset written in: MySQL takes no parameter for it).
-const BY_NAME: usize = NO_STOCK + DISTRICTS as usize;
-const OFFSETS: usize = 32;
+const NO_STOCK_UPDATE: usize = 9;
+const PAY_WAREHOUSE: usize = 10;
+const PAY_WAREHOUSE_READ: usize = 11;
+const PAY_DISTRICT: usize = 12;
+const PAY_DISTRICT_READ: usize = 13;
+const PAY_BY_NAME: usize = 14;
+const PAY_CUSTOMER: usize = 15;
+const PAY_DATA: usize = 16;
+const PAY_BAD_CREDIT: usize = 17;
+const PAY_GOOD_CREDIT: usize = 18;
+const PAY_HISTORY: usize = 19;
+const OS_BY_NAME: usize = 20;
+const OS_CUSTOMER: usize = 21;
+const OS_ORDER: usize = 22;
+const OS_LINES: usize = 23;
+const DL_NEW_ORDER: usize = 24;
+const DL_CUSTOMER: usize = 25;
+const SL_DISTRICT: usize = 26;
+const SL_COUNT: usize = 27;
+
+/// The most lines of a New-Order, and districts of a Delivery.
+const MAX_LINES: usize = 15;
+const MAX_DISTRICTS: usize = DISTRICTS as usize;
+
+/// Statements of a list of `n` (1 to `max`), as go-tpc sends them: the
+/// first member's number, and the text of `n`.
+struct Family {
+    first: usize,
+    max: usize,
+    text: fn(usize) -> String,
+}
+
+/// `(?, ?), (?, ?)`: `n` tuples of `width` parameters.
+fn tuples(n: usize, width: usize) -> String {
+    let one = format!("({})", vec!["?"; width].join(", "));
+    vec![one; n].join(", ")
+}
+
+/// New-Order's items, by number (the unused one is missing).
+const NO_ITEMS: Family = Family {
+    first: SQL.len(),
+    max: MAX_LINES,
+    text: |n| {
+        format!(
+            "select i_id, i_price, i_name, i_data from item where i_id in ({})",
+            vec!["?"; n].join(", ")
+        )
+    },
+};
+/// New-Order's stock, by supplying warehouse and item, every district's
+/// `s_dist_NN` (as go-tpc reads them).
+const NO_STOCK: Family = Family {
+    first: NO_ITEMS.first + MAX_LINES,
+    max: MAX_LINES,
+    text: |n| {
+        format!(
+            "select s_i_id, s_w_id, s_quantity, s_data, s_dist_01, s_dist_02, s_dist_03, \
+             s_dist_04, s_dist_05, s_dist_06, s_dist_07, s_dist_08, s_dist_09, s_dist_10 from \
+             stock where (s_w_id, s_i_id) in ({}) for update",
+            tuples(n, 2)
+        )
+    },
+};
+/// New-Order's lines, in one insert.
+const NO_LINES: Family = Family {
+    first: NO_STOCK.first + MAX_LINES,
+    max: MAX_LINES,
+    text: |n| {
+        format!(
+            "insert into order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, \
+             ol_supply_w_id, ol_quantity, ol_amount, ol_dist_info) values {}",
+            tuples(n, 9)
+        )
+    },
+};
+/// Delivery's orders of the districts that had one, each statement once
+/// for them all.
+const DL_DELETE: Family = Family {
+    first: NO_LINES.first + MAX_LINES,
+    max: MAX_DISTRICTS,
+    text: |n| {
+        format!(
+            "delete from new_order where (no_w_id, no_d_id, no_o_id) in ({})",
+            tuples(n, 3)
+        )
+    },
+};
+const DL_CARRIER: Family = Family {
+    first: DL_DELETE.first + MAX_DISTRICTS,
+    max: MAX_DISTRICTS,
+    text: |n| {
+        format!(
+            "update orders set o_carrier_id = ? where (o_w_id, o_d_id, o_id) in ({})",
+            tuples(n, 3)
+        )
+    },
+};
+const DL_ORDERS: Family = Family {
+    first: DL_CARRIER.first + MAX_DISTRICTS,
+    max: MAX_DISTRICTS,
+    text: |n| {
+        format!(
+            "select o_d_id, o_c_id from orders where (o_w_id, o_d_id, o_id) in ({})",
+            tuples(n, 3)
+        )
+    },
+};
+const DL_LINES: Family = Family {
+    first: DL_ORDERS.first + MAX_DISTRICTS,
+    max: MAX_DISTRICTS,
+    text: |n| {
+        format!(
+            "update order_line set ol_delivery_d = current_timestamp where (ol_w_id, ol_d_id, \
+             ol_o_id) in ({})",
+            tuples(n, 3)
+        )
+    },
+};
+const DL_AMOUNTS: Family = Family {
+    first: DL_LINES.first + MAX_DISTRICTS,
+    max: MAX_DISTRICTS,
+    text: |n| {
+        format!(
+            "select ol_d_id, sum(ol_amount) from order_line where (ol_w_id, ol_d_id, ol_o_id) \
+             in ({}) group by ol_d_id",
+            tuples(n, 3)
+        )
+    },
+};
+const FAMILIES: [&Family; 8] = [
+    &NO_ITEMS,
+    &NO_STOCK,
+    &NO_LINES,
+    &DL_DELETE,
+    &DL_CARRIER,
+    &DL_ORDERS,
+    &DL_LINES,
+    &DL_AMOUNTS,
+];
+
+impl Family {
+    /// The statement of a list of `n`.
+    fn of(&self, n: usize) -> usize {
+        debug_assert!((1..=self.max).contains(&n));
+        self.first + n - 1
+    }
+}
 
 /// Tries of a transaction that deadlocked or could not be serialized.
 pub const MAX_TRIES: u32 = 10;
@@ -132,26 +243,14 @@ pub const MAX_TRIES: u32 = 10;
 /// a writer's begin).
 fn texts(d: Dialect) -> Vec<String> {
     let mut all: Vec<String> = SQL.iter().map(|s| s.to_string()).collect();
-    for n in 1..=DISTRICTS {
-        all.push(format!(
-            "select s_quantity, s_data, s_dist_{n:02} from stock where s_i_id = ? and s_w_id = ? \
-             for update"
-        ));
-    }
-    for k in 0..OFFSETS {
-        all.push(by_name(k));
+    for f in FAMILIES {
+        debug_assert_eq!(all.len(), f.first);
+        all.extend((1..=f.max).map(f.text));
     }
     if d == Dialect::Sqlite {
         all[BEGIN_WRITE] = "begin immediate".into();
     }
     all.into_iter().map(|s| in_dialect(&s, d)).collect()
-}
-
-fn by_name(offset: usize) -> String {
-    format!(
-        "select c_id from customer where c_w_id = ? and c_d_id = ? and c_last = ? order by \
-         c_first limit 1 offset {offset}"
-    )
 }
 
 fn in_dialect(s: &str, d: Dialect) -> String {
@@ -315,8 +414,6 @@ pub struct TpccWorker {
     params: String,
     ranges: Vec<Option<(usize, usize)>>,
     kept: Kept,
-    /// A value read, kept across the next statement.
-    held: String,
 }
 
 impl TpccWorker {
@@ -334,7 +431,6 @@ impl TpccWorker {
             params: String::new(),
             ranges: Vec::new(),
             kept: Kept::default(),
-            held: String::new(),
         }
     }
 
@@ -448,27 +544,33 @@ impl TpccWorker {
     }
 
     /// Run statement `id` with the parameters added since the last one;
-    /// its rows are then in [`TpccWorker::rows`] and the last of them in
-    /// [`TpccWorker::value`].
+    /// its rows are then counted in [`TpccWorker::rows`] and the last of
+    /// them in [`TpccWorker::value`].
     async fn exec<C: ScriptConnection>(&mut self, conn: &mut C, id: usize) -> Tried<()> {
-        let texts = self
-            .shared
-            .texts
-            .get_or_init(|| texts(conn.dialect()))
-            .as_slice();
-        let (protocol, text) = match texts.get(id) {
-            Some(t) => (Protocol::Prepared, t.as_str()),
-            None => (Protocol::Extended, self.held.as_str()),
-        };
+        self.run(conn, id, &LAST).await
+    }
+
+    /// [`TpccWorker::exec`], every row kept ([`TpccWorker::all`]).
+    async fn exec_rows<C: ScriptConnection>(&mut self, conn: &mut C, id: usize) -> Tried<()> {
+        self.run(conn, id, &ROWS).await
+    }
+
+    async fn run<C: ScriptConnection>(
+        &mut self,
+        conn: &mut C,
+        id: usize,
+        keep: &'static Keep,
+    ) -> Tried<()> {
+        let texts = self.shared.texts.get_or_init(|| texts(conn.dialect()));
         let q = Query {
-            text,
+            text: &texts[id],
             params: Params {
                 text: &self.params,
                 ranges: &self.ranges,
             },
-            protocol,
+            protocol: Protocol::Prepared,
             id,
-            keep: Some(&KEEP),
+            keep: Some(keep),
         };
         let status = conn.execute(&q, &mut self.kept).await;
         self.params.clear();
@@ -489,6 +591,11 @@ impl TpccWorker {
         self.kept.results.last().map_or(0, |r| r.rows)
     }
 
+    /// Every row the last statement returned, where it kept them.
+    fn all(&self) -> &[Vec<Option<String>>] {
+        self.kept.results.last().map_or(&[], |r| &r.all_rows)
+    }
+
     /// Column `i` of the last row the last statement returned.
     fn value(&self, i: usize) -> Option<&str> {
         self.kept
@@ -501,20 +608,7 @@ impl TpccWorker {
     }
 
     fn int(&self, i: usize, what: &str) -> Tried<i64> {
-        self.value(i)
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .map(|v| v as i64)
-            .ok_or_else(|| unexpected(format!("{what} is not a number: {:?}", self.value(i))))
-    }
-
-    fn cents(&self, i: usize, what: &str) -> Tried<i64> {
-        match self.value(i) {
-            // SUM over no rows.
-            None if self.rows() == 1 => Ok(0),
-            v => v
-                .and_then(parse_cents)
-                .ok_or_else(|| unexpected(format!("{what} is not an amount: {v:?}"))),
-        }
+        int_of(self.value(i), what)
     }
 
     /// One row expected of the last statement.
@@ -525,45 +619,30 @@ impl TpccWorker {
         }
     }
 
-    /// The number of the customer `c` names in district `d` of warehouse
-    /// `w`: by number, or the middle one of its last name's (clause
-    /// 2.5.2.2).
-    async fn resolve<C: ScriptConnection>(
+    /// The customer of last name number `n` in district `d` of warehouse
+    /// `w`: the middle one of the rows statement `list` gives, in first
+    /// name's order (clause 2.5.2.2), its number in column `id`.
+    async fn by_name<C: ScriptConnection>(
         &mut self,
         conn: &mut C,
-        w: u64,
-        d: u64,
-        c: Customer,
+        (w, d, n): (u64, u64, u64),
+        list: usize,
+        id: usize,
     ) -> Tried<u64> {
-        let n = match c {
-            Customer::Id(id) => return Ok(id),
-            Customer::Name(n) => n,
-        };
         let mut name = String::new();
         last_name(n, &mut name);
         self.arg(w);
         self.arg(d);
         self.arg(&name);
-        self.exec(conn, BY_NAME_COUNT).await?;
-        let count = self.int(0, "the count of a last name")?.max(0) as usize;
-        if count == 0 {
+        self.exec_rows(conn, list).await?;
+        let rows = self.all();
+        if rows.is_empty() {
             return Err(unexpected(format!(
                 "no customer of warehouse {w} district {d} is named {name}"
             )));
         }
-        let offset = (count - 1) / 2;
-        self.arg(w);
-        self.arg(d);
-        self.arg(&name);
-        let id = if offset < OFFSETS {
-            BY_NAME + offset
-        } else {
-            self.held = in_dialect(&by_name(offset), conn.dialect());
-            usize::MAX
-        };
-        self.exec(conn, id).await?;
-        self.one(|| format!("customer {name} of warehouse {w} district {d}"))?;
-        Ok(self.int(0, "c_id")? as u64)
+        let middle = &rows[rows.len().div_ceil(2) - 1];
+        Ok(int_of(cell(middle, id), "c_id")? as u64)
     }
 
     async fn new_order<C: ScriptConnection>(
@@ -601,46 +680,80 @@ impl TpccWorker {
         self.arg(d);
         self.arg(w);
         self.exec(conn, NO_NEW_ORDER).await?;
-        for (n, line) in lines.iter().enumerate() {
-            self.arg(line.item);
-            self.exec(conn, NO_ITEM).await?;
-            if self.rows() == 0 {
-                if line.item > ITEMS {
-                    // The unused item: the spec's rollback.
-                    self.exec(conn, ROLLBACK).await?;
-                    return Ok(Ended::RolledBack);
-                }
-                return Err(unexpected(format!("item {} is not there", line.item)));
+        let n = lines.len();
+        for l in lines {
+            self.arg(l.item);
+        }
+        self.exec_rows(conn, NO_ITEMS.of(n)).await?;
+        let mut prices: Vec<(u64, i64)> = Vec::with_capacity(n);
+        for row in self.all() {
+            let item = int_of(cell(row, 0), "i_id")? as u64;
+            prices.push((item, cents_of(cell(row, 1), "i_price")?));
+        }
+        let price = |item: u64| prices.iter().find(|p| p.0 == item).map(|p| p.1);
+        if let Some(l) = lines.iter().find(|l| price(l.item).is_none()) {
+            if l.item > ITEMS {
+                // The unused item: the spec's rollback.
+                self.exec(conn, ROLLBACK).await?;
+                return Ok(Ended::RolledBack);
             }
-            let price = self.cents(0, "i_price")?;
-            self.arg(line.item);
-            self.arg(line.supply);
-            self.exec(conn, NO_STOCK + d as usize - 1).await?;
-            self.one(|| format!("stock of item {} in warehouse {}", line.item, line.supply))?;
-            let q = self.int(0, "s_quantity")?;
-            let mut info = std::mem::take(&mut self.held);
-            info.clear();
-            info.push_str(self.value(2).unwrap_or(""));
-            let qty = line.quantity as i64;
-            let left = if q >= qty + 10 { q - qty } else { q - qty + 91 };
+            return Err(unexpected(format!("item {} is not there", l.item)));
+        }
+        for l in lines {
+            self.arg(l.supply);
+            self.arg(l.item);
+        }
+        self.exec_rows(conn, NO_STOCK.of(n)).await?;
+        // Per stock row: item, warehouse, quantity, this district's info.
+        let mut stock: Vec<(u64, u64, i64, String)> = Vec::with_capacity(n);
+        for row in self.all() {
+            stock.push((
+                int_of(cell(row, 0), "s_i_id")? as u64,
+                int_of(cell(row, 1), "s_w_id")? as u64,
+                int_of(cell(row, 2), "s_quantity")?,
+                cell(row, 3 + d as usize).unwrap_or("").to_string(),
+            ));
+        }
+        for l in lines {
+            let Some(s) = stock.iter_mut().find(|s| s.0 == l.item && s.1 == l.supply) else {
+                return Err(unexpected(format!(
+                    "no stock of item {} in warehouse {}",
+                    l.item, l.supply
+                )));
+            };
+            let qty = l.quantity as i64;
+            // A line after another of the same item sees what it left.
+            s.2 = if s.2 >= qty + 10 {
+                s.2 - qty
+            } else {
+                s.2 - qty + 91
+            };
+            let left = s.2;
             self.arg(left);
             self.arg(qty);
-            self.arg(u8::from(line.supply != w));
-            self.arg(line.item);
-            self.arg(line.supply);
+            self.arg(u8::from(l.supply != w));
+            self.arg(l.item);
+            self.arg(l.supply);
             self.exec(conn, NO_STOCK_UPDATE).await?;
+        }
+        for (k, l) in lines.iter().enumerate() {
+            let qty = l.quantity as i64;
+            let amount = qty * price(l.item).unwrap_or(0);
+            let info = stock
+                .iter()
+                .find(|s| s.0 == l.item && s.1 == l.supply)
+                .map_or("", |s| s.3.as_str());
             self.arg(o);
             self.arg(d);
             self.arg(w);
-            self.arg(n + 1);
-            self.arg(line.item);
-            self.arg(line.supply);
+            self.arg(k + 1);
+            self.arg(l.item);
+            self.arg(l.supply);
             self.arg(qty);
-            self.money_arg(qty * price);
-            self.arg(&info);
-            self.held = info;
-            self.exec(conn, NO_LINE).await?;
+            self.money_arg(amount);
+            self.arg(info);
         }
+        self.exec(conn, NO_LINES.of(n)).await?;
         self.exec(conn, COMMIT).await?;
         Ok(Ended::Committed)
     }
@@ -672,7 +785,10 @@ impl TpccWorker {
         self.one(|| format!("district {d} of warehouse {w}"))?;
         h_data.push_str("    ");
         h_data.push_str(self.value(5).unwrap_or(""));
-        let c = self.resolve(conn, c_w, c_d, customer).await?;
+        let c = match customer {
+            Customer::Id(c) => c,
+            Customer::Name(n) => self.by_name(conn, (c_w, c_d, n), PAY_BY_NAME, 0).await?,
+        };
         self.arg(c_w);
         self.arg(c_d);
         self.arg(c);
@@ -724,12 +840,18 @@ impl TpccWorker {
     ) -> Tried<Ended> {
         let w = self.home;
         self.exec(conn, BEGIN_READ).await?;
-        let c = self.resolve(conn, w, d, customer).await?;
-        self.arg(w);
-        self.arg(d);
-        self.arg(c);
-        self.exec(conn, OS_CUSTOMER).await?;
-        self.one(|| format!("customer {c} of warehouse {w} district {d}"))?;
+        // By name, the list gives the customer's balance and names too.
+        let c = match customer {
+            Customer::Name(n) => self.by_name(conn, (w, d, n), OS_BY_NAME, 3).await?,
+            Customer::Id(c) => {
+                self.arg(w);
+                self.arg(d);
+                self.arg(c);
+                self.exec(conn, OS_CUSTOMER).await?;
+                self.one(|| format!("customer {c} of warehouse {w} district {d}"))?;
+                c
+            }
+        };
         self.arg(w);
         self.arg(d);
         self.arg(c);
@@ -739,56 +861,76 @@ impl TpccWorker {
             self.arg(w);
             self.arg(d);
             self.arg(o);
-            self.exec(conn, OS_LINES).await?;
+            self.exec_rows(conn, OS_LINES).await?;
         }
         self.exec(conn, COMMIT).await?;
         Ok(Ended::Committed)
     }
 
+    /// The oldest new order of each district that has one, then each
+    /// statement once for all of them (as go-tpc sends them).
     async fn delivery<C: ScriptConnection>(&mut self, conn: &mut C, carrier: u64) -> Tried<Ended> {
         let w = self.home;
         self.exec(conn, BEGIN_WRITE).await?;
+        let mut found: Vec<(u64, i64)> = Vec::with_capacity(MAX_DISTRICTS);
         for d in 1..=DISTRICTS {
             self.arg(w);
             self.arg(d);
             self.exec(conn, DL_NEW_ORDER).await?;
-            if self.rows() == 0 {
-                // No order waits in this district (clause 2.7.4.2: skipped).
-                continue;
+            // No order waits in a district: skipped (clause 2.7.4.2).
+            if self.rows() == 1 {
+                found.push((d, self.int(0, "no_o_id")?));
             }
-            let o = self.int(0, "no_o_id")?;
-            self.arg(w);
-            self.arg(d);
-            self.arg(o);
-            self.exec(conn, DL_DELETE).await?;
-            self.arg(w);
-            self.arg(d);
-            self.arg(o);
-            self.exec(conn, DL_ORDER).await?;
-            self.one(|| format!("order {o} of warehouse {w} district {d}"))?;
-            let c = self.int(0, "o_c_id")?;
+        }
+        let k = found.len();
+        if k > 0 {
+            self.orders_args(w, &found);
+            self.exec(conn, DL_DELETE.of(k)).await?;
             self.arg(carrier);
-            self.arg(w);
-            self.arg(d);
-            self.arg(o);
-            self.exec(conn, DL_CARRIER).await?;
-            self.arg(w);
-            self.arg(d);
-            self.arg(o);
-            self.exec(conn, DL_LINES).await?;
-            self.arg(w);
-            self.arg(d);
-            self.arg(o);
-            self.exec(conn, DL_AMOUNT).await?;
-            let amount = self.cents(0, "sum(ol_amount)")?;
-            self.money_arg(amount);
-            self.arg(w);
-            self.arg(d);
-            self.arg(c);
-            self.exec(conn, DL_CUSTOMER).await?;
+            self.orders_args(w, &found);
+            self.exec(conn, DL_CARRIER.of(k)).await?;
+            self.orders_args(w, &found);
+            self.exec_rows(conn, DL_ORDERS.of(k)).await?;
+            let mut customers: Vec<(u64, u64)> = Vec::with_capacity(k);
+            for row in self.all() {
+                customers.push((
+                    int_of(cell(row, 0), "o_d_id")? as u64,
+                    int_of(cell(row, 1), "o_c_id")? as u64,
+                ));
+            }
+            self.orders_args(w, &found);
+            self.exec(conn, DL_LINES.of(k)).await?;
+            self.orders_args(w, &found);
+            self.exec_rows(conn, DL_AMOUNTS.of(k)).await?;
+            let mut amounts: Vec<(u64, i64)> = Vec::with_capacity(k);
+            for row in self.all() {
+                let d = int_of(cell(row, 0), "ol_d_id")? as u64;
+                let amount = match cell(row, 1) {
+                    None => 0,
+                    v => cents_of(v, "sum(ol_amount)")?,
+                };
+                amounts.push((d, amount));
+            }
+            for (d, c) in customers {
+                let amount = amounts.iter().find(|a| a.0 == d).map_or(0, |a| a.1);
+                self.money_arg(amount);
+                self.arg(w);
+                self.arg(d);
+                self.arg(c);
+                self.exec(conn, DL_CUSTOMER).await?;
+            }
         }
         self.exec(conn, COMMIT).await?;
         Ok(Ended::Committed)
+    }
+
+    /// `(w, d, o)` for each district's order `found`.
+    fn orders_args(&mut self, w: u64, found: &[(u64, i64)]) {
+        for &(d, o) in found {
+            self.arg(w);
+            self.arg(d);
+            self.arg(o);
+        }
     }
 
     async fn stock_level<C: ScriptConnection>(
@@ -903,10 +1045,25 @@ impl TpccWorker {
     }
 }
 
-/// What every statement keeps: its last row, read as the spec reads
-/// single rows (no variable is set from it).
-static KEEP: std::sync::LazyLock<crate::workload::script::Keep> =
-    std::sync::LazyLock::new(|| crate::workload::script::Keep::One(String::new()));
+/// What a statement keeps: its last row, or every row.
+static LAST: Keep = Keep::One(String::new());
+static ROWS: Keep = Keep::Rows;
+
+/// Column `i` of `row`.
+fn cell(row: &[Option<String>], i: usize) -> Option<&str> {
+    row.get(i)?.as_deref()
+}
+
+fn int_of(v: Option<&str>, what: &str) -> Tried<i64> {
+    v.and_then(|v| v.trim().parse::<f64>().ok())
+        .map(|v| v as i64)
+        .ok_or_else(|| unexpected(format!("{what} is not a number: {v:?}")))
+}
+
+fn cents_of(v: Option<&str>, what: &str) -> Tried<i64> {
+    v.and_then(parse_cents)
+        .ok_or_else(|| unexpected(format!("{what} is not an amount: {v:?}")))
+}
 
 fn unexpected(why: String) -> Failed {
     Failed {
@@ -936,13 +1093,18 @@ mod tests {
             pg[NO_NEXT],
             "update district set d_next_o_id = $1 where d_id = $2 and d_w_id = $3"
         );
+        assert!(pg[NO_STOCK.of(2)].ends_with("in (($1, $2), ($3, $4)) for update"));
         let sqlite = texts(Dialect::Sqlite);
         assert_eq!(sqlite[BEGIN_WRITE], "begin immediate");
-        assert!(!sqlite[NO_STOCK + 4].contains("for update"));
-        assert!(sqlite[NO_STOCK + 4].contains("s_dist_05"));
+        assert!(
+            sqlite[NO_STOCK.of(5)].ends_with("(?, ?))"),
+            "{}",
+            sqlite[NO_STOCK.of(5)]
+        );
         let mysql = texts(Dialect::Mysql);
-        assert!(mysql[BY_NAME + 3].ends_with("limit 1 offset 3"));
-        assert_eq!(mysql.len(), BY_NAME + OFFSETS);
+        assert!(mysql[DL_AMOUNTS.of(10)].ends_with("(?, ?, ?)) group by ol_d_id"));
+        assert_eq!(mysql.len(), DL_AMOUNTS.of(MAX_DISTRICTS) + 1);
+        assert_eq!(mysql[NO_LINES.of(1)].matches('?').count(), 9);
     }
 
     #[test]
