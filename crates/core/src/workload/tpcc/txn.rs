@@ -1085,6 +1085,7 @@ impl<C: ScriptConnection> Step<C> for TpccWorker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::tpcc::DEFAULT_MIX;
 
     #[test]
     fn statements_take_each_dialect_s_parameters() {
@@ -1134,5 +1135,52 @@ mod tests {
                 assert!((5..=15).contains(&lines.len()));
             }
         }
+    }
+
+    #[test]
+    fn inputs_are_drawn_in_the_spec_s_shares() {
+        let shared = Arc::new(Shared::new(4, &DEFAULT_MIX, 9, 0));
+        let mut t = TpccWorker::new(&shared, Phase::Run, 1);
+        let n = 20_000;
+        let (mut by_name, mut remote, mut rolled_back, mut lines, mut remote_lines) =
+            (0, 0, 0, 0, 0);
+        let mut ids = vec![0u32; 3001];
+        for _ in 0..n {
+            if let Input::Payment { customer, c_w, .. } = t.input(Txn::Payment) {
+                by_name += matches!(customer, Customer::Name(_)) as u32;
+                remote += (c_w != t.home) as u32;
+                if let Customer::Id(c) = customer {
+                    ids[c as usize] += 1;
+                }
+            }
+            if let Input::NewOrder { lines: l, .. } = t.input(Txn::NewOrder) {
+                rolled_back += l.iter().any(|l| l.item > ITEMS) as u32;
+                lines += l.len() as u32;
+                remote_lines += l.iter().filter(|l| l.supply != t.home).count() as u32;
+            }
+        }
+        let share = |k: u32, of: u32| f64::from(k) / f64::from(of);
+        assert!(
+            (share(by_name, n) - 0.60).abs() < 0.015,
+            "by name {by_name}"
+        );
+        assert!((share(remote, n) - 0.15).abs() < 0.01, "remote {remote}");
+        assert!(
+            (share(rolled_back, n) - 0.01).abs() < 0.003,
+            "rolled back {rolled_back}"
+        );
+        assert!(
+            (share(remote_lines, lines) - 0.01).abs() < 0.002,
+            "{remote_lines}"
+        );
+        // NURand(1023, 1, 3000) with C = 259: the ids it favours are those
+        // whose (v + C) mod 3000 comes of the most ones in v's bits.
+        let top = (1..=3000).max_by_key(|&c| ids[c]).unwrap();
+        let mean = f64::from(ids.iter().sum::<u32>()) / 3000.0;
+        assert!(
+            f64::from(ids[top]) > 3.0 * mean,
+            "{top}: {} vs {mean}",
+            ids[top]
+        );
     }
 }
