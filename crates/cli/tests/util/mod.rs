@@ -320,20 +320,16 @@ INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (0, 0, :r, :tri
 /// stored, on a condition broken by hand (`exec` runs a statement).
 pub fn tpcc_end_to_end(data: &Path, db: &str, value: &dyn Fn(&str) -> f64, exec: &dyn Fn(&str)) {
     let count = |sql: &str| value(sql).round() as i64;
-    let load = sojourn(
-        data,
-        &[
-            "load",
-            "-P",
-            "workloads/tpcc",
-            "-p",
-            "warehouses=2",
-            "-threads",
-            "3",
-            "--db",
-            db,
-        ],
-    );
+    let load_args = [
+        "load",
+        "-P",
+        "workloads/tpcc",
+        "-p",
+        "warehouses=2",
+        "--db",
+        db,
+    ];
+    let load = sojourn(data, &[&load_args[..], &["-threads", "3"]].concat());
     let stderr = text(&load.stderr);
     ok(&load);
     assert!(stderr.contains("in 20 batches"), "{stderr}");
@@ -407,18 +403,7 @@ pub fn tpcc_end_to_end(data: &Path, db: &str, value: &dyn Fn(&str) -> f64, exec:
         );
     };
     consistent("after the load");
-    let again = refused(
-        data,
-        &[
-            "load",
-            "-P",
-            "workloads/tpcc",
-            "-p",
-            "warehouses=2",
-            "--db",
-            db,
-        ],
-    );
+    let again = refused(data, &load_args);
     assert!(again.contains("--drop"), "{again}");
 
     let ytd = value("select sum(w_ytd) * 100 from warehouse");
