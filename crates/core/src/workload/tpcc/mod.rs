@@ -5,11 +5,13 @@
 //! efficiency after the summary.
 //!
 //! Its tables and load are [`tables`], its random numbers [`random`], its
-//! transactions [`txn`]. It runs through the SQL capability the scripts
-//! workload defined ([`Script`](super::script::Script)): a database that
-//! runs pgbench's scripts runs TPC-C, and grows nothing for it.
+//! statements `sql`, its transactions [`txn`]. It runs through the SQL
+//! capability the scripts workload defined
+//! ([`Script`](super::script::Script)): a database that runs pgbench's
+//! scripts runs TPC-C, and grows nothing for it.
 
 pub mod random;
+mod sql;
 pub mod tables;
 pub mod txn;
 
