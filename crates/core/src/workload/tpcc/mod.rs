@@ -45,6 +45,9 @@ pub const STOCK: u64 = 100_000;
 /// with the spec's keying and think times (clause 5.4.2's 12.86 tpmC).
 pub const MAX_TPMC_PER_WAREHOUSE: f64 = 12.86;
 
+/// Seconds a run lasts where `maxexecutiontime` does not say.
+pub const RUN_SECONDS: f64 = 60.0;
+
 /// The label a TPC-C run keeps its warehouses in.
 pub const WAREHOUSES_LABEL: &str = "tpcc_warehouses";
 
@@ -264,6 +267,12 @@ impl Kind for TpccConfig {
 
     fn from_properties(p: &Properties, _phase: Phase) -> Result<Self, PropertyError> {
         TpccConfig::from_properties(p)
+    }
+
+    /// A run lasts [`RUN_SECONDS`]; a load is not timed, so that a time
+    /// meant for the run never leaves districts unloaded.
+    fn run_time(&self, phase: Phase) -> Option<f64> {
+        (phase == Phase::Run).then_some(RUN_SECONDS)
     }
 
     /// The rows a load of the warehouses writes.
