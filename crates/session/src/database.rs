@@ -104,15 +104,7 @@ impl<'s> Database<'s> {
                 Ok(rt.block_on(plan.workload.finish_load(b))?)
             }
         }
-        let show = self.session.show;
-        let started = Instant::now();
-        show.note(&format!("{what}..."));
-        self.backend.visit(Finish(plan, &self.rt))?;
-        show.note(&format!(
-            "indexed in {:.1} s",
-            started.elapsed().as_secs_f64()
-        ));
-        Ok(())
+        self.narrated(&what, "indexed", Finish(plan, &self.rt))
     }
 
     /// After a complete phase, stored: what the workload checks of its
@@ -130,12 +122,23 @@ impl<'s> Database<'s> {
                 Ok(rt.block_on(plan.workload.verify(plan.phase, b))?)
             }
         }
+        self.narrated(&what, "checked", Verify(plan, &self.rt))
+    }
+
+    /// Run `v` on the backend, saying `what...` before it and how long it
+    /// took (`{done} in N s`) after.
+    fn narrated<V: Visitor<Output = Result<()>>>(
+        &self,
+        what: &str,
+        done: &str,
+        v: V,
+    ) -> Result<()> {
         let show = self.session.show;
         let started = Instant::now();
         show.note(&format!("{what}..."));
-        self.backend.visit(Verify(plan, &self.rt))?;
+        self.backend.visit(v)?;
         show.note(&format!(
-            "checked in {:.1} s",
+            "{done} in {:.1} s",
             started.elapsed().as_secs_f64()
         ));
         Ok(())

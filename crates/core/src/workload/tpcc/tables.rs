@@ -132,7 +132,10 @@ pub fn units(warehouses: u64) -> u64 {
 /// Rows a load of `units` districts wrote, for its summary (order lines
 /// counted at their mean of 10 per order).
 pub fn rows_of(units: u64) -> u64 {
-    let per_district = CUSTOMERS * 2 + ORDERS * 11 + (ORDERS - NEW_ORDERS_FROM + 1) + STOCK / 10;
+    // The district's own row, its customers and history, orders and
+    // lines, new orders and its tenth of the stock.
+    let per_district =
+        1 + CUSTOMERS * 2 + ORDERS * 11 + (ORDERS - NEW_ORDERS_FROM + 1) + STOCK / 10;
     units * per_district + units.min(DISTRICTS) * (ITEMS / DISTRICTS) + units.div_ceil(DISTRICTS)
 }
 

@@ -220,13 +220,12 @@ impl TpccWorker {
 
     /// The inputs of `txn` (clauses 2.4.1, 2.5.1, 2.6.1, 2.7.1, 2.8.1).
     fn input(&mut self, txn: Txn) -> Input {
-        let r = &mut self.r;
         match txn {
             Txn::NewOrder => {
-                let d = r.uniform(1, DISTRICTS);
-                let c = r.customer_id();
-                let count = r.uniform(5, 15);
-                let rollback = r.uniform(1, 100) == 1;
+                let d = self.r.uniform(1, DISTRICTS);
+                let c = self.r.customer_id();
+                let count = self.r.uniform(5, 15);
+                let rollback = self.r.uniform(1, 100) == 1;
                 let mut lines = Vec::with_capacity(count as usize);
                 for n in 0..count {
                     let item = if rollback && n == count - 1 {
@@ -249,8 +248,8 @@ impl TpccWorker {
                 Input::NewOrder { d, c, lines }
             }
             Txn::Payment => {
-                let d = r.uniform(1, DISTRICTS);
-                let (c_w, c_d) = if r.uniform(1, 100) <= 85 {
+                let d = self.r.uniform(1, DISTRICTS);
+                let (c_w, c_d) = if self.r.uniform(1, 100) <= 85 {
                     (self.home, d)
                 } else {
                     let c_d = self.r.uniform(1, DISTRICTS);
@@ -267,15 +266,15 @@ impl TpccWorker {
                 }
             }
             Txn::OrderStatus => {
-                let d = r.uniform(1, DISTRICTS);
+                let d = self.r.uniform(1, DISTRICTS);
                 let customer = self.customer();
                 Input::OrderStatus { d, customer }
             }
             Txn::Delivery => Input::Delivery {
-                carrier: r.uniform(1, 10),
+                carrier: self.r.uniform(1, 10),
             },
             Txn::StockLevel => Input::StockLevel {
-                threshold: r.uniform(10, 20),
+                threshold: self.r.uniform(10, 20),
             },
         }
     }
