@@ -475,4 +475,46 @@ fn tpcc_runs_on_sqlite() {
         conn.execute_batch(sql).unwrap();
     };
     tpcc_end_to_end(dir.path(), &db, &value, &exec);
+
+    // The spec's terminals: ten per warehouse, each waiting its keying
+    // and think times (a hundredth of them), make at most the spec's
+    // ceiling, 12.86 tpmC a warehouse (here 1,286), and about that much
+    // on a database that keeps up. Twenty terminals over 8 s make about
+    // 343 New-Orders, give or take 11.
+    let run = sojourn(
+        dir.path(),
+        &[
+            "run",
+            "-P",
+            "workloads/tpcc",
+            "-p",
+            "warehouses=2",
+            "-p",
+            "tpcc.wait=true",
+            "-p",
+            "tpcc.wait_scale=0.01",
+            "-p",
+            "maxexecutiontime=8",
+            "--db",
+            &db,
+        ],
+    );
+    let out = ok(&run);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("# tpcc: tpmC"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(line.contains("of 1286 tpmC each"), "{line}");
+    let tpmc: f64 = line["# tpcc: tpmC ".len()..]
+        .split(' ')
+        .next()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(
+        (0.7 * 2572.0..=1.15 * 2572.0).contains(&tpmc),
+        "{tpmc} tpmC against 2572 at most: {line}"
+    );
+    // Each transaction's response time is reported beside its service
+    // time: it counts from the terminal's intended submission.
+    assert!(out.contains("[Intended-NEW_ORDER], Operations"), "{out}");
 }

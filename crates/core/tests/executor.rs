@@ -858,3 +858,75 @@ fn threads_are_sized_to_the_connections_unless_set() {
     assert_eq!(o.runtime_threads, cores.min(16));
     assert_eq!(o.thread_use.why, executor::ThreadsWhy::InProcess);
 }
+
+/// Keeps a schedule of its own in a closed loop, as a TPC-C terminal with
+/// its keying and think times does: a read every `every` from the run's
+/// start, waiting for each with [`Meter::wait_until`].
+struct OwnClock {
+    every: Duration,
+    next: Option<std::time::Instant>,
+    buf: Vec<FieldValue>,
+}
+
+impl<C: Connection> Step<C> for OwnClock {
+    async fn step(&mut self, conn: &mut C, m: &mut Meter) {
+        let at = *self.next.get_or_insert(m.intended_start());
+        self.next = Some(at + self.every);
+        if !m.wait_until(at).await {
+            return;
+        }
+        self.buf.clear();
+        let t = m.start();
+        let s = conn.read("user1", Fields::All, &mut self.buf).await;
+        m.record(OpKind::Read, s, t);
+    }
+}
+
+#[test]
+fn a_step_s_own_schedule_counts_a_stall_into_the_response_times_behind_it() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let b = MemoryBackend::with_options(MemoryOptions {
+        stall_after_ops: Some(12),
+        stall: Duration::from_millis(200),
+        max_ops_per_sec: None,
+    })
+    .unwrap();
+    runtime().block_on(async {
+        let schema = Arc::new(Schema::ycsb("usertable", "field", 1));
+        let mut c = b.connect(schema).await.unwrap();
+        let v = [FieldValue {
+            field: 0,
+            value: b"x".to_vec(),
+        }];
+        assert_eq!(c.insert("user1", &v).await, Status::Ok);
+    });
+    let cfg = RunConfig {
+        groups: vec![Group::all(1, None, None)],
+        max_execution_time: Some(Duration::from_secs(1)),
+        ..RunConfig::default()
+    };
+    let step = OwnClock {
+        every: Duration::from_millis(20),
+        next: None,
+        buf: Vec::new(),
+    };
+    let o = run_steps(&b, vec![step], &cfg);
+    assert_eq!(o.stop_reason, executor::StopReason::MaxExecutionTime);
+    // One read per 20 ms of the second, the stall notwithstanding: the
+    // reads it held up leave as soon as it ends, not 20 ms apart.
+    let r = o.total.op(OpKind::Read).unwrap();
+    assert!((48..=51).contains(&r.count()), "{}", r.count());
+    // The wait the deadline cut short was no operation.
+    assert_eq!(o.total.ops_done, r.count());
+    // The last wait ends at the deadline, not at its own time beyond it.
+    assert!(o.elapsed < Duration::from_millis(1_150), "{:?}", o.elapsed);
+    assert_eq!(o.abandoned, 0);
+    // One read took the 200 ms stall; the nine or ten due during it waited
+    // for it, 180 ms down to 20 ms: their response times count from their
+    // own intended starts, not from when the worker got to them.
+    let slow = 15_000_000;
+    assert_eq!(r.ok.service.count_between(slow, u64::MAX), 1);
+    let late = r.ok.response.count_between(slow, u64::MAX);
+    assert!((9..=11).contains(&late), "{late} late");
+    assert!(r.ok.response.max() >= 195_000_000);
+}

@@ -22,6 +22,7 @@ use crate::schedule::Schedule;
 use crate::selfcheck::StartBins;
 use crate::timer::PreciseTimer;
 
+use super::meter::Halt;
 use super::{take_step, Connector, Meter, Shared, Step};
 
 /// What a thread tells the coordinator.
@@ -80,8 +81,9 @@ const CHUNK: u64 = 1024;
 
 /// One job's state that the coordinator may poke from its own thread.
 pub(super) struct ThreadCtx {
-    /// Idle open-loop workers wait here for a due arrival.
-    wake: Notify,
+    /// Idle open-loop workers wait here for a due arrival, and steps for
+    /// their own time ([`Meter::wait_until`]).
+    pub(super) wake: Notify,
     /// The thread's job task waits here for an abort.
     abort: Notify,
     /// This thread's share of the schedule (open loop).
@@ -418,6 +420,11 @@ async fn worker<C, S: Step<C>>(
     let slot = shared.recorder.slot(id);
     let start = shared.start();
     let mut meter = Meter::new(start);
+    meter.halt = Some(Halt {
+        shared: shared.clone(),
+        ctx: ctx.clone(),
+        timer: None,
+    });
     let waits = meter.waits();
     if let Some(budget) = &shared.budgets[group] {
         'outer: loop {

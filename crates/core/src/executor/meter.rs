@@ -15,8 +15,10 @@ use std::time::{Instant, SystemTime};
 use crate::backend::{Connection, Status};
 use crate::op::OpKind;
 use crate::recorder::Stats;
+use crate::timer::PreciseTimer;
 
-use super::Step;
+use super::core_thread::ThreadCtx;
+use super::{Shared, Step};
 
 /// The timings of one step (read-modify-write records its read, its
 /// update and itself; a script each statement and itself), flushed under
@@ -45,6 +47,17 @@ pub struct Meter {
     /// How many times the current worker's steps have waited (returned
     /// `Pending`), counted by [`take_step`].
     waits: Arc<AtomicU32>,
+    /// What ends a step's own wait early ([`Meter::wait_until`]); none
+    /// outside a run.
+    pub(super) halt: Option<Halt>,
+}
+
+/// The run's stop and deadline, and the thread's wake-ups, that end a
+/// step's own wait; and the timer it waits on, made at its first wait.
+pub(super) struct Halt {
+    pub shared: Arc<Shared>,
+    pub ctx: Arc<ThreadCtx>,
+    pub timer: Option<Option<PreciseTimer>>,
 }
 
 impl Meter {
@@ -60,6 +73,7 @@ impl Meter {
             whole: false,
             ended: None,
             waits: Arc::new(AtomicU32::new(0)),
+            halt: None,
         }
     }
 
@@ -88,6 +102,54 @@ impl Meter {
     /// When the current step was meant to start.
     pub fn intended_start(&self) -> Instant {
         self.intended
+    }
+
+    /// Wait until `at`, the moment the step means its calls to start (a
+    /// TPC-C terminal's keying time over): a step that keeps a schedule of
+    /// its own in a closed loop. From here on the step's response times
+    /// count from `at`, however late its calls leave: a call still
+    /// waiting for the one before it, on a database that fell behind,
+    /// counts that wait as the database's. False (the step then records
+    /// nothing and returns) when the run stops first, or ends before `at`:
+    /// then the wait lasts until the run's end, not beyond.
+    pub async fn wait_until(&mut self, at: Instant) -> bool {
+        self.intended = at;
+        self.fresh = false;
+        let Some(halt) = &mut self.halt else {
+            tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
+            return true;
+        };
+        let (until, reached) = match halt.shared.deadline.get().copied().flatten() {
+            Some(d) if d <= at => (d, false),
+            _ => (at, true),
+        };
+        // The same microsecond timer as the pacer's: tokio's millisecond
+        // wheel would add up to a millisecond of the client's own to
+        // every response time.
+        let timer = halt.timer.get_or_insert_with(|| PreciseTimer::new().ok());
+        loop {
+            // Armed before the stop flag is read: a stop announced in
+            // between still wakes this wait.
+            let woken = halt.ctx.wake.notified();
+            let mut woken = pin!(woken);
+            woken.as_mut().enable();
+            if halt.shared.stopping() {
+                return false;
+            }
+            if Instant::now() >= until {
+                return reached;
+            }
+            let sleep = async {
+                match timer {
+                    Some(t) if t.sleep_until(until).await.is_ok() => {}
+                    _ => tokio::time::sleep_until(tokio::time::Instant::from_std(until)).await,
+                }
+            };
+            tokio::select! {
+                _ = sleep => {}
+                _ = woken => {}
+            }
+        }
     }
 
     /// The moment a database call starts.
@@ -224,7 +286,9 @@ impl Meter {
                 done += count;
             }
             stats.ops_done += done;
-        } else {
+        } else if self.n > 0 {
+            // A step that recorded nothing (a wait the run's end cut
+            // short) did no operation.
             stats.ops_done += 1;
         }
         self.n = 0;

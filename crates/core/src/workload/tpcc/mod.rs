@@ -26,7 +26,7 @@ use crate::executor::{Connector, RunConfig};
 use crate::properties::{Properties, PropertyError};
 use crate::record::RunRecord;
 
-use super::kind::Kind;
+use super::kind::{Kind, Settled};
 use super::script::{ScriptSupport, SqlStep};
 use super::{CoreConfig, Loaded, Narrator, Phase, ReadyPhase, StepsError};
 
@@ -80,13 +80,35 @@ impl Txn {
             Txn::StockLevel => "STOCK_LEVEL",
         }
     }
+
+    /// Its keying time, in seconds (clause 5.2.5.7).
+    pub fn keying(self) -> f64 {
+        match self {
+            Txn::NewOrder => 18.0,
+            Txn::Payment => 3.0,
+            Txn::OrderStatus | Txn::Delivery | Txn::StockLevel => 2.0,
+        }
+    }
+
+    /// The mean of its think time, in seconds (clause 5.2.5.7).
+    pub fn think(self) -> f64 {
+        match self {
+            Txn::NewOrder | Txn::Payment => 12.0,
+            Txn::OrderStatus => 10.0,
+            Txn::Delivery | Txn::StockLevel => 5.0,
+        }
+    }
 }
+
+/// The spec's terminals per warehouse (clause 4.2.2).
+pub const TERMINALS_PER_WAREHOUSE: u64 = 10;
 
 /// The properties it reads.
 pub const TPCC_PROPERTIES: &[&str] = &[
     "warehouses",
     "tpcc.mix",
     "tpcc.wait",
+    "tpcc.wait_scale",
     "tpcc.check",
     // A share's first terminal, run by agents.
     "tpcc.terminal_offset",
@@ -105,6 +127,9 @@ pub struct TpccConfig {
     pub terminal_offset: u64,
     /// Check the consistency conditions after a load and after a run.
     pub check: bool,
+    /// `tpcc.wait=true`: the spec's terminals, each waiting its keying and
+    /// think times, multiplied by this (`tpcc.wait_scale`, 1 by default).
+    pub wait: Option<f64>,
 }
 
 impl TpccConfig {
@@ -123,12 +148,26 @@ impl TpccConfig {
             None => DEFAULT_MIX,
             Some(text) => parse_mix(text).map_err(|why| p.invalid("tpcc.mix", why))?,
         };
-        if p.get_bool("tpcc.wait", false)? {
+        let scale = p.get_f64("tpcc.wait_scale", 1.0)?;
+        let wait = p.get_bool("tpcc.wait", false)?;
+        if !(scale > 0.0 && scale <= 100.0) {
+            return Err(p.invalid(
+                "tpcc.wait_scale",
+                "must be above 0 and at most 100 (1: the spec's keying and think times)",
+            ));
+        }
+        if !wait && p.contains("tpcc.wait_scale") {
+            return Err(p.invalid(
+                "tpcc.wait_scale",
+                "scales the terminals' keying and think times, which only tpcc.wait=true \
+                 runs: add -p tpcc.wait=true or leave it out",
+            ));
+        }
+        if wait && warehouses.is_none() {
             return Err(p.invalid(
                 "tpcc.wait",
-                "is true, which asks for the spec's keying and think times; sojourn does not \
-                 run them yet: leave it out (no waits, as go-tpc and benchbase run) and pace \
-                 the terminals with -target or --rate",
+                "runs the spec's ten terminals per warehouse: give the warehouses with \
+                 -p warehouses=N",
             ));
         }
         Ok(TpccConfig {
@@ -136,7 +175,14 @@ impl TpccConfig {
             mix,
             terminal_offset: p.get_u64("tpcc.terminal_offset", 0)?,
             check: p.get_bool("tpcc.check", false)?,
+            wait: wait.then_some(scale),
         })
+    }
+
+    /// The most tpmC a warehouse's terminals make with the spec's waits,
+    /// 12.86, or as much more as `tpcc.wait_scale` makes them shorter.
+    fn ceiling(&self) -> f64 {
+        MAX_TPMC_PER_WAREHOUSE / self.wait.unwrap_or(1.0)
     }
 
     /// The tables at the warehouses given (1 if none).
@@ -183,14 +229,18 @@ pub struct Tpmc {
     pub minutes: f64,
     pub tpmc: f64,
     pub warehouses: Option<u64>,
-    /// Percent of the spec's maximum of 12.86 per warehouse.
+    /// The most tpmC a warehouse's terminals make: the spec's 12.86, or
+    /// that over `tpcc.wait_scale`.
+    pub ceiling: f64,
+    /// Percent of the ceiling for the warehouses.
     pub efficiency: Option<f64>,
 }
 
 impl Tpmc {
     /// tpmC of `run`: New-Orders done (rolled back ones with them, as
-    /// clause 2.4.2.3 counts them) per minute of the measured period.
-    pub fn of(run: &RunRecord) -> Tpmc {
+    /// clause 2.4.2.3 counts them) per minute of the measured period;
+    /// its efficiency against `ceiling` tpmC per warehouse.
+    pub fn of(run: &RunRecord, ceiling: f64) -> Tpmc {
         let kinds = txn::Kinds::new();
         let done = |k| run.total.op(k).map_or(0, |s| s.count() - s.failures());
         let new_orders = done(kinds.txn[Txn::NewOrder as usize]);
@@ -212,7 +262,8 @@ impl Tpmc {
             minutes,
             tpmc,
             warehouses,
-            efficiency: warehouses.map(|w| 100.0 * tpmc / (MAX_TPMC_PER_WAREHOUSE * w as f64)),
+            ceiling,
+            efficiency: warehouses.map(|w| 100.0 * tpmc / (ceiling * w as f64)),
         }
     }
 
@@ -227,8 +278,16 @@ impl Tpmc {
         if let (Some(w), Some(e)) = (self.warehouses, self.efficiency) {
             let _ = write!(
                 out,
-                "; {w} warehouse(s), efficiency {e:.1}% of {MAX_TPMC_PER_WAREHOUSE} tpmC each"
+                "; {w} warehouse(s), efficiency {e:.1}% of {} tpmC each",
+                self.ceiling
             );
+            if self.ceiling != MAX_TPMC_PER_WAREHOUSE {
+                let scale = MAX_TPMC_PER_WAREHOUSE / self.ceiling;
+                let _ = write!(
+                    out,
+                    ", the spec's {MAX_TPMC_PER_WAREHOUSE} with its waits scaled by {scale}"
+                );
+            }
         }
         out.push_str(")\n");
         let kinds = txn::Kinds::new();
@@ -278,6 +337,32 @@ impl Kind for TpccConfig {
     /// The rows a load of the warehouses writes.
     fn records(&self) -> Option<u64> {
         Some(tables::rows_of(tables::units(self.warehouses.unwrap_or(1))))
+    }
+
+    /// With waits, the spec's ten terminals per warehouse, whatever
+    /// `threadcount` says: the terminals' count is what bounds tpmC.
+    fn connections(&self) -> Option<u64> {
+        self.wait
+            .map(|_| TERMINALS_PER_WAREHOUSE * self.warehouses.unwrap_or(1))
+    }
+
+    /// The terminals' waits pace the transactions: a rate over them would
+    /// pace them twice.
+    fn check(&self, s: &Settled<'_>) -> Result<(), PropertyError> {
+        match (self.wait, s.rate_key) {
+            (Some(_), Some(key)) if s.phase == Phase::Run => Err(s.props.invalid(
+                key,
+                "paces the transactions, and tpcc.wait=true has the terminals' keying and \
+                 think times pace them: leave one out",
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// With waits, each terminal keeps its own schedule, and the summary
+    /// shows response time as well.
+    fn paced(&self) -> bool {
+        self.wait.is_some()
     }
 
     /// A load operation is one district of one warehouse.
@@ -391,7 +476,7 @@ impl Kind for TpccConfig {
     }
 
     fn run_lines(&self, run: &RunRecord) -> String {
-        Tpmc::of(run).text(run)
+        Tpmc::of(run, self.ceiling()).text(run)
     }
 
     async fn ready<B, K>(
@@ -420,6 +505,7 @@ impl Kind for TpccConfig {
             &self.mix,
             cfg.seed,
             self.terminal_offset,
+            self.wait,
         ));
         let steps = (0..cfg.workers())
             .map(|i| SqlStep::Tpcc(TpccWorker::new(&shared, phase, i)))
@@ -434,7 +520,7 @@ mod tests {
     use crate::properties::command_line as props;
 
     #[test]
-    fn the_mix_is_five_cards_and_waits_are_refused() {
+    fn the_mix_is_five_cards() {
         let c = TpccConfig::from_properties(&props(&[("warehouses", "4")])).unwrap();
         assert_eq!((c.warehouses, c.mix), (Some(4), DEFAULT_MIX));
         let c = TpccConfig::from_properties(&props(&[("tpcc.mix", "1, 0,0,0, 1")])).unwrap();
@@ -445,13 +531,42 @@ mod tests {
                 .to_string();
             assert!(e.contains("tpcc.mix"), "{e}");
         }
-        let e = TpccConfig::from_properties(&props(&[("tpcc.wait", "true")]))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("keying and think times"), "{e}");
         let e = TpccConfig::from_properties(&props(&[("warehouses", "0")]))
             .unwrap_err()
             .to_string();
         assert!(e.contains("warehouses"), "{e}");
+    }
+
+    #[test]
+    fn waits_run_ten_terminals_a_warehouse() {
+        let c = TpccConfig::from_properties(&props(&[
+            ("warehouses", "3"),
+            ("tpcc.wait", "true"),
+            ("tpcc.wait_scale", "0.5"),
+        ]))
+        .unwrap();
+        assert_eq!(c.wait, Some(0.5));
+        assert_eq!(Kind::connections(&c), Some(30));
+        assert!(Kind::paced(&c));
+        assert!((c.ceiling() - 25.72).abs() < 1e-9);
+        let no_wait = TpccConfig::from_properties(&props(&[("warehouses", "3")])).unwrap();
+        assert_eq!(Kind::connections(&no_wait), None);
+        for (bad, why) in [
+            (vec![("tpcc.wait", "true")], "warehouses=N"),
+            (vec![("tpcc.wait_scale", "0.1")], "tpcc.wait=true"),
+            (
+                vec![
+                    ("warehouses", "1"),
+                    ("tpcc.wait", "true"),
+                    ("tpcc.wait_scale", "0"),
+                ],
+                "above 0",
+            ),
+        ] {
+            let e = TpccConfig::from_properties(&props(&bad))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(why), "{e}");
+        }
     }
 }
