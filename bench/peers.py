@@ -66,6 +66,9 @@ installed:
     on time stands however much was stolen);
   - sqlite: workload A with 8 connections at 5k and 20k ops/s: how far the
     reads' response time is above their service time;
+  - tpcc: TPC-C by sojourn beside go-tpc (MariaDB) and sysbench-tpcc
+    (MariaDB and PostgreSQL): tpmC and client CPU per New-Order, three
+    alternating pairs each (see bench/tpcc.py);
   - scripts: pgbench's builtins (select-only, tpcb-like) run by sojourn
     (`-b NAME`) beside pgbench on one set of its tables, 16 clients, three
     alternating pairs each (the median pair kept), then pgbench -R beside
@@ -91,7 +94,7 @@ Ratios are sojourn / peer at the same workload and connection count.
 
 It is a benchmark, not a test: it is run by hand, prints figures, and never
 fails on them. Downloads are cached (--cache, default ~/.cache/sojourn-peers).
-Usage: python3 bench/peers.py [--ops N] [--records N] [--only redis|postgres|mysql|cassandra|null|pacing|sqlite|scripts]
+Usage: python3 bench/peers.py [--ops N] [--records N] [--only redis|postgres|mysql|cassandra|null|pacing|sqlite|scripts|tpcc]
        [--json FILE] [--no-pin] [--server-session shared|own]
 """
 
@@ -108,6 +111,7 @@ import tempfile
 import time
 
 import scripts
+import tpcc
 from common import (BIN, Cassandra, Failed, Mariadb, Postgres, ROOT, build, measured, pin_apart, redis_server,
                     servers_apart, stop)
 
@@ -689,6 +693,9 @@ class Runner:
     def scripts(self):
         scripts.run(self, result, in_turn, note)
 
+    def tpcc(self):
+        tpcc.run(self, result, in_turn, note)
+
     def sqlite(self):
         title = "SQLite workload A, 8 connections: reads' response time above their service time"
         db = "sqlite:" + os.path.join(self.tmp, "bench.sqlite")
@@ -1146,6 +1153,7 @@ def own_verdicts(tables, results):
                           f"({', '.join(f'{r[ops]:.2f}' for r in rs)})" for n, (c, o, rs) in got.items())
                 or f"redis-benchmark {peer} did not run")
     scripts.verdicts(results, tables, say)
+    tpcc.verdicts(results, say)
     return out
 
 
@@ -1245,7 +1253,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ops", type=int, default=500_000, help="operations per run (default 500000)")
     ap.add_argument("--records", type=int, default=100_000, help="records loaded (default 100000)")
-    ap.add_argument("--only", choices=["redis", "postgres", "mysql", "cassandra", "null", "pacing", "sqlite", "scripts"],
+    ap.add_argument("--only", choices=["redis", "postgres", "mysql", "cassandra", "null", "pacing", "sqlite", "scripts", "tpcc"],
                     action="append",
                     help="run only this job (repeatable)")
     ap.add_argument("--no-pin", action="store_true", help="leave servers and clients unpinned")
@@ -1261,7 +1269,7 @@ def main():
     a = ap.parse_args()
     if a.sojourn:
         a.sojourn = os.path.abspath(a.sojourn)  # the clients run from the repository's root
-    jobs = a.only or ["redis", "postgres", "mysql", "cassandra", "null", "pacing", "sqlite", "scripts"]
+    jobs = a.only or ["redis", "postgres", "mysql", "cassandra", "null", "pacing", "sqlite", "scripts", "tpcc"]
     started = time.time()
     pinning = "not pinned (--no-pin)" if a.no_pin else pin_apart()
     if a.server_session == "own":
@@ -1287,7 +1295,7 @@ def main():
         files = workload_files(tmp, a.records, a.ops)
         runner = Runner(a, tmp, files, go_ycsb, ycsb_cp)
         load_before = os.getloadavg()
-        for job in ("redis", "postgres", "mysql", "cassandra", "null", "pacing", "sqlite", "scripts"):
+        for job in ("redis", "postgres", "mysql", "cassandra", "null", "pacing", "sqlite", "scripts", "tpcc"):
             if job in jobs:
                 getattr(runner, job)()
         load_after = os.getloadavg()
@@ -1310,6 +1318,10 @@ def main():
           "go-ycsb on its own table)")
     table(results, "scripts", "pgbench's builtins: sojourn -b NAME beside pgbench -M prepared -c 16 -j 1 -n, "
           "one set of pgbench's tables (scale 1), the median of three pairs")
+    table(results, "tpcc-mariadb", "TPC-C on MariaDB (2 warehouses, 10 connections, 20 s closed loop; ops = "
+          "New-Orders, ops/s = tpmC / 60; round 1 beside go-tpc on its tables, round 2 beside sysbench-tpcc on "
+          "its own), the median of three pairs")
+    table(results, "tpcc-postgres", "TPC-C on PostgreSQL (as on MariaDB, beside sysbench-tpcc on its own tables)")
     table(results, "null", "null backend: client overhead (sojourn null:, YCSB BasicDB, go-ycsb basic; workload A)")
     own_tables(runner.tables)
     target_lines = verdicts(results, jobs)

@@ -47,7 +47,8 @@ impl Agent {
             .arg(data)
             .env("SOJOURN_RESULTS_PASSWORD", pg::PASSWORD)
             .env("REDIS_PASSWORD", REDIS_PASSWORD)
-            .env_remove("PGPASSWORD")
+            // TPC-C's database is on the store's server.
+            .env("PGPASSWORD", pg::PASSWORD)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -484,6 +485,9 @@ fn agents_load_run_search_and_run_suites_merged_exactly_and_stop_on_ctrl_c() {
     assert_eq!(shown, ["load:Integer(2)", "run:Integer(2)"], "{said}");
     wait_for_agents(&store, 3);
 
+    tpcc_over_agents(&pg, dir.path(), &store_url);
+    wait_for_agents(&store, 3);
+
     // Ctrl+C at the coordinator stops every agent's share: the runs are
     // kept as interrupted and merged, and the command exits 130.
     let mut long = bin();
@@ -544,6 +548,102 @@ fn agents_load_run_search_and_run_suites_merged_exactly_and_stop_on_ctrl_c() {
         assert_eq!(row[0].as_text(), Some("interrupted"), "{said}");
     }
 }
+
+/// TPC-C over three agents, on the store's PostgreSQL server: each agent
+/// loads its own warehouse (the items once, by the first), and homes its
+/// terminals there in the run; the coordinator checks the consistency
+/// conditions once every share is done; and the merged New-Orders are
+/// the orders the database holds.
+#[cfg(feature = "postgres")]
+fn tpcc_over_agents(pg: &Postgres, data: &std::path::Path, store_url: &str) {
+    pg.psql("DROP DATABASE IF EXISTS tpcc");
+    pg.psql("CREATE DATABASE tpcc");
+    let db = pg.url().replace(&format!("/{}", pg::DATABASE), "/tpcc");
+    let count = |sql: &str| -> i64 {
+        let v = pg.psql(&format!("\\c tpcc\n{sql}"));
+        v.trim()
+            .parse()
+            .unwrap_or_else(|e| panic!("{sql}: {v:?}: {e}"))
+    };
+    let tpcc = |phase: &str, more: &[&str]| {
+        let args = [
+            &[
+                phase,
+                "-P",
+                "workloads/tpcc",
+                "--db",
+                &db,
+                "-threads",
+                "2",
+                "--agents",
+                "3",
+                "-p",
+                "tpcc.check=true",
+            ][..],
+            more,
+        ]
+        .concat();
+        coordinate(data, store_url, &args)
+    };
+    let load = tpcc("load", &["-p", "warehouses=3"]);
+    let (_, said) = (ok(&load), text(&load.stderr));
+    assert!(said.contains("(3 agent runs)"), "{said}");
+    assert!(
+        said.contains("checking TPC-C's consistency conditions"),
+        "{said}"
+    );
+    for (table, rows) in [
+        ("warehouse", 3),
+        ("district", 30),
+        ("customer", 90_000),
+        ("stock", 300_000),
+        ("item", 100_000),
+    ] {
+        assert_eq!(
+            count(&format!("select count(*) from {table}")),
+            rows,
+            "{table}"
+        );
+    }
+
+    let run = tpcc("run", &["-p", "operationcount=600", "--seed", "5"]);
+    let (out, said) = (ok(&run), text(&run.stderr));
+    assert!(
+        said.contains("checking TPC-C's consistency conditions"),
+        "{said}"
+    );
+    let s = parse_summary(&out);
+    let done = |kind: &str| get_or_zero(&s, kind, "Return=OK") as i64;
+    let all: i64 = [
+        "NEW_ORDER",
+        "PAYMENT",
+        "ORDER_STATUS",
+        "DELIVERY",
+        "STOCK_LEVEL",
+    ]
+    .iter()
+    .map(|k| done(k))
+    .sum();
+    assert_eq!(all, 600, "{out}");
+    // Every order a New-Order made, in the database's own count, is one
+    // the merged summary counts, and each agent's terminals made theirs
+    // at home: every warehouse has new orders.
+    let made = done("NEW_ORDER") - done("NEW_ORDER:rollback");
+    assert_eq!(count("select count(*) from orders where o_id > 3000"), made);
+    for w in 1..=3 {
+        let mine = count(&format!(
+            "select count(*) from orders where o_id > 3000 and o_w_id = {w}"
+        ));
+        assert!(mine > 0, "warehouse {w}: no New-Order homed there");
+    }
+    assert!(
+        out.contains("3 warehouse(s)"),
+        "tpmC over the three agents' warehouses: {out}"
+    );
+}
+
+#[cfg(not(feature = "postgres"))]
+fn tpcc_over_agents(_: &Postgres, _: &std::path::Path, _: &str) {}
 
 /// `sojourn agent` on a server without the store's database makes it (three
 /// agents racing to), and one whose user may not is refused naming the

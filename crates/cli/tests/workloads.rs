@@ -518,3 +518,76 @@ fn tpcc_runs_on_sqlite() {
     // time: it counts from the terminal's intended submission.
     assert!(out.contains("[Intended-NEW_ORDER], Operations"), "{out}");
 }
+
+/// A TPC-C load resumes by district: one that finds a warehouse and all
+/// but one of its districts loads the missing district and the new
+/// warehouse, and nothing twice; the consistency conditions then hold.
+#[test]
+fn tpcc_load_resumes_by_district() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tpcc.sqlite");
+    let db = format!("sqlite:{}", path.display());
+    let count = |sql: &str| -> i64 {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.query_row(sql, [], |r| r.get(0))
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+    };
+    let load = |more: &[&str]| {
+        let args = [&["load", "-P", "workloads/tpcc", "--db", &db][..], more].concat();
+        sojourn(dir.path(), &args)
+    };
+    ok(&load(&["-p", "warehouses=1"]));
+    // District 7 of warehouse 1 as if its load never committed: its rows,
+    // its tenth of the stock and of the items gone.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "delete from district where d_w_id = 1 and d_id = 7;
+         delete from customer where c_w_id = 1 and c_d_id = 7;
+         delete from history where h_w_id = 1 and h_d_id = 7;
+         delete from orders where o_w_id = 1 and o_d_id = 7;
+         delete from order_line where ol_w_id = 1 and ol_d_id = 7;
+         delete from new_order where no_w_id = 1 and no_d_id = 7;
+         delete from stock where s_w_id = 1 and s_i_id between 60001 and 70000;
+         delete from item where i_id between 60001 and 70000;",
+    )
+    .unwrap();
+    drop(conn);
+    let again = refused(dir.path(), &["load", "-P", "workloads/tpcc", "--db", &db]);
+    assert!(again.contains("--drop"), "{again}");
+
+    let resumed = load(&[
+        "-p",
+        "warehouses=2",
+        "-p",
+        "tpcc.resume=true",
+        "-p",
+        "tpcc.check=true",
+    ]);
+    let said = text(&resumed.stderr);
+    let s = parse_summary(&ok(&resumed));
+    assert_eq!(get(&s, "INSERT", "Return=OK"), 11.0, "{said}");
+    assert!(
+        said.contains("checking TPC-C's consistency conditions"),
+        "{said}"
+    );
+    for (table, rows) in [
+        ("warehouse", 2),
+        ("district", 20),
+        ("customer", 60_000),
+        ("history", 60_000),
+        ("orders", 60_000),
+        ("new_order", 18_000),
+        ("stock", 200_000),
+        ("item", 100_000),
+    ] {
+        assert_eq!(
+            count(&format!("select count(*) from {table}")),
+            rows,
+            "{table}"
+        );
+    }
+    assert_eq!(
+        count("select count(*) from order_line"),
+        count("select sum(o_ol_cnt) from orders")
+    );
+}

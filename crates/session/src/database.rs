@@ -104,7 +104,7 @@ impl<'s> Database<'s> {
                 Ok(rt.block_on(plan.workload.finish_load(b))?)
             }
         }
-        self.narrated(&what, "indexed", Finish(plan, &self.rt))
+        self.narrated(&what, "done", Finish(plan, &self.rt))
     }
 
     /// After a complete phase, stored: what the workload checks of its

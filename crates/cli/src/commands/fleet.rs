@@ -11,6 +11,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
+use sojourn_core::executor::StopHandle;
 use sojourn_core::output::json::JsonReport;
 use sojourn_core::output::pgbench::PgbenchSummary;
 use sojourn_core::output::ycsb::Summary;
@@ -21,7 +22,7 @@ use sojourn_core::redact;
 use sojourn_core::workload::{Phase, Workload};
 use sojourn_session::fleet::{AgentShare, Coordinator, Gathered, Posting, Setup, Skew};
 use sojourn_session::share::{split, split_rate, Recipe, ShareSpec};
-use sojourn_session::{open_store, watch_ctrl_c, StoreChoice};
+use sojourn_session::{open_store, watch_ctrl_c, RunTags, Session, StoreChoice};
 use sojourn_store::RunRecord;
 
 use crate::cli::Format;
@@ -44,7 +45,7 @@ pub fn main(
     let store = records.store().context("the results store did not open")?;
     store.require_shared()?;
     let show = Terminal::quiet();
-    let stop = sojourn_core::executor::StopHandle::new();
+    let stop = StopHandle::new();
     watch_ctrl_c(stop.clone());
     let coordinator = Coordinator {
         store,
@@ -77,6 +78,9 @@ pub fn main(
             None => {
                 loaded = true;
                 code = present(opts, &location, plan, &g, !bench)?;
+                if code == ExitCode::SUCCESS {
+                    after_shares(opts, plan, agents.count, &stop)?;
+                }
             }
         }
         if stop.is_stopped() || code != ExitCode::SUCCESS {
@@ -97,8 +101,37 @@ pub fn main(
         )?;
         let g = coordinator.run(&posting)?;
         code = present(opts, &location, plan, &g, true)?;
+        if code == ExitCode::SUCCESS {
+            after_shares(opts, plan, agents.count, &stop)?;
+        }
     }
     Ok(code)
+}
+
+/// What the workload does to its tables once every share of a phase is
+/// done and stored: a load's finishing (TPC-C's statistics) where agents
+/// cut it, and the check of a phase (TPC-C's consistency conditions).
+/// Done here, on a connection of this machine's: no agent knows when the
+/// others are done.
+fn after_shares(opts: &Options, plan: &Plan, n: u32, stop: &StopHandle) -> Result<()> {
+    let finish = plan.phase == Phase::Load && n > 1 && plan.workload.after_load().is_some();
+    let check = plan.workload.after_phase(plan.phase).is_some();
+    if !finish && !check {
+        return Ok(());
+    }
+    let show = Terminal::quiet();
+    let session = Session::new(
+        None,
+        RunTags::new(Vec::new()),
+        &opts.props,
+        stop.clone(),
+        &show,
+    );
+    let db = session.open_database(&opts.db_url, &opts.places.default_sqlite(), 1)?;
+    if finish {
+        db.finish_load(plan)?;
+    }
+    db.verify(plan)
 }
 
 /// What a caller adds to the command line's workload for one phase:

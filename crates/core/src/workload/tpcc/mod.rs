@@ -16,6 +16,7 @@ pub mod tables;
 pub mod txn;
 
 use std::fmt::Write;
+use std::ops::Range;
 use std::sync::Arc;
 
 pub use tables::{TpccTables, CHECKS};
@@ -110,8 +111,10 @@ pub const TPCC_PROPERTIES: &[&str] = &[
     "tpcc.wait",
     "tpcc.wait_scale",
     "tpcc.check",
-    // A share's first terminal, run by agents.
+    "tpcc.resume",
+    // A share's first terminal, and its warehouses, run by agents.
     "tpcc.terminal_offset",
+    "tpcc.share",
 ];
 
 /// The spec's minimum mix (clause 5.2.3) as go-tpc and benchbase run it.
@@ -130,6 +133,12 @@ pub struct TpccConfig {
     /// `tpcc.wait=true`: the spec's terminals, each waiting its keying and
     /// think times, multiplied by this (`tpcc.wait_scale`, 1 by default).
     pub wait: Option<f64>,
+    /// `tpcc.share=I/N`: an agent's share of the warehouses, the I-th of N
+    /// ranges, which it loads and homes its terminals in.
+    pub share: Option<(u64, u64)>,
+    /// `tpcc.resume=true`: a load into tables that hold some districts
+    /// keeps them and loads the others.
+    pub resume: bool,
 }
 
 impl TpccConfig {
@@ -170,13 +179,49 @@ impl TpccConfig {
                  -p warehouses=N",
             ));
         }
+        let share = match p.get("tpcc.share") {
+            None => None,
+            Some(text) => {
+                let share = parse_share(text).ok_or_else(|| {
+                    p.invalid("tpcc.share", "give I/N, share I (from 0) of N agents")
+                })?;
+                if let Some(w) = warehouses.filter(|&w| w < share.1) {
+                    return Err(p.invalid(
+                        "tpcc.share",
+                        format!(
+                            "cuts {w} warehouse(s) into {} shares, one per agent: give at \
+                             least as many warehouses as agents",
+                            share.1
+                        ),
+                    ));
+                }
+                Some(share)
+            }
+        };
         Ok(TpccConfig {
             warehouses,
             mix,
             terminal_offset: p.get_u64("tpcc.terminal_offset", 0)?,
             check: p.get_bool("tpcc.check", false)?,
             wait: wait.then_some(scale),
+            share,
+            resume: p.get_bool("tpcc.resume", false)?,
         })
+    }
+
+    /// The warehouses (numbered from 1) this client loads and homes its
+    /// terminals in, of `w`: all, or its share's range.
+    pub fn own(&self, w: u64) -> Range<u64> {
+        match self.share {
+            Some((i, n)) => share_of(w, i, n),
+            None => 1..w + 1,
+        }
+    }
+
+    /// The warehouses given this client loads (one where a run reads
+    /// them from the tables).
+    fn own_given(&self) -> Range<u64> {
+        self.warehouses.map_or(1..2, |w| self.own(w))
     }
 
     /// The most tpmC a warehouse's terminals make with the spec's waits,
@@ -191,6 +236,21 @@ impl TpccConfig {
             warehouses: self.warehouses.unwrap_or(1),
         }
     }
+}
+
+/// `I/N`, with I below N.
+fn parse_share(text: &str) -> Option<(u64, u64)> {
+    let (i, n) = text.split_once('/')?;
+    let (i, n) = (i.trim().parse().ok()?, n.trim().parse().ok()?);
+    (i < n).then_some((i, n))
+}
+
+/// Share `i` of `n` of the warehouses 1 to `w`: `w / n` each, the first
+/// `w % n` shares one more, in order.
+pub fn share_of(w: u64, i: u64, n: u64) -> Range<u64> {
+    let (each, more) = (w / n, w % n);
+    let start = 1 + i * each + i.min(more);
+    start..start + each + u64::from(i < more)
 }
 
 /// `tpcc.mix`: five whole numbers, New-Order, Payment, Order-Status,
@@ -307,6 +367,43 @@ impl Tpmc {
     }
 }
 
+/// The one number `sql` answers, through the SQL capability.
+async fn one_number<B: Backend>(backend: &B, sql: String) -> Result<u64, BackendError> {
+    Ok(ScriptSupport::of(backend)?
+        .records(backend, &tables::OneNumber(sql))
+        .await?
+        .unwrap_or(0))
+}
+
+/// The load operations (districts) of `warehouses` already loaded, in
+/// order: each district is loaded in one transaction with its row, so its
+/// row says it is all there. A warehouse is asked as a whole first, its
+/// districts one by one only when some but not all are there.
+async fn loaded_units<B: Backend>(
+    backend: &B,
+    warehouses: Range<u64>,
+) -> Result<Vec<u64>, BackendError> {
+    let mut done = Vec::new();
+    for w in warehouses {
+        let first = (w - 1) * DISTRICTS;
+        let sql = format!("select count(*) from district where d_w_id = {w}");
+        match one_number(backend, sql).await? {
+            0 => {}
+            DISTRICTS => done.extend(first..first + DISTRICTS),
+            _ => {
+                for d in 1..=DISTRICTS {
+                    let sql =
+                        format!("select count(*) from district where d_w_id = {w} and d_id = {d}");
+                    if one_number(backend, sql).await? > 0 {
+                        done.push(first + d - 1);
+                    }
+                }
+            }
+        }
+    }
+    Ok(done)
+}
+
 /// What a TPC-C run settled, kept as a label.
 struct Narration {
     warehouses: u64,
@@ -324,8 +421,19 @@ impl Kind for TpccConfig {
     const OWN_TABLES: bool = true;
     const PROPERTIES: &'static [&'static str] = TPCC_PROPERTIES;
 
-    fn from_properties(p: &Properties, _phase: Phase) -> Result<Self, PropertyError> {
-        TpccConfig::from_properties(p)
+    /// A load cut over agents cuts the warehouses given.
+    fn from_properties(p: &Properties, phase: Phase) -> Result<Self, PropertyError> {
+        let c = TpccConfig::from_properties(p)?;
+        if let (Phase::Load, None, Some((_, n))) = (phase, c.warehouses, c.share) {
+            return Err(p.invalid(
+                "tpcc.share",
+                format!(
+                    "cuts the warehouses over {n} agents: give them with -p warehouses=N (at \
+                     least {n})"
+                ),
+            ));
+        }
+        Ok(c)
     }
 
     /// A run lasts [`RUN_SECONDS`]; a load is not timed, so that a time
@@ -336,14 +444,15 @@ impl Kind for TpccConfig {
 
     /// The rows a load of the warehouses writes.
     fn records(&self) -> Option<u64> {
-        Some(tables::rows_of(tables::units(self.warehouses.unwrap_or(1))))
+        Some(tables::rows_of(tables::units(self.own_given())))
     }
 
     /// With waits, the spec's ten terminals per warehouse, whatever
     /// `threadcount` says: the terminals' count is what bounds tpmC.
     fn connections(&self) -> Option<u64> {
+        let own = self.own_given();
         self.wait
-            .map(|_| TERMINALS_PER_WAREHOUSE * self.warehouses.unwrap_or(1))
+            .map(|_| TERMINALS_PER_WAREHOUSE * (own.end - own.start))
     }
 
     /// The terminals' waits pace the transactions: a rate over them would
@@ -367,13 +476,14 @@ impl Kind for TpccConfig {
 
     /// A load operation is one district of one warehouse.
     fn load_operations(&self, _core: &CoreConfig) -> Option<u64> {
-        Some(tables::units(self.warehouses.unwrap_or(1)))
+        let units = tables::units(self.own_given());
+        Some(units.end - units.start)
     }
 
     /// A second load would meet the primary keys of the first: a load
-    /// starts from empty tables (`--drop`).
+    /// starts from empty tables (`--drop`), unless it resumes one.
     fn load_appends(&self) -> bool {
-        true
+        !self.resume
     }
 
     fn schema(&self, _core: &CoreConfig) -> Schema {
@@ -392,13 +502,10 @@ impl Kind for TpccConfig {
         "the warehouses (-p warehouses=N), loaded once: `sojourn load --drop` loads them again"
     }
 
-    fn one_client_only(&self, _phase: Phase) -> Option<&'static str> {
-        Some("TPC-C runs from one client machine (its terminals deal the warehouses)")
-    }
-
     fn loaded(&self, done: u64) -> Loaded {
+        let first = tables::units(self.own_given()).start;
         Loaded {
-            count: tables::rows_of(done),
+            count: tables::rows_of(first..first + done),
             unit: "rows",
             batches: Some(done),
         }
@@ -414,15 +521,18 @@ impl Kind for TpccConfig {
             .await
     }
 
+    /// A resumed load keeps the tables it finds with rows in them.
     async fn prepare<B: Backend>(
         &self,
         backend: &B,
         _schema: &Schema,
         drop: bool,
     ) -> Result<(), BackendError> {
-        ScriptSupport::of(backend)?
-            .prepare(backend, &self.tables(), drop)
-            .await
+        let support = ScriptSupport::of(backend)?;
+        if self.resume && !drop && support.is_empty(backend, &self.tables()).await? == Some(false) {
+            return Ok(());
+        }
+        support.prepare(backend, &self.tables(), drop).await
     }
 
     fn after_load(&self) -> Option<String> {
@@ -443,17 +553,10 @@ impl Kind for TpccConfig {
     /// Each condition counted; the first broken one named, with how many
     /// districts (or warehouses) break it and the first warehouse.
     async fn verify<B: Backend>(&self, _phase: Phase, backend: &B) -> Result<(), BackendError> {
-        let support = ScriptSupport::of(backend)?;
-        let number = async |sql: String| -> Result<u64, BackendError> {
-            Ok(support
-                .records(backend, &tables::OneNumber(sql))
-                .await?
-                .unwrap_or(0))
-        };
         for c in CHECKS {
-            let broken = number(c.count()).await?;
+            let broken = one_number(backend, c.count()).await?;
             if broken > 0 {
-                let w = number(c.first()).await?;
+                let w = one_number(backend, c.first()).await?;
                 return Err(BackendError::Config(format!(
                     "TPC-C's consistency condition {} does not hold in {broken} district(s) or \
                      warehouse(s), the first in warehouse {w}",
@@ -468,11 +571,17 @@ impl Kind for TpccConfig {
         None
     }
 
-    fn share_properties(&self, index: u32, _n: u32, connections: u64) -> Vec<(String, String)> {
-        vec![(
+    /// Terminals numbered across the agents, and each agent's range of
+    /// the warehouses, in the load and in the run.
+    fn share_properties(&self, index: u32, n: u32, connections: u64) -> Vec<(String, String)> {
+        let mut own = vec![(
             "tpcc.terminal_offset".into(),
             (self.terminal_offset + u64::from(index) * connections).to_string(),
-        )]
+        )];
+        if n > 1 {
+            own.push(("tpcc.share".into(), format!("{index}/{n}")));
+        }
+        own
     }
 
     fn run_lines(&self, run: &RunRecord) -> String {
@@ -500,13 +609,19 @@ impl Kind for TpccConfig {
                 .max(1),
             (None, Phase::Load) => 1,
         };
-        let shared = Arc::new(txn::Shared::new(
-            warehouses,
-            &self.mix,
-            cfg.seed,
-            self.terminal_offset,
-            self.wait,
-        ));
+        let own = self.own(warehouses);
+        if own.is_empty() {
+            return Err(StepsError::Workload(format!(
+                "tpcc.share: {warehouses} warehouse(s) do not go round {} agents: load at least \
+                 as many warehouses as agents",
+                self.share.map_or(1, |s| s.1)
+            )));
+        }
+        let loaded = match phase {
+            Phase::Load if self.resume => loaded_units(backend, own.clone()).await?,
+            _ => Vec::new(),
+        };
+        let shared = Arc::new(txn::Shared::new(self, warehouses, own, cfg.seed, loaded));
         let steps = (0..cfg.workers())
             .map(|i| SqlStep::Tpcc(TpccWorker::new(&shared, phase, i)))
             .collect();
@@ -566,6 +681,46 @@ mod tests {
             let e = TpccConfig::from_properties(&props(&bad))
                 .unwrap_err()
                 .to_string();
+            assert!(e.contains(why), "{e}");
+        }
+    }
+
+    #[test]
+    fn agents_share_the_warehouses_and_their_rows_add_up() {
+        for (w, n) in [(7, 3), (3, 3), (10, 4), (1, 1)] {
+            let shares: Vec<Range<u64>> = (0..n).map(|i| share_of(w, i, n)).collect();
+            // In order, each next to the one before, every warehouse once,
+            // none empty and none two warehouses bigger than another.
+            assert_eq!(shares[0].start, 1);
+            assert_eq!(shares[n as usize - 1].end, w + 1);
+            for pair in shares.windows(2) {
+                assert_eq!(pair[0].end, pair[1].start, "{shares:?}");
+            }
+            let sizes: Vec<u64> = shares.iter().map(|r| r.end - r.start).collect();
+            assert!(
+                sizes.iter().all(|&k| k == w / n || k == w / n + 1),
+                "{sizes:?}"
+            );
+            let rows: u64 = shares
+                .iter()
+                .map(|r| tables::rows_of(tables::units(r.clone())))
+                .sum();
+            assert_eq!(rows, tables::rows_of(tables::units(1..w + 1)));
+        }
+        let c = TpccConfig::from_properties(&props(&[("warehouses", "7"), ("tpcc.share", "2/3")]))
+            .unwrap();
+        assert_eq!(c.own_given(), 6..8);
+        let core = CoreConfig::from_properties(&props(&[("recordcount", "1")])).unwrap();
+        assert_eq!(Kind::load_operations(&c, &core), Some(20));
+        for (w, share, why) in [
+            ("2", "0/3", "at least as many warehouses"),
+            ("4", "3/3", "I/N"),
+            ("4", "1-3", "I/N"),
+        ] {
+            let e =
+                TpccConfig::from_properties(&props(&[("warehouses", w), ("tpcc.share", share)]))
+                    .unwrap_err()
+                    .to_string();
             assert!(e.contains(why), "{e}");
         }
     }

@@ -10,6 +10,7 @@
 //! that count what breaks them.
 
 use std::fmt::Write;
+use std::ops::Range;
 
 use crate::workload::script::{Dialect, SqlTables, TablesSql};
 
@@ -124,19 +125,33 @@ impl SqlTables for TpccTables {
     }
 }
 
-/// Load operations: one per district of every warehouse.
-pub fn units(warehouses: u64) -> u64 {
-    warehouses * DISTRICTS
+/// The districts of `warehouses` (numbered from 1) as load operations,
+/// numbered from 0: one per district, a warehouse's ten in a row.
+pub fn units(warehouses: Range<u64>) -> Range<u64> {
+    (warehouses.start.max(1) - 1) * DISTRICTS..(warehouses.end.max(1) - 1) * DISTRICTS
 }
 
-/// Rows a load of `units` districts wrote, for its summary (order lines
-/// counted at their mean of 10 per order).
-pub fn rows_of(units: u64) -> u64 {
+/// Rows a load of the districts `units` (numbered from 0, a warehouse's
+/// ten in a row) wrote, for its summary (order lines counted at their
+/// mean of 10 per order).
+pub fn rows_of(units: Range<u64>) -> u64 {
     // The district's own row, its customers and history, orders and
     // lines, new orders and its tenth of the stock.
     let per_district =
         1 + CUSTOMERS * 2 + ORDERS * 11 + (ORDERS - NEW_ORDERS_FROM + 1) + STOCK / 10;
-    units * per_district + units.min(DISTRICTS) * (ITEMS / DISTRICTS) + units.div_ceil(DISTRICTS)
+    let n = units.end.saturating_sub(units.start);
+    // The first warehouse's districts load a tenth of the items each; a
+    // warehouse's first district, its row.
+    let with_items = units
+        .end
+        .min(DISTRICTS)
+        .saturating_sub(units.start.min(DISTRICTS));
+    let warehouse_rows = units.end.div_ceil(DISTRICTS)
+        - units
+            .start
+            .div_ceil(DISTRICTS)
+            .min(units.end.div_ceil(DISTRICTS));
+    n * per_district + with_items * (ITEMS / DISTRICTS) + warehouse_rows
 }
 
 /// Rows of `INSERT INTO table (...) VALUES (...), (...)` in batches.

@@ -7,6 +7,7 @@
 //! ([`super::tables::load_unit`]).
 
 use std::fmt::{Display, Write};
+use std::ops::Range;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,7 +21,7 @@ use crate::workload::Phase;
 use super::random::{last_name, money, parse_cents, Draw};
 use super::sql::*;
 use super::tables::{load_unit, units};
-use super::{Txn, DISTRICTS, ITEMS};
+use super::{TpccConfig, Txn, DISTRICTS, ITEMS};
 
 /// Tries of a transaction that deadlocked or could not be serialized.
 pub const MAX_TRIES: u32 = 10;
@@ -58,16 +59,22 @@ impl Default for Kinds {
 /// What every terminal of a phase shares.
 #[derive(Debug)]
 pub struct Shared {
+    /// Every warehouse, which remote ones are drawn from.
     warehouses: u64,
+    /// This client's warehouses: its terminals' homes, and what it loads.
+    own: Range<u64>,
     /// The card deck each terminal shuffles (clause 5.2.4.2).
     deck: Vec<Txn>,
     kinds: Kinds,
     seed: u64,
     /// The first terminal's number (a share run by an agent).
     terminal_offset: u64,
-    /// Load: the next district to load, from 0.
+    /// Load: the next of this client's districts to load, from 0.
     next_unit: Counter,
-    units: u64,
+    /// This client's districts, and those of them already loaded (a load
+    /// resumed), in order.
+    units: Range<u64>,
+    loaded: Vec<u64>,
     /// The statements' texts, in the connections' dialect once known.
     texts: std::sync::OnceLock<Vec<String>>,
     /// Keying and think times, multiplied by this (`tpcc.wait`).
@@ -75,16 +82,18 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// The terminals of `cfg` over `warehouses`, this client's being
+    /// `own`; `loaded`, the districts a resumed load finds there.
     pub fn new(
+        cfg: &TpccConfig,
         warehouses: u64,
-        mix: &[u32; 5],
+        own: Range<u64>,
         seed: u64,
-        terminal_offset: u64,
-        wait: Option<f64>,
+        loaded: Vec<u64>,
     ) -> Shared {
         let deck = Txn::ALL
             .iter()
-            .zip(mix)
+            .zip(&cfg.mix)
             .flat_map(|(&t, &n)| std::iter::repeat_n(t, n as usize))
             .collect();
         Shared {
@@ -92,11 +101,13 @@ impl Shared {
             deck,
             kinds: Kinds::new(),
             seed,
-            terminal_offset,
+            terminal_offset: cfg.terminal_offset,
             next_unit: Counter::new(0),
-            units: units(warehouses),
+            units: units(own.clone()),
+            own,
+            loaded,
             texts: std::sync::OnceLock::new(),
-            wait,
+            wait: cfg.wait,
         }
     }
 }
@@ -183,11 +194,12 @@ pub struct TpccWorker {
 impl TpccWorker {
     pub fn new(shared: &Arc<Shared>, phase: Phase, index: usize) -> TpccWorker {
         let terminal = shared.terminal_offset + index as u64;
-        let w = shared.warehouses.max(1);
+        let own = &shared.own;
+        let w = (own.end - own.start).max(1);
         TpccWorker {
             shared: Arc::clone(shared),
             phase,
-            home: terminal % w + 1,
+            home: own.start + terminal % w,
             district: (terminal / w) % DISTRICTS + 1,
             r: Draw::new(shared.seed ^ (terminal + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
             deck: shared.deck.clone(),
@@ -803,10 +815,15 @@ impl TpccWorker {
 
     /// One district of the load, in one transaction.
     async fn load_one<C: ScriptConnection>(&mut self, conn: &mut C, m: &mut Meter) {
-        let unit = self.shared.next_unit.next();
-        if unit >= self.shared.units {
-            return;
-        }
+        let unit = loop {
+            let unit = self.shared.units.start + self.shared.next_unit.next();
+            if unit >= self.shared.units.end {
+                return;
+            }
+            if self.shared.loaded.binary_search(&unit).is_err() {
+                break unit;
+            }
+        };
         let mut r = Draw::new(self.shared.seed ^ (unit + 1).wrapping_mul(0xD1B5_4A32_D192_ED03));
         let statements = load_unit(unit, conn.dialect(), &mut r);
         let t = m.start();
@@ -872,11 +889,18 @@ impl<C: ScriptConnection> Step<C> for TpccWorker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::tpcc::DEFAULT_MIX;
+    use crate::properties::Properties;
+
+    /// The terminals of a run over `w` warehouses, waiting as `wait` says.
+    fn shared(w: u64, wait: Option<f64>) -> Arc<Shared> {
+        let mut cfg = TpccConfig::from_properties(&Properties::new()).unwrap();
+        cfg.wait = wait;
+        Arc::new(Shared::new(&cfg, w, 1..w + 1, 9, Vec::new()))
+    }
 
     #[test]
     fn terminals_deal_the_warehouses_and_the_deck_is_the_mix() {
-        let shared = Arc::new(Shared::new(3, &[45, 43, 4, 4, 4], 1, 0, None));
+        let shared = shared(3, None);
         let homes: Vec<(u64, u64)> = (0..7)
             .map(|i| {
                 let t = TpccWorker::new(&shared, Phase::Run, i);
@@ -905,7 +929,7 @@ mod tests {
 
     #[test]
     fn inputs_are_drawn_in_the_spec_s_shares() {
-        let shared = Arc::new(Shared::new(4, &DEFAULT_MIX, 9, 0, None));
+        let shared = shared(4, None);
         let mut t = TpccWorker::new(&shared, Phase::Run, 1);
         let n = 20_000;
         let (mut by_name, mut remote, mut rolled_back, mut lines, mut remote_lines) =
@@ -954,7 +978,7 @@ mod tests {
     fn ten_terminals_with_the_spec_s_waits_make_12_86_tpmc() {
         // Three days of a warehouse's ten terminals, with no time for the
         // answers: the spec's ceiling (clause 5.4.2), to within 1%.
-        let shared = Arc::new(Shared::new(1, &DEFAULT_MIX, 5, 0, Some(1.0)));
+        let shared = shared(1, Some(1.0));
         let start = Instant::now();
         let horizon = Duration::from_secs(3 * 86_400);
         let mut new_orders = 0u64;
