@@ -1279,7 +1279,7 @@ def main():
         apt_install("redis-benchmark", "redis-tools")
     if "postgres" in jobs or "scripts" in jobs:
         apt_install("pgbench", "postgresql-client")
-    if "mysql" in jobs:
+    if "mysql" in jobs or "tpcc" in jobs:
         apt_install("sysbench", "sysbench")
     # sojourn's own jobs need no peer installed.
     peers = any(j in jobs for j in ("redis", "postgres", "mysql", "cassandra", "null"))

@@ -73,10 +73,10 @@ def sysbench(note):
     return exe
 
 
-def sojourn_cmd(runner, url, seconds, extra=()):
-    return [runner.a.sojourn or BIN, "run", "-P", "workloads/tpcc", "--db", url, "-threads", str(CONNS),
+def sojourn_cmd(runner, url, seconds, threads=CONNS):
+    return [runner.a.sojourn or BIN, "run", "-P", "workloads/tpcc", "--db", url, "-threads", str(threads),
             "--seed", "1", "--no-progress", "--no-store", "--format", "json",
-            "-p", f"maxexecutiontime={seconds}"] + list(extra)
+            "-p", f"maxexecutiontime={seconds}"]
 
 
 def sojourn_figures(out):
@@ -88,8 +88,8 @@ def sojourn_figures(out):
     return ops["NEW_ORDER"]["count"], txns, r["measured_ms"] / 1000
 
 
-def go_tpc_cmd(exe, m, action, seconds=SECONDS, threads=CONNS):
-    cmd = [exe, "tpcc", action, "-d", "mysql", "-H", "127.0.0.1", "-P", str(m.port), "-U", "root", "-D", "tpcc",
+def go_tpc_cmd(exe, m, action, seconds=SECONDS, threads=CONNS, db="tpcc"):
+    cmd = [exe, "tpcc", action, "-d", "mysql", "-H", "127.0.0.1", "-P", str(m.port), "-U", "root", "-D", db,
            "--warehouses", str(WAREHOUSES), "-T", str(threads)]
     return cmd + (["--time", f"{seconds}s"] if action == "run" else [])
 
@@ -136,7 +136,7 @@ def counters(m):
 
 def row(result, tool, db, figures, wall, user, sys_, pair):
     new_orders, txns, secs = figures
-    return result(tool, db, "tpcc", CONNS, new_orders, new_orders / secs * 60 if secs else 0, wall, user, sys_,
+    return result(tool, db, "tpcc", CONNS, new_orders, new_orders / secs if secs else 0, wall, user, sys_,
                   extra={"pair": pair, "tpmC": new_orders / secs * 60 if secs else 0, "transactions": txns,
                          "cpu_ms_per_new_order": (user + sys_) * 1e3 / max(new_orders, 1)})
 
@@ -178,6 +178,25 @@ def statements(runner, m, note, name, cmd, figures, env=None, cwd=ROOT):
          + ", ".join(f"{k} {v:.2f}" for k, v in per.items()))
 
 
+def checked(runner, m, exe, note):
+    """go-tpc's `check` on the tables both tools ran on; then on tables
+    sojourn loaded, after a 30 s sojourn run at 8 connections."""
+    def check(db):
+        r = runner.attempt(f"go-tpc check {db}", lambda: measured(
+            go_tpc_cmd(exe, m, "check", threads=4, db=db), timeout=1800))
+        return "passed" if r and "fail" not in (r[0] + r[1]).lower() else "FAILED"
+    said = [f"go-tpc's data after both tools' runs: {check('tpcc')}"]
+    subprocess.run(m.client("CREATE DATABASE tpcc_sojourn"), check=True)
+    url = f"mysql://root@127.0.0.1:{m.port}/tpcc_sojourn"
+    loaded = runner.attempt("sojourn load tpcc_sojourn", lambda: measured(
+        [runner.a.sojourn or BIN, "load", "-P", "workloads/tpcc", "--db", url, "-p", f"warehouses={WAREHOUSES}",
+         "-threads", "4", "--no-progress", "--no-store"], timeout=1800))
+    ran = loaded and runner.attempt("sojourn run tpcc_sojourn", lambda: measured(
+        sojourn_cmd(runner, url, 30, threads=8), timeout=400))
+    said.append(f"sojourn's data after a 30 s run at 8 connections: {check('tpcc_sojourn') if ran else 'not run'}")
+    note("tpcc mariadb: go-tpc check: " + "; ".join(said))
+
+
 def mariadb(runner, result, in_turn, note):
     tmp = tempfile.mkdtemp(prefix="tpcc-my-", dir=runner.tmp)
     m = Mariadb(tmp)
@@ -204,6 +223,7 @@ def mariadb(runner, result, in_turn, note):
             statements(runner, m, note, "go-tpc", go_tpc_cmd(exe, m, "run", seconds=10),
                        lambda out: go_tpc_figures(out))
             statements(runner, m, note, "sojourn", sojourn_cmd(runner, url, 10), sojourn_figures)
+            checked(runner, m, exe, note)
         sb = sysbench(note)
         if sb:
             conn = sysbench_conn("mysql", m)

@@ -1,10 +1,12 @@
 //! `load`, `run` and `bench` with `--agents N`: the command coordinates.
 //! It cuts each phase into N shares as PerfKitBenchmarker cuts a benchmark
 //! over its client VMs (disjoint key ranges for a load, the operation
-//! count and `-target` as totals split over the agents, a seed each;
-//! `-threads` stays per agent, as it is per client VM), posts them in the
-//! shared store, and prints the merged summary as `run` prints its own.
-//! The rest is the session's (`sojourn_session::fleet`).
+//! count and `-target` as totals split over the agents, a seed each, and
+//! what the workload cuts itself, such as TPC-C's warehouses; `-threads`
+//! stays per agent, as it is per client VM), posts them in the shared
+//! store, prints the merged summary as `run` prints its own, and then does
+//! what the workload does once every share is done (TPC-C's check). The
+//! rest is the session's (`sojourn_session::fleet`).
 
 use std::collections::BTreeMap;
 use std::io::Write;

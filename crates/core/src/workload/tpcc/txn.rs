@@ -890,6 +890,7 @@ impl<C: ScriptConnection> Step<C> for TpccWorker {
 mod tests {
     use super::*;
     use crate::properties::Properties;
+    use crate::workload::tpcc::DEFAULT_MIX;
 
     /// The terminals of a run over `w` warehouses, waiting as `wait` says.
     fn shared(w: u64, wait: Option<f64>) -> Arc<Shared> {
@@ -917,6 +918,19 @@ mod tests {
             counts[t.deal() as usize] += 1;
         }
         assert_eq!(counts, [45, 43, 4, 4, 4], "one deck, each card once");
+        // 10,000 transactions over 7 terminals, decks left part dealt:
+        // the mix to within a percentage point.
+        let mut counts = [0u32; 5];
+        for i in 0..7 {
+            let mut t = TpccWorker::new(&shared, Phase::Run, i);
+            for _ in 0..(10_000 / 7 + u32::from(i < 10_000 % 7)) {
+                counts[t.deal() as usize] += 1;
+            }
+        }
+        assert_eq!(counts.iter().sum::<u32>(), 10_000);
+        for (got, want) in counts.iter().zip(DEFAULT_MIX) {
+            assert!(got.abs_diff(want * 100) <= 100, "{counts:?}");
+        }
         for _ in 0..1000 {
             if let Input::Payment { c_w, .. } = t.input(Txn::Payment) {
                 assert!((1..=3).contains(&c_w));
@@ -934,6 +948,7 @@ mod tests {
         let n = 20_000;
         let (mut by_name, mut remote, mut rolled_back, mut lines, mut remote_lines) =
             (0, 0, 0, 0, 0);
+        let mut status_by_name = 0;
         let mut ids = vec![0u32; 3001];
         for _ in 0..n {
             if let Input::Payment { customer, c_w, .. } = t.input(Txn::Payment) {
@@ -942,6 +957,9 @@ mod tests {
                 if let Customer::Id(c) = customer {
                     ids[c as usize] += 1;
                 }
+            }
+            if let Input::OrderStatus { customer, .. } = t.input(Txn::OrderStatus) {
+                status_by_name += matches!(customer, Customer::Name(_)) as u32;
             }
             if let Input::NewOrder { lines: l, .. } = t.input(Txn::NewOrder) {
                 rolled_back += l.iter().any(|l| l.item > ITEMS) as u32;
@@ -953,6 +971,10 @@ mod tests {
         assert!(
             (share(by_name, n) - 0.60).abs() < 0.015,
             "by name {by_name}"
+        );
+        assert!(
+            (share(status_by_name, n) - 0.60).abs() < 0.015,
+            "Order-Status by name {status_by_name}"
         );
         assert!((share(remote, n) - 0.15).abs() < 0.01, "remote {remote}");
         assert!(
