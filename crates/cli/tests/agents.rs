@@ -592,19 +592,7 @@ fn tpcc_over_agents(pg: &Postgres, data: &std::path::Path, store_url: &str) {
         said.contains("checking TPC-C's consistency conditions"),
         "{said}"
     );
-    for (table, rows) in [
-        ("warehouse", 3),
-        ("district", 30),
-        ("customer", 90_000),
-        ("stock", 300_000),
-        ("item", 100_000),
-    ] {
-        assert_eq!(
-            count(&format!("select count(*) from {table}")),
-            rows,
-            "{table}"
-        );
-    }
+    tpcc_rows(3, &count);
 
     let run = tpcc("run", &["-p", "operationcount=600", "--seed", "5"]);
     let (out, said) = (ok(&run), text(&run.stderr));
@@ -614,17 +602,7 @@ fn tpcc_over_agents(pg: &Postgres, data: &std::path::Path, store_url: &str) {
     );
     let s = parse_summary(&out);
     let done = |kind: &str| get_or_zero(&s, kind, "Return=OK") as i64;
-    let all: i64 = [
-        "NEW_ORDER",
-        "PAYMENT",
-        "ORDER_STATUS",
-        "DELIVERY",
-        "STOCK_LEVEL",
-    ]
-    .iter()
-    .map(|k| done(k))
-    .sum();
-    assert_eq!(all, 600, "{out}");
+    assert_eq!(tpcc_done(&s), 600, "{out}");
     // Every order a New-Order made, in the database's own count, is one
     // the merged summary counts, and each agent's terminals made theirs
     // at home: every warehouse has new orders.

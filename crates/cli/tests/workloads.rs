@@ -570,22 +570,7 @@ fn tpcc_load_resumes_by_district() {
         said.contains("checking TPC-C's consistency conditions"),
         "{said}"
     );
-    for (table, rows) in [
-        ("warehouse", 2),
-        ("district", 20),
-        ("customer", 60_000),
-        ("history", 60_000),
-        ("orders", 60_000),
-        ("new_order", 18_000),
-        ("stock", 200_000),
-        ("item", 100_000),
-    ] {
-        assert_eq!(
-            count(&format!("select count(*) from {table}")),
-            rows,
-            "{table}"
-        );
-    }
+    tpcc_rows(2, &count);
     assert_eq!(
         count("select count(*) from order_line"),
         count("select sum(o_ol_cnt) from orders")

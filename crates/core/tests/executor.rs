@@ -205,14 +205,11 @@ fn max_execution_time_stops_an_unbounded_run() {
     assert!(o.elapsed < Duration::from_secs(3));
 }
 
-#[test]
-fn a_database_stall_shows_in_response_time_as_queueing_predicts() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let rate = 10_000.0;
-    let ops = 20_000u64;
-    let stall = Duration::from_millis(200);
+/// `memory:` holding `user1`, frozen for `stall` once `after` operations
+/// (the insert among them) have come.
+fn stalling(after: u64, stall: Duration) -> MemoryBackend {
     let b = MemoryBackend::with_options(MemoryOptions {
-        stall_after_ops: Some(ops / 2 + 1),
+        stall_after_ops: Some(after),
         stall,
         max_ops_per_sec: None,
     })
@@ -226,6 +223,16 @@ fn a_database_stall_shows_in_response_time_as_queueing_predicts() {
         }];
         assert_eq!(c.insert("user1", &v).await, Status::Ok);
     });
+    b
+}
+
+#[test]
+fn a_database_stall_shows_in_response_time_as_queueing_predicts() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let rate = 10_000.0;
+    let ops = 20_000u64;
+    let stall = Duration::from_millis(200);
+    let b = stalling(ops / 2 + 1, stall);
     let o = run_on(&b, 4, open_loop(rate, ops, Arrival::Uniform, 4));
     let r = o.total.op(OpKind::Read).unwrap();
     assert_eq!(r.count_of(Status::Ok), ops);
@@ -885,21 +892,7 @@ impl<C: Connection> Step<C> for OwnClock {
 #[test]
 fn a_step_s_own_schedule_counts_a_stall_into_the_response_times_behind_it() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let b = MemoryBackend::with_options(MemoryOptions {
-        stall_after_ops: Some(12),
-        stall: Duration::from_millis(200),
-        max_ops_per_sec: None,
-    })
-    .unwrap();
-    runtime().block_on(async {
-        let schema = Arc::new(Schema::ycsb("usertable", "field", 1));
-        let mut c = b.connect(schema).await.unwrap();
-        let v = [FieldValue {
-            field: 0,
-            value: b"x".to_vec(),
-        }];
-        assert_eq!(c.insert("user1", &v).await, Status::Ok);
-    });
+    let b = stalling(12, Duration::from_millis(200));
     let cfg = RunConfig {
         groups: vec![Group::all(1, None, None)],
         max_execution_time: Some(Duration::from_secs(1)),

@@ -318,6 +318,41 @@ INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (0, 0, :r, :tri
 /// one history row and its amount on the warehouse, each delivered order
 /// one customer's delivery), and `tpcc.check` failing a run, once it is
 /// stored, on a condition broken by hand (`exec` runs a statement).
+/// TPC-C's transactions done in a summary.
+pub fn tpcc_done(s: &Summary) -> i64 {
+    [
+        "NEW_ORDER",
+        "PAYMENT",
+        "ORDER_STATUS",
+        "DELIVERY",
+        "STOCK_LEVEL",
+    ]
+    .iter()
+    .map(|k| get_or_zero(s, k, "Return=OK") as i64)
+    .sum()
+}
+
+/// Every TPC-C table holds what a load of `w` warehouses makes (order
+/// lines apart, whose count is drawn), by `count`.
+pub fn tpcc_rows(w: i64, count: &dyn Fn(&str) -> i64) {
+    for (table, rows) in [
+        ("warehouse", w),
+        ("district", 10 * w),
+        ("customer", 30_000 * w),
+        ("history", 30_000 * w),
+        ("orders", 30_000 * w),
+        ("new_order", 9_000 * w),
+        ("stock", 100_000 * w),
+        ("item", 100_000),
+    ] {
+        assert_eq!(
+            count(&format!("select count(*) from {table}")),
+            rows,
+            "{table}"
+        );
+    }
+}
+
 pub fn tpcc_end_to_end(data: &Path, db: &str, value: &dyn Fn(&str) -> f64, exec: &dyn Fn(&str)) {
     let count = |sql: &str| value(sql).round() as i64;
     let load_args = [
@@ -333,22 +368,7 @@ pub fn tpcc_end_to_end(data: &Path, db: &str, value: &dyn Fn(&str) -> f64, exec:
     let stderr = text(&load.stderr);
     ok(&load);
     assert!(stderr.contains("in 20 batches"), "{stderr}");
-    for (table, rows) in [
-        ("warehouse", 2),
-        ("district", 20),
-        ("customer", 60_000),
-        ("history", 60_000),
-        ("orders", 60_000),
-        ("new_order", 18_000),
-        ("stock", 200_000),
-        ("item", 100_000),
-    ] {
-        assert_eq!(
-            count(&format!("select count(*) from {table}")),
-            rows,
-            "{table}"
-        );
-    }
+    tpcc_rows(2, &count);
     let lines = count("select count(*) from order_line");
     assert_eq!(lines, count("select sum(o_ol_cnt) from orders"));
     assert!((5 * 60_000..=15 * 60_000).contains(&lines), "{lines}");
@@ -436,17 +456,7 @@ pub fn tpcc_end_to_end(data: &Path, db: &str, value: &dyn Fn(&str) -> f64, exec:
     let new_orders = done("NEW_ORDER");
     let rolled_back = done("NEW_ORDER:rollback");
     let payments = done("PAYMENT");
-    let all: i64 = [
-        "NEW_ORDER",
-        "PAYMENT",
-        "ORDER_STATUS",
-        "DELIVERY",
-        "STOCK_LEVEL",
-    ]
-    .iter()
-    .map(|k| done(k))
-    .sum();
-    assert_eq!(all, 1500, "every transaction done: {out}");
+    assert_eq!(tpcc_done(&s), 1500, "every transaction done: {out}");
     // The spec's mix, 45/43/4/4/4, within 5 binomial deviations.
     for (kind, share) in [
         ("NEW_ORDER", 0.45f64),
