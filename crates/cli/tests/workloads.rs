@@ -540,17 +540,18 @@ fn tpcc_load_resumes_by_district() {
     // District 7 of warehouse 1 as if its load never committed: its rows,
     // its tenth of the stock and of the items gone.
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch(
-        "delete from district where d_w_id = 1 and d_id = 7;
-         delete from customer where c_w_id = 1 and c_d_id = 7;
-         delete from history where h_w_id = 1 and h_d_id = 7;
-         delete from orders where o_w_id = 1 and o_d_id = 7;
-         delete from order_line where ol_w_id = 1 and ol_d_id = 7;
-         delete from new_order where no_w_id = 1 and no_d_id = 7;
-         delete from stock where s_w_id = 1 and s_i_id between 60001 and 70000;
-         delete from item where i_id between 60001 and 70000;",
-    )
-    .unwrap();
+    for sql in [
+        "delete from district where d_w_id = 1 and d_id = 7",
+        "delete from customer where c_w_id = 1 and c_d_id = 7",
+        "delete from history where h_w_id = 1 and h_d_id = 7",
+        "delete from orders where o_w_id = 1 and o_d_id = 7",
+        "delete from order_line where ol_w_id = 1 and ol_d_id = 7",
+        "delete from new_order where no_w_id = 1 and no_d_id = 7",
+        "delete from stock where s_w_id = 1 and s_i_id between 60001 and 70000",
+        "delete from item where i_id between 60001 and 70000",
+    ] {
+        conn.execute(sql, []).unwrap();
+    }
     drop(conn);
     let again = refused(dir.path(), &["load", "-P", "workloads/tpcc", "--db", &db]);
     assert!(again.contains("--drop"), "{again}");
