@@ -178,6 +178,34 @@ def statements(runner, m, note, name, cmd, figures, env=None, cwd=ROOT):
          + ", ".join(f"{k} {v:.2f}" for k, v in per.items()))
 
 
+def sojourn_load(runner, url):
+    return measured([runner.a.sojourn or BIN, "load", "-P", "workloads/tpcc", "--db", url, "-p",
+                     f"warehouses={WAREHOUSES}", "-threads", "4", "--no-progress", "--no-store"], timeout=1800)
+
+
+def sojourn_turn(runner, result, url, db):
+    """sojourn's side of a pair on `url`: a row of `db`."""
+    def ours(pair):
+        out, _, wall, user, sys_ = measured(sojourn_cmd(runner, url, SECONDS), timeout=SECONDS + 300)
+        return row(result, "sojourn", db, sojourn_figures(out), wall, user, sys_, pair)
+    return ours
+
+
+def beside_sysbench(runner, result, note, sb, driver, server, db, ours, round_):
+    """sysbench-tpcc prepares its tables on `server` and takes turns with
+    `ours`."""
+    conn = sysbench_conn(driver, server)
+    measured(sysbench_cmd(sb, driver, "prepare", threads=WAREHOUSES) + conn, cwd=SYSBENCH_TPCC, timeout=3600)
+
+    def theirs(pair):
+        out, _, wall, user, sys_ = measured(sysbench_cmd(sb, driver, "run") + conn, cwd=SYSBENCH_TPCC,
+                                            timeout=SECONDS + 300)
+        return row(result, "sysbench-tpcc", db, sysbench_figures(out), wall, user, sys_, pair)
+
+    name = "mariadb" if driver == "mysql" else "postgres"
+    pairs(runner, note, f"{name} sysbench-tpcc", ours, theirs, "sysbench-tpcc", round_)
+
+
 def checked(runner, m, exe, note):
     """go-tpc's `check` on the tables both tools ran on; then on tables
     sojourn loaded, after a 30 s sojourn run at 8 connections."""
@@ -188,9 +216,7 @@ def checked(runner, m, exe, note):
     said = [f"go-tpc's data after both tools' runs: {check('tpcc')}"]
     subprocess.run(m.client("CREATE DATABASE tpcc_sojourn"), check=True)
     url = f"mysql://root@127.0.0.1:{m.port}/tpcc_sojourn"
-    loaded = runner.attempt("sojourn load tpcc_sojourn", lambda: measured(
-        [runner.a.sojourn or BIN, "load", "-P", "workloads/tpcc", "--db", url, "-p", f"warehouses={WAREHOUSES}",
-         "-threads", "4", "--no-progress", "--no-store"], timeout=1800))
+    loaded = runner.attempt("sojourn load tpcc_sojourn", sojourn_load, runner, url)
     ran = loaded and runner.attempt("sojourn run tpcc_sojourn", lambda: measured(
         sojourn_cmd(runner, url, 30, threads=8), timeout=400))
     said.append(f"sojourn's data after a 30 s run at 8 connections: {check('tpcc_sojourn') if ran else 'not run'}")
@@ -207,12 +233,9 @@ def mariadb(runner, result, in_turn, note):
         if exe:
             measured(go_tpc_cmd(exe, m, "prepare", threads=4), timeout=1800)
         else:
-            measured([runner.a.sojourn or BIN, "load", "-P", "workloads/tpcc", "--db", url, "-p",
-                      f"warehouses={WAREHOUSES}", "-threads", "4", "--no-progress", "--no-store"], timeout=1800)
+            sojourn_load(runner, url)
 
-        def ours(pair):
-            out, _, wall, user, sys_ = measured(sojourn_cmd(runner, url, SECONDS), timeout=SECONDS + 300)
-            return row(result, "sojourn", "tpcc-mariadb", sojourn_figures(out), wall, user, sys_, pair)
+        ours = sojourn_turn(runner, result, url, "tpcc-mariadb")
 
         if exe:
             def go(pair):
@@ -221,21 +244,12 @@ def mariadb(runner, result, in_turn, note):
 
             pairs(runner, note, "mariadb go-tpc", ours, go, "go-tpc", 1)
             statements(runner, m, note, "go-tpc", go_tpc_cmd(exe, m, "run", seconds=10),
-                       lambda out: go_tpc_figures(out))
+                       go_tpc_figures)
             statements(runner, m, note, "sojourn", sojourn_cmd(runner, url, 10), sojourn_figures)
             checked(runner, m, exe, note)
         sb = sysbench(note)
         if sb:
-            conn = sysbench_conn("mysql", m)
-            measured(sysbench_cmd(sb, "mysql", "prepare", threads=WAREHOUSES) + conn, cwd=SYSBENCH_TPCC,
-                     timeout=1800)
-
-            def theirs(pair):
-                out, _, wall, user, sys_ = measured(sysbench_cmd(sb, "mysql", "run") + conn, cwd=SYSBENCH_TPCC,
-                                                    timeout=SECONDS + 300)
-                return row(result, "sysbench-tpcc", "tpcc-mariadb", sysbench_figures(out), wall, user, sys_, pair)
-
-            pairs(runner, note, "mariadb sysbench-tpcc", ours, theirs, "sysbench-tpcc", 2)
+            beside_sysbench(runner, result, note, sb, "mysql", m, "tpcc-mariadb", ours, 2)
     finally:
         m.stop()
 
@@ -250,21 +264,9 @@ def postgres(runner, result, in_turn, note):
         psql = pg.tool("psql")
         subprocess.run([psql, "-h", "127.0.0.1", "-p", str(pg.port), "-U", pg.USER, "-d", "postgres", "-c",
                         "CREATE DATABASE sbtest"], env=pg.env, check=True, stdout=subprocess.DEVNULL)
-        measured([runner.a.sojourn or BIN, "load", "-P", "workloads/tpcc", "--db", pg.url, "-p",
-                  f"warehouses={WAREHOUSES}", "-threads", "4", "--no-progress", "--no-store"], timeout=1800)
-        conn = sysbench_conn("pgsql", pg)
-        measured(sysbench_cmd(sb, "pgsql", "prepare", threads=WAREHOUSES) + conn, cwd=SYSBENCH_TPCC, timeout=3600)
-
-        def ours(pair):
-            out, _, wall, user, sys_ = measured(sojourn_cmd(runner, pg.url, SECONDS), timeout=SECONDS + 300)
-            return row(result, "sojourn", "tpcc-postgres", sojourn_figures(out), wall, user, sys_, pair)
-
-        def theirs(pair):
-            out, _, wall, user, sys_ = measured(sysbench_cmd(sb, "pgsql", "run") + conn, cwd=SYSBENCH_TPCC,
-                                                timeout=SECONDS + 300)
-            return row(result, "sysbench-tpcc", "tpcc-postgres", sysbench_figures(out), wall, user, sys_, pair)
-
-        pairs(runner, note, "postgres sysbench-tpcc", ours, theirs, "sysbench-tpcc", 1)
+        sojourn_load(runner, pg.url)
+        beside_sysbench(runner, result, note, sb, "pgsql", pg, "tpcc-postgres", sojourn_turn(runner, result, pg.url,
+                                                                                           "tpcc-postgres"), 1)
     finally:
         pg.stop()
 
