@@ -48,6 +48,7 @@
 //! pipelining. Per-operation timeout: `timeout.ms` (default 2000), else
 //! YCSB's `memcached.opTimeoutMillis`.
 
+mod commands;
 mod vote;
 
 use std::sync::Arc;
@@ -58,6 +59,7 @@ use sojourn_core::backend::{
     Backend, BackendError, Extensions, FieldValue, Fields, Schema, ServerCounters, Status,
     Threading,
 };
+use sojourn_core::workload::commands::CommandsSupport;
 use sojourn_core::workload::vote::VoteSupport;
 
 use crate::pool::{PoolOptions, Sharing, DEFAULT_TIMEOUT};
@@ -502,7 +504,9 @@ impl Backend for MemcachedBackend {
     }
 
     fn extensions(&self) -> Extensions<Self> {
-        Extensions::new().with(VoteSupport::<Self>::new())
+        Extensions::new()
+            .with(VoteSupport::<Self>::new())
+            .with(CommandsSupport::<Self>::new())
     }
 
     async fn is_empty(&self, _schema: &Schema) -> Result<Option<bool>, BackendError> {

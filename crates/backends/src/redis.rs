@@ -72,6 +72,7 @@
 //! Per-operation timeout: `timeout.ms` (default 2000), else YCSB's
 //! `redis.timeout`. A timed-out operation is an ERROR and the run goes on.
 
+mod commands;
 mod resp;
 mod tls;
 
@@ -87,6 +88,7 @@ use sojourn_core::backend::{
 };
 use sojourn_core::properties::PropertyError;
 use sojourn_core::workload::capability::Runs;
+use sojourn_core::workload::commands::CommandsSupport;
 use sojourn_core::workload::vote::{ArticleRow, Vote, VoteSupport, VoteVariant};
 
 use crate::pool::{PoolOptions, Sharing, DEFAULT_TIMEOUT};
@@ -807,7 +809,9 @@ impl Backend for RedisBackend {
     }
 
     fn extensions(&self) -> Extensions<Self> {
-        Extensions::new().with(VoteSupport::<Self>::new())
+        Extensions::new()
+            .with(VoteSupport::<Self>::new())
+            .with(CommandsSupport::<Self>::new())
     }
 }
 

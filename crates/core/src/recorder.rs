@@ -152,7 +152,7 @@ impl OpStats {
         all
     }
 
-    fn add(&mut self, other: &OpStats) {
+    pub(crate) fn add(&mut self, other: &OpStats) {
         self.ok.add(&other.ok);
         if let Some(of) = &other.failed {
             self.failed

@@ -1,5 +1,7 @@
 //! RESP2, the Redis serialization protocol: encoding commands, finding
-//! where a reply ends, and walking a reply's items without allocating.
+//! where a reply ends (RESP3's types too, for a template that switches a
+//! connection over with `HELLO 3`), and walking a reply's items without
+//! allocating.
 
 use crate::wire::Framing;
 
@@ -24,8 +26,10 @@ impl Framing for Resp {
             pos = eol + 2;
             remaining -= 1;
             match kind {
-                b'+' | b'-' | b':' => {}
-                b'$' => {
+                // RESP3's line types: null, double, boolean, big number.
+                b'+' | b'-' | b':' | b'_' | b',' | b'#' | b'(' => {}
+                // Bulk strings, and RESP3's blob error and verbatim string.
+                b'$' | b'!' | b'=' => {
                     let n = parse_int(line)?;
                     if n >= 0 {
                         let end = pos + n as usize + 2;
@@ -40,12 +44,19 @@ impl Framing for Resp {
                         return Err(format!("bulk string of length {n}"));
                     }
                 }
-                b'*' => {
+                // Arrays, and RESP3's sets and pushes; maps and attributes
+                // hold pairs, and an attribute precedes the reply it
+                // annotates.
+                b'*' | b'~' | b'>' | b'%' | b'|' => {
                     let n = parse_int(line)?;
+                    let per = if matches!(kind, b'%' | b'|') { 2 } else { 1 };
                     if n > 0 {
-                        remaining += n as u64;
-                    } else if n < -1 {
-                        return Err(format!("array of length {n}"));
+                        remaining += per * n as u64;
+                    } else if n < -1 || (n == -1 && kind != b'*') {
+                        return Err(format!("aggregate of length {n}"));
+                    }
+                    if kind == b'|' {
+                        remaining += 1;
                     }
                 }
                 _ => return Err(format!("unexpected reply type byte {kind:#04x}")),
@@ -199,6 +210,19 @@ mod tests {
         assert!(len(b"$x\r\n").is_err());
         assert!(len(b"*-2\r\n").is_err());
         assert!(len(b"+OK\n").is_err());
+        // RESP3.
+        let map = b"%2\r\n+a\r\n:1\r\n+b\r\n,2.5\r\n";
+        assert_eq!(len(map), Ok(Some(map.len())));
+        assert_eq!(len(&map[..map.len() - 1]), Ok(None));
+        assert_eq!(len(b"_\r\n"), Ok(Some(3)));
+        assert_eq!(len(b"#t\r\n"), Ok(Some(4)));
+        assert_eq!(len(b"!3\r\nERR\r\n"), Ok(Some(9)));
+        let set = b"~2\r\n(12345678901234567890\r\n=7\r\ntxt:abc\r\n";
+        assert_eq!(len(set), Ok(Some(set.len())));
+        let attributed = b"|1\r\n+ttl\r\n:3\r\n$1\r\nv\r\n";
+        assert_eq!(len(attributed), Ok(Some(attributed.len())));
+        assert_eq!(len(&attributed[..attributed.len() - 3]), Ok(None));
+        assert!(len(b"%-1\r\n").is_err());
     }
 
     #[test]

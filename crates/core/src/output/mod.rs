@@ -8,6 +8,8 @@
 //!   line;
 //! - [`json`]: the JSON report;
 //! - [`pgbench`]: a script run as pgbench reports one;
+//! - [`memtier`]: a commands run as memtier_benchmark reports one, and its
+//!   JSON; [`redis_benchmark`]: as redis-benchmark does;
 //! - [`pkb`]: PerfKitBenchmarker samples, newline-delimited JSON;
 //! - [`table`]: one row per run and operation kind, CSV or JSON;
 //! - [`hdrlog`]: an HdrHistogram interval log;
@@ -20,10 +22,12 @@
 pub mod hdrlog;
 pub mod json;
 pub mod liops;
+pub mod memtier;
 pub mod noria;
 pub mod pgbench;
 pub mod pkb;
 pub mod pools;
+pub mod redis_benchmark;
 pub mod segments;
 pub mod table;
 pub mod time;

@@ -11,6 +11,7 @@
 //! without knowing which workload they are.
 
 pub mod capability;
+pub mod commands;
 pub mod config;
 pub mod core;
 pub mod keyvalue;
@@ -32,6 +33,7 @@ use crate::executor::{
 use crate::properties::{Properties, PropertyError};
 use crate::record::RunRecord;
 
+pub use self::commands::CommandsConfig;
 pub use self::config::{CoreConfig, RequestDistribution};
 pub use self::core::{CoreShared, CoreWorker, Phase};
 pub use self::keyvalue::{KeyValueConfig, KeyValueShared, KeyValueSupport, KeyValueWorker};
@@ -116,6 +118,7 @@ kinds! {$;
     Liops(LiopsConfig),
     Script(ScriptConfig),
     Tpcc(TpccConfig),
+    Commands(CommandsConfig),
 }
 
 /// The name of the workload the `workload` property selects, when it is
