@@ -78,6 +78,18 @@ pub enum Command {
     /// pgbench's summary lines, then sojourn's own.
     Pgbench(PgbenchArgs),
 
+    /// memtier_benchmark's own command line: `sojourn memtier -s HOST -p
+    /// PORT --ratio 1:10 -t 2 -c 4 -n 2000` (see docs/commands.md).
+    /// memtier's run information and ALL STATS table, then sojourn's own
+    /// lines; `--json-out-file` in memtier's JSON shape.
+    Memtier(MemtierArgs),
+
+    /// redis-benchmark's own command line: `sojourn redis-benchmark -t
+    /// set,get -n 10000 -r 1000 -q`, or a command of your own after the
+    /// options (see docs/commands.md). One run per test, printed as
+    /// redis-benchmark prints it.
+    RedisBenchmark(RedisBenchmarkArgs),
+
     /// Shell completions on stdout: `sojourn completions bash >
     /// /etc/bash_completion.d/sojourn`.
     Completions {
@@ -585,6 +597,12 @@ pub enum Format {
     /// A script run as pgbench reports one, then sojourn's own lines (see
     /// docs/scripts.md); YCSB's summary for other workloads.
     Pgbench,
+    /// A commands run as memtier_benchmark reports one (see
+    /// docs/commands.md); YCSB's summary for other workloads.
+    Memtier,
+    /// A commands run as redis-benchmark reports one test (see
+    /// docs/commands.md); YCSB's summary for other workloads.
+    RedisBenchmark,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -1042,6 +1060,36 @@ pub enum VoteBackend {
     /// Noria's other backends, which sojourn does not run.
     #[command(external_subcommand)]
     Other(Vec<String>),
+}
+
+/// memtier_benchmark's options, read as memtier reads them.
+#[derive(Args, Debug)]
+#[command(disable_help_flag = true)]
+pub struct MemtierArgs {
+    /// memtier's options (-s -p -P -t -c -n --test-time --ratio
+    /// --key-pattern --command --command-ratio --pipeline --rate-limiting
+    /// --json-out-file ...; see docs/commands.md).
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "MEMTIER ARGS"
+    )]
+    pub args: Vec<String>,
+}
+
+/// redis-benchmark's options and command, read as redis-benchmark reads
+/// them.
+#[derive(Args, Debug)]
+#[command(disable_help_flag = true)]
+pub struct RedisBenchmarkArgs {
+    /// redis-benchmark's options (-h -p -a -c -n -d -r -P -t -q --csv
+    /// --precision --threads), then a command of your own if any.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "REDIS-BENCHMARK ARGS"
+    )]
+    pub args: Vec<String>,
 }
 
 /// pgbench's options and DBNAME, read as pgbench reads them.

@@ -163,3 +163,81 @@ fn server_killed_and_restarted() {
     );
     assert!(errors >= 4.0 && missing > 500.0, "{s:#?}");
 }
+
+/// memcached's own counters (`stats`), by name.
+fn stats(server: &MemcachedServer) -> std::collections::BTreeMap<String, u64> {
+    use std::io::{BufRead, Write};
+    let s = std::net::TcpStream::connect(("127.0.0.1", server.port())).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    (&s).write_all(b"stats\r\n").unwrap();
+    std::io::BufReader::new(&s)
+        .lines()
+        .map_while(Result::ok)
+        .take_while(|l| l != "END")
+        .filter_map(|l| {
+            let mut w = l.split(' ').skip(1);
+            Some((w.next()?.to_string(), w.next()?.parse().ok()?))
+        })
+        .collect()
+}
+
+/// `sojourn memtier -P memcache_text`: exactly the sets and gets it says,
+/// a get of a key not there a miss, as memcached counts them.
+#[test]
+fn memtier_s_command_line_on_memcached() {
+    let Some(server) = MemcachedServer::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("memtier.json");
+    let port = server.port().to_string();
+    let before = stats(&server);
+    let out = peer_tool(
+        dir.path(),
+        "memtier",
+        &[
+            "-P",
+            "memcache_text",
+            "-s",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "--ratio",
+            "1:10",
+            "-n",
+            "550",
+            "-c",
+            "2",
+            "-t",
+            "2",
+            "-d",
+            "32",
+            "--key-maximum",
+            "99",
+            "--json-out-file",
+            json.to_str().unwrap(),
+        ],
+    );
+    let stdout = ok(&out);
+    assert!(stdout.contains("\nALL STATS\n"), "{stdout}");
+    let after = stats(&server);
+    let delta = |k: &str| after[k] - before.get(k).copied().unwrap_or(0);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let st = &doc["ALL STATS"];
+    // 550 requests on each of 4 connections: 50 cycles of 1 set, 10 gets.
+    assert_eq!(delta("cmd_set"), 200);
+    assert_eq!(delta("cmd_get"), 2000);
+    assert_eq!(st["Sets"]["Count"], 200);
+    assert_eq!(st["Gets"]["Count"], 2000);
+    // Hits and misses as memcached counted them (memtier's JSON gives
+    // rates to two places and its duration to the millisecond).
+    let near = |a: f64, b: u64| (a - b as f64).abs() <= 0.01 * b as f64 + 1.0;
+    let secs = doc["ALL STATS"]["Runtime"]["Total duration"].as_f64().unwrap() / 1e3;
+    let hits = st["Gets"]["Hits/sec"].as_f64().unwrap() * secs;
+    let misses = st["Gets"]["Misses/sec"].as_f64().unwrap() * secs;
+    assert!(near(hits, delta("get_hits")), "{hits} {after:?}");
+    assert!(near(misses, delta("get_misses")), "{misses} {after:?}");
+    assert!(delta("get_misses") > 0 && delta("get_hits") > 0);
+    assert!(after["curr_items"] <= 100);
+}

@@ -648,3 +648,284 @@ fn workload_a_costs_the_server_what_ycsb_costs_it() {
         "{delta:?}"
     );
 }
+
+/// memtier's JSON as `--json-out-file` wrote it.
+fn memtier_json(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn count(stats: &serde_json::Value, row: &str) -> u64 {
+    stats[row]["Count"].as_u64().unwrap_or_else(|| panic!("{row}: {stats:#}"))
+}
+
+/// A key of `prefix` then a number, its number.
+fn key_number(key: &str, prefix: &str) -> u64 {
+    key.strip_prefix(prefix)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{key:?} is not {prefix}N"))
+}
+
+/// memtier's and redis-benchmark's command lines against one server: each
+/// makes exactly the commands it says, over the keys and values it says,
+/// and prints (and writes) what its tool does.
+#[test]
+fn memtier_and_redis_benchmark_command_lines() {
+    let Some(server) = RedisServer::start(None) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    memtier_ratio(&server, dir.path());
+    memtier_commands(&server, dir.path());
+    redis_benchmark_tests(&server, dir.path());
+    memtier_rate_limit_through_a_stall(&server, dir.path());
+    let refused = peer_tool(dir.path(), "memtier", &["--cluster-mode"]);
+    assert!(!refused.status.success());
+    assert!(
+        text(&refused.stderr).contains("--cluster-mode is not one sojourn reads"),
+        "{}",
+        text(&refused.stderr)
+    );
+}
+
+fn memtier_ratio(server: &RedisServer, data: &std::path::Path) {
+    server.command(&["FLUSHALL"]);
+    let json = data.join("ratio.json");
+    let port = server.port().to_string();
+    let before = server.commandstats();
+    let out = peer_tool(
+        data,
+        "memtier",
+        &[
+            "-s",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "--ratio",
+            "1:10",
+            "--key-pattern",
+            "R:R",
+            "-n",
+            "2000",
+            "-c",
+            "4",
+            "-t",
+            "2",
+            "-d",
+            "64",
+            "--key-maximum",
+            "999",
+            "--json-out-file",
+            json.to_str().unwrap(),
+        ],
+    );
+    let stdout = ok(&out);
+    let ran = server.commands_since(&before);
+    let doc = memtier_json(&json);
+    let stats = &doc["ALL STATS"];
+    let (sets, gets) = (count(stats, "Sets"), count(stats, "Gets"));
+    // The server ran what sojourn counted, and memtier's cycle: 2,000
+    // requests on each of 8 connections, 1 SET then 10 GETs.
+    assert_eq!((ran["set"], ran["get"]), (sets, gets), "{ran:?}");
+    assert_eq!((sets, gets), (8 * 182, 8 * 1818));
+    assert_eq!(count(stats, "Totals"), 16_000);
+    // Keys within the range, values of the size asked.
+    let keys: u64 = server.command(&["DBSIZE"])[1..].parse().unwrap();
+    assert!((1..=1000).contains(&keys), "{keys}");
+    for _ in 0..20 {
+        let key = server.command(&["RANDOMKEY"]);
+        assert!(key_number(&key, "memtier-") <= 999);
+        assert_eq!(server.command(&["STRLEN", &key]), ":64");
+    }
+    // memtier's JSON shape: its members and each row's fields.
+    assert_eq!(doc["configuration"]["ratio"], "1:10");
+    assert_eq!(doc["run information"]["Threads"], 2);
+    assert_eq!(doc["run information"]["Connections per thread"], 4);
+    assert_eq!(doc["run information"]["Requests per client"], 2000);
+    for field in ["Start time", "Finish time", "Total duration", "Time unit"] {
+        assert!(stats["Runtime"].get(field).is_some(), "{field}: {doc:#}");
+    }
+    for row in ["Sets", "Gets", "Waits", "Totals"] {
+        for field in [
+            "Count",
+            "Ops/sec",
+            "Hits/sec",
+            "Misses/sec",
+            "Latency",
+            "Average Latency",
+            "Accumulated Latency",
+            "Min Latency",
+            "Max Latency",
+            "KB/sec",
+            "Percentile Latencies",
+        ] {
+            assert!(stats[row].get(field).is_some(), "{row} {field}: {doc:#}");
+        }
+    }
+    let pct = &stats["Gets"]["Percentile Latencies"];
+    let (p50, p999) = (pct["p50.000"].as_f64().unwrap(), pct["p99.900"].as_f64().unwrap());
+    assert!(p50 > 0.0 && p50 <= p999, "{pct}");
+    // Every GET is a hit or a miss; the server's keys were all set here.
+    let g = &stats["Gets"];
+    let f = |k: &str| g[k].as_f64().unwrap();
+    assert!((f("Hits/sec") + f("Misses/sec") - f("Ops/sec")).abs() < 0.05, "{g}");
+    assert!(f("Misses/sec") > 0.0 && f("Hits/sec") > 0.0, "{g}");
+    // The table as memtier prints it.
+    assert!(stdout.contains("2         Threads\n4         Connections per thread\n"));
+    assert!(stdout.contains("\nALL STATS\n"), "{stdout}");
+    for row in ["Sets ", "Gets ", "Waits ", "Totals "] {
+        assert!(stdout.lines().any(|l| l.starts_with(row)), "{row}: {stdout}");
+    }
+    assert!(stdout.contains("p99.9 Latency"), "{stdout}");
+}
+
+fn memtier_commands(server: &RedisServer, data: &std::path::Path) {
+    server.command(&["FLUSHALL"]);
+    let json = data.join("commands.json");
+    let port = server.port().to_string();
+    let before = server.commandstats();
+    ok(&peer_tool(
+        data,
+        "memtier",
+        &[
+            "-p",
+            &port,
+            "-s",
+            "127.0.0.1",
+            "--command",
+            "HSET __key__ f __data__",
+            "--command-ratio",
+            "1",
+            "--command",
+            "HGET __key__ f",
+            "--command-ratio",
+            "3",
+            "-n",
+            "400",
+            "-c",
+            "2",
+            "-t",
+            "1",
+            "-d",
+            "16",
+            "--key-maximum",
+            "99",
+            "--json-out-file",
+            json.to_str().unwrap(),
+        ],
+    ));
+    let ran = server.commands_since(&before);
+    let stats = &memtier_json(&json)["ALL STATS"];
+    assert_eq!(
+        (ran["hset"], ran["hget"]),
+        (count(stats, "Hsets"), count(stats, "Hgets"))
+    );
+    assert_eq!((ran["hset"], ran["hget"]), (200, 600), "{ran:?}");
+    for _ in 0..10 {
+        let key = server.command(&["RANDOMKEY"]);
+        assert!(key_number(&key, "memtier-") <= 99);
+        assert_eq!(server.command(&["HGET", &key, "f"]).len(), 16);
+    }
+}
+
+fn redis_benchmark_tests(server: &RedisServer, data: &std::path::Path) {
+    server.command(&["FLUSHALL"]);
+    let port = server.port().to_string();
+    let before = server.commandstats();
+    let out = peer_tool(
+        data,
+        "redis-benchmark",
+        &[
+            "-p", &port, "-t", "set,get", "-n", "10000", "-r", "1000", "-q", "-c", "8",
+        ],
+    );
+    let stdout = ok(&out);
+    let ran = server.commands_since(&before);
+    assert_eq!((ran["set"], ran["get"]), (10_000, 10_000), "{ran:?}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    for (line, test) in lines.iter().zip(["SET", "GET"]) {
+        let rest = line
+            .strip_prefix(&format!("{test}: "))
+            .unwrap_or_else(|| panic!("{line}"));
+        let (rps, p50) = rest
+            .split_once(" requests per second, p50=")
+            .unwrap_or_else(|| panic!("{line}"));
+        let p50 = p50.strip_suffix(" msec").unwrap_or_else(|| panic!("{line}"));
+        assert!(rps.parse::<f64>().unwrap() > 0.0, "{line}");
+        assert_eq!(p50.split_once('.').map(|(_, d)| d.len()), Some(3), "{line}");
+    }
+    // redis-benchmark's key space: key:NNNNNNNNNNNN below -r.
+    let keys: u64 = server.command(&["DBSIZE"])[1..].parse().unwrap();
+    assert!((1..=1000).contains(&keys), "{keys}");
+    let key = server.command(&["RANDOMKEY"]);
+    let n = key_number(&key, "key:");
+    assert!(n < 1000 && key.len() == "key:".len() + 12, "{key}");
+    assert_eq!(server.command(&["STRLEN", &key]), ":3");
+    // --csv: the header, then a row per test.
+    let csv = ok(&peer_tool(
+        data,
+        "redis-benchmark",
+        &["-p", &port, "-t", "incr", "-n", "500", "--csv"],
+    ));
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    assert!(rows[0].starts_with("\"test\",\"rps\",\"avg_latency_ms\""), "{csv}");
+    assert!(rows[1].starts_with("\"INCR\",\""), "{csv}");
+    assert_eq!(rows[1].split(',').count(), 8, "{csv}");
+    assert_eq!(server.command(&["GET", "counter:__rand_int__"]), "500");
+}
+
+/// `--rate-limiting`: an open loop whose latency counts from each
+/// request's intended start, so a stalled server's backlog shows in it.
+fn memtier_rate_limit_through_a_stall(server: &RedisServer, data: &std::path::Path) {
+    use std::process::Stdio;
+    let json = data.join("rate.json");
+    let port = server.port().to_string();
+    let before = server.commandstats();
+    let child = bin()
+        .args([
+            "memtier",
+            "-p",
+            &port,
+            "-s",
+            "127.0.0.1",
+            "--rate-limiting",
+            "100",
+            "-c",
+            "2",
+            "-t",
+            "1",
+            "--test-time",
+            "3",
+            "--ratio",
+            "1:1",
+            "--key-maximum",
+            "99",
+            "--json-out-file",
+            json.to_str().unwrap(),
+        ])
+        .env("SOJOURN_DATA_DIR", data)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The run is under way once the server has served its first SET.
+    let deadline = std::time::Instant::now() + RUNNING_LIMIT;
+    while !server.commands_since(&before).contains_key("set") {
+        assert!(std::time::Instant::now() < deadline, "no SET reached the server");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The stall: the length of the injected fault.
+    assert_eq!(server.command(&["CLIENT", "PAUSE", "1000"]), "+OK");
+    let out = finish(child);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let totals = &memtier_json(&json)["ALL STATS"]["Totals"];
+    let n = totals["Count"].as_u64().unwrap();
+    // 200 requests a second for 3 s, a Poisson count: within 4.5 sd.
+    assert!((490..=710).contains(&n), "{totals}");
+    // Requests due during the pause waited for it: up to its whole length.
+    let max = totals["Max Latency"].as_f64().unwrap();
+    assert!(max >= 800.0, "{totals}");
+    let p99 = totals["Percentile Latencies"]["p99.000"].as_f64().unwrap();
+    assert!(p99 >= 500.0, "{totals}");
+}

@@ -282,6 +282,11 @@ impl Plan {
     /// Whether the phase failed by its failed operations, judged on
     /// `stats` (the whole phase, warm-up included).
     pub fn too_many_failed(&self, stats: &Stats) -> Option<TooManyFailed> {
+        if self.workload.misses_are_answers() {
+            let mut answered = stats.clone();
+            answered.count_misses_as_answers();
+            return answered.too_many_failed(self.max_error_rate);
+        }
         stats.too_many_failed(self.max_error_rate)
     }
 }

@@ -305,6 +305,15 @@ impl Stats {
         self.ops_done = 0;
     }
 
+    /// Count every NOT_FOUND as OK (for judging a phase whose misses are
+    /// answers; the latencies stay where they were recorded).
+    pub fn count_misses_as_answers(&mut self) {
+        for s in self.ops.iter_mut().flatten() {
+            let misses = std::mem::take(&mut s.statuses[Status::NotFound.index()]);
+            s.statuses[Status::Ok.index()] += misses;
+        }
+    }
+
     /// Total failed operations over all kinds.
     pub fn failures(&self) -> u64 {
         self.kinds().map(|(_, s)| s.failures()).sum()

@@ -298,13 +298,24 @@ pub fn argument(arg: &str) -> String {
 
 /// A command line fit to store or print; the value after a flag whose
 /// name says it is secret (`--password x`) is hidden too.
+/// memtier_benchmark's and redis-benchmark's `-a PASSWORD` (or
+/// `-aPASSWORD`) is hidden in their command lines (`sojourn memtier ...`).
 pub fn command_line(args: impl IntoIterator<Item = String>) -> String {
     let mut out = Vec::new();
     let mut hide_next = false;
-    for a in args {
+    let mut short_a = false;
+    for (i, a) in args.into_iter().enumerate() {
         if hide_next {
             out.push("***".to_string());
             hide_next = false;
+            continue;
+        }
+        if i == 1 {
+            short_a = matches!(a.as_str(), "memtier" | "redis-benchmark");
+        }
+        if short_a && a.starts_with("-a") {
+            hide_next = a == "-a";
+            out.push(if hide_next { a } else { "-a***".into() });
             continue;
         }
         hide_next = a.starts_with('-') && !a.contains('=') && is_secret_key(&a);
@@ -335,6 +346,21 @@ mod tests {
         for same in ["127.0.0.1:3306", "sqlite:/tmp/a:b@c", "a@b", ":x@h", "u:p@"] {
             assert_eq!(argument(same), same);
         }
+    }
+
+    #[test]
+    fn peer_tools_passwords_are_masked() {
+        let line = |s: &str| command_line(s.split(' ').map(String::from));
+        assert_eq!(
+            line("sojourn memtier -a s3cret -n 5 --authenticate=u:pw -aglued"),
+            "sojourn memtier -a *** -n 5 --authenticate=*** -a***"
+        );
+        assert_eq!(
+            line("sojourn redis-benchmark -a s3cret -q"),
+            "sojourn redis-benchmark -a *** -q"
+        );
+        // Elsewhere -a is not a password.
+        assert_eq!(line("sojourn ab -a x"), "sojourn ab -a x");
     }
 
     #[test]

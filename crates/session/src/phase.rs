@@ -247,6 +247,12 @@ pub(crate) fn run<'s, B: Backend>(
     } else {
         Warning::check(&outcome, cfg.warmup.as_secs_f64(), &plan.percentiles, shape)
     };
+    if plan.workload.misses_are_answers() {
+        warnings = warnings
+            .into_iter()
+            .filter_map(Warning::without_misses)
+            .collect();
+    }
     warnings.extend(server_warning);
     Ok(Measured {
         outcome,

@@ -91,8 +91,8 @@ pub fn main(a: AbArgs) -> Result<ExitCode> {
         },
     );
     match opts[0].format {
-        Format::Text | Format::Pgbench => print!("{}", groups::text(&c)),
         Format::Json => println!("{}", serde_json::to_string_pretty(&c)?),
+        _ => print!("{}", groups::text(&c)),
     }
     // The comparison stands as printed; a side whose operations failed
     // still fails the command, as its own `run` would.

@@ -15,8 +15,6 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use sojourn_core::executor::StopHandle;
 use sojourn_core::output::json::JsonReport;
-use sojourn_core::output::pgbench::PgbenchSummary;
-use sojourn_core::output::ycsb::Summary;
 use sojourn_core::output::Export;
 use sojourn_core::plan::Plan;
 use sojourn_core::properties::Origin;
@@ -27,7 +25,6 @@ use sojourn_session::share::{split, split_rate, Recipe, ShareSpec};
 use sojourn_session::{open_store, watch_ctrl_c, RunTags, Session, StoreChoice};
 use sojourn_store::RunRecord;
 
-use crate::cli::Format;
 use crate::options::{Agents, Options};
 use crate::progress::Terminal;
 
@@ -403,11 +400,7 @@ fn present(
 fn print_merged(opts: &Options, merged: &RunRecord) -> Result<()> {
     let runs = std::slice::from_ref(merged);
     let mut out = std::io::stdout().lock();
-    match opts.format {
-        Format::Text => Summary.write(runs, &mut out)?,
-        Format::Pgbench => PgbenchSummary.write(runs, &mut out)?,
-        Format::Json => JsonReport.write(runs, &mut out)?,
-    }
+    super::phase::export(opts.format).write(runs, &mut out)?;
     out.flush()?;
     if let Some(path) = &opts.json {
         let mut text = Vec::new();

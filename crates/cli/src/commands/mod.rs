@@ -5,11 +5,14 @@ mod agent;
 mod capacity;
 mod compare;
 mod fleet;
+mod getopt;
 mod history;
 mod kubernetes;
 mod manual;
+mod memtier;
 mod pgbench;
 mod phase;
+mod redis_benchmark;
 mod report;
 mod results;
 mod suite;
@@ -37,6 +40,8 @@ pub fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Kubernetes(a) => kubernetes::main(a),
         Command::Vote(a) => vote::main(a),
         Command::Pgbench(a) => pgbench::main(a),
+        Command::Memtier(a) => memtier::main(a),
+        Command::RedisBenchmark(a) => redis_benchmark::main(a),
         Command::Completions { shell } => manual::completions(shell),
         Command::Man { dir } => manual::man(dir.as_deref()),
     }

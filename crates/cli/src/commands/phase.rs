@@ -12,7 +12,9 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use sojourn_core::failures::TooManyFailed;
 use sojourn_core::output::json::JsonReport;
+use sojourn_core::output::memtier::MemtierSummary;
 use sojourn_core::output::pgbench::PgbenchSummary;
+use sojourn_core::output::redis_benchmark::RedisBenchmarkSummary;
 use sojourn_core::output::ycsb::Summary;
 use sojourn_core::output::{Export, Warning};
 use sojourn_core::plan::Plan;
@@ -95,7 +97,7 @@ pub fn main_then(
     let describe = db.describe().to_string();
     if opts.repeat > 1 {
         let run = run.as_ref().context("--repeat needs a run phase")?;
-        return repeated(&opts, &db, load.as_ref(), run, drop, &describe);
+        return repeated(&opts, &db, load.as_ref(), run, drop, &describe, after_run);
     }
     let bench = load.is_some() && run.is_some();
     let mut code = ExitCode::SUCCESS;
@@ -130,7 +132,8 @@ pub fn main_then(
 
 /// `--repeat N`: a load (bench's) once, then the run phase N times, each
 /// repetition a run of its own (its own run URI, the next seed) labelled
-/// `repeat_group` and `repetition`, and the group's spread at the end.
+/// `repeat_group` and `repetition` and handed to `after_run`, and the
+/// group's spread at the end.
 fn repeated(
     opts: &Options,
     db: &Database<'_>,
@@ -138,6 +141,7 @@ fn repeated(
     run: &Plan,
     drop: bool,
     describe: &str,
+    mut after_run: Option<AfterRun<'_>>,
 ) -> Result<ExitCode> {
     if let Some(load) = load {
         let (mut go_on, mut failed) = (true, None);
@@ -161,7 +165,11 @@ fn repeated(
         if i > 0 && !opts.repeat_pause.is_zero() {
             std::thread::sleep(opts.repeat_pause);
         }
-        if !group.repetition(opts, db, run, None)? {
+        let went_on = group.repetition(opts, db, run, None)?;
+        if let (Some(after), Some(record)) = (after_run.as_mut(), group.records.last()) {
+            after(record)?;
+        }
+        if !went_on {
             code = ExitCode::from(130);
             break;
         }
@@ -262,7 +270,7 @@ impl RepeatGroup {
     pub fn finish(&self, opts: &Options) -> Result<()> {
         let mut stdout = std::io::stdout().lock();
         match opts.format {
-            Format::Text | Format::Pgbench => {
+            Format::Text | Format::Pgbench | Format::Memtier | Format::RedisBenchmark => {
                 writeln!(stdout, "# group {}", self.id)?;
                 write!(
                     stdout,
@@ -356,11 +364,7 @@ fn recorded(m: Measured<'_>) -> Result<()> {
 /// `json_file`: also write the JSON report file (a group writes its own).
 fn print_report(m: &Measured<'_>, opts: &Options, json_file: bool) -> Result<()> {
     let runs = [m.record()];
-    let format: &dyn Export = match opts.format {
-        Format::Text => &Summary,
-        Format::Json => &JsonReport,
-        Format::Pgbench => &PgbenchSummary,
-    };
+    let format = export(opts.format);
     // The summary goes out first: a failure to write the JSON file must not
     // lose what was measured.
     let mut stdout = std::io::stdout().lock();
@@ -374,4 +378,15 @@ fn print_report(m: &Measured<'_>, opts: &Options, json_file: bool) -> Result<()>
             .with_context(|| format!("writing the JSON report to {}", path.display()))?;
     }
     Ok(())
+}
+
+/// The export `--format` names.
+pub fn export(format: Format) -> &'static dyn Export {
+    match format {
+        Format::Text => &Summary,
+        Format::Json => &JsonReport,
+        Format::Pgbench => &PgbenchSummary,
+        Format::Memtier => &MemtierSummary,
+        Format::RedisBenchmark => &RedisBenchmarkSummary,
+    }
 }

@@ -32,6 +32,20 @@ pub fn sojourn(data: &Path, args: &[&str]) -> Output {
     sojourn_within(data, args, RUN_LIMIT)
 }
 
+/// A peer tool's command line through sojourn (`sojourn memtier ...`):
+/// every argument is the tool's, so the data directory goes in the
+/// environment.
+pub fn peer_tool(data: &Path, tool: &str, args: &[&str]) -> Output {
+    output_within(
+        bin()
+            .arg(tool)
+            .args(args)
+            .env("SOJOURN_DATA_DIR", data),
+        None,
+        RUN_LIMIT,
+    )
+}
+
 /// [`sojourn`] that must end within `limit` (the test fails if not).
 pub fn sojourn_within(data: &Path, args: &[&str], limit: Duration) -> Output {
     output_within(

@@ -54,8 +54,9 @@ fn is_commands(run: &RunRecord) -> bool {
 struct Row {
     name: String,
     stats: Option<OpStats>,
-    /// Hits and misses shown (a GET row and the totals of a ratio run).
-    hits: bool,
+    /// Hits and misses, where shown (the GETs of a ratio run, and its
+    /// totals, which are the GETs').
+    hits: Option<(u64, u64)>,
 }
 
 /// The run's threads, connections per thread and requests per client (or
@@ -110,21 +111,26 @@ fn rows(total: &Stats) -> Vec<Row> {
     let ratio = !names.is_empty() && names.iter().all(|n| matches!(*n, "SET" | "GET"));
     let op = |name: &str| OpKind::find(name).and_then(|k| total.op(k)).cloned();
     let mut rows = Vec::new();
+    let mut hits = None;
     if ratio {
+        let gets = op("GET");
+        hits = Some(gets.as_ref().map_or((0, 0), |g| {
+            (g.count_of(Status::Ok), g.count_of(Status::NotFound))
+        }));
         rows.push(Row {
             name: "Sets".into(),
             stats: op("SET"),
-            hits: false,
+            hits: None,
         });
         rows.push(Row {
             name: "Gets".into(),
-            stats: op("GET"),
-            hits: true,
+            stats: gets,
+            hits,
         });
         rows.push(Row {
             name: "Waits".into(),
             stats: None,
-            hits: false,
+            hits: None,
         });
     } else {
         // In the order the templates named their kinds.
@@ -132,7 +138,7 @@ fn rows(total: &Stats) -> Vec<Row> {
             rows.push(Row {
                 name: memtier_name(k.name()),
                 stats: Some(stats.clone()),
-                hits: false,
+                hits: None,
             });
         }
     }
@@ -143,7 +149,7 @@ fn rows(total: &Stats) -> Vec<Row> {
     rows.push(Row {
         name: "Totals".into(),
         stats: Some(all),
-        hits: ratio,
+        hits,
     });
     rows
 }
@@ -203,7 +209,7 @@ fn table(run: &RunRecord, header: &str, out: &mut dyn Write) -> io::Result<()> {
     let rows = rows(&total);
     let qs = percentiles(run);
     let type_width = rows.iter().map(|r| r.name.len()).max().unwrap_or(0).max(6) + 1;
-    let ratio = rows.iter().any(|r| r.hits);
+    let ratio = rows.iter().any(|r| r.hits.is_some());
     // Column widths as memtier's: each printed width plus one blank.
     let mut widths = vec![type_width, 12];
     if ratio {
@@ -241,13 +247,13 @@ fn table(run: &RunRecord, header: &str, out: &mut dyn Write) -> io::Result<()> {
         let ops = r.stats.as_ref().map_or(0, OpStats::count);
         line.push_str(&format!("{:>12.2} ", ops as f64 / secs));
         if ratio {
-            match (&r.stats, r.hits) {
-                (Some(s), true) => line.push_str(&format!(
+            match r.hits {
+                Some((h, m)) => line.push_str(&format!(
                     "{:>12.2} {:>12.2} ",
-                    hits(s) as f64 / secs,
-                    s.count_of(Status::NotFound) as f64 / secs
+                    h as f64 / secs,
+                    m as f64 / secs
                 )),
-                _ => line.push_str(&format!("{:>12} {:>12} ", "---", "---")),
+                None => line.push_str(&format!("{:>12} {:>12} ", "---", "---")),
             }
         }
         match r.stats.as_ref().filter(|s| s.count() > 0) {
@@ -269,10 +275,6 @@ fn table(run: &RunRecord, header: &str, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "{line}")?;
     }
     Ok(())
-}
-
-fn hits(s: &OpStats) -> u64 {
-    s.count_of(Status::Ok)
 }
 
 /// memtier's JSON (`--json-out-file`): `configuration`, `run information`
@@ -311,14 +313,8 @@ pub fn json(run: &RunRecord, configuration: Value) -> Value {
         let o = r.stats.as_ref().unwrap_or(&empty);
         let h = latencies(o);
         let count = o.count();
-        let (hits_sec, misses_sec) = if r.hits {
-            (
-                hits(o) as f64 / secs,
-                o.count_of(Status::NotFound) as f64 / secs,
-            )
-        } else {
-            (0.0, 0.0)
-        };
+        let (hits, misses) = r.hits.unwrap_or((0, 0));
+        let (hits_sec, misses_sec) = (hits as f64 / secs, misses as f64 / secs);
         let some = count > 0;
         let mean = if some { ms(h.mean()) } else { 0.0 };
         let mut pct = Map::new();

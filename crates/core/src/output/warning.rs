@@ -6,6 +6,7 @@ use std::fmt;
 
 use serde::Serialize;
 
+use crate::backend::Status;
 use crate::executor::{RunOutcome, StopReason, ThreadsWhy};
 use crate::failures::Cause;
 use crate::op::OpKind;
@@ -358,6 +359,39 @@ impl Warning {
     /// merged operations rather than keep each client's.
     pub fn is_few_samples(text: &str) -> bool {
         text.contains(FEW_BEYOND)
+    }
+
+    /// This warning where a NOT_FOUND is an answer, not a failure (see
+    /// [`crate::workload::Kind::misses_are_answers`]): a failures warning
+    /// loses its misses, and goes if nothing else failed.
+    pub fn without_misses(self) -> Option<Warning> {
+        match self {
+            Warning::Failures {
+                kind,
+                failed,
+                total,
+                causes,
+                data_shape,
+            } => {
+                let misses: u64 = causes
+                    .iter()
+                    .filter(|c| c.status == Status::NotFound.ycsb_name())
+                    .map(|c| c.count)
+                    .sum();
+                let causes: Vec<_> = causes
+                    .into_iter()
+                    .filter(|c| c.status != Status::NotFound.ycsb_name())
+                    .collect();
+                (failed > misses).then_some(Warning::Failures {
+                    kind,
+                    failed: failed - misses,
+                    total,
+                    causes,
+                    data_shape,
+                })
+            }
+            other => Some(other),
+        }
     }
 
     /// What a finished run should be warned about. `percentiles` are the

@@ -97,6 +97,13 @@ pub trait Kind: Clone + std::fmt::Debug + Send + Sync + Sized + 'static {
         Ok(())
     }
 
+    /// Whether a NOT_FOUND is an answer rather than a failure when a phase
+    /// is judged by its failed operations: a cache's miss (the commands
+    /// workload's `GET` of a key not set), which memtier counts as a miss.
+    fn misses_are_answers(&self) -> bool {
+        false
+    }
+
     /// Whether its connections are paced by rates of their own, so that
     /// the summary shows response time as well.
     fn paced(&self) -> bool {

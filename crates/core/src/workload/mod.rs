@@ -247,6 +247,11 @@ impl Workload {
         on_kind!(self, k => Kind::share_properties(k, index, n, connections))
     }
 
+    /// See [`Kind::misses_are_answers`].
+    pub fn misses_are_answers(&self) -> bool {
+        on_kind!(self, k => Kind::misses_are_answers(k))
+    }
+
     /// See [`Kind::paced`].
     pub fn paced(&self) -> bool {
         on_kind!(self, k => Kind::paced(k))

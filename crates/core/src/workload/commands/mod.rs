@@ -32,7 +32,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use crate::backend::{Backend, BackendError, Connection, Schema, Status};
-use crate::executor::{Connector, Meter, RunConfig, Step};
+use crate::executor::{Connector, Group, Meter, RunConfig, Step};
 use crate::generator::{below, rng_for, Rng};
 use crate::op::OpKind;
 use crate::properties::{Properties, PropertyError};
@@ -91,6 +91,7 @@ pub const COMMANDS_PROPERTIES: &[&str] = &[
     "commands.expiry_range",
     "commands.client_offset",
     "commands.clients",
+    "commands.per_connection",
 ];
 
 const PREFIX: &str = "commands.";
@@ -147,6 +148,10 @@ pub struct CommandsConfig {
     /// machine's.
     pub client_offset: u64,
     pub clients: Option<u64>,
+    /// Each connection makes its equal share of a closed loop's count
+    /// (memtier's `-n`, requests per client), rather than the connections
+    /// taking the next operation from one count.
+    pub per_connection: bool,
 }
 
 fn range_of(p: &Properties, key: &str, what: &str) -> Result<Option<(u64, u64)>, PropertyError> {
@@ -322,6 +327,7 @@ impl CommandsConfig {
             } else {
                 None
             },
+            per_connection: p.get_bool("commands.per_connection", false)?,
         })
     }
 
@@ -500,6 +506,11 @@ impl Kind for CommandsConfig {
         CommandsConfig::from_properties(p)
     }
 
+    /// The keys of the key range.
+    fn records(&self) -> Option<u64> {
+        Some((self.space.max - self.space.min).saturating_add(1))
+    }
+
     fn check(&self, s: &Settled<'_>) -> Result<(), PropertyError> {
         if s.phase == Phase::Load {
             return Err(s.props.invalid(
@@ -556,6 +567,30 @@ impl Kind for CommandsConfig {
 
     fn capacity_refusal(&self) -> Option<&'static str> {
         None
+    }
+
+    /// A `GET` of a key not set is memtier's miss, not a failure.
+    fn misses_are_answers(&self) -> bool {
+        true
+    }
+
+    /// With `per_connection`, a closed loop's count shared equally: a
+    /// group of one connection each.
+    fn groups(&self, _phase: Phase, one: Group) -> Vec<Group> {
+        match one.operation_count {
+            Some(n)
+                if self.per_connection
+                    && one.target.is_none()
+                    && one.workers > 1
+                    && n % one.workers as u64 == 0 =>
+            {
+                let each = n / one.workers as u64;
+                (0..one.workers)
+                    .map(|_| Group::all(1, None, Some(each)))
+                    .collect()
+            }
+            _ => vec![one],
+        }
     }
 
     fn share_properties(&self, index: u32, n: u32, connections: u64) -> Vec<(String, String)> {
