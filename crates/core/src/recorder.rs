@@ -305,12 +305,19 @@ impl Stats {
         self.ops_done = 0;
     }
 
-    /// Count every NOT_FOUND as OK (for judging a phase whose misses are
-    /// answers; the latencies stay where they were recorded).
+    /// Count every NOT_FOUND as OK, for judging a phase whose misses are
+    /// answers (a cache's). A kind whose every failure was a miss has its
+    /// failed latencies join the answers'; where other failures are mixed
+    /// in, they stay apart, as they cannot be told from the misses.
     pub fn count_misses_as_answers(&mut self) {
         for s in self.ops.iter_mut().flatten() {
             let misses = std::mem::take(&mut s.statuses[Status::NotFound.index()]);
             s.statuses[Status::Ok.index()] += misses;
+            if s.failures() == 0 {
+                if let Some(f) = s.failed.take() {
+                    s.ok.add(&f);
+                }
+            }
         }
     }
 

@@ -43,6 +43,8 @@ struct Settings {
     /// `-p max_error_rate`: a step past it fails the whole search (its
     /// operations fail, whatever the rate).
     phase_max_error_rate: Option<f64>,
+    /// The workload's misses are answers (see `Kind::misses_are_answers`).
+    misses_are_answers: bool,
 }
 
 fn seconds(flag: &str, v: f64, min: f64) -> Result<Duration> {
@@ -54,7 +56,7 @@ fn seconds(flag: &str, v: f64, min: f64) -> Result<Duration> {
 
 pub fn main(a: CapacityArgs) -> Result<ExitCode> {
     let settings = Settings {
-        slos: capacity::parse_slos(&a.slo).map_err(anyhow::Error::msg)?,
+        slos: Vec::new(),
         start: match a.start {
             Some(s) if !(s.is_finite() && s > 0.0) => {
                 bail!("--start {s}: expected a rate above 0 operations per second")
@@ -76,6 +78,7 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
             n => bail!("--confirm {n}: expected 0 to 20 further tries of the capacity found"),
         },
         phase_max_error_rate: None,
+        misses_are_answers: false,
     };
     if a.phase.repeat.is_some_and(|n| n > 1) {
         bail!(
@@ -86,7 +89,11 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
     let opts = Options::new(a.phase)?;
     let plan = opts.plan(Phase::Run)?;
     let settings = Settings {
+        // After the plan: a workload's own kinds (a template's `GET`) are
+        // named by then.
+        slos: capacity::parse_slos(&a.slo).map_err(anyhow::Error::msg)?,
         phase_max_error_rate: plan.max_error_rate,
+        misses_are_answers: plan.workload.misses_are_answers(),
         ..settings
     };
     if plan.run.shaped() {
@@ -634,6 +641,16 @@ fn search(
         }
         let n = verdicts.len() + 1;
         let judge = |f: StepFigures<'_>| {
+            // A cache's misses are answers: timed and counted as such.
+            let answered = settings.misses_are_answers.then(|| {
+                let mut t = f.total.clone();
+                t.count_misses_as_answers();
+                t
+            });
+            let f = StepFigures {
+                total: answered.as_ref().unwrap_or(f.total),
+                ..f
+            };
             let mut v = capacity::judge(f, target, &settings.slos, settings.max_error_rate);
             v.phase_failed = f
                 .total
