@@ -233,11 +233,45 @@ fn memtier_s_command_line_on_memcached() {
     // Hits and misses as memcached counted them (memtier's JSON gives
     // rates to two places and its duration to the millisecond).
     let near = |a: f64, b: u64| (a - b as f64).abs() <= 0.01 * b as f64 + 1.0;
-    let secs = doc["ALL STATS"]["Runtime"]["Total duration"].as_f64().unwrap() / 1e3;
+    let secs = doc["ALL STATS"]["Runtime"]["Total duration"]
+        .as_f64()
+        .unwrap()
+        / 1e3;
     let hits = st["Gets"]["Hits/sec"].as_f64().unwrap() * secs;
     let misses = st["Gets"]["Misses/sec"].as_f64().unwrap() * secs;
     assert!(near(hits, delta("get_hits")), "{hits} {after:?}");
     assert!(near(misses, delta("get_misses")), "{misses} {after:?}");
     assert!(delta("get_misses") > 0 && delta("get_hits") > 0);
     assert!(after["curr_items"] <= 100);
+    // The pipelined path, a multi-get of 2 keys counting as 2 gets.
+    let before = stats(&server);
+    ok(&peer_tool(
+        dir.path(),
+        "memtier",
+        &[
+            "-P",
+            "memcache_text",
+            "-s",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "--ratio",
+            "1:4",
+            "--multiget-keys",
+            "2",
+            "-n",
+            "300",
+            "-c",
+            "2",
+            "-t",
+            "1",
+            "--pipeline",
+            "4",
+        ],
+    ));
+    let after = stats(&server);
+    let delta = |k: &str| after[k] - before.get(k).copied().unwrap_or(0);
+    // 600 requests in cycles of 1 set and 2 gets of 2 keys each: 200 sets
+    // and 400 gets, memcached counting each key of a get.
+    assert_eq!((delta("cmd_set"), delta("cmd_get")), (200, 800));
 }

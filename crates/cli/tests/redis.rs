@@ -655,7 +655,9 @@ fn memtier_json(path: &std::path::Path) -> serde_json::Value {
 }
 
 fn count(stats: &serde_json::Value, row: &str) -> u64 {
-    stats[row]["Count"].as_u64().unwrap_or_else(|| panic!("{row}: {stats:#}"))
+    stats[row]["Count"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{row}: {stats:#}"))
 }
 
 /// A key of `prefix` then a number, its number.
@@ -762,20 +764,57 @@ fn memtier_ratio(server: &RedisServer, data: &std::path::Path) {
         }
     }
     let pct = &stats["Gets"]["Percentile Latencies"];
-    let (p50, p999) = (pct["p50.000"].as_f64().unwrap(), pct["p99.900"].as_f64().unwrap());
+    let (p50, p999) = (
+        pct["p50.000"].as_f64().unwrap(),
+        pct["p99.900"].as_f64().unwrap(),
+    );
     assert!(p50 > 0.0 && p50 <= p999, "{pct}");
     // Every GET is a hit or a miss; the server's keys were all set here.
     let g = &stats["Gets"];
     let f = |k: &str| g[k].as_f64().unwrap();
-    assert!((f("Hits/sec") + f("Misses/sec") - f("Ops/sec")).abs() < 0.05, "{g}");
+    assert!(
+        (f("Hits/sec") + f("Misses/sec") - f("Ops/sec")).abs() < 0.05,
+        "{g}"
+    );
     assert!(f("Misses/sec") > 0.0 && f("Hits/sec") > 0.0, "{g}");
     // The table as memtier prints it.
     assert!(stdout.contains("2         Threads\n4         Connections per thread\n"));
     assert!(stdout.contains("\nALL STATS\n"), "{stdout}");
     for row in ["Sets ", "Gets ", "Waits ", "Totals "] {
-        assert!(stdout.lines().any(|l| l.starts_with(row)), "{row}: {stdout}");
+        assert!(
+            stdout.lines().any(|l| l.starts_with(row)),
+            "{row}: {stdout}"
+        );
     }
     assert!(stdout.contains("p99.9 Latency"), "{stdout}");
+    // The pipelined path: 8 requests in flight on each of 2 sockets, 500
+    // requests per socket as memtier counts them.
+    let before = server.commandstats();
+    ok(&peer_tool(
+        data,
+        "memtier",
+        &[
+            "-s",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "--ratio",
+            "1:3",
+            "-n",
+            "500",
+            "-c",
+            "2",
+            "-t",
+            "1",
+            "--pipeline",
+            "8",
+            "--key-maximum",
+            "999",
+        ],
+    ));
+    let ran = server.commands_since(&before);
+    assert_eq!(ran["set"] + ran["get"], 1000, "{ran:?}");
+    assert!((200..=300).contains(&ran["set"]), "{ran:?}");
 }
 
 fn memtier_commands(server: &RedisServer, data: &std::path::Path) {
@@ -850,7 +889,9 @@ fn redis_benchmark_tests(server: &RedisServer, data: &std::path::Path) {
         let (rps, p50) = rest
             .split_once(" requests per second, p50=")
             .unwrap_or_else(|| panic!("{line}"));
-        let p50 = p50.strip_suffix(" msec").unwrap_or_else(|| panic!("{line}"));
+        let p50 = p50
+            .strip_suffix(" msec")
+            .unwrap_or_else(|| panic!("{line}"));
         assert!(rps.parse::<f64>().unwrap() > 0.0, "{line}");
         assert_eq!(p50.split_once('.').map(|(_, d)| d.len()), Some(3), "{line}");
     }
@@ -869,7 +910,10 @@ fn redis_benchmark_tests(server: &RedisServer, data: &std::path::Path) {
     ));
     let rows: Vec<&str> = csv.lines().collect();
     assert_eq!(rows.len(), 2, "{csv}");
-    assert!(rows[0].starts_with("\"test\",\"rps\",\"avg_latency_ms\""), "{csv}");
+    assert!(
+        rows[0].starts_with("\"test\",\"rps\",\"avg_latency_ms\""),
+        "{csv}"
+    );
     assert!(rows[1].starts_with("\"INCR\",\""), "{csv}");
     assert_eq!(rows[1].split(',').count(), 8, "{csv}");
     assert_eq!(server.command(&["GET", "counter:__rand_int__"]), "500");
@@ -912,7 +956,10 @@ fn memtier_rate_limit_through_a_stall(server: &RedisServer, data: &std::path::Pa
     // The run is under way once the server has served its first SET.
     let deadline = std::time::Instant::now() + RUNNING_LIMIT;
     while !server.commands_since(&before).contains_key("set") {
-        assert!(std::time::Instant::now() < deadline, "no SET reached the server");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no SET reached the server"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     // The stall: the length of the injected fault.

@@ -69,14 +69,20 @@ pub fn read(tool: &str, args: &[String], opts: &[Opt], rest_from_first: bool) ->
                 None => (long, None),
             };
             let Some(o) = opts.iter().find(|o| o.long == name) else {
-                bail!("{tool} option --{name} is not one sojourn reads; it reads {}", list());
+                bail!(
+                    "{tool} option --{name} is not one sojourn reads; it reads {}",
+                    list()
+                );
             };
             (o, inline)
         } else if let Some(short) = a.strip_prefix('-').filter(|s| !s.is_empty()) {
             let c = short.chars().next().unwrap_or('-');
             let rest = &short[c.len_utf8()..];
             let Some(o) = opts.iter().find(|o| o.short == Some(c)) else {
-                bail!("{tool} option -{c} is not one sojourn reads; it reads {}", list());
+                bail!(
+                    "{tool} option -{c} is not one sojourn reads; it reads {}",
+                    list()
+                );
             };
             if !o.valued && !rest.is_empty() {
                 bail!("{tool} option -{c} takes no value (in {a})");
@@ -129,12 +135,15 @@ mod tests {
 
     #[test]
     fn getopt_s_forms() {
-        let r = read("t", &args("-n 5 -n6 --ratio=1:2 --ratio 3:4 -q"), OPTS, false).unwrap();
-        let got: Vec<(&str, Option<&str>)> = r
-            .options
-            .iter()
-            .map(|(k, v)| (*k, v.as_deref()))
-            .collect();
+        let r = read(
+            "t",
+            &args("-n 5 -n6 --ratio=1:2 --ratio 3:4 -q"),
+            OPTS,
+            false,
+        )
+        .unwrap();
+        let got: Vec<(&str, Option<&str>)> =
+            r.options.iter().map(|(k, v)| (*k, v.as_deref())).collect();
         assert_eq!(
             got,
             [
@@ -151,7 +160,9 @@ mod tests {
 
     #[test]
     fn refusals_name_the_option() {
-        let e = read("t", &args("--nope 1"), OPTS, false).unwrap_err().to_string();
+        let e = read("t", &args("--nope 1"), OPTS, false)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("--nope is not one sojourn reads") && e.contains("-n/--requests"));
         assert!(read("t", &args("-x"), OPTS, false).is_err());
         assert!(read("t", &args("-qx"), OPTS, false).is_err());

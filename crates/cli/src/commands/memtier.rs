@@ -385,10 +385,9 @@ fn translate(m: &Memtier) -> Result<PhaseArgs> {
     match (m.requests, m.test_time) {
         (Some(n), _) => {
             props.push(format!("operationcount={}", n * sockets));
-            // memtier's -n is each connection's own count.
-            if m.pipeline == 1 {
-                props.push("commands.per_connection=true".into());
-            }
+            // memtier's -n is each connection's own count (shared
+            // equally by its pipelined requests).
+            props.push("commands.per_connection=true".into());
         }
         (None, Some(t)) => props.push(format!("maxexecutiontime={t}")),
         (None, None) => {}
@@ -495,8 +494,7 @@ pub fn main(a: MemtierArgs) -> Result<ExitCode> {
                 .map(|(i, r)| (format!("RUN #{} RESULTS", i + 1), r["ALL STATS"].clone()))
                 .collect();
             doc.as_object_mut().map(|o| o.remove("ALL STATS"));
-            doc.as_object_mut()
-                .map(|o| o.extend(all.into_iter()));
+            doc.as_object_mut().map(|o| o.extend(all.into_iter()));
         }
         let text = serde_json::to_string_pretty(&doc)?;
         std::fs::write(&path, text).with_context(|| format!("writing {TOOL}'s JSON to {path}"))
@@ -599,7 +597,10 @@ mod tests {
         assert!(e("-n 5 --test-time 5").contains("not both"));
         assert!(e("--key-pattern Q:R").contains("not a key pattern"));
         assert!(e("-P memcache_text -a x").contains("no authentication"));
-        let all = parse(&args("-n allkeys --key-maximum 1000 --key-pattern P:P -c 5 -t 2")).unwrap();
+        let all = parse(&args(
+            "-n allkeys --key-maximum 1000 --key-pattern P:P -c 5 -t 2",
+        ))
+        .unwrap();
         assert_eq!(all.requests, Some(101));
     }
 }

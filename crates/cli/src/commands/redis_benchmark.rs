@@ -190,7 +190,9 @@ fn tests(r: &RedisBenchmark) -> Result<Vec<(String, String)>> {
             .collect());
     };
     for t in asked {
-        let known = TESTS.iter().any(|(n, ..)| n == t || n.starts_with(&format!("{t}_")))
+        let known = TESTS
+            .iter()
+            .any(|(n, ..)| n == t || n.starts_with(&format!("{t}_")))
             || t == "ping";
         if !known {
             let names: Vec<&str> = TESTS.iter().map(|(n, ..)| *n).collect();
@@ -325,7 +327,13 @@ mod tests {
     fn a_command_of_one_s_own_and_refusals() {
         let r = parse(&args("-n 100 -q lpush mylist __rand_int__")).unwrap();
         let t = tests(&r).unwrap();
-        assert_eq!(t, [("lpush mylist __rand_int__".into(), "lpush mylist __rand_int__".into())]);
+        assert_eq!(
+            t,
+            [(
+                "lpush mylist __rand_int__".into(),
+                "lpush mylist __rand_int__".into()
+            )]
+        );
         let a = translate(&r, &t[0].0, &t[0].1).unwrap();
         assert!(a.props.contains(&"commands.1.name=LPUSH".to_string()));
         let spaced = parse(&["SET".into(), "a b".into(), "v".into()]).unwrap();

@@ -37,10 +37,7 @@ pub fn sojourn(data: &Path, args: &[&str]) -> Output {
 /// environment.
 pub fn peer_tool(data: &Path, tool: &str, args: &[&str]) -> Output {
     output_within(
-        bin()
-            .arg(tool)
-            .args(args)
-            .env("SOJOURN_DATA_DIR", data),
+        bin().arg(tool).args(args).env("SOJOURN_DATA_DIR", data),
         None,
         RUN_LIMIT,
     )

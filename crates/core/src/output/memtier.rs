@@ -38,9 +38,53 @@ impl Export for MemtierSummary {
             }
             info_lines(run, out)?;
             table(run, "ALL STATS", out)?;
+            own_lines(run, out)?;
         }
         Ok(())
     }
+}
+
+/// sojourn's own lines after the table, each starting with `#`: service
+/// time beside the table's response time, and the failures memtier's
+/// table has no column for, in the database's words.
+fn own_lines(run: &RunRecord, out: &mut dyn Write) -> io::Result<()> {
+    let total = run.totals_or_intervals();
+    let mut service = new_histogram();
+    for (_, s) in total.kinds() {
+        let _ = service.add(&s.all().service);
+    }
+    if !service.is_empty() {
+        let q = |p: f64| ms(service.value_at_quantile(p) as f64);
+        writeln!(
+            out,
+            "# sojourn: latency above is response time{}; service time p50 {:.3} ms, p99 {:.3} ms, \
+             p99.9 {:.3} ms",
+            if run.meta().target.is_some() {
+                ", from each request's intended start"
+            } else {
+                ""
+            },
+            q(0.5),
+            q(0.99),
+            q(0.999)
+        )?;
+    }
+    let start = run.meta().started_at;
+    for (kind, s) in total.kinds() {
+        for c in s.causes(start) {
+            if c.status == Status::NotFound.ycsb_name() {
+                continue;
+            }
+            writeln!(
+                out,
+                "# sojourn: {} failed {}: {}",
+                memtier_name(kind.name()),
+                c.count,
+                c.text.as_deref().unwrap_or(c.status)
+            )?;
+        }
+    }
+    Ok(())
 }
 
 fn is_commands(run: &RunRecord) -> bool {

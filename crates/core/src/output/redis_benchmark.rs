@@ -3,8 +3,9 @@
 //! with `-q` its one line (`SET: 81234.57 requests per second,
 //! p50=0.143 msec`), with `--csv` its row, else its test header and
 //! summary block. Which one, the test's title and the latency precision
-//! are the run's labels ([`TITLE`], [`OUTPUT`], [`PRECISION`]), so a
-//! stored run prints again as it printed.
+//! are the run's labels ([`TITLE`], [`OUTPUT`], [`PRECISION`]): the store
+//! keeps them with the run, and `results list --label
+//! redis-benchmark.test=GET` finds a test's runs.
 //!
 //! Latency is response time: from the intended start under a rate (which
 //! redis-benchmark has not), else from the send, as redis-benchmark's. A
