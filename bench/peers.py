@@ -73,7 +73,14 @@ installed:
     (`-b NAME`) beside pgbench on one set of its tables, 16 clients, three
     alternating pairs each (the median pair kept), then pgbench -R beside
     sojourn -target at 80% of pgbench's select-only throughput (see
-    bench/scripts.py).
+    bench/scripts.py);
+  - commands: memtier_benchmark's and redis-benchmark's own command lines
+    run by each tool and through `sojourn memtier` / `sojourn
+    redis-benchmark` on a private Redis (and memcached): memtier `-t 1 -c
+    16 --ratio 1:10` at pipeline 1 and 8, redis-benchmark `-t get -c 16`,
+    three alternating pairs each, client CPU per operation and throughput
+    (memtier_benchmark built from its release tag into the cache, or
+    --memtier; see bench/commands.py).
 
 On a machine of 4 CPUs or more, the servers are pinned to the first CPU and
 the clients to the next eight (--no-pin to leave them be).
@@ -94,8 +101,9 @@ Ratios are sojourn / peer at the same workload and connection count.
 
 It is a benchmark, not a test: it is run by hand, prints figures, and never
 fails on them. Downloads are cached (--cache, default ~/.cache/sojourn-peers).
-Usage: python3 bench/peers.py [--ops N] [--records N] [--only redis|postgres|mysql|cassandra|null|pacing|sqlite|scripts|tpcc]
-       [--json FILE] [--no-pin] [--server-session shared|own]
+Usage: python3 bench/peers.py [--ops N] [--records N]
+       [--only redis|postgres|mysql|cassandra|null|pacing|sqlite|scripts|tpcc|commands]
+       [--json FILE] [--no-pin] [--server-session shared|own] [--sojourn BIN] [--memtier BIN]
 """
 
 import argparse
@@ -110,6 +118,7 @@ import sys
 import tempfile
 import time
 
+import commands
 import scripts
 import tpcc
 from common import (BIN, Cassandra, Failed, Mariadb, Postgres, ROOT, build, measured, pin_apart, redis_server,
@@ -696,6 +705,9 @@ class Runner:
     def tpcc(self):
         tpcc.run(self, result, in_turn, note)
 
+    def commands(self):
+        commands.run(self, result, in_turn, note, redis_cpu)
+
     def sqlite(self):
         title = "SQLite workload A, 8 connections: reads' response time above their service time"
         db = "sqlite:" + os.path.join(self.tmp, "bench.sqlite")
@@ -1154,6 +1166,7 @@ def own_verdicts(tables, results):
                 or f"redis-benchmark {peer} did not run")
     scripts.verdicts(results, tables, say)
     tpcc.verdicts(results, say)
+    commands.verdicts(results, say)
     return out
 
 
@@ -1165,7 +1178,7 @@ def same_job(s, r):
     a job runs in rounds)."""
     if s.get("round") != r.get("round") and not (r.get("round") is None and s.get("round") == 1):
         return False
-    if r["tool"] in ("redis-benchmark", "pgbench", "sysbench") and r["db"] != "scripts":
+    if r["tool"] in ("redis-benchmark", "pgbench", "sysbench") and r["db"] in ("redis", "postgres", "mysql"):
         return s["db"] == r["db"] and s["workload"] == "C" and s["conns"] == r["conns"]
     return s["db"] == r["db"] and s["workload"] == r["workload"] and s["conns"] == r["conns"]
 
@@ -1188,7 +1201,7 @@ def table(results, db, title):
     print(f"\n## {title}")
     print(f"{'tool':16} {'wl':>3} {'conns':>5} {'ops/s':>9} {'cpu us/op':>9} {'user':>6} {'sys':>6} "
           f"{'p50 us':>7} {'p99 us':>7} {'cpu s/p':>7} {'ops/s s/p':>9} {'cs/op':>6} {'sysc/op':>7}")
-    order = {"A": 0, "C": 1, "GET": 2, "-S": 2, "R": 0, "U": 1}
+    order = {"A": 0, "C": 1, "GET": 2, "-S": 2, "R": 0, "U": 1, "P1": -2, "P8": -1}
     rows.sort(key=lambda r: (order.get(r["workload"], 3), -r["conns"], r["tool"] != "sojourn", r["tool"]))
     for r in rows:
         def num(k, w, d):
@@ -1253,7 +1266,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ops", type=int, default=500_000, help="operations per run (default 500000)")
     ap.add_argument("--records", type=int, default=100_000, help="records loaded (default 100000)")
-    ap.add_argument("--only", choices=["redis", "postgres", "mysql", "cassandra", "null", "pacing", "sqlite", "scripts", "tpcc"],
+    ap.add_argument("--only", choices=["redis", "postgres", "mysql", "cassandra", "null", "pacing", "sqlite", "scripts", "tpcc",
+                                           "commands"],
                     action="append",
                     help="run only this job (repeatable)")
     ap.add_argument("--no-pin", action="store_true", help="leave servers and clients unpinned")
@@ -1266,16 +1280,21 @@ def main():
     ap.add_argument("--time-limit", type=int, default=600,
                     help="seconds any one run may take (maxexecutiontime; the process is killed a minute later)")
     ap.add_argument("--sojourn", metavar="BIN", help="this sojourn binary instead of building target/release/sojourn")
+    ap.add_argument("--memtier", metavar="BIN", help="this memtier_benchmark for the commands job instead of the "
+                    "cache's (built there from its release tag when missing)")
     a = ap.parse_args()
     if a.sojourn:
         a.sojourn = os.path.abspath(a.sojourn)  # the clients run from the repository's root
-    jobs = a.only or ["redis", "postgres", "mysql", "cassandra", "null", "pacing", "sqlite", "scripts", "tpcc"]
+    if a.memtier:
+        a.memtier = os.path.abspath(a.memtier)
+    jobs = a.only or ["redis", "postgres", "mysql", "cassandra", "null", "pacing", "sqlite", "scripts", "tpcc",
+                      "commands"]
     started = time.time()
     pinning = "not pinned (--no-pin)" if a.no_pin else pin_apart()
     if a.server_session == "own":
         pinning += "; " + servers_apart()
 
-    if "redis" in jobs:
+    if "redis" in jobs or "commands" in jobs:
         apt_install("redis-benchmark", "redis-tools")
     if "postgres" in jobs or "scripts" in jobs:
         apt_install("pgbench", "postgresql-client")
@@ -1295,7 +1314,8 @@ def main():
         files = workload_files(tmp, a.records, a.ops)
         runner = Runner(a, tmp, files, go_ycsb, ycsb_cp)
         load_before = os.getloadavg()
-        for job in ("redis", "postgres", "mysql", "cassandra", "null", "pacing", "sqlite", "scripts", "tpcc"):
+        for job in ("redis", "postgres", "mysql", "cassandra", "null", "pacing", "sqlite", "scripts", "tpcc",
+                    "commands"):
             if job in jobs:
                 getattr(runner, job)()
         load_after = os.getloadavg()
@@ -1309,6 +1329,8 @@ def main():
           f"({(time.time() - started) / 60:.1f} min); {pinning}")
     print(f"# go-ycsb: {go_ycsb_version(a.cache) if go_ycsb else 'not installed'}; YCSB 0.17.0 bindings: "
           f"{', '.join(sorted(k for k in ycsb_cp)) or 'none'}")
+    if getattr(runner, "memtier_version", None):
+        print(f"# {runner.memtier_version}")
     table(results, "redis", "Redis (redis-benchmark: GET of one 100-byte string, next to workload C)")
     table(results, "postgres", "PostgreSQL (pgbench: -S -M prepared -j 1 on its own table, next to workload C)")
     table(results, "mysql", "MariaDB (C/16, 20,000 rows, one 120-byte field, 10 s closed loop, two rounds; "
@@ -1322,6 +1344,12 @@ def main():
           "New-Orders, ops/s = tpmC / 60; round 1 beside go-tpc on its tables, round 2 beside sysbench-tpcc on "
           "its own), the median of three pairs")
     table(results, "tpcc-postgres", "TPC-C on PostgreSQL (as on MariaDB, beside sysbench-tpcc on its own tables)")
+    table(results, "commands-redis", "Command lines through sojourn on Redis (P1, P8: memtier -t 1 -c 16 --ratio "
+          "1:10 -d 32 --key-maximum 100000 --pipeline 1 and 8, by memtier_benchmark and by sojourn memtier; GET: "
+          "redis-benchmark -t get -c 16 -d 3 -r 100000 by itself and by sojourn redis-benchmark), the median of "
+          "three pairs")
+    table(results, "commands-memcached", "The same memtier lines with -P memcache_text on memcached (half the "
+          "requests; reported)")
     table(results, "null", "null backend: client overhead (sojourn null:, YCSB BasicDB, go-ycsb basic; workload A)")
     own_tables(runner.tables)
     target_lines = verdicts(results, jobs)

@@ -288,10 +288,9 @@ fn parse(args: &[String]) -> Result<Memtier> {
             bail!("{TOOL} option --tls: sojourn speaks memcached without TLS");
         }
     }
-    if m.tls_skip_verify || m.cert.is_some() || m.key.is_some() || m.cacert.is_some() {
-        if !m.tls {
-            bail!("{TOOL}: --cert, --key, --cacert and --tls-skip-verify go with --tls");
-        }
+    let tls_options = m.tls_skip_verify || m.cert.is_some() || m.key.is_some();
+    if (tls_options || m.cacert.is_some()) && !m.tls {
+        bail!("{TOOL}: --cert, --key, --cacert and --tls-skip-verify go with --tls");
     }
     Ok(m)
 }
@@ -482,19 +481,15 @@ pub fn main(a: MemtierArgs) -> Result<ExitCode> {
     };
     let mut runs = Vec::new();
     let mut write = |run: &sojourn_core::record::RunRecord| -> Result<()> {
-        runs.push(memtier::json(run, serde_json::Value::Null));
-        let mut doc = runs.last().cloned().unwrap_or_default();
-        doc["configuration"] = configuration(&m);
-        if runs.len() > 1 {
+        runs.push(memtier::json(run, configuration(&m)));
+        let mut doc = runs[runs.len() - 1].clone();
+        if let (true, Some(o)) = (runs.len() > 1, doc.as_object_mut()) {
             // Repeated runs (--run-count): each one's table, as memtier's
             // --print-all-runs names them.
-            let all: serde_json::Map<String, serde_json::Value> = runs
-                .iter()
-                .enumerate()
-                .map(|(i, r)| (format!("RUN #{} RESULTS", i + 1), r["ALL STATS"].clone()))
-                .collect();
-            doc.as_object_mut().map(|o| o.remove("ALL STATS"));
-            doc.as_object_mut().map(|o| o.extend(all.into_iter()));
+            o.remove("ALL STATS");
+            for (i, r) in runs.iter().enumerate() {
+                o.insert(format!("RUN #{} RESULTS", i + 1), r["ALL STATS"].clone());
+            }
         }
         let text = serde_json::to_string_pretty(&doc)?;
         std::fs::write(&path, text).with_context(|| format!("writing {TOOL}'s JSON to {path}"))

@@ -290,10 +290,7 @@ impl CommandsConfig {
                 "must be above 0 for the gaussian pattern (G)",
             ));
         }
-        let by_key = match p.get_choice("commands.data_size_pattern", "R", &["R", "S"])? {
-            "S" => true,
-            _ => false,
-        };
+        let by_key = p.get_choice("commands.data_size_pattern", "R", &["R", "S"])? == "S";
         let data = match range_of(p, "commands.data_size_range", "bytes")? {
             Some((a, b)) => {
                 if p.contains("commands.data_size") {
