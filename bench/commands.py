@@ -10,7 +10,8 @@ Redis (and one private memcached, when installed).
   binary `--memtier` names): the line
 
       -s 127.0.0.1 -p PORT -t 1 -c 16 --ratio 1:10 -n N --key-maximum 100000
-      -d 32 --pipeline P --hide-histogram --json-out-file F
+      -d 32 --pipeline P --distinct-client-seed --hide-histogram
+      --json-out-file F
 
   at pipeline 1 and 8 (N: --ops / 16 requests per connection at pipeline
   1, three times as many at 8), by memtier_benchmark and by `sojourn
@@ -18,6 +19,12 @@ Redis (and one private memcached, when installed).
   each one's JSON (["ALL STATS"]["Totals"] "Count" and "Ops/sec"), p50
   and p99 its GETs'. The keys are written once first (`--ratio 1:0
   --key-pattern P:P -n allkeys`), so that both tools' GETs hit alike.
+  `--distinct-client-seed`: without it memtier's clients all draw one
+  sequence of keys (16 clients, one sixteenth of the keys touched, each
+  at once by all), while sojourn gives every connection a seed of its
+  own either way; the server's CPU per request differs by up to half
+  between the two, so without it the two lines ask the server for
+  different work.
   memcached: the same line with `-P memcache_text`, half as many
   requests (reported, no verdict).
 - redis-benchmark (Debian's redis-tools): `-h 127.0.0.1 -p PORT -t get -c
@@ -121,7 +128,8 @@ def memtier_line(port, protocol, pipeline, per_client):
     if protocol != "redis":
         line += ["-P", protocol]
     return line + ["-t", "1", "-c", str(CLIENTS), "--ratio", "1:10", "-n", str(per_client),
-                   "--key-maximum", str(KEYS), "-d", str(DATA), "--pipeline", str(pipeline), "--hide-histogram"]
+                   "--key-maximum", str(KEYS), "-d", str(DATA), "--pipeline", str(pipeline),
+                   "--distinct-client-seed", "--hide-histogram"]
 
 
 def memtier_fill(port, protocol):
@@ -138,9 +146,14 @@ def memtier_figures(path):
     with open(path) as f:
         stats = json.load(f)["ALL STATS"]
     total, gets = stats["Totals"], stats.get("Gets") or {}
-    pct = gets.get("Percentile Latencies") or {}
-    us = lambda k: pct[k] * 1000 if isinstance(pct.get(k), (int, float)) else None
-    return int(total["Count"]), float(total["Ops/sec"]), us("p50.00"), us("p99.00")
+    # By the percentile's value: memtier names them "p50.00", sojourn "p50.000".
+    pct = {}
+    for k, v in (gets.get("Percentile Latencies") or {}).items():
+        try:
+            pct[float(k.lstrip("p"))] = v * 1000
+        except (TypeError, ValueError):
+            continue
+    return int(total["Count"]), float(total["Ops/sec"]), pct.get(50.0), pct.get(99.0)
 
 
 def redis_benchmark_line(port, n):
@@ -217,9 +230,13 @@ class Job:
             return
         cpu = lambda sp: sp[0]["cpu_us_per_op"] / sp[1]["cpu_us_per_op"]
         ops = lambda sp: sp[0]["ops_per_sec"] / sp[1]["ops_per_sec"]
+        server = lambda r: (f"{r['server_us_per_op']:.2f}" if r.get("server_us_per_op") is not None else "-")
+        busy = lambda r: f"{r['server_busy']:.0%}" if r.get("server_busy") is not None else "-"
         self.note(f"commands {title}: sojourn / {peer} by pair, in order: client CPU/op "
                   + ", ".join(f"{cpu(sp):.2f}x" for sp in both) + "; ops/s "
-                  + ", ".join(f"{ops(sp):.2f}x" for sp in both) + "; the table keeps the median pair by CPU")
+                  + ", ".join(f"{ops(sp):.2f}x" for sp in both) + "; the server's us/op and share of a CPU, sojourn/peer: "
+                  + ", ".join(f"{server(s)}/{server(p)} ({busy(s)}/{busy(p)})" for s, p in both)
+                  + "; the table keeps the median pair by CPU")
         s, p = sorted(both, key=cpu)[len(both) // 2]
         s["pairs_cpu"] = p["pairs_cpu"] = [round(cpu(sp), 3) for sp in both]
         s["pairs_ops"] = p["pairs_ops"] = [round(ops(sp), 3) for sp in both]
@@ -248,7 +265,7 @@ class Job:
             if not exe:
                 self.runner.keep(self.runner.attempt(f"sojourn memtier {db} -P {pipeline}", ours))
                 continue
-            self.pairs(f"{db} memtier -c {CLIENTS} -P {pipeline}", ours,
+            self.pairs(f"{db.split('-', 1)[1]} memtier -c {CLIENTS} -P {pipeline}", ours,
                        lambda: run("memtier_benchmark", [exe] + line, pipeline), "memtier_benchmark")
 
     def redis_benchmark_job(self, port, n):
@@ -268,7 +285,7 @@ class Job:
         self.runner.attempt("redis-benchmark -t set", measured, [
             "redis-benchmark", "-h", "127.0.0.1", "-p", str(port), "-t", "set", "-r", str(KEYS), "-n",
             str(KEYS * 3), "-d", "3", "-P", "16", "-q"])
-        self.pairs(f"redis-benchmark -t get -c {CLIENTS}", ours,
+        self.pairs(f"redis redis-benchmark -t get -c {CLIENTS}", ours,
                    lambda: self.timed("redis-benchmark", "commands-redis", "GET", port, ["redis-benchmark"] + line,
                                       figures), "redis-benchmark")
 

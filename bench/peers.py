@@ -77,10 +77,10 @@ installed:
   - commands: memtier_benchmark's and redis-benchmark's own command lines
     run by each tool and through `sojourn memtier` / `sojourn
     redis-benchmark` on a private Redis (and memcached): memtier `-t 1 -c
-    16 --ratio 1:10` at pipeline 1 and 8, redis-benchmark `-t get -c 16`,
-    three alternating pairs each, client CPU per operation and throughput
-    (memtier_benchmark built from its release tag into the cache, or
-    --memtier; see bench/commands.py).
+    16 --ratio 1:10 --distinct-client-seed` at pipeline 1 and 8,
+    redis-benchmark `-t get -c 16`, three alternating pairs each, client
+    CPU per operation and throughput (memtier_benchmark built from its
+    release tag into the cache, or --memtier; see bench/commands.py).
 
 On a machine of 4 CPUs or more, the servers are pinned to the first CPU and
 the clients to the next eight (--no-pin to leave them be).
@@ -1199,7 +1199,7 @@ def table(results, db, title):
     if not rows:
         return
     print(f"\n## {title}")
-    print(f"{'tool':16} {'wl':>3} {'conns':>5} {'ops/s':>9} {'cpu us/op':>9} {'user':>6} {'sys':>6} "
+    print(f"{'tool':17} {'wl':>3} {'conns':>5} {'ops/s':>9} {'cpu us/op':>9} {'user':>6} {'sys':>6} "
           f"{'p50 us':>7} {'p99 us':>7} {'cpu s/p':>7} {'ops/s s/p':>9} {'cs/op':>6} {'sysc/op':>7}")
     order = {"A": 0, "C": 1, "GET": 2, "-S": 2, "R": 0, "U": 1, "P1": -2, "P8": -1}
     rows.sort(key=lambda r: (order.get(r["workload"], 3), -r["conns"], r["tool"] != "sojourn", r["tool"]))
@@ -1209,7 +1209,7 @@ def table(results, db, title):
             return f"{v:>{w}.{d}f}" if isinstance(v, (int, float)) else f"{'-':>{w}}"
         cr, tr = r.get("sojourn_over_peer_cpu"), r.get("sojourn_over_peer_ops_per_sec")
         name = r["tool"] + (f" #{r['round']}" if "round" in r else "")
-        print(f"{name:16} {r['workload']:>3} {r['conns']:>5} {r['ops_per_sec']:>9.0f} "
+        print(f"{name:17} {r['workload']:>3} {r['conns']:>5} {r['ops_per_sec']:>9.0f} "
               f"{r['cpu_us_per_op']:>9.2f} {r['user_us_per_op']:>6.2f} {r['sys_us_per_op']:>6.2f} "
               f"{num('read_p50_us', 7, 0)} {num('read_p99_us', 7, 0)} "
               f"{(f'{cr:6.2f}x' if cr else ''):>7} {(f'{tr:8.2f}x' if tr else ''):>9} "
@@ -1345,9 +1345,9 @@ def main():
           "its own), the median of three pairs")
     table(results, "tpcc-postgres", "TPC-C on PostgreSQL (as on MariaDB, beside sysbench-tpcc on its own tables)")
     table(results, "commands-redis", "Command lines through sojourn on Redis (P1, P8: memtier -t 1 -c 16 --ratio "
-          "1:10 -d 32 --key-maximum 100000 --pipeline 1 and 8, by memtier_benchmark and by sojourn memtier; GET: "
-          "redis-benchmark -t get -c 16 -d 3 -r 100000 by itself and by sojourn redis-benchmark), the median of "
-          "three pairs")
+          "1:10 -d 32 --key-maximum 100000 --distinct-client-seed --pipeline 1 and 8, by memtier_benchmark and by "
+          "sojourn memtier; GET: redis-benchmark -t get -c 16 -d 3 -r 100000 by itself and by sojourn "
+          "redis-benchmark), the median of three pairs")
     table(results, "commands-memcached", "The same memtier lines with -P memcache_text on memcached (half the "
           "requests; reported)")
     table(results, "null", "null backend: client overhead (sojourn null:, YCSB BasicDB, go-ycsb basic; workload A)")
@@ -1359,6 +1359,9 @@ def main():
     print("#    start included, and for YCSB the JVM's start, JIT compilation and GC; p50/p99 are of reads, as each")
     print("#    tool reports them; ops/s as each tool reports it; s/p = sojourn / peer at the same workload and")
     print("#    connections (pgbench and redis-benchmark: against sojourn's workload C).")
+    if any(r["db"].startswith("commands") for r in results):
+        print("#  - commands: s/p = sojourn running the peer's own command line / the peer; p50/p99 of GETs;")
+        print("#    sojourn's CPU includes writing its run to its results store.")
     for n in NOTES:
         print(f"#  - {n}")
     if a.json:

@@ -249,6 +249,45 @@ fn no_secret_reaches_any_output_store_or_file() {
         ]);
     seen.ok_command("suite", c);
 
+    // memtier's and redis-benchmark's command lines, their password given
+    // with -a (glued and apart) and memtier's JSON written.
+    let port = server.port().to_string();
+    let memtier_json = out.join("memtier.json");
+    let mut c = bin();
+    c.args([
+        "memtier",
+        "-s",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-n",
+        "50",
+        "-c",
+        "2",
+        "-t",
+        "1",
+    ])
+    .arg(format!("-a{SERVER}"))
+    .arg("--json-out-file")
+    .arg(&memtier_json)
+    .env("SOJOURN_DATA_DIR", &data);
+    seen.ok_command("memtier", c);
+    let mut c = bin();
+    c.args([
+        "redis-benchmark",
+        "-p",
+        &port,
+        "-a",
+        SERVER,
+        "-t",
+        "get",
+        "-n",
+        "50",
+        "-q",
+    ])
+    .env("SOJOURN_DATA_DIR", &data);
+    seen.ok_command("redis-benchmark", c);
+
     // Everything that reads the store back, in every format, to stdout and
     // to files.
     let file = |name: &str| out.join(name).to_string_lossy().into_owned();
