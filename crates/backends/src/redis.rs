@@ -731,17 +731,7 @@ impl Backend for RedisBackend {
 
     async fn prepare(&self, schema: &Schema, drop: bool) -> Result<(), BackendError> {
         self.check_schema(schema)?;
-        for node in self.nodes() {
-            let mut link = node.setup().await?;
-            if drop {
-                self.setup_call(&mut link, &[b"FLUSHDB"]).await?;
-            } else {
-                // Redis needs nothing created; this only proves the server
-                // answers before the run starts.
-                self.setup_call(&mut link, &[b"PING"]).await?;
-            }
-        }
-        Ok(())
+        self.flush_or_ping(drop).await
     }
 
     async fn is_empty(&self, schema: &Schema) -> Result<Option<bool>, BackendError> {
@@ -1373,12 +1363,22 @@ impl RedisConnection {
     }
 }
 
+impl RedisBackend {
+    /// With `drop`, empty the database number on every node; otherwise
+    /// check that each answers (Redis needs nothing created).
+    async fn flush_or_ping(&self, drop: bool) -> Result<(), BackendError> {
+        let command: &[u8] = if drop { b"FLUSHDB" } else { b"PING" };
+        for node in self.nodes() {
+            let mut link = node.setup().await?;
+            self.setup_call(&mut link, &[command]).await?;
+        }
+        Ok(())
+    }
+}
+
 impl Runs<Vote> for RedisBackend {
     async fn prepare_tables(&self, _variant: &VoteVariant, drop: bool) -> Result<(), BackendError> {
-        let mut link = self.setup_link().await?;
-        let command: &[u8] = if drop { b"FLUSHDB" } else { b"PING" };
-        self.setup_call(&mut link, &[command]).await?;
-        Ok(())
+        self.flush_or_ping(drop).await
     }
     async fn tables_empty(&self, _variant: &VoteVariant) -> Result<Option<bool>, BackendError> {
         let mut link = self.setup_link().await?;

@@ -192,32 +192,12 @@ fn memtier_s_command_line_on_memcached() {
     let json = dir.path().join("memtier.json");
     let port = server.port().to_string();
     let before = stats(&server);
-    let out = peer_tool(
-        dir.path(),
-        "memtier",
-        &[
-            "-P",
-            "memcache_text",
-            "-s",
-            "127.0.0.1",
-            "-p",
-            &port,
-            "--ratio",
-            "1:10",
-            "-n",
-            "550",
-            "-c",
-            "2",
-            "-t",
-            "2",
-            "-d",
-            "32",
-            "--key-maximum",
-            "99",
-            "--json-out-file",
-            json.to_str().unwrap(),
-        ],
+    let line = format!(
+        "-P memcache_text -s 127.0.0.1 -p {port} --ratio 1:10 -n 550 -c 2 -t 2 -d 32 \
+         --key-maximum 99 --json-out-file {}",
+        json.display()
     );
+    let out = peer_line(dir.path(), "memtier", &line, &[]);
     let stdout = ok(&out);
     assert!(stdout.contains("\nALL STATS\n"), "{stdout}");
     let after = stats(&server);
@@ -245,30 +225,11 @@ fn memtier_s_command_line_on_memcached() {
     assert!(after["curr_items"] <= 100);
     // The pipelined path, a multi-get of 2 keys counting as 2 gets.
     let before = stats(&server);
-    ok(&peer_tool(
-        dir.path(),
-        "memtier",
-        &[
-            "-P",
-            "memcache_text",
-            "-s",
-            "127.0.0.1",
-            "-p",
-            &port,
-            "--ratio",
-            "1:4",
-            "--multiget-keys",
-            "2",
-            "-n",
-            "300",
-            "-c",
-            "2",
-            "-t",
-            "1",
-            "--pipeline",
-            "4",
-        ],
-    ));
+    let line = format!(
+        "-P memcache_text -s 127.0.0.1 -p {port} --ratio 1:4 --multiget-keys 2 -n 300 -c 2 \
+         -t 1 --pipeline 4"
+    );
+    ok(&peer_line(dir.path(), "memtier", &line, &[]));
     let after = stats(&server);
     let delta = |k: &str| after[k] - before.get(k).copied().unwrap_or(0);
     // 600 requests in cycles of 1 set and 2 gets of 2 keys each: 200 sets

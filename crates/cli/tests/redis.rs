@@ -694,32 +694,12 @@ fn memtier_ratio(server: &RedisServer, data: &std::path::Path) {
     let json = data.join("ratio.json");
     let port = server.port().to_string();
     let before = server.commandstats();
-    let out = peer_tool(
-        data,
-        "memtier",
-        &[
-            "-s",
-            "127.0.0.1",
-            "-p",
-            &port,
-            "--ratio",
-            "1:10",
-            "--key-pattern",
-            "R:R",
-            "-n",
-            "2000",
-            "-c",
-            "4",
-            "-t",
-            "2",
-            "-d",
-            "64",
-            "--key-maximum",
-            "999",
-            "--json-out-file",
-            json.to_str().unwrap(),
-        ],
+    let line = format!(
+        "-s 127.0.0.1 -p {port} --ratio 1:10 --key-pattern R:R -n 2000 -c 4 -t 2 -d 64 \
+         --key-maximum 999 --json-out-file {}",
+        json.display()
     );
+    let out = peer_line(data, "memtier", &line, &[]);
     let stdout = ok(&out);
     let ran = server.commands_since(&before);
     let doc = memtier_json(&json);
@@ -790,28 +770,10 @@ fn memtier_ratio(server: &RedisServer, data: &std::path::Path) {
     // The pipelined path: 8 requests in flight on each of 2 sockets, 500
     // requests per socket as memtier counts them.
     let before = server.commandstats();
-    ok(&peer_tool(
-        data,
-        "memtier",
-        &[
-            "-s",
-            "127.0.0.1",
-            "-p",
-            &port,
-            "--ratio",
-            "1:3",
-            "-n",
-            "500",
-            "-c",
-            "2",
-            "-t",
-            "1",
-            "--pipeline",
-            "8",
-            "--key-maximum",
-            "999",
-        ],
-    ));
+    let line = format!(
+        "-s 127.0.0.1 -p {port} --ratio 1:3 -n 500 -c 2 -t 1 --pipeline 8 --key-maximum 999"
+    );
+    ok(&peer_line(data, "memtier", &line, &[]));
     let ran = server.commands_since(&before);
     assert_eq!(ran["set"] + ran["get"], 1000, "{ran:?}");
     assert!((200..=300).contains(&ran["set"]), "{ran:?}");
@@ -822,36 +784,21 @@ fn memtier_commands(server: &RedisServer, data: &std::path::Path) {
     let json = data.join("commands.json");
     let port = server.port().to_string();
     let before = server.commandstats();
-    ok(&peer_tool(
-        data,
-        "memtier",
-        &[
-            "-p",
-            &port,
-            "-s",
-            "127.0.0.1",
-            "--command",
-            "HSET __key__ f __data__",
-            "--command-ratio",
-            "1",
-            "--command",
-            "HGET __key__ f",
-            "--command-ratio",
-            "3",
-            "-n",
-            "400",
-            "-c",
-            "2",
-            "-t",
-            "1",
-            "-d",
-            "16",
-            "--key-maximum",
-            "99",
-            "--json-out-file",
-            json.to_str().unwrap(),
-        ],
-    ));
+    let line = format!(
+        "-p {port} -s 127.0.0.1 -n 400 -c 2 -t 1 -d 16 --key-maximum 99 --json-out-file {}",
+        json.display()
+    );
+    let templates = [
+        "--command",
+        "HSET __key__ f __data__",
+        "--command-ratio",
+        "1",
+        "--command",
+        "HGET __key__ f",
+        "--command-ratio",
+        "3",
+    ];
+    ok(&peer_line(data, "memtier", &line, &templates));
     let ran = server.commands_since(&before);
     let stats = &memtier_json(&json)["ALL STATS"];
     assert_eq!(

@@ -54,10 +54,7 @@ impl CommandConnection for RedisConnection {
 /// empties the database number, as for YCSB's layout.
 impl Runs<Commands> for RedisBackend {
     async fn prepare_tables(&self, _: &CommandsSetup, drop: bool) -> Result<(), BackendError> {
-        let mut link = self.setup_link().await?;
-        let command: &[u8] = if drop { b"FLUSHDB" } else { b"PING" };
-        self.setup_call(&mut link, &[command]).await?;
-        Ok(())
+        self.flush_or_ping(drop).await
     }
 
     async fn tables_empty(&self, _: &CommandsSetup) -> Result<Option<bool>, BackendError> {

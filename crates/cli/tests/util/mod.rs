@@ -43,6 +43,16 @@ pub fn peer_tool(data: &Path, tool: &str, args: &[&str]) -> Output {
     )
 }
 
+/// [`peer_tool`] with the arguments of `line` (split at blanks), then
+/// `more` as they are (words with blanks in them).
+pub fn peer_line(data: &Path, tool: &str, line: &str, more: &[&str]) -> Output {
+    let args: Vec<&str> = line
+        .split_whitespace()
+        .chain(more.iter().copied())
+        .collect();
+    peer_tool(data, tool, &args)
+}
+
 /// [`sojourn`] that must end within `limit` (the test fails if not).
 pub fn sojourn_within(data: &Path, args: &[&str], limit: Duration) -> Output {
     output_within(
