@@ -213,7 +213,11 @@ class Job:
         extra = {}
         if before and after and after[1] > before[1]:
             extra["server_us_per_op"] = (after[0] - before[0]) * 1e6 / (after[1] - before[1])
-            extra["server_busy"] = (after[0] - before[0]) / wall if wall else None
+            # Over the run as the tool times it: memtier_benchmark's process
+            # lingers up to a second past its run (its progress loop's
+            # sleep), sojourn's writes the run to its store.
+            secs = ops / rate if rate else wall
+            extra["server_busy"] = (after[0] - before[0]) / secs if secs else None
         return self.result(tool, db, workload, CLIENTS, ops, rate, wall, user, sys_, p50, p99, extra)
 
     def pairs(self, title, ours, theirs, peer):

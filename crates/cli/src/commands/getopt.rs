@@ -111,6 +111,40 @@ pub fn read(tool: &str, args: &[String], opts: &[Opt], rest_from_first: bool) ->
     Ok(out)
 }
 
+/// Print what `--help` says for a peer tool's command line: what it is,
+/// the options read, where the rest is said. (A reader that stops reading,
+/// `| head`, is no error.)
+pub fn print_help(command: &str, what: &str, opts: &[Opt]) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stdout().lock(), "{}", help(command, what, opts));
+}
+
+fn help(command: &str, what: &str, opts: &[Opt]) -> String {
+    let list: Vec<String> = opts
+        .iter()
+        .map(|o| {
+            let value = if o.valued { " VALUE" } else { "" };
+            match o.short {
+                Some(c) => format!("  -{c}, --{}{value}", o.long),
+                None => format!("      --{}{value}", o.long),
+            }
+        })
+        .collect();
+    format!(
+        "Usage: sojourn {command} [OPTIONS]\n\n{what}\n\nOptions read (any other is refused, \
+         naming it):\n{}\n\nSee docs/commands.md.",
+        list.join("\n")
+    )
+}
+
+/// Whether `args` ask for help: `--help` before any argument that is not
+/// an option.
+pub fn asks_help(args: &[String]) -> bool {
+    args.iter()
+        .take_while(|a| a.starts_with('-'))
+        .any(|a| a == "--help")
+}
+
 /// `value` as a number of the kind `T`, or an error naming the option.
 pub fn number<T: std::str::FromStr>(tool: &str, option: &str, value: &str) -> Result<T> {
     value

@@ -474,6 +474,12 @@ fn configuration(m: &Memtier) -> serde_json::Value {
 }
 
 pub fn main(a: MemtierArgs) -> Result<ExitCode> {
+    if getopt::asks_help(&a.args) {
+        let what = "memtier_benchmark's command line, run as sojourn's commands workload and \
+             printed as memtier prints (its ALL STATS table, its --json-out-file).";
+        getopt::print_help("memtier", what, OPTS);
+        return Ok(ExitCode::SUCCESS);
+    }
     let m = parse(&a.args)?;
     let args = translate(&m)?;
     let Some(path) = m.json_out.clone() else {

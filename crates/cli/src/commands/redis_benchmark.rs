@@ -263,6 +263,12 @@ fn translate(r: &RedisBenchmark, title: &str, command: &str) -> Result<PhaseArgs
 }
 
 pub fn main(a: RedisBenchmarkArgs) -> Result<ExitCode> {
+    if getopt::asks_help(&a.args) {
+        let what = "redis-benchmark's command line ([OPTIONS] [COMMAND ARGS...]), each test a \
+             run of sojourn's commands workload, printed as redis-benchmark prints it.";
+        getopt::print_help("redis-benchmark", what, OPTS);
+        return Ok(ExitCode::SUCCESS);
+    }
     let r = parse(&a.args)?;
     let tests = tests(&r)?;
     // Every test is checked before the first runs.
