@@ -225,7 +225,7 @@ impl CommandsConfig {
             ));
         }
         let mut entries: Vec<Entry> = Vec::new();
-        for (n, key) in numbers {
+        for (_, key) in numbers {
             let text = p.get(key).unwrap_or_default();
             let template = Template::parse(text).map_err(|e| p.invalid(key, e))?;
             let ratio_key = format!("{key}.ratio");
@@ -255,7 +255,6 @@ impl CommandsConfig {
                     format!("names a second template {name}: each template's name is its own"),
                 ));
             }
-            let _ = n;
             entries.push(Entry {
                 template,
                 name,
@@ -473,8 +472,9 @@ impl CommandsWorker {
         }
     }
 
-    /// The words the next operation sends (for tests).
-    pub fn next_args(&mut self) -> (&str, &Args) {
+    /// The words the next operation sends.
+    #[cfg(test)]
+    fn next_args(&mut self) -> (&str, &Args) {
         let i = self.next_entry();
         self.render(i);
         (&self.shared.cfg.entries[i].name, &self.args)
