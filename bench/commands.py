@@ -347,7 +347,7 @@ def verdicts(results, say):
         cpu, ops = r["sojourn_over_peer_cpu"], r["sojourn_over_peer_ops_per_sec"]
         busy = r.get("server_busy")
         bound = busy is not None and busy >= SERVER_BOUND
-        detail = (f"CPU {cpu:.2f}x ({', '.join(f'{x:.2f}' for x in r.get('pairs_cpu', []))}), ops/s {ops:.2f}x "
+        detail = (f"CPU {cpu:.3f}x ({', '.join(f'{x:.2f}' for x in r.get('pairs_cpu', []))}), ops/s {ops:.3f}x "
                   f"({', '.join(f'{x:.2f}' for x in r.get('pairs_ops', []))}) (median pair of {PAIRS} by CPU)")
         if busy is not None:
             detail += f"; the server busy {busy:.0%} of a CPU in memtier_benchmark's run"

@@ -110,6 +110,7 @@ struct Memtier {
     commands: Vec<Template>,
     rate: Option<u64>,
     randomize: bool,
+    distinct_seeds: bool,
     run_count: u32,
     percentiles: String,
     json_out: Option<String>,
@@ -148,6 +149,7 @@ impl Default for Memtier {
             commands: Vec::new(),
             rate: None,
             randomize: false,
+            distinct_seeds: false,
             run_count: 1,
             percentiles: "50,99,99.9".into(),
             json_out: None,
@@ -245,8 +247,7 @@ fn parse(args: &[String]) -> Result<Memtier> {
                 m.commands[i].pattern = pattern_letter(name, &v)?;
             }
             "rate-limiting" => m.rate = Some(n(&v)?),
-            // Every connection draws from a seed of its own already.
-            "distinct-client-seed" => {}
+            "distinct-client-seed" => m.distinct_seeds = true,
             "randomize" => m.randomize = true,
             "run-count" => m.run_count = number::<u32>(TOOL, name, &v)?.max(1),
             // sojourn prints no latency histogram after the table.
@@ -425,6 +426,10 @@ fn translate(m: &Memtier) -> Result<PhaseArgs> {
     if m.tls_skip_verify {
         props.push("redis.tls.insecure=true".into());
     }
+    if !m.distinct_seeds {
+        // memtier's clients draw the same keys unless told otherwise.
+        props.push("commands.distinct_seeds=false".into());
+    }
     if m.randomize {
         let t = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -531,6 +536,7 @@ mod tests {
             "commands.2.ratio=10",
             "commands.2.key_pattern=G",
             "commands.data_size=64",
+            "commands.distinct_seeds=false",
         ] {
             assert!(a.props.contains(&p.to_string()), "{p}: {:?}", a.props);
         }
@@ -587,6 +593,8 @@ mod tests {
 
     #[test]
     fn passwords_and_refusals() {
+        let distinct = translate(&parse(&args("--distinct-client-seed")).unwrap()).unwrap();
+        assert!(!distinct.props.iter().any(|p| p.contains("distinct_seeds")));
         let m = parse(&args("-a alice:s3cret --tls --tls-skip-verify")).unwrap();
         assert_eq!(url(&m), "rediss://alice@localhost:6379");
         let a = translate(&m).unwrap();

@@ -365,7 +365,10 @@ pub fn json(run: &RunRecord, configuration: Value) -> Value {
             } else {
                 0.0
             };
-            pct.insert(format!("p{q:.3}"), round3(v).into());
+            // memtier writes `p%.3f` into seven bytes: `p50.00`.
+            let mut key = format!("p{q:.3}");
+            key.truncate(6);
+            pct.insert(key, round3(v).into());
         }
         stats.insert(
             r.name.clone(),
@@ -378,7 +381,8 @@ pub fn json(run: &RunRecord, configuration: Value) -> Value {
                 "Connection Errors": 0,
                 "Latency": round3(mean),
                 "Average Latency": round3(mean),
-                "Accumulated Latency": if some { (h.mean() * count as f64 / 1e3) as u64 } else { 0 },
+                // In milliseconds, as memtier's.
+                "Accumulated Latency": if some { (h.mean() * count as f64 / 1e6) as u64 } else { 0 },
                 "Min Latency": if some { round3(ms(h.min() as f64)) } else { 0.0 },
                 "Max Latency": if some { round3(ms(h.max() as f64)) } else { 0.0 },
                 "KB/sec": Value::Null,

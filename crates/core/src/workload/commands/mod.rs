@@ -92,6 +92,7 @@ pub const COMMANDS_PROPERTIES: &[&str] = &[
     "commands.client_offset",
     "commands.clients",
     "commands.per_connection",
+    "commands.distinct_seeds",
 ];
 
 const PREFIX: &str = "commands.";
@@ -152,6 +153,10 @@ pub struct CommandsConfig {
     /// (memtier's `-n`, requests per client), rather than the connections
     /// taking the next operation from one count.
     pub per_connection: bool,
+    /// Each connection draws from a seed of its own (sojourn's way); off,
+    /// every connection draws the same keys in the same order, as
+    /// memtier's clients do without `--distinct-client-seed`.
+    pub distinct_seeds: bool,
 }
 
 fn range_of(p: &Properties, key: &str, what: &str) -> Result<Option<(u64, u64)>, PropertyError> {
@@ -324,6 +329,7 @@ impl CommandsConfig {
                 None
             },
             per_connection: p.get_bool("commands.per_connection", false)?,
+            distinct_seeds: p.get_bool("commands.distinct_seeds", true)?,
         })
     }
 
@@ -395,7 +401,7 @@ impl Shared {
             .collect();
         CommandsWorker {
             shared: self.clone(),
-            rng: rng_for(self.seed, client),
+            rng: rng_for(self.seed, if self.cfg.distinct_seeds { client } else { 0 }),
             keys,
             at: 0,
             done: 0,
@@ -725,6 +731,28 @@ mod tests {
             worker(&cfg, 0, 1).next_args().1.get(1),
             Some(&b"c:__rand_int__"[..])
         );
+    }
+
+    #[test]
+    fn connections_draw_apart_unless_told_otherwise() {
+        let keys = |distinct: &str| {
+            let cfg = CommandsConfig::from_properties(&props(&[
+                ("commands.1", "GET __key__"),
+                ("commands.distinct_seeds", distinct),
+            ]))
+            .unwrap();
+            let draw = |i| {
+                let mut w = worker(&cfg, i, 2);
+                (0..5)
+                    .map(|_| w.next_args().1.get(1).unwrap().to_vec())
+                    .collect::<Vec<_>>()
+            };
+            (draw(0), draw(1))
+        };
+        let (a, b) = keys("true");
+        assert_ne!(a, b);
+        let (a, b) = keys("false");
+        assert_eq!(a, b);
     }
 
     #[test]
