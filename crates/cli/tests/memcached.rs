@@ -210,17 +210,16 @@ fn memtier_s_command_line_on_memcached() {
     assert_eq!(delta("cmd_get"), 2000);
     assert_eq!(st["Sets"]["Count"], 200);
     assert_eq!(st["Gets"]["Count"], 2000);
-    // Hits and misses as memcached counted them (memtier's JSON gives
-    // rates to two places and its duration to the millisecond).
-    let near = |a: f64, b: u64| (a - b as f64).abs() <= 0.01 * b as f64 + 1.0;
-    let secs = doc["ALL STATS"]["Runtime"]["Total duration"]
-        .as_f64()
-        .unwrap()
-        / 1e3;
-    let hits = st["Gets"]["Hits/sec"].as_f64().unwrap() * secs;
-    let misses = st["Gets"]["Misses/sec"].as_f64().unwrap() * secs;
-    assert!(near(hits, delta("get_hits")), "{hits} {after:?}");
-    assert!(near(misses, delta("get_misses")), "{misses} {after:?}");
+    // Hits and misses as memcached counted them: the rates' shares of the
+    // GETs' (memtier's JSON gives rates, to two places).
+    let g = &st["Gets"];
+    let share = |k: &str| g[k].as_f64().unwrap() / g["Ops/sec"].as_f64().unwrap() * 2000.0;
+    let near = |a: f64, b: u64| (a - b as f64).abs() < 0.5;
+    assert!(near(share("Hits/sec"), delta("get_hits")), "{g} {after:?}");
+    assert!(
+        near(share("Misses/sec"), delta("get_misses")),
+        "{g} {after:?}"
+    );
     assert!(delta("get_misses") > 0 && delta("get_hits") > 0);
     assert!(after["curr_items"] <= 100);
     // The pipelined path, a multi-get of 2 keys counting as 2 gets.
