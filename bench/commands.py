@@ -21,10 +21,9 @@ Redis (and one private memcached, when installed).
   --key-pattern P:P -n allkeys`), so that both tools' GETs hit alike.
   `--distinct-client-seed`: without it memtier's clients all draw one
   sequence of keys (16 clients, one sixteenth of the keys touched, each
-  at once by all), while sojourn gives every connection a seed of its
-  own either way; the server's CPU per request differs by up to half
-  between the two, so without it the two lines ask the server for
-  different work.
+  at once by all), and `sojourn memtier` follows memtier there; the
+  server's CPU per request differs by up to half between the two ways, so
+  the job gives each connection a sequence of its own in both tools.
   memcached: the same line with `-P memcache_text`, half as many
   requests (reported, no verdict).
 - redis-benchmark (Debian's redis-tools): `-h 127.0.0.1 -p PORT -t get -c
