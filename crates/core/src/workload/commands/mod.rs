@@ -463,9 +463,13 @@ impl CommandsWorker {
                     }
                     Piece::RandInt => {
                         let r = below(&mut self.rng, cfg.random_range);
-                        let digits = itoa::Buffer::new().format(r).len();
-                        buf.extend(std::iter::repeat_n(b'0', 12usize.saturating_sub(digits)));
-                        buf.extend_from_slice(itoa::Buffer::new().format(r).as_bytes());
+                        let mut digits = itoa::Buffer::new();
+                        let digits = digits.format(r).as_bytes();
+                        buf.extend(std::iter::repeat_n(
+                            b'0',
+                            12usize.saturating_sub(digits.len()),
+                        ));
+                        buf.extend_from_slice(digits);
                     }
                     Piece::Expiry => {
                         let (lo, hi) = cfg.expiry;

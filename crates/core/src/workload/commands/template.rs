@@ -70,15 +70,18 @@ impl Template {
     }
 
     /// How many keys one operation draws.
-    pub fn keys(&self) -> usize {
+    #[cfg(test)]
+    fn keys(&self) -> usize {
         self.count(&Piece::Key)
     }
 
     /// Whether it holds `__rand_int__`.
-    pub fn has_rand_int(&self) -> bool {
+    #[cfg(test)]
+    fn has_rand_int(&self) -> bool {
         self.count(&Piece::RandInt) > 0
     }
 
+    #[cfg(test)]
     fn count(&self, piece: &Piece) -> usize {
         self.words.iter().flatten().filter(|p| *p == piece).count()
     }
@@ -191,12 +194,6 @@ impl Args {
     /// The words in order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
         (0..self.ends.len()).map(|i| self.get(i).unwrap_or_default())
-    }
-
-    /// The bytes of every word together (what a value's size is checked
-    /// against in tests).
-    pub fn total_len(&self) -> usize {
-        self.buf.len()
     }
 }
 
