@@ -18,5 +18,5 @@ pub fn normalise_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString>
         })
         .collect();
     // yb-sample-apps' flags that are not read, to be refused by name.
-    crate::ybapps::mark_unread_flags(args)
+    crate::compat::ybapps::mark_unread_flags(args)
 }

@@ -4,13 +4,15 @@
 mod argv;
 mod cli;
 mod commands;
+mod compat;
 mod dashboard;
+mod fleet;
 mod metrics;
 mod options;
+mod pipeline;
 mod progress;
 mod selection;
 mod workloads;
-mod ybapps;
 
 use std::process::ExitCode;
 

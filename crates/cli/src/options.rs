@@ -7,7 +7,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use sojourn_core::output::Warning;
+use sojourn_core::output::json::JsonReport;
+use sojourn_core::output::memtier::MemtierSummary;
+use sojourn_core::output::pgbench::PgbenchSummary;
+use sojourn_core::output::redis_benchmark::RedisBenchmarkSummary;
+use sojourn_core::output::ycsb::Summary;
+use sojourn_core::output::{Export, Warning};
 use sojourn_core::plan::Plan;
 use sojourn_core::properties::{Origin, Properties};
 use sojourn_core::workload::{pgio, Phase};
@@ -15,7 +20,8 @@ use sojourn_session::share::WorkloadFile;
 use sojourn_session::{parse_label, Places, RunTags, StoreChoice};
 
 use crate::cli::{ArrivalArg, Format, LiveArgs, PhaseArgs};
-use crate::{workloads, ybapps};
+use crate::compat::ybapps;
+use crate::workloads;
 
 /// The command line, validated.
 pub struct Options {
@@ -304,4 +310,17 @@ fn scripts(props: &mut Properties, a: &PhaseArgs) -> Result<Vec<String>> {
                 .map_or(e.to_string(), |s| s.to_string_lossy().into_owned())
         })
         .collect())
+}
+
+impl Format {
+    /// The export this `--format` names: the summary a phase prints.
+    pub fn export(self) -> &'static dyn Export {
+        match self {
+            Format::Text => &Summary,
+            Format::Json => &JsonReport,
+            Format::Pgbench => &PgbenchSummary,
+            Format::Memtier => &MemtierSummary,
+            Format::RedisBenchmark => &RedisBenchmarkSummary,
+        }
+    }
 }

@@ -11,9 +11,9 @@ use sojourn_core::workload::Phase;
 use sojourn_report::groups::{self, GroupOptions, MIN_REPETITIONS};
 use sojourn_session::{watch_ctrl_c, Session};
 
-use super::phase::RepeatGroup;
 use crate::cli::{AbArgs, Format};
 use crate::options::Options;
+use crate::pipeline::RepeatGroup;
 use crate::progress::Terminal;
 
 /// The shared arguments plus one side's properties, labelled with the side.

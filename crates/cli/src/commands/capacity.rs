@@ -27,8 +27,8 @@ use sojourn_session::fleet::{Coordinator, Setup};
 use sojourn_session::{watch_ctrl_c, Connections, PhaseSpec, Session};
 use sojourn_store::RunRecord;
 
-use super::fleet;
 use crate::cli::CapacityArgs;
+use crate::fleet;
 use crate::options::{Agents, Options};
 
 /// The search's settings, validated.

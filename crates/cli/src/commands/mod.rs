@@ -1,32 +1,29 @@
-//! One module per subcommand family; `dispatch` picks it.
+//! One module per subcommand family; `dispatch` picks it. `load`, `run`
+//! and `bench` are the pipeline itself, and the seed tools' command lines
+//! are translations into it (`compat/`): no command module imports another.
 
 mod ab;
 mod agent;
 mod capacity;
 mod compare;
-mod fleet;
-mod getopt;
 mod history;
 mod kubernetes;
 mod manual;
-mod memtier;
-mod pgbench;
-mod phase;
-mod redis_benchmark;
 mod report;
 mod results;
 mod suite;
-mod vote;
 
 use std::process::ExitCode;
 
 use crate::cli::Command;
+use crate::compat::{memtier, noria, pgbench, redis_benchmark};
+use crate::pipeline::{self, Mode};
 
 pub fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
-        Command::Load(a) => phase::main(a, phase::Mode::Load),
-        Command::Run(a) => phase::main(a, phase::Mode::Run),
-        Command::Bench(a) => phase::main(a, phase::Mode::Bench),
+        Command::Load(a) => pipeline::main(a, Mode::Load),
+        Command::Run(a) => pipeline::main(a, Mode::Run),
+        Command::Bench(a) => pipeline::main(a, Mode::Bench),
         Command::Capacity(a) => capacity::main(a),
         Command::Results(a) => results::main(a),
         Command::Suite(a) => suite::main(a),
@@ -38,7 +35,7 @@ pub fn dispatch(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Agent(a) => agent::main(a),
         Command::Agents(a) => agent::agents(a),
         Command::Kubernetes(a) => kubernetes::main(a),
-        Command::Vote(a) => vote::main(a),
+        Command::Vote(a) => noria::main(a),
         Command::Pgbench(a) => pgbench::main(a),
         Command::Memtier(a) => memtier::main(a),
         Command::RedisBenchmark(a) => redis_benchmark::main(a),

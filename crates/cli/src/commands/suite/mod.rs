@@ -124,7 +124,7 @@ fn agents_for(
     store.require_shared()?;
     for c in configs {
         for b in &c.benches {
-            super::fleet::reachable(&b.db_url)
+            crate::fleet::reachable(&b.db_url)
                 .with_context(|| format!("{} ({})", c.file, b.benchmark))?;
             for stage in b.load.iter().chain(&b.runs) {
                 if stage.clients.len() > n as usize {

@@ -321,7 +321,7 @@ fn run_stage_set_up(
                 .map(|(i, spec)| AgentShare {
                     share: ShareSpec {
                         db_url: sojourn_core::redact::without_password(&spec.db_url),
-                        recipe: super::super::fleet::for_agents(&spec.recipe),
+                        recipe: crate::fleet::for_agents(&spec.recipe),
                         spool_dirs: Vec::new(),
                         ..spec.clone()
                     },

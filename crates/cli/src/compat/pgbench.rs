@@ -13,8 +13,8 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 
-use super::phase;
 use crate::cli::{Cli, Command, Format, PgbenchArgs, PhaseArgs};
+use crate::pipeline;
 
 /// The options read, for the refusal of the others.
 const READ: &str = "-i -I -F -q -c -j -t -T -R -L -P -r -M -f -b -S -N -D -s -n --random-seed \
@@ -237,15 +237,15 @@ pub fn main(a: PgbenchArgs) -> Result<ExitCode> {
         eprintln!("note: {note}");
     }
     let (args, mode) = translate(&p)?;
-    phase::main(args, mode)
+    pipeline::main(args, mode)
 }
 
 /// pgbench's run as sojourn's `load` or `run` arguments.
-fn translate(p: &Pgbench) -> Result<(PhaseArgs, phase::Mode)> {
+fn translate(p: &Pgbench) -> Result<(PhaseArgs, pipeline::Mode)> {
     let mode = if p.init {
-        phase::Mode::Load
+        pipeline::Mode::Load
     } else {
-        phase::Mode::Run
+        pipeline::Mode::Run
     };
     // sojourn's own defaults for the command, then pgbench's settings.
     let verb = if p.init { "load" } else { "run" };
@@ -347,7 +347,7 @@ mod tests {
         let uri = parse(&args("-S postgresql://bob:pw@db.example:6432/x")).unwrap();
         assert_eq!(url(&uri), "postgresql://bob:pw@db.example:6432/x");
         let (a, mode) = translate(&p).unwrap();
-        assert_eq!(mode, phase::Mode::Run);
+        assert_eq!(mode, pipeline::Mode::Run);
         assert_eq!(a.threads.as_deref(), Some("4"));
         assert!(
             a.props.contains(&"operationcount=1000".to_string()),
@@ -369,7 +369,7 @@ mod tests {
         let (i, mode) = translate(&parse(&args("-i -s 2 db")).unwrap()).unwrap();
         assert_eq!(
             (mode, i.scale.as_deref(), i.drop),
-            (phase::Mode::Load, Some("2"), true)
+            (pipeline::Mode::Load, Some("2"), true)
         );
     }
 

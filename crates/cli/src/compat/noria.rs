@@ -21,8 +21,8 @@ use hdrhistogram::Histogram;
 use sojourn_core::op::OpKind;
 use sojourn_core::record::RunRecord;
 
-use super::phase;
 use crate::cli::{Cli, Command, VoteArgs, VoteBackend, VoteDistributionArg};
+use crate::pipeline;
 
 /// The backends this command runs, for the refusal of Noria's others.
 const BACKENDS: &str = "mysql, memcached, hybrid, redis and postgresql";
@@ -35,8 +35,8 @@ pub fn main(args: VoteArgs) -> Result<ExitCode> {
     let cli = Cli::try_parse_from(&translated.argv)
         .context("translating Noria's vote flags into sojourn's")?;
     let (phase_args, mode) = match cli.command {
-        Command::Bench(a) => (a, phase::Mode::Bench),
-        Command::Run(a) => (a, phase::Mode::Run),
+        Command::Bench(a) => (a, pipeline::Mode::Bench),
+        Command::Run(a) => (a, pipeline::Mode::Run),
         // Not shown: its arguments hold the database URL.
         _ => bail!("the vote translation gave a command other than bench or run"),
     };
@@ -45,7 +45,7 @@ pub fn main(args: VoteArgs) -> Result<ExitCode> {
         Some(path) => append_histograms(path, run),
         None => Ok(()),
     };
-    phase::main_then(phase_args, mode, Some(&mut append))
+    pipeline::main_then(phase_args, mode, Some(&mut append))
 }
 
 /// Noria's flags as sojourn's command line, and what differs.

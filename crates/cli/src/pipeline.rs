@@ -1,4 +1,6 @@
-//! `sojourn load`, `run` and `bench`: validate every plan before the
+//! The one pipeline every load and run ends in: `sojourn load`, `run` and
+//! `bench` themselves, and the seed tools' translations (`compat/`), which
+//! hand it their plans. It validates every plan before the
 //! database is touched, hand the phases to the session, and show each one
 //! as it ends: YCSB's summary (or the JSON report) on stdout, the server's
 //! figures and the warnings on stderr, the JSON report file. What a phase
@@ -12,10 +14,6 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use sojourn_core::failures::TooManyFailed;
 use sojourn_core::output::json::JsonReport;
-use sojourn_core::output::memtier::MemtierSummary;
-use sojourn_core::output::pgbench::PgbenchSummary;
-use sojourn_core::output::redis_benchmark::RedisBenchmarkSummary;
-use sojourn_core::output::ycsb::Summary;
 use sojourn_core::output::{Export, Warning};
 use sojourn_core::plan::Plan;
 use sojourn_core::record::RunRecord;
@@ -79,7 +77,7 @@ pub fn main_then(
     }
     let drop = opts.props.get_bool("dropdata", false)?;
     if let Some(agents) = opts.agents {
-        return super::fleet::main(&opts, agents, load.as_ref(), run.as_ref(), drop);
+        return crate::fleet::main(&opts, agents, load.as_ref(), run.as_ref(), drop);
     }
     let store = opts.store.open(&opts.places)?;
     let stop = sojourn_core::executor::StopHandle::new();
@@ -364,7 +362,7 @@ fn recorded(m: Measured<'_>) -> Result<()> {
 /// `json_file`: also write the JSON report file (a group writes its own).
 fn print_report(m: &Measured<'_>, opts: &Options, json_file: bool) -> Result<()> {
     let runs = [m.record()];
-    let format = export(opts.format);
+    let format = opts.format.export();
     // The summary goes out first: a failure to write the JSON file must not
     // lose what was measured.
     let mut stdout = std::io::stdout().lock();
@@ -378,15 +376,4 @@ fn print_report(m: &Measured<'_>, opts: &Options, json_file: bool) -> Result<()>
             .with_context(|| format!("writing the JSON report to {}", path.display()))?;
     }
     Ok(())
-}
-
-/// The export `--format` names.
-pub fn export(format: Format) -> &'static dyn Export {
-    match format {
-        Format::Text => &Summary,
-        Format::Json => &JsonReport,
-        Format::Pgbench => &PgbenchSummary,
-        Format::Memtier => &MemtierSummary,
-        Format::RedisBenchmark => &RedisBenchmarkSummary,
-    }
 }

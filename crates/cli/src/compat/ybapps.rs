@@ -21,9 +21,7 @@ use sojourn_core::properties::{Origin, Properties};
 use sojourn_core::workload::Phase;
 
 use crate::cli::PhaseArgs;
-pub use args::YbArgs;
-
-mod args;
+pub use crate::cli::YbArgs;
 
 /// The flags [`YbArgs`] reads, as yb-sample-apps names them, for messages.
 const READ: &[&str] = &[

@@ -400,7 +400,7 @@ fn present(
 fn print_merged(opts: &Options, merged: &RunRecord) -> Result<()> {
     let runs = std::slice::from_ref(merged);
     let mut out = std::io::stdout().lock();
-    super::phase::export(opts.format).write(runs, &mut out)?;
+    opts.format.export().write(runs, &mut out)?;
     out.flush()?;
     if let Some(path) = &opts.json {
         let mut text = Vec::new();

@@ -20,8 +20,8 @@ use clap::Parser;
 use sojourn_core::output::redis_benchmark::{CSV_HEADER, OUTPUT, PRECISION, TITLE};
 
 use super::getopt::{self, flag, number, valued, Opt};
-use super::phase;
 use crate::cli::{Cli, Command, Format, PhaseArgs, RedisBenchmarkArgs};
+use crate::pipeline;
 
 const TOOL: &str = "redis-benchmark";
 
@@ -280,7 +280,7 @@ pub fn main(a: RedisBenchmarkArgs) -> Result<ExitCode> {
         println!("{CSV_HEADER}");
     }
     for args in runs {
-        let code = phase::main(args, phase::Mode::Run)?;
+        let code = pipeline::main(args, pipeline::Mode::Run)?;
         if code != ExitCode::SUCCESS {
             return Ok(code);
         }

@@ -24,8 +24,8 @@ use serde_json::json;
 use sojourn_core::output::memtier;
 
 use super::getopt::{self, flag, number, valued, Opt};
-use super::phase;
 use crate::cli::{Cli, Command, Format, MemtierArgs, PhaseArgs};
+use crate::pipeline;
 
 const TOOL: &str = "memtier_benchmark";
 
@@ -488,7 +488,7 @@ pub fn main(a: MemtierArgs) -> Result<ExitCode> {
     let m = parse(&a.args)?;
     let args = translate(&m)?;
     let Some(path) = m.json_out.clone() else {
-        return phase::main(args, phase::Mode::Run);
+        return pipeline::main(args, pipeline::Mode::Run);
     };
     let mut runs = Vec::new();
     let mut write = |run: &sojourn_core::record::RunRecord| -> Result<()> {
@@ -505,7 +505,7 @@ pub fn main(a: MemtierArgs) -> Result<ExitCode> {
         let text = serde_json::to_string_pretty(&doc)?;
         std::fs::write(&path, text).with_context(|| format!("writing {TOOL}'s JSON to {path}"))
     };
-    phase::main_then(args, phase::Mode::Run, Some(&mut write))
+    pipeline::main_then(args, pipeline::Mode::Run, Some(&mut write))
 }
 
 #[cfg(test)]
