@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
-use sojourn_core::capacity::{self, format_rate, Search, Slo, StepFigures, Verdict};
+use sojourn_core::capacity::{self, format_rate, Search, SearchResult, Slo, StepFigures, Verdict};
 use sojourn_core::executor::{Group, RunConfig, StopHandle};
 use sojourn_core::output::Warning;
 use sojourn_core::plan::Plan;
@@ -55,31 +55,7 @@ fn seconds(flag: &str, v: f64, min: f64) -> Result<Duration> {
 }
 
 pub fn main(a: CapacityArgs) -> Result<ExitCode> {
-    let settings = Settings {
-        slos: Vec::new(),
-        start: match a.start {
-            Some(s) if !(s.is_finite() && s > 0.0) => {
-                bail!("--start {s}: expected a rate above 0 operations per second")
-            }
-            s => s,
-        },
-        step: seconds("--step", a.step, 0.1)?,
-        settle: seconds("--settle", a.settle, 0.0)?,
-        precision: match a.precision {
-            p if p > 0.0 && p < 0.5 => p,
-            p => bail!("--precision {p}: expected a fraction above 0 and below 0.5 (0.05 = +-5%)"),
-        },
-        max_error_rate: match a.max_error_rate {
-            r if (0.0..=1.0).contains(&r) => r,
-            r => bail!("--max-error-rate {r}: expected a fraction from 0 to 1"),
-        },
-        confirm: match a.confirm {
-            n @ 0..=20 => n,
-            n => bail!("--confirm {n}: expected 0 to 20 further tries of the capacity found"),
-        },
-        phase_max_error_rate: None,
-        misses_are_answers: false,
-    };
+    let settings = Settings::from_args(&a)?;
     if a.phase.repeat.is_some_and(|n| n > 1) {
         bail!(
             "`sojourn capacity` tries each step again itself (--confirm); --repeat repeats a \
@@ -120,7 +96,7 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
         .insert(SESSION_LABEL.to_string(), capacity_session.clone());
     tags.labels
         .insert(SLOS_LABEL.to_string(), slo_text.join(","));
-    let found = match opts.agents {
+    let searched = match opts.agents {
         Some(agents) => on_agents(
             &opts,
             agents,
@@ -132,28 +108,109 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
         )?,
         None => here(&opts, &plan, load, &settings, tags, &slo_text)?,
     };
-    let Searched {
-        describe,
-        probe,
-        steps,
-        stored,
-        location,
-        stop,
-    } = found;
+    let steps = &searched.steps;
     let mut by_target = steps.clone();
     by_target.sort_by(|a, b| a.target.total_cmp(&b.target));
+    print_curve(&by_target, &slo_text);
     let mut s = Search::new(1.0, 2.0, settings.precision, settings.confirm);
-    for v in &steps {
+    for v in steps {
         record(&mut s, v);
     }
+    let result = s.result();
+    let found = result.as_ref().map(|r| Found::of(r, steps));
+    print_capacity(found.as_ref(), &by_target, &slo_text);
+    if let (Some(location), true) = (&searched.location, searched.stored > 0) {
+        eprintln!(
+            "recorded {} steps as capacity session {capacity_session} in {location}; \
+             `sojourn report {capacity_session} -o report.html` plots them",
+            searched.stored
+        );
+    }
+    if let Some(path) = &opts.json {
+        let report = CapacityReport {
+            backend: searched.describe.clone(),
+            workload: &opts.tags.workloads,
+            threads: plan.run.workers(),
+            slos: slo_text,
+            precision: settings.precision,
+            confirm: settings.confirm,
+            probe_ops_per_sec: searched.probe,
+            steps,
+            capacity_ops_per_sec: found.as_ref().map(|f| f.mean),
+            capacity_target_ops_per_sec: found.as_ref().map(|f| f.result.target),
+            capacity_achieved_range: found.as_ref().map(|f| f.range),
+            capacity_tries: found
+                .as_ref()
+                .map(|f| [f.result.tries.held, f.result.tries.missed]),
+            bracket_ops_per_sec: found
+                .as_ref()
+                .map(|f| [f.result.target, f.result.failed.unwrap_or(f.result.target)]),
+            plus_minus: found.as_ref().and_then(|f| f.result.plus_minus()),
+        };
+        std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    if searched.stop.is_stopped() {
+        return Ok(ExitCode::from(130));
+    }
+    match steps
+        .iter()
+        .enumerate()
+        .find(|(_, v)| v.phase_failed.is_some())
+    {
+        Some((i, v)) => bail!(
+            "step {} (target {}): {}",
+            i + 1,
+            format_rate(v.target),
+            v.phase_failed.as_deref().unwrap_or_default()
+        ),
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+impl Settings {
+    /// The flags' settings; the SLOs and what the plan says come later.
+    fn from_args(a: &CapacityArgs) -> Result<Settings> {
+        Ok(Settings {
+            slos: Vec::new(),
+            start: match a.start {
+                Some(s) if !(s.is_finite() && s > 0.0) => {
+                    bail!("--start {s}: expected a rate above 0 operations per second")
+                }
+                s => s,
+            },
+            step: seconds("--step", a.step, 0.1)?,
+            settle: seconds("--settle", a.settle, 0.0)?,
+            precision: match a.precision {
+                p if p > 0.0 && p < 0.5 => p,
+                p => bail!(
+                    "--precision {p}: expected a fraction above 0 and below 0.5 (0.05 = +-5%)"
+                ),
+            },
+            max_error_rate: match a.max_error_rate {
+                r if (0.0..=1.0).contains(&r) => r,
+                r => bail!("--max-error-rate {r}: expected a fraction from 0 to 1"),
+            },
+            confirm: match a.confirm {
+                n @ 0..=20 => n,
+                n => bail!("--confirm {n}: expected 0 to 20 further tries of the capacity found"),
+            },
+            phase_max_error_rate: None,
+            misses_are_answers: false,
+        })
+    }
+}
+
+/// The latency-throughput curve: a line per step, by target.
+fn print_curve(by_target: &[Verdict], slo_text: &[String]) {
     println!();
     println!("latency-throughput curve (response time, 95% CI):");
     print!("{:>10} {:>10}", "target", "achieved");
-    for slo in &slo_text {
+    for slo in slo_text {
         print!(" {:>28}", slo);
     }
     println!("  verdict");
-    for v in &by_target {
+    for v in by_target {
         print!(
             "{:>10} {:>10}",
             format_rate(v.target),
@@ -179,6 +236,38 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
             }
         );
     }
+}
+
+/// The capacity the search found: what the database served in the steps
+/// at the target that held (a target a few percent above it can pass a
+/// step).
+struct Found<'r> {
+    result: &'r SearchResult,
+    mean: f64,
+    /// The lowest and highest of those steps' throughputs.
+    range: [f64; 2],
+}
+
+impl<'r> Found<'r> {
+    fn of(result: &'r SearchResult, steps: &[Verdict]) -> Found<'r> {
+        let achieved: Vec<f64> = steps
+            .iter()
+            .filter(|v| v.sustained && v.target == result.target)
+            .map(|v| v.achieved)
+            .collect();
+        let mean = achieved.iter().sum::<f64>() / achieved.len().max(1) as f64;
+        let lo = achieved.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = achieved.iter().copied().fold(0.0, f64::max);
+        Found {
+            result,
+            mean,
+            range: [lo, hi],
+        }
+    }
+}
+
+/// The result line: the capacity and how sure it is, or why there is none.
+fn print_capacity(found: Option<&Found<'_>>, by_target: &[Verdict], slo_text: &[String]) {
     // Steps too short for their SLO's percentile: where the search ended
     // in them, its result says so.
     let too_few: Vec<f64> = by_target
@@ -186,9 +275,8 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
         .filter(|v| v.too_few_operations)
         .map(|v| v.target)
         .collect();
-    let judged_too_few = |t: f64| too_few.contains(&t);
     let lengthen = || {
-        let needed = steps
+        let needed = by_target
             .iter()
             .flat_map(|v| &v.checks)
             .filter(|c| c.too_few_operations)
@@ -205,107 +293,47 @@ pub fn main(a: CapacityArgs) -> Result<ExitCode> {
             needed.into_iter().collect::<Vec<_>>().join(", ")
         )
     };
-    let result = s.result();
-    // The capacity is what the database served in the steps at the
-    // target that held: a target a few percent above it can pass a step.
-    let held = |t: f64| -> Vec<f64> {
-        steps
-            .iter()
-            .filter(|v| v.sustained && v.target == t)
-            .map(|v| v.achieved)
-            .collect()
-    };
-    let found = result.as_ref().map(|r| {
-        let achieved = held(r.target);
-        let mean = achieved.iter().sum::<f64>() / achieved.len().max(1) as f64;
-        let lo = achieved.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = achieved.iter().copied().fold(0.0, f64::max);
-        (r, mean, [lo, hi])
-    });
-    match &found {
-        Some((r, mean, [lo, hi])) => {
-            println!(
-                "capacity: {} ops/s sustained under {} (target {} held in {} of {} \
-                 tries, achieving {} to {} ops/s; {})",
-                format_rate(*mean),
-                slo_text.join(", "),
-                format_rate(r.target),
-                r.tries.held,
-                r.tries.held + r.tries.missed,
-                format_rate(*lo),
-                format_rate(*hi),
-                match (r.failed, r.plus_minus()) {
-                    (Some(b), _) if judged_too_few(b) => format!(
-                        "the search ended at target {}, whose {}",
-                        format_rate(b),
-                        lengthen()
-                    ),
-                    (Some(b), Some(pm)) => format!(
-                        "target {} missed twice; +-{:.1}%: the capacity lies between the \
-                         two targets, and repeating the search lands there unless the \
-                         database's own capacity varies by more than the tries above",
-                        format_rate(b),
-                        100.0 * pm
-                    ),
-                    _ => "no target missed: the search stopped before finding an upper bound"
-                        .to_string(),
-                }
-            );
+    let lowest = format_rate(by_target.first().map_or(0.0, |v| v.target));
+    let Some(f) = found else {
+        match too_few.is_empty() {
+            false => println!(
+                "capacity: no step could be judged, down to {lowest} ops/s: the {}",
+                lengthen()
+            ),
+            true => println!(
+                "capacity: no step was sustained, down to {lowest} ops/s; the SLOs may be out \
+                 of reach"
+            ),
         }
-        None if !too_few.is_empty() => println!(
-            "capacity: no step could be judged, down to {} ops/s: the {}",
-            format_rate(by_target.first().map_or(0.0, |v| v.target)),
-            lengthen()
-        ),
-        None => println!(
-            "capacity: no step was sustained, down to {} ops/s; the SLOs may be out of reach",
-            format_rate(by_target.first().map_or(0.0, |v| v.target))
-        ),
-    }
-    if let (Some(location), true) = (&location, stored > 0) {
-        eprintln!(
-            "recorded {stored} steps as capacity session {capacity_session} in {location}; \
-             `sojourn report {capacity_session} -o report.html` plots them",
-        );
-    }
-    if let Some(path) = &opts.json {
-        let report = CapacityReport {
-            backend: describe.clone(),
-            workload: &opts.tags.workloads,
-            threads: plan.run.workers(),
-            slos: slo_text,
-            precision: settings.precision,
-            confirm: settings.confirm,
-            probe_ops_per_sec: probe,
-            steps: &steps,
-            capacity_ops_per_sec: found.as_ref().map(|f| f.1),
-            capacity_target_ops_per_sec: found.as_ref().map(|f| f.0.target),
-            capacity_achieved_range: found.as_ref().map(|f| f.2),
-            capacity_tries: found.as_ref().map(|f| [f.0.tries.held, f.0.tries.missed]),
-            bracket_ops_per_sec: found
-                .as_ref()
-                .map(|f| [f.0.target, f.0.failed.unwrap_or(f.0.target)]),
-            plus_minus: found.as_ref().and_then(|f| f.0.plus_minus()),
-        };
-        std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")
-            .with_context(|| format!("writing {}", path.display()))?;
-    }
-    if stop.is_stopped() {
-        return Ok(ExitCode::from(130));
-    }
-    match steps
-        .iter()
-        .enumerate()
-        .find(|(_, v)| v.phase_failed.is_some())
-    {
-        Some((i, v)) => bail!(
-            "step {} (target {}): {}",
-            i + 1,
-            format_rate(v.target),
-            v.phase_failed.as_deref().unwrap_or_default()
-        ),
-        None => Ok(ExitCode::SUCCESS),
-    }
+        return;
+    };
+    let r = f.result;
+    println!(
+        "capacity: {} ops/s sustained under {} (target {} held in {} of {} \
+         tries, achieving {} to {} ops/s; {})",
+        format_rate(f.mean),
+        slo_text.join(", "),
+        format_rate(r.target),
+        r.tries.held,
+        r.tries.held + r.tries.missed,
+        format_rate(f.range[0]),
+        format_rate(f.range[1]),
+        match (r.failed, r.plus_minus()) {
+            (Some(b), _) if too_few.contains(&b) => format!(
+                "the search ended at target {}, whose {}",
+                format_rate(b),
+                lengthen()
+            ),
+            (Some(b), Some(pm)) => format!(
+                "target {} missed twice; +-{:.1}%: the capacity lies between the \
+                 two targets, and repeating the search lands there unless the \
+                 database's own capacity varies by more than the tries above",
+                format_rate(b),
+                100.0 * pm
+            ),
+            _ => "no target missed: the search stopped before finding an upper bound".to_string(),
+        }
+    );
 }
 
 /// What a search found, wherever it ran.
