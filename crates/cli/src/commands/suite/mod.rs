@@ -178,103 +178,28 @@ pub fn main(args: SuiteArgs) -> Result<ExitCode> {
         .ok()
         .and_then(|p| p.file_name().map(|f| f.to_string_lossy().into_owned()))
         .unwrap_or_else(|| args.dir.display().to_string());
-
-    let (selected, iterations): (Vec<&folder::ConfigFile>, u32) = match &folder.mode {
-        Mode::Unordered { num_iterations, .. } => {
-            (folder.configs.iter().collect(), *num_iterations)
-        }
-        Mode::Sequential => (folder.configs.iter().collect(), 1),
-        Mode::Ordered { stages } => {
-            let mut seen = BTreeSet::new();
-            let files: Vec<&folder::ConfigFile> = stages
-                .iter()
-                .flatten()
-                .filter(|f| seen.insert(f.as_str()))
-                .filter_map(|f| folder.config(f))
-                .collect();
-            (files, 1)
-        }
-    };
+    let (selected, iterations) = selected(&folder);
 
     // Map every config before anything runs: a bad value in the last
     // config should not cost the hours the first ones take.
-    let mut next_seed = seeds();
-    let mut configs = Vec::new();
-    let mut errors = Vec::new();
-    let mut unused: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let mut unknown_props = BTreeSet::new();
-    let mut ignored: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for (key, origin) in &folder.ignored_runner_keys {
-        ignored
-            .entry(key.clone())
-            .or_default()
-            .insert(origin.to_string());
-    }
-    for cf in &selected {
-        let mut benches = Vec::new();
-        for b in &cf.benchmarks {
-            for (key, origin) in &b.ignored_keys {
-                ignored
-                    .entry(key.clone())
-                    .or_default()
-                    .insert(origin.to_string());
-            }
-            if !b.name.to_ascii_lowercase().contains("ycsb") {
-                errors.push(format!(
-                    "{}: benchmark {} is not a YCSB benchmark; sojourn suites run PKB's YCSB \
-                     benchmarks (names such as cloud_bigtable_ycsb, redis_ycsb)",
-                    cf.file, b.name
-                ));
-                continue;
-            }
-            let mut flags = folder.pkb_flags.clone();
-            flags.extend(b.flags.clone());
-            flags.extend(overrides.clone());
-            let mut ctx = pkb::MapContext {
-                dir: &folder.dir,
-                suite: &suite_name,
-                file: &cf.file,
-                benchmark: &b.name,
-                db: args.db.as_deref(),
-                seed: &mut next_seed,
-            };
-            match pkb::map(&flags, &mut ctx).and_then(|mut p| {
-                p.db_url = explicit_db(&p.db_url, &default_sqlite);
-                check_db(&p, &default_sqlite)?;
-                Ok(p)
-            }) {
-                Ok(p) => {
-                    for (name, origin) in &p.unused {
-                        unused
-                            .entry(name.clone())
-                            .or_default()
-                            .insert(origin.to_string());
-                    }
-                    unknown_props.extend(p.unknown_properties.iter().cloned());
-                    benches.push(p);
-                }
-                Err(e) => errors.push(format!("{} ({}): {e:#}", cf.file, b.name)),
-            }
-        }
-        let dbs = benches
-            .iter()
-            .map(|b| (db_key(&b.db_url, &default_sqlite), b.instance.clone()))
-            .collect();
-        configs.push(Config {
-            file: cf.file.clone(),
-            benches,
-            dbs,
-        });
-    }
-    report_unused(&unused, &ignored, &unknown_props);
-    if !errors.is_empty() {
-        for e in &errors {
+    let mapping = Mapping {
+        folder: &folder,
+        overrides: &overrides,
+        suite_name: &suite_name,
+        db: args.db.as_deref(),
+        default_sqlite: &default_sqlite,
+    };
+    let mapped = mapping.map(&selected);
+    report_unused(&mapped.unused, &mapped.ignored, &mapped.unknown_props);
+    if !mapped.errors.is_empty() {
+        for e in &mapped.errors {
             eprintln!("error: {e}");
         }
         eprintln!("nothing was run: every config is checked before the first one starts");
         println!("{SOME_FAILED}");
         return Ok(ExitCode::from(1));
     }
+    let configs = mapped.configs;
 
     let records = open_store(&places, &results)
         .with_context(|| format!("opening the results store {results} (--results)"))?;
@@ -283,51 +208,11 @@ pub fn main(args: SuiteArgs) -> Result<ExitCode> {
         None => None,
         Some(n) => Some(agents_for(n, args.agents_wait, store, &configs)?),
     };
-    let mut counts = Vec::with_capacity(configs.len());
-    for c in &configs {
-        let state = markers::read(&folder.dir, &c.file)?;
-        match state {
-            State::Fresh => {}
-            State::Finished(n) => eprintln!(
-                "{}: finished (Failed: {} Passed: {}); skipped",
-                c.file, n.failed, n.passed
-            ),
-            State::Processing(n) => eprintln!(
-                "{}: resuming (Failed: {} Passed: {}): {} more iteration(s)",
-                c.file,
-                n.failed,
-                n.passed,
-                iterations.saturating_sub(n.passed)
-            ),
-        }
-        if let State::Processing(n) = state {
-            if n.passed >= iterations {
-                // num_iterations was lowered since: it is finished now.
-                markers::write(&folder.dir, &c.file, n, iterations)?;
-            }
-        }
-        // A finished config is done whatever num_iterations says now.
-        counts.push(match state {
-            State::Finished(n) => Counts {
-                passed: n.passed.max(iterations),
-                ..n
-            },
-            other => other.counts(),
-        });
-    }
+    let mut counts = resumed_counts(&folder.dir, &configs, iterations)?;
     eprintln!(
         "suite {suite_name}: {} config(s), {}; results in {}",
         configs.len(),
-        match &folder.mode {
-            Mode::Unordered {
-                num_iterations,
-                concurrency,
-            } => format!(
-                "unordered, {num_iterations} iteration(s) each, at most {concurrency} at once"
-            ),
-            Mode::Ordered { stages } => format!("ordered in {} stage(s)", stages.len()),
-            Mode::Sequential => "one after another (no runner.yaml)".to_string(),
-        },
+        describe_mode(&folder.mode),
         store.location()
     );
 
@@ -337,24 +222,8 @@ pub fn main(args: SuiteArgs) -> Result<ExitCode> {
     let memory = Mutex::new(HashMap::new());
     let out = Mutex::new(());
     let cmd = sojourn_core::redact::command_line(std::env::args());
-    let all: Vec<usize> = (0..configs.len()).collect();
-    let batches: Vec<(Vec<usize>, usize, bool)> = match &folder.mode {
-        Mode::Unordered { concurrency, .. } => vec![(all, *concurrency, true)],
-        Mode::Sequential => vec![(all, 1, true)],
-        Mode::Ordered { stages } => stages
-            .iter()
-            .map(|files| {
-                let members: Vec<usize> = files
-                    .iter()
-                    .filter_map(|f| configs.iter().position(|c| &c.file == f))
-                    .collect();
-                let n = members.len();
-                (members, n, false)
-            })
-            .collect(),
-    };
     let mut end = BatchEnd::default();
-    for (members, concurrency, exclusive) in batches {
+    for (members, concurrency, exclusive) in batches(&folder.mode, &configs) {
         show.together(concurrency > 1);
         let env = Env {
             store,
@@ -388,6 +257,199 @@ pub fn main(args: SuiteArgs) -> Result<ExitCode> {
     } else {
         println!("{SOME_FAILED}");
         Ok(ExitCode::from(if end.interrupted { 130 } else { 1 }))
+    }
+}
+
+/// The configs the runner's mode runs (each once), and how many times.
+fn selected(folder: &folder::Folder) -> (Vec<&folder::ConfigFile>, u32) {
+    match &folder.mode {
+        Mode::Unordered { num_iterations, .. } => {
+            (folder.configs.iter().collect(), *num_iterations)
+        }
+        Mode::Sequential => (folder.configs.iter().collect(), 1),
+        Mode::Ordered { stages } => {
+            let mut seen = BTreeSet::new();
+            let files: Vec<&folder::ConfigFile> = stages
+                .iter()
+                .flatten()
+                .filter(|f| seen.insert(f.as_str()))
+                .filter_map(|f| folder.config(f))
+                .collect();
+            (files, 1)
+        }
+    }
+}
+
+/// What every benchmark of the suite is mapped with.
+struct Mapping<'a> {
+    folder: &'a folder::Folder,
+    overrides: &'a Flags,
+    suite_name: &'a str,
+    /// `--db`.
+    db: Option<&'a str>,
+    default_sqlite: &'a Path,
+}
+
+/// Every config mapped, or every error found on the way, and what nothing
+/// reads (flag or key: where it was set).
+#[derive(Default)]
+struct Mapped {
+    configs: Vec<Config>,
+    errors: Vec<String>,
+    unused: BTreeMap<String, BTreeSet<String>>,
+    unknown_props: BTreeSet<String>,
+    ignored: BTreeMap<String, BTreeSet<String>>,
+}
+
+impl Mapping<'_> {
+    fn map(&self, selected: &[&folder::ConfigFile]) -> Mapped {
+        let mut next_seed = seeds();
+        let mut m = Mapped::default();
+        for (key, origin) in &self.folder.ignored_runner_keys {
+            m.ignored
+                .entry(key.clone())
+                .or_default()
+                .insert(origin.to_string());
+        }
+        for cf in selected {
+            let mut benches = Vec::new();
+            for b in &cf.benchmarks {
+                for (key, origin) in &b.ignored_keys {
+                    m.ignored
+                        .entry(key.clone())
+                        .or_default()
+                        .insert(origin.to_string());
+                }
+                match self.benchmark(cf, b, &mut next_seed) {
+                    Ok(p) => {
+                        for (name, origin) in &p.unused {
+                            m.unused
+                                .entry(name.clone())
+                                .or_default()
+                                .insert(origin.to_string());
+                        }
+                        m.unknown_props.extend(p.unknown_properties.iter().cloned());
+                        benches.push(p);
+                    }
+                    Err(e) => m.errors.push(e),
+                }
+            }
+            let dbs = benches
+                .iter()
+                .map(|b| (db_key(&b.db_url, self.default_sqlite), b.instance.clone()))
+                .collect();
+            m.configs.push(Config {
+                file: cf.file.clone(),
+                benches,
+                dbs,
+            });
+        }
+        m
+    }
+
+    /// One benchmark's plan, or the error line that says why not.
+    fn benchmark(
+        &self,
+        cf: &folder::ConfigFile,
+        b: &folder::Benchmark,
+        seed: &mut dyn FnMut() -> u64,
+    ) -> std::result::Result<BenchPlan, String> {
+        if !b.name.to_ascii_lowercase().contains("ycsb") {
+            return Err(format!(
+                "{}: benchmark {} is not a YCSB benchmark; sojourn suites run PKB's YCSB \
+                 benchmarks (names such as cloud_bigtable_ycsb, redis_ycsb)",
+                cf.file, b.name
+            ));
+        }
+        let mut flags = self.folder.pkb_flags.clone();
+        flags.extend(b.flags.clone());
+        flags.extend(self.overrides.clone());
+        let mut ctx = pkb::MapContext {
+            dir: &self.folder.dir,
+            suite: self.suite_name,
+            file: &cf.file,
+            benchmark: &b.name,
+            db: self.db,
+            seed,
+        };
+        pkb::map(&flags, &mut ctx)
+            .and_then(|mut p| {
+                p.db_url = explicit_db(&p.db_url, self.default_sqlite);
+                check_db(&p, self.default_sqlite)?;
+                Ok(p)
+            })
+            .map_err(|e| format!("{} ({}): {e:#}", cf.file, b.name))
+    }
+}
+
+/// Each config's counts so far, from its marker (a finished one is done
+/// whatever num_iterations says now), each said on stderr.
+fn resumed_counts(dir: &Path, configs: &[Config], iterations: u32) -> Result<Vec<Counts>> {
+    let mut counts = Vec::with_capacity(configs.len());
+    for c in configs {
+        let state = markers::read(dir, &c.file)?;
+        match state {
+            State::Fresh => {}
+            State::Finished(n) => eprintln!(
+                "{}: finished (Failed: {} Passed: {}); skipped",
+                c.file, n.failed, n.passed
+            ),
+            State::Processing(n) => eprintln!(
+                "{}: resuming (Failed: {} Passed: {}): {} more iteration(s)",
+                c.file,
+                n.failed,
+                n.passed,
+                iterations.saturating_sub(n.passed)
+            ),
+        }
+        if let State::Processing(n) = state {
+            if n.passed >= iterations {
+                // num_iterations was lowered since: it is finished now.
+                markers::write(dir, &c.file, n, iterations)?;
+            }
+        }
+        counts.push(match state {
+            State::Finished(n) => Counts {
+                passed: n.passed.max(iterations),
+                ..n
+            },
+            other => other.counts(),
+        });
+    }
+    Ok(counts)
+}
+
+fn describe_mode(mode: &Mode) -> String {
+    match mode {
+        Mode::Unordered {
+            num_iterations,
+            concurrency,
+        } => {
+            format!("unordered, {num_iterations} iteration(s) each, at most {concurrency} at once")
+        }
+        Mode::Ordered { stages } => format!("ordered in {} stage(s)", stages.len()),
+        Mode::Sequential => "one after another (no runner.yaml)".to_string(),
+    }
+}
+
+/// The batches the mode runs in order: their configs (by index), how many
+/// at once, and whether configs on one database exclude each other.
+fn batches(mode: &Mode, configs: &[Config]) -> Vec<(Vec<usize>, usize, bool)> {
+    let all: Vec<usize> = (0..configs.len()).collect();
+    match mode {
+        Mode::Unordered { concurrency, .. } => vec![(all, *concurrency, true)],
+        Mode::Sequential => vec![(all, 1, true)],
+        Mode::Ordered { stages } => stages
+            .iter()
+            .map(|files| {
+                let members: Vec<usize> = files
+                    .iter()
+                    .filter_map(|f| configs.iter().position(|c| &c.file == f))
+                    .collect();
+                let n = members.len();
+                (members, n, false)
+            })
+            .collect(),
     }
 }
 
