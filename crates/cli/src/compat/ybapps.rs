@@ -289,6 +289,34 @@ pub struct Translation {
 /// has none (no yb-sample-apps workload and none of its flags).
 pub fn translate(a: &PhaseArgs) -> Result<Option<Translation>> {
     let y = &a.yb;
+    let Some(app) = app_of(a)? else {
+        return Ok(None);
+    };
+    let nodes = check_line(a, app)?;
+    let mut t = Translation {
+        app: *app,
+        props: Properties::new(),
+        db_url: db_url(app, &nodes, y),
+        notes: Vec::new(),
+    };
+    t.set("workload", "keyvalue", "--workload");
+    if let Some(table) = app.table {
+        t.set("table", table, app.origin);
+    }
+    if app.scheme == "redis" {
+        // RedisKeyValue's commands: one string per key, SET and GET.
+        t.set("redis.mode", "string", app.origin);
+    }
+    let (readers, writers) = t.counts(app, y);
+    t.identity(app, y)?;
+    t.limits(app, y, readers, writers)?;
+    t.defaults_note(y)?;
+    Ok(Some(t))
+}
+
+/// The yb-sample-apps workload `--workload` names; `None` when there is
+/// none and no flag of yb-sample-apps was given.
+fn app_of(a: &PhaseArgs) -> Result<Option<&'static App>> {
     let workload = a.workload.as_deref().map(str::trim);
     let app = workload.and_then(|w| APPS.iter().find(|app| app.name.eq_ignore_ascii_case(w)));
     let Some(app) = app else {
@@ -299,7 +327,7 @@ pub fn translate(a: &PhaseArgs) -> Result<Option<Translation>> {
                  not {w}"
             );
         }
-        if let Some(flag) = given_flags(y).first() {
+        if let Some(flag) = given_flags(&a.yb).first() {
             bail!(
                 "--{flag} is yb-sample-apps' flag: give it with --workload \
                  CassandraKeyValue, RedisKeyValue or SqlInserts, or write sojourn's own \
@@ -308,6 +336,13 @@ pub fn translate(a: &PhaseArgs) -> Result<Option<Translation>> {
         }
         return Ok(None);
     };
+    Ok(Some(app))
+}
+
+/// Refuse what yb-sample-apps' command line cannot be mixed with, or
+/// lacks; the nodes it names.
+fn check_line(a: &PhaseArgs, app: &App) -> Result<Vec<(String, u16)>> {
+    let y = &a.yb;
     if let Some(flag) = y.unread.first() {
         let also = match &y.unread[1..] {
             [] => String::new(),
@@ -360,138 +395,143 @@ pub fn translate(a: &PhaseArgs) -> Result<Option<Translation>> {
              written under (yb-sample-apps asks the same)"
         );
     }
-    let mut t = Translation {
-        app: *app,
-        props: Properties::new(),
-        db_url: db_url(app, &nodes, y),
-        notes: Vec::new(),
-    };
-    t.set("workload", "keyvalue", "--workload");
-    if let Some(table) = app.table {
-        t.set("table", table, app.origin);
-    }
-    if app.scheme == "redis" {
-        // RedisKeyValue's commands: one string per key, SET and GET.
-        t.set("redis.mode", "string", app.origin);
-    }
-    let unique = y.num_unique_keys.unwrap_or(app.unique_keys);
-    let readers = y.num_threads_read.unwrap_or(app.readers);
-    let writers = if y.read_only {
-        0
-    } else {
-        y.num_threads_write.unwrap_or(app.writers)
-    };
-    // yb-sample-apps writes `val:<n>` when no size is given: the same size
-    // here, with a checksum in it (10 bytes at least).
-    let yb_value = (4 + unique.saturating_sub(1).to_string().len()).max(10) as u64;
-    let counts = [
-        (
-            "num_unique_keys",
-            "--num_unique_keys",
-            y.num_unique_keys.map(i128::from),
-            i128::from(app.unique_keys),
-        ),
-        (
-            "num_writes",
-            "--num_writes",
-            y.num_writes.map(i128::from),
-            i128::from(app.writes),
-        ),
-        (
-            "num_reads",
-            "--num_reads",
-            y.num_reads.map(i128::from),
-            i128::from(app.reads),
-        ),
-        (
-            "num_threads_read",
-            "--num_threads_read",
-            y.num_threads_read.map(i128::from),
-            i128::from(app.readers),
-        ),
-        (
-            "num_threads_write",
-            "--num_threads_write",
-            y.num_threads_write.map(i128::from),
-            i128::from(app.writers),
-        ),
-        (
-            "value_size",
-            "--value_size",
-            y.value_size.map(i128::from),
-            i128::from(yb_value),
-        ),
-    ];
-    for (key, flag, given, default) in counts {
-        match given {
-            Some(v) => t.set(key, &v.to_string(), flag),
-            None => t.set(key, &default.to_string(), app.origin),
-        }
-    }
-    match (&y.uuid, y.nouuid) {
-        (Some(u), _) => {
-            check_uuid(u)?;
-            t.set("nouuid", "false", "--uuid");
-            t.set("uuid", u, "--uuid");
-        }
-        (None, true) => t.set("nouuid", "true", "--nouuid"),
-        (None, false) => {
-            t.set("nouuid", "false", app.origin);
-            t.set("uuid", &random_uuid(), app.origin);
-        }
-    }
-    if y.read_only {
-        t.set("read_only", "true", "--read_only");
-        if let Some(w) = y.num_threads_write {
-            t.notes.push(format!(
-                "--num_threads_write {w} is not read with --read_only (yb-sample-apps ignores \
-                 it too)"
-            ));
-        }
-    }
-    if let Some(k) = y.max_written_key {
-        if k < -1 {
-            bail!("--max_written_key {k}: expected the highest key written, or -1 for none");
-        }
-        // yb-sample-apps' is the highest key number; sojourn's the count.
-        t.set("max_written_key", &(k + 1).to_string(), "--max_written_key");
-    }
-    match y.run_time {
-        Some(s) if s > 0 => t.set("maxexecutiontime", &s.to_string(), "--run_time"),
-        _ => {}
-    }
-    // yb-sample-apps throttles each connection; sojourn's rate is the pool's.
-    for (flag, key, rate, threads) in [
-        ("--read_rate", "read_rate", y.read_rate, readers),
-        ("--write_rate", "write_rate", y.write_rate, writers),
-    ] {
-        match rate {
-            Some(r) if !(r > 0.0 && r.is_finite()) => bail!(
-                "{flag} {r}: expected operations per second of each connection, above 0 \
-                 (leave it out for no limit)"
-            ),
-            Some(r) if threads > 0 => t.set(key, &(r * f64::from(threads)).to_string(), flag),
-            _ => {}
-        }
-    }
-    if let Some(total) = y.num_threads {
-        t.notes.push(format!(
-            "--num_threads {total} is not read: yb-sample-apps' {} ignores it too, its pools \
-             being --num_threads_read {readers} and --num_threads_write {writers}",
-            app.name
-        ));
-    }
-    if y.default_postgres_database.is_some() && app.scheme != "postgres" {
-        bail!(
-            "--default_postgres_database names SqlInserts' database; --workload {} has none",
-            app.name
-        );
-    }
-    t.defaults_note(y)?;
-    Ok(Some(t))
+    Ok(nodes)
 }
 
 impl Translation {
+    /// The key, operation and connection counts and the value size, as
+    /// given or yb-sample-apps' defaults; the reader and writer pools.
+    fn counts(&mut self, app: &App, y: &YbArgs) -> (u32, u32) {
+        let t = self;
+        let unique = y.num_unique_keys.unwrap_or(app.unique_keys);
+        let readers = y.num_threads_read.unwrap_or(app.readers);
+        let writers = if y.read_only {
+            0
+        } else {
+            y.num_threads_write.unwrap_or(app.writers)
+        };
+        // yb-sample-apps writes `val:<n>` when no size is given: the same size
+        // here, with a checksum in it (10 bytes at least).
+        let yb_value = (4 + unique.saturating_sub(1).to_string().len()).max(10) as u64;
+        let counts = [
+            (
+                "num_unique_keys",
+                "--num_unique_keys",
+                y.num_unique_keys.map(i128::from),
+                i128::from(app.unique_keys),
+            ),
+            (
+                "num_writes",
+                "--num_writes",
+                y.num_writes.map(i128::from),
+                i128::from(app.writes),
+            ),
+            (
+                "num_reads",
+                "--num_reads",
+                y.num_reads.map(i128::from),
+                i128::from(app.reads),
+            ),
+            (
+                "num_threads_read",
+                "--num_threads_read",
+                y.num_threads_read.map(i128::from),
+                i128::from(app.readers),
+            ),
+            (
+                "num_threads_write",
+                "--num_threads_write",
+                y.num_threads_write.map(i128::from),
+                i128::from(app.writers),
+            ),
+            (
+                "value_size",
+                "--value_size",
+                y.value_size.map(i128::from),
+                i128::from(yb_value),
+            ),
+        ];
+        for (key, flag, given, default) in counts {
+            match given {
+                Some(v) => t.set(key, &v.to_string(), flag),
+                None => t.set(key, &default.to_string(), app.origin),
+            }
+        }
+        (readers, writers)
+    }
+
+    /// The key space's identity: `--uuid`, `--nouuid`, or a fresh one.
+    fn identity(&mut self, app: &App, y: &YbArgs) -> Result<()> {
+        let t = self;
+        match (&y.uuid, y.nouuid) {
+            (Some(u), _) => {
+                check_uuid(u)?;
+                t.set("nouuid", "false", "--uuid");
+                t.set("uuid", u, "--uuid");
+            }
+            (None, true) => t.set("nouuid", "true", "--nouuid"),
+            (None, false) => {
+                t.set("nouuid", "false", app.origin);
+                t.set("uuid", &random_uuid(), app.origin);
+            }
+        }
+        Ok(())
+    }
+
+    /// Read-only, the key range written before, the time limit and the
+    /// rates; the flags read only to say they are not.
+    fn limits(&mut self, app: &App, y: &YbArgs, readers: u32, writers: u32) -> Result<()> {
+        let t = self;
+        if y.read_only {
+            t.set("read_only", "true", "--read_only");
+            if let Some(w) = y.num_threads_write {
+                t.notes.push(format!(
+                    "--num_threads_write {w} is not read with --read_only (yb-sample-apps ignores \
+                     it too)"
+                ));
+            }
+        }
+        if let Some(k) = y.max_written_key {
+            if k < -1 {
+                bail!("--max_written_key {k}: expected the highest key written, or -1 for none");
+            }
+            // yb-sample-apps' is the highest key number; sojourn's the count.
+            t.set("max_written_key", &(k + 1).to_string(), "--max_written_key");
+        }
+        match y.run_time {
+            Some(s) if s > 0 => t.set("maxexecutiontime", &s.to_string(), "--run_time"),
+            _ => {}
+        }
+        // yb-sample-apps throttles each connection; sojourn's rate is the pool's.
+        for (flag, key, rate, threads) in [
+            ("--read_rate", "read_rate", y.read_rate, readers),
+            ("--write_rate", "write_rate", y.write_rate, writers),
+        ] {
+            match rate {
+                Some(r) if !(r > 0.0 && r.is_finite()) => bail!(
+                    "{flag} {r}: expected operations per second of each connection, above 0 \
+                     (leave it out for no limit)"
+                ),
+                Some(r) if threads > 0 => t.set(key, &(r * f64::from(threads)).to_string(), flag),
+                _ => {}
+            }
+        }
+        if let Some(total) = y.num_threads {
+            t.notes.push(format!(
+                "--num_threads {total} is not read: yb-sample-apps' {} ignores it too, its pools \
+                 being --num_threads_read {readers} and --num_threads_write {writers}",
+                app.name
+            ));
+        }
+        if y.default_postgres_database.is_some() && app.scheme != "postgres" {
+            bail!(
+                "--default_postgres_database names SqlInserts' database; --workload {} has none",
+                app.name
+            );
+        }
+        Ok(())
+    }
+
     fn set(&mut self, key: &str, value: &str, origin: &'static str) {
         self.props.set(key, value, Origin::Flag(origin));
     }

@@ -308,8 +308,6 @@ pub(super) fn metadata(r: &Reader<'_>) -> Result<BTreeMap<String, String>> {
     Ok(out)
 }
 
-/// Map one benchmark's merged flags.
-
 /// Flags whose names are close to one sojourn reads: likely typos.
 pub fn suggestion(name: &str) -> Option<&'static str> {
     USED.iter()
