@@ -253,6 +253,7 @@ impl Watch for PhaseWatch {
 fn exposition(shared: &Shared) -> String {
     let phases: Vec<_> = lock(&shared.phases).clone();
     let phases: Vec<_> = phases.iter().map(|p| lock(p)).collect();
+    let phases: Vec<&PhaseMetrics> = phases.iter().map(|p| &**p).collect();
     let mut out = String::new();
     // A family with no series yet is left out, but for failures: a
     // dashboard's query over them should find the family before the first.
@@ -264,12 +265,24 @@ fn exposition(shared: &Shared) -> String {
             out.push_str(&lines);
         }
     };
+    counters(&phases, &mut family);
+    gauges(&phases, &mut family);
+    latencies(&phases, &mut family);
+    out
+}
+
+/// Writes one metric family: its name, type, help and series.
+type Family<'a> = dyn FnMut(&str, &str, &str, &dyn Fn(&mut String)) + 'a;
+
+/// Which phases run, and what they have counted: operations by status,
+/// failures by reason, arrivals offered.
+fn counters(phases: &[&PhaseMetrics], family: &mut Family<'_>) {
     family(
         "sojourn_phase_info",
         "gauge",
         "A phase of this process: 1 while it runs, 0 once it has ended.",
         &|o| {
-            for m in &phases {
+            for m in phases {
                 let l = labels(&m.labels, &[("database", &m.database)]);
                 let _ = writeln!(o, "sojourn_phase_info{l} {}", u8::from(m.running));
             }
@@ -280,7 +293,7 @@ fn exposition(shared: &Shared) -> String {
         "counter",
         "Operations completed, by operation and YCSB status (OK, ERROR, ...).",
         &|o| {
-            for m in &phases {
+            for m in phases {
                 for (kind, op) in m.totals.kinds() {
                     for st in Status::ALL {
                         let n = op.count_of(st);
@@ -302,7 +315,7 @@ fn exposition(shared: &Shared) -> String {
         "Failed operations by the database's own words: the error's text with quoted names \
          and numbers masked (at most 9 per operation; the rest counted as (other reasons)).",
         &|o| {
-            for m in &phases {
+            for m in phases {
                 for (kind, op) in m.totals.kinds() {
                     for r in op.reasons.iter() {
                         let reason = reason_label(&r.kind);
@@ -335,12 +348,17 @@ fn exposition(shared: &Shared) -> String {
             }
         },
     );
+}
+
+/// What each phase runs at now: its target, operations in flight,
+/// connections, elapsed time, and the CPU the process spent.
+fn gauges(phases: &[&PhaseMetrics], family: &mut Family<'_>) {
     family(
         "sojourn_target_operations_per_second",
         "gauge",
         "The rate the schedule offers now (open loop; follows a rate profile).",
         &|o| {
-            for m in &phases {
+            for m in phases {
                 if let Some(t) = m.target {
                     let _ = writeln!(
                         o,
@@ -356,7 +374,7 @@ fn exposition(shared: &Shared) -> String {
         "gauge",
         "Operations released and not yet completed (closed loop: one per connection).",
         &|o| {
-            for m in &phases {
+            for m in phases {
                 let n = match (m.running, m.open_loop) {
                     (false, _) => 0,
                     (true, true) => m.offered.saturating_sub(m.ops_done),
@@ -375,7 +393,7 @@ fn exposition(shared: &Shared) -> String {
         "gauge",
         "Connections the phase runs on.",
         &|o| {
-            for m in &phases {
+            for m in phases {
                 let _ = writeln!(
                     o,
                     "sojourn_connections{} {}",
@@ -390,7 +408,7 @@ fn exposition(shared: &Shared) -> String {
         "gauge",
         "Time since the phase's first operation.",
         &|o| {
-            for m in &phases {
+            for m in phases {
                 let _ = writeln!(
                     o,
                     "sojourn_elapsed_seconds{} {}",
@@ -405,7 +423,7 @@ fn exposition(shared: &Shared) -> String {
         "counter",
         "CPU time of the sojourn process over the phase, by mode.",
         &|o| {
-            for m in &phases {
+            for m in phases {
                 for (mode, v) in [("user", m.cpu.user_s), ("system", m.cpu.system_s)] {
                     let l = labels(&m.labels, &[("mode", mode)]);
                     let _ = writeln!(o, "sojourn_client_cpu_seconds_total{l} {v}");
@@ -413,6 +431,11 @@ fn exposition(shared: &Shared) -> String {
             }
         },
     );
+}
+
+/// Service and response time of successful operations, and the
+/// schedule's lag, as classic histograms.
+fn latencies(phases: &[&PhaseMetrics], family: &mut Family<'_>) {
     for (name, help, pick) in [
         (
             "sojourn_service_time_seconds",
@@ -426,7 +449,7 @@ fn exposition(shared: &Shared) -> String {
         ),
     ] {
         family(name, "histogram", help, &|o| {
-            for m in &phases {
+            for m in phases {
                 for (kind, op) in m.totals.kinds() {
                     histogram(o, name, &m.labels, &[("operation", kind.name())], pick(op));
                 }
@@ -438,14 +461,13 @@ fn exposition(shared: &Shared) -> String {
         "histogram",
         "How late operations started after their intended start (open loop).",
         &|o| {
-            for m in &phases {
+            for m in phases {
                 if let Some(h) = &m.totals.lag {
                     histogram(o, "sojourn_schedule_lag_seconds", &m.labels, &[], h);
                 }
             }
         },
     );
-    out
 }
 
 /// A classic histogram's buckets, sum and count, read off `h` (ns).
