@@ -16,13 +16,14 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
 use sojourn_backends::AnyBackend;
+use sojourn_core::backend::ServerStats;
 use sojourn_core::executor::StopHandle;
 use sojourn_core::op::OpKind;
 use sojourn_core::output::{workload_lines, ycsb};
 use sojourn_core::plan::Plan;
 use sojourn_core::recorder::Stats;
 use sojourn_session::{open_backend, RunStore, RunTags, Session};
-use sojourn_store::{RunId, RunStatus, Store};
+use sojourn_store::{RunId, RunRecord, RunStatus, Store};
 
 use super::pkb::{BenchPlan, StagePlan};
 use crate::progress::Terminal;
@@ -288,10 +289,68 @@ fn run_stage_set_up(
     if env.stop.is_stopped() {
         return Err(Interrupted.into());
     }
+    let specs = share_specs(plan, stage, at, labels, env);
+    let n = specs.len();
+    let tag = format!("{} #{iteration} {}", plan.file, stage.phase.name());
+    let ran = match (env.agents, setup) {
+        (Some(agents), Some(setup)) => {
+            match on_agents(plan, stage, at, &specs, env, agents, setup, &tag)? {
+                Some(ran) => ran,
+                None => return Ok(None),
+            }
+        }
+        _ if n == 1 => {
+            let backend = backend_for(env, &plan.db_url, stage)?;
+            let how = ShareRun {
+                backend: Some(backend),
+                records: env.records,
+                store_required: true,
+                stop: env.stop,
+                show: env.show,
+            };
+            let share = run_share(&specs[0], how, &mut || Ok(None))?;
+            let run_id = share.run_id.context("the stage's run was not stored")?;
+            let mut summary = ycsb::summary(&share.record);
+            summary.push_str(&workload_lines(&share.record));
+            Ran {
+                ids: vec![run_id],
+                summary,
+                interrupted: share.outcome.interrupted(),
+                warnings: share.warnings.iter().map(|w| w.to_string()).collect(),
+                server: share.outcome.server,
+                stats: share.outcome.total,
+            }
+        }
+        _ => {
+            let ids = spawn_clients(&specs, &tag, env)?;
+            // By the ids the clients reported, not by run URI: a URI is short
+            // enough that another stage in the same store could share it.
+            let runs = ids
+                .iter()
+                .map(|id| env.store.load(id.as_str()))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ran::merged(ids, &sojourn_store::merge(&runs)?)
+        }
+    };
+    ran.print(&describe_stage(plan, stage, iteration), &tag, at, env)?;
+    if ran.interrupted {
+        return Err(Interrupted.into());
+    }
+    Ok(Some(ran.stats))
+}
+
+/// Each client's share of the stage.
+fn share_specs(
+    plan: &BenchPlan,
+    stage: &StagePlan,
+    at: StageAt<'_>,
+    labels: &BTreeMap<String, String>,
+    env: &Env<'_>,
+) -> Vec<ShareSpec> {
     let mut labels = labels.clone();
     labels.extend(stage.labels.clone());
     let n = stage.clients.len() as u32;
-    let specs: Vec<ShareSpec> = stage
+    stage
         .clients
         .iter()
         .enumerate()
@@ -310,123 +369,108 @@ fn run_stage_set_up(
             workloads: Vec::new(),
             spool_dirs: env.records.spool_dirs().to_vec(),
         })
+        .collect()
+}
+
+/// The stage posted to the agents, share 0 setting the database up; `None`
+/// when that setup skipped it.
+#[allow(clippy::too_many_arguments)]
+fn on_agents(
+    plan: &BenchPlan,
+    stage: &StagePlan,
+    at: StageAt<'_>,
+    specs: &[ShareSpec],
+    env: &Env<'_>,
+    agents: crate::options::Agents,
+    setup: Setup,
+    tag: &str,
+) -> Result<Option<Ran>> {
+    let n = specs.len();
+    let shares = specs
+        .iter()
+        .enumerate()
+        .map(|(i, spec)| AgentShare {
+            share: ShareSpec {
+                db_url: sojourn_core::redact::without_password(&spec.db_url),
+                recipe: crate::fleet::for_agents(&spec.recipe),
+                spool_dirs: Vec::new(),
+                ..spec.clone()
+            },
+            setup: (i == 0).then_some(setup),
+            finish_load: n == 1 && stage.phase == Phase::Load,
+        })
         .collect();
-    let header = describe_stage(plan, stage, iteration);
-    let tag = format!("{} #{iteration} {}", plan.file, stage.phase.name());
-    let on_agents = match (env.agents, setup) {
-        (Some(agents), Some(setup)) => {
-            let shares = specs
-                .iter()
-                .enumerate()
-                .map(|(i, spec)| AgentShare {
-                    share: ShareSpec {
-                        db_url: sojourn_core::redact::without_password(&spec.db_url),
-                        recipe: crate::fleet::for_agents(&spec.recipe),
-                        spool_dirs: Vec::new(),
-                        ..spec.clone()
-                    },
-                    setup: (i == 0).then_some(setup),
-                    finish_load: n == 1 && stage.phase == Phase::Load,
-                })
-                .collect();
-            let coordinator = Coordinator {
-                store: env.store,
-                wait: agents.wait,
-                stop: env.stop,
-                show: env.show,
-            };
-            let g = coordinator.run(&Posting {
-                run_uri: at.run_uri.to_string(),
-                stage_index: at.index,
-                phase: stage.phase,
-                shares,
-            })?;
-            if let Some(why) = g.skipped {
-                eprintln!(
-                    "{}: {why} and ycsb_reload_database is false; skipping the {} stage",
-                    plan.file,
-                    stage.phase.name()
-                );
-                return Ok(None);
-            }
-            let Some(merged) = g.merged else {
-                bail!("{tag}: no agent recorded a run: {}", g.missing.join("; "));
-            };
-            if !g.missing.is_empty() {
-                bail!("{tag}: the stage is partial: {}", g.missing.join("; "));
-            }
-            Some((g.runs.iter().map(|r| r.id().clone()).collect(), merged))
-        }
-        _ => None,
+    let coordinator = Coordinator {
+        store: env.store,
+        wait: agents.wait,
+        stop: env.stop,
+        show: env.show,
     };
-    let (ids, stats, summary, interrupted, warnings, server) =
-        if let Some((ids, merged)) = on_agents {
-            let mut summary = ycsb::summary(&merged);
-            summary.push_str(&workload_lines(&merged));
-            (
-                ids,
-                merged.total.clone(),
-                summary,
-                merged.summary.status == RunStatus::Interrupted,
-                merged.warnings.clone(),
-                merged.server.clone(),
-            )
-        } else if n == 1 {
-            let backend = backend_for(env, &plan.db_url, stage)?;
-            let how = ShareRun {
-                backend: Some(backend),
-                records: env.records,
-                store_required: true,
-                stop: env.stop,
-                show: env.show,
-            };
-            let share = run_share(&specs[0], how, &mut || Ok(None))?;
-            let run_id = share.run_id.context("the stage's run was not stored")?;
-            let mut summary = ycsb::summary(&share.record);
-            summary.push_str(&workload_lines(&share.record));
-            let warnings = share.warnings.iter().map(|w| w.to_string()).collect();
-            let interrupted = share.outcome.interrupted();
-            let server = share.outcome.server;
-            (
-                vec![run_id],
-                share.outcome.total,
-                summary,
-                interrupted,
-                warnings,
-                server,
-            )
-        } else {
-            let ids = spawn_clients(&specs, &tag, env)?;
-            // By the ids the clients reported, not by run URI: a URI is short
-            // enough that another stage in the same store could share it.
-            let runs = ids
-                .iter()
-                .map(|id| env.store.load(id.as_str()))
-                .collect::<Result<Vec<_>, _>>()?;
-            let merged = sojourn_store::merge(&runs)?;
-            let mut summary = ycsb::summary(&merged);
-            summary.push_str(&workload_lines(&merged));
-            (
-                ids,
-                merged.total.clone(),
-                summary,
-                merged.summary.status == RunStatus::Interrupted,
-                merged.warnings.clone(),
-                merged.server.clone(),
-            )
-        };
-    {
+    let g = coordinator.run(&Posting {
+        run_uri: at.run_uri.to_string(),
+        stage_index: at.index,
+        phase: stage.phase,
+        shares,
+    })?;
+    if let Some(why) = g.skipped {
+        eprintln!(
+            "{}: {why} and ycsb_reload_database is false; skipping the {} stage",
+            plan.file,
+            stage.phase.name()
+        );
+        return Ok(None);
+    }
+    let Some(merged) = g.merged else {
+        bail!("{tag}: no agent recorded a run: {}", g.missing.join("; "));
+    };
+    if !g.missing.is_empty() {
+        bail!("{tag}: the stage is partial: {}", g.missing.join("; "));
+    }
+    let ids = g.runs.iter().map(|r| r.id().clone()).collect();
+    Ok(Some(Ran::merged(ids, &merged)))
+}
+
+/// A stage as it ran: its client runs, totals, YCSB summary and what is
+/// said beside it.
+struct Ran {
+    ids: Vec<RunId>,
+    stats: Stats,
+    summary: String,
+    interrupted: bool,
+    warnings: Vec<String>,
+    server: Option<ServerStats>,
+}
+
+impl Ran {
+    /// The stage from its clients' runs, merged.
+    fn merged(ids: Vec<RunId>, merged: &RunRecord) -> Ran {
+        let mut summary = ycsb::summary(merged);
+        summary.push_str(&workload_lines(merged));
+        Ran {
+            ids,
+            stats: merged.total.clone(),
+            summary,
+            interrupted: merged.summary.status == RunStatus::Interrupted,
+            warnings: merged.warnings.clone(),
+            server: merged.server.clone(),
+        }
+    }
+
+    /// The stage's header and summary on stdout (one stage at a time),
+    /// the server's figures, the warnings and where it is recorded on
+    /// stderr.
+    fn print(&self, header: &str, tag: &str, at: StageAt<'_>, env: &Env<'_>) -> Result<()> {
         let _one_at_a_time = env.out.lock().unwrap_or_else(|e| e.into_inner());
         let mut out = std::io::stdout().lock();
         writeln!(out, "{header}")?;
-        write!(out, "{summary}")?;
+        write!(out, "{}", self.summary)?;
         out.flush()?;
         // As `sojourn run` does: on stderr, so that stdout stays what
         // YCSB's parsers read.
-        if let Some(s) = &server {
+        if let Some(s) = &self.server {
             eprintln!("{tag}: server: {}", s.digest());
         }
-        for w in &warnings {
+        for w in &self.warnings {
             eprintln!("warning: {tag}: {w}");
         }
         // The stage's selector, and the ids `results list` shows in its
@@ -437,18 +481,16 @@ fn run_stage_set_up(
             at.index,
             at.run_uri,
             at.index,
-            if n == 1 { "" } else { "s" },
-            ids.iter()
+            if self.ids.len() == 1 { "" } else { "s" },
+            self.ids
+                .iter()
                 .map(|id| id.as_str().chars().take(8).collect::<String>())
                 .collect::<Vec<_>>()
                 .join(", "),
             env.store.location()
         );
+        Ok(())
     }
-    if interrupted {
-        return Err(Interrupted.into());
-    }
-    Ok(Some(stats))
 }
 
 /// One iteration of a benchmark whose clients are agents: the database
