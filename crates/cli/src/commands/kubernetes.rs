@@ -90,6 +90,50 @@ pub fn manifests(a: &KubernetesArgs) -> Result<String> {
     }
     let ns = q(&a.namespace);
     let name = &a.name;
+    let pod = pod_template(a, &selector);
+    let header = format!(
+        "# sojourn agents for a Kubernetes cluster: `sojourn kubernetes ... | kubectl apply -f -`.\n\
+         # Before applying, create the Secrets they read (nothing secret is in this file):\n\
+         #   kubectl -n {ns_raw} create secret generic {RESULTS_SECRET} \\\n\
+         #     --from-literal=url=postgres://USER@HOST:5432/DB --from-literal=password=...\n\
+         #   kubectl -n {ns_raw} create secret generic {DATABASE_SECRET} --from-literal=password=...\n\
+         # Then coordinate from anywhere that reaches the store:\n\
+         #   sojourn run --db URL -P workloada --agents {n} --results postgres://USER@HOST:5432/DB\n",
+        ns_raw = a.namespace,
+        n = agents
+    );
+    let body = match a.kind {
+        KubernetesKind::Statefulset => format!(
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: {qn}\n  namespace: {ns}\n  labels:\n    \
+             app.kubernetes.io/name: {qn}\nspec:\n  clusterIP: None\n  selector:\n    \
+             app.kubernetes.io/name: {qn}\n---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  \
+             name: {qn}\n  namespace: {ns}\n  labels:\n    app.kubernetes.io/name: {qn}\nspec:\n  \
+             serviceName: {qn}\n  replicas: {n}\n  podManagementPolicy: Parallel\n  selector:\n    \
+             matchLabels:\n      app.kubernetes.io/name: {qn}\n  template:\n{pod}",
+            qn = q(name),
+            n = agents,
+        ),
+        KubernetesKind::Job => format!(
+            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {qn}\n  namespace: {ns}\n  labels:\n    \
+             app.kubernetes.io/name: {qn}\nspec:\n  completionMode: Indexed\n  completions: {n}\n  \
+             parallelism: {n}\n  backoffLimit: {backoff}\n  template:\n{pod_job}",
+            qn = q(name),
+            n = agents,
+            backoff = 3 * agents,
+            pod_job = pod.replace(
+                "      terminationGracePeriodSeconds: 30\n",
+                "      restartPolicy: OnFailure\n      terminationGracePeriodSeconds: 30\n"
+            ),
+        ),
+    };
+    Ok(format!("{header}---\n{body}"))
+}
+
+/// The agents' pod template: one pod a node (or preferably so, with
+/// --share-nodes), the agent's name from its pod, its credentials from
+/// the Secrets, its resources.
+fn pod_template(a: &KubernetesArgs, selector: &[(String, String)]) -> String {
+    let name = &a.name;
     let labels = format!("        app.kubernetes.io/name: {}\n", q(name));
     let affinity = if a.share_nodes {
         format!(
@@ -110,7 +154,7 @@ pub fn manifests(a: &KubernetesArgs) -> Result<String> {
         String::new()
     } else {
         let mut s = "      nodeSelector:\n".to_string();
-        for (k, v) in &selector {
+        for (k, v) in selector {
             s.push_str(&format!("        {}: {}\n", q(k), q(v)));
         }
         s
@@ -159,7 +203,7 @@ pub fn manifests(a: &KubernetesArgs) -> Result<String> {
         "            - name: SOJOURN_DATA_DIR\n              value: \"/var/lib/sojourn\"\n",
     );
     // A raw string, so the YAML's indentation reads as it will be applied.
-    let pod = format!(
+    format!(
         r#"    metadata:
       labels:
 {labels}    spec:
@@ -189,43 +233,7 @@ pub fn manifests(a: &KubernetesArgs) -> Result<String> {
         q(&agent_name),
         cpu = q(&a.cpu),
         mem = q(&a.memory),
-    );
-    let header = format!(
-        "# sojourn agents for a Kubernetes cluster: `sojourn kubernetes ... | kubectl apply -f -`.\n\
-         # Before applying, create the Secrets they read (nothing secret is in this file):\n\
-         #   kubectl -n {ns_raw} create secret generic {RESULTS_SECRET} \\\n\
-         #     --from-literal=url=postgres://USER@HOST:5432/DB --from-literal=password=...\n\
-         #   kubectl -n {ns_raw} create secret generic {DATABASE_SECRET} --from-literal=password=...\n\
-         # Then coordinate from anywhere that reaches the store:\n\
-         #   sojourn run --db URL -P workloada --agents {n} --results postgres://USER@HOST:5432/DB\n",
-        ns_raw = a.namespace,
-        n = agents
-    );
-    let body = match a.kind {
-        KubernetesKind::Statefulset => format!(
-            "apiVersion: v1\nkind: Service\nmetadata:\n  name: {qn}\n  namespace: {ns}\n  labels:\n    \
-             app.kubernetes.io/name: {qn}\nspec:\n  clusterIP: None\n  selector:\n    \
-             app.kubernetes.io/name: {qn}\n---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  \
-             name: {qn}\n  namespace: {ns}\n  labels:\n    app.kubernetes.io/name: {qn}\nspec:\n  \
-             serviceName: {qn}\n  replicas: {n}\n  podManagementPolicy: Parallel\n  selector:\n    \
-             matchLabels:\n      app.kubernetes.io/name: {qn}\n  template:\n{pod}",
-            qn = q(name),
-            n = agents,
-        ),
-        KubernetesKind::Job => format!(
-            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {qn}\n  namespace: {ns}\n  labels:\n    \
-             app.kubernetes.io/name: {qn}\nspec:\n  completionMode: Indexed\n  completions: {n}\n  \
-             parallelism: {n}\n  backoffLimit: {backoff}\n  template:\n{pod_job}",
-            qn = q(name),
-            n = agents,
-            backoff = 3 * agents,
-            pod_job = pod.replace(
-                "      terminationGracePeriodSeconds: 30\n",
-                "      restartPolicy: OnFailure\n      terminationGracePeriodSeconds: 30\n"
-            ),
-        ),
-    };
-    Ok(format!("{header}---\n{body}"))
+    )
 }
 
 /// The image the manifests run: sojourn built from this repository on
