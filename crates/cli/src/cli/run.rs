@@ -239,6 +239,17 @@ pub struct PhaseArgs {
     pub yb: super::compat::YbArgs,
 }
 
+impl PhaseArgs {
+    /// The arguments of a bare `sojourn run`, where a seed tool's
+    /// translation starts: it sets only what that tool's command line says.
+    pub fn defaults() -> PhaseArgs {
+        use clap::FromArgMatches;
+        let cmd = PhaseArgs::augment_args(clap::Command::new("run"));
+        PhaseArgs::from_arg_matches(&cmd.get_matches_from(["run"]))
+            .expect("every argument of `run` has a default")
+    }
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct AbArgs {
     /// A property of configuration A (repeatable), as -p takes it, e.g.

@@ -1,9 +1,9 @@
 //! `sojourn vote`: Noria's vote benchmark with Noria's own command line.
-//! The flags are translated into sojourn's own spelling of the same run
-//! (`bench URL -p workload=vote -p vote.articles=N ... --target OPS`) and
-//! that command line is parsed and run as `sojourn bench` (or `run`, with
-//! `--no-prime`) would run it: one pipeline, so the summary, Noria's lines
-//! after it and the stored run are the vote workload's own. What the
+//! The flags are translated into sojourn's plan of the same run (what
+//! `bench URL -p workload=vote -p vote.articles=N ... --target OPS` says)
+//! and handed to the pipeline as `sojourn bench` (or `run`, with
+//! `--no-prime`) would: the summary, Noria's lines after it and the stored
+//! run are the vote workload's own. What the
 //! translation cannot keep exactly as Noria has it is said on stderr.
 //!
 //! `--histogram FILE` then appends Noria's four histograms (response and
@@ -15,13 +15,12 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
-use clap::Parser;
 use hdrhistogram::serialization::{Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use sojourn_core::op::OpKind;
 use sojourn_core::record::RunRecord;
 
-use crate::cli::{Cli, Command, VoteArgs, VoteBackend, VoteDistributionArg};
+use crate::cli::{PhaseArgs, VoteArgs, VoteBackend, VoteDistributionArg};
 use crate::pipeline;
 
 /// The backends this command runs, for the refusal of Noria's others.
@@ -32,26 +31,21 @@ pub fn main(args: VoteArgs) -> Result<ExitCode> {
     for note in &translated.notes {
         eprintln!("note: {note}");
     }
-    let cli = Cli::try_parse_from(&translated.argv)
-        .context("translating Noria's vote flags into sojourn's")?;
-    let (phase_args, mode) = match cli.command {
-        Command::Bench(a) => (a, pipeline::Mode::Bench),
-        Command::Run(a) => (a, pipeline::Mode::Run),
-        // Not shown: its arguments hold the database URL.
-        _ => bail!("the vote translation gave a command other than bench or run"),
-    };
     let histogram = args.histogram.clone();
     let mut append = |run: &RunRecord| match &histogram {
         Some(path) => append_histograms(path, run),
         None => Ok(()),
     };
-    pipeline::main_then(phase_args, mode, Some(&mut append))
+    pipeline::main_then(translated.args, translated.mode, Some(&mut append))
 }
 
-/// Noria's flags as sojourn's command line, and what differs.
-#[derive(Debug, PartialEq)]
+/// Noria's flags as sojourn's plan of the same run (`bench URL -p
+/// workload=vote ... --target OPS`, or `run` with `--no-prime`), and what
+/// differs.
+#[derive(Debug)]
 struct Translated {
-    argv: Vec<String>,
+    args: PhaseArgs,
+    mode: pipeline::Mode,
     notes: Vec<String>,
 }
 
@@ -137,14 +131,9 @@ fn translate(a: &VoteArgs) -> Result<Translated> {
             "zipfian"
         }
     };
-    let mut argv: Vec<String> = vec!["sojourn".into()];
-    argv.push(if a.no_prime { "run" } else { "bench" }.into());
-    argv.push("--db".into());
-    argv.push(url);
-    let mut prop = |k: &str, v: &str| {
-        argv.push("-p".into());
-        argv.push(format!("{k}={v}"));
-    };
+    let mut args = PhaseArgs::defaults();
+    args.db = Some(url);
+    let mut prop = |k: &str, v: &str| args.props.push(format!("{k}={v}"));
     prop("workload", "vote");
     prop("vote.articles", &a.articles.to_string());
     prop("vote.write_every", &a.write_every.to_string());
@@ -157,43 +146,23 @@ fn translate(a: &VoteArgs) -> Result<Translated> {
     }
     prop("operationcount", "0");
     prop("maxexecutiontime", &a.runtime.to_string());
-    argv.push("--target".into());
-    argv.push(a.target.to_string());
-    if !a.no_prime {
-        // Noria's clients build the database afresh before each run.
-        argv.push("--drop".into());
-    }
-    if let Some(n) = a.threads {
-        argv.push("--threads".into());
-        argv.push(n.to_string());
-    }
-    for (flag, value) in [
-        ("--seed", &a.seed),
-        ("--results", &a.results),
-        (
-            "--data-dir",
-            &a.data_dir.as_ref().map(|d| d.display().to_string()),
-        ),
-    ] {
-        if let Some(v) = value {
-            argv.push(flag.into());
-            argv.push(v.clone());
-        }
-    }
-    for (set, flag) in [(a.no_store, "--no-store"), (a.no_progress, "--no-progress")] {
-        if set {
-            argv.push(flag.into());
-        }
-    }
-    for l in &a.labels {
-        argv.push("--label".into());
-        argv.push(l.clone());
-    }
-    for p in &a.props {
-        argv.push("-p".into());
-        argv.push(p.clone());
-    }
-    Ok(Translated { argv, notes })
+    // The user's own -p last: they win, as on sojourn's command line.
+    args.props.extend(a.props.iter().cloned());
+    args.target = Some(a.target.to_string());
+    // Noria's clients build the database afresh before each run.
+    args.drop = !a.no_prime;
+    args.threads = a.threads.map(|n| n.to_string());
+    args.seed = a.seed.clone();
+    args.results = a.results.clone();
+    args.data_dir = a.data_dir.clone();
+    args.no_store = a.no_store;
+    args.live.no_progress = a.no_progress;
+    args.labels = a.labels.clone();
+    let mode = match a.no_prime {
+        true => pipeline::Mode::Run,
+        false => pipeline::Mode::Bench,
+    };
+    Ok(Translated { args, mode, notes })
 }
 
 /// Noria's four histograms of `run`, in its order: sojourn (response
@@ -245,7 +214,10 @@ fn append_histograms(path: &Path, run: &RunRecord) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use clap::Parser;
+
     use super::*;
+    use crate::cli::{Cli, Command};
 
     fn args(line: &[&str]) -> VoteArgs {
         let argv = std::iter::once("sojourn")
@@ -257,8 +229,12 @@ mod tests {
         }
     }
 
+    fn props(t: &Translated) -> String {
+        t.args.props.join(" ")
+    }
+
     #[test]
-    fn noria_lines_become_sojourn_lines() {
+    fn noria_lines_become_sojourn_plans() {
         let t = translate(&args(&[
             "--target",
             "100000",
@@ -279,17 +255,22 @@ mod tests {
             "db",
         ]))
         .unwrap();
-        let line = t.argv.join(" ");
+        assert_eq!(t.mode, pipeline::Mode::Bench);
+        assert_eq!(t.args.db.as_deref(), Some("mysql://127.0.0.1:3307/db"));
         assert_eq!(
-            line,
-            "sojourn bench --db mysql://127.0.0.1:3307/db -p workload=vote -p vote.articles=1000 \
-             -p vote.write_every=20 -p vote.distribution=zipfian -p vote.variant=precomputed \
-             -p operationcount=0 -p maxexecutiontime=5 --target 100000 --drop --threads 16"
+            props(&t),
+            "workload=vote vote.articles=1000 vote.write_every=20 vote.distribution=zipfian \
+             vote.variant=precomputed operationcount=0 maxexecutiontime=5"
         );
+        assert_eq!(t.args.target.as_deref(), Some("100000"));
+        assert!(t.args.drop);
+        assert_eq!(t.args.threads.as_deref(), Some("16"));
         assert!(t.notes.iter().any(|n| n.contains("1.15")), "{:?}", t.notes);
 
         let t = translate(&args(&[
             "--no-prime",
+            "-p",
+            "vote.articles=7",
             "hybrid",
             "--mysql-address",
             "h:1",
@@ -297,26 +278,31 @@ mod tests {
             "m:2",
         ]))
         .unwrap();
-        let line = t.argv.join(" ");
+        assert_eq!(t.mode, pipeline::Mode::Run);
+        assert_eq!(t.args.db.as_deref(), Some("mysql://h:1/soup"));
         assert!(
-            line.starts_with("sojourn run --db mysql://h:1/soup"),
-            "{line}"
+            props(&t).contains("vote.cache=memcached://m:2"),
+            "{}",
+            props(&t)
         );
-        assert!(line.contains("-p vote.cache=memcached://m:2"), "{line}");
-        assert!(!line.contains("--drop"), "{line}");
-        // Noria's defaults.
-        assert!(line.contains("--target 1000000") && line.contains("vote.write_every=19"));
-        assert!(line.contains("vote.articles=100000") && line.contains("maxexecutiontime=30"));
+        assert!(!t.args.drop);
+        // Noria's defaults, and the user's -p after them (it wins).
+        assert_eq!(t.args.target.as_deref(), Some("1000000"));
+        assert!(props(&t).contains("vote.write_every=19"));
+        assert!(
+            props(&t).contains("vote.articles=100000") && props(&t).contains("maxexecutiontime=30")
+        );
+        assert_eq!(
+            t.args.props.last().map(String::as_str),
+            Some("vote.articles=7")
+        );
 
         let t = translate(&args(&["hybrid", "--redis-address", "r:3"])).unwrap();
-        assert!(t.argv.join(" ").contains("-p vote.cache=redis://r:3"));
+        assert!(props(&t).contains("vote.cache=redis://r:3"));
         let t = translate(&args(&["memcached"])).unwrap();
-        assert!(t
-            .argv
-            .join(" ")
-            .contains("--db memcached://127.0.0.1:11211"));
+        assert_eq!(t.args.db.as_deref(), Some("memcached://127.0.0.1:11211"));
         let t = translate(&args(&["redis", "--address", "10.0.0.1"])).unwrap();
-        assert!(t.argv.join(" ").contains("--db redis://10.0.0.1 "));
+        assert_eq!(t.args.db.as_deref(), Some("redis://10.0.0.1"));
     }
 
     #[test]

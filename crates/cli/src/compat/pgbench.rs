@@ -11,9 +11,8 @@
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
-use clap::Parser;
 
-use crate::cli::{Cli, Command, Format, PgbenchArgs, PhaseArgs};
+use crate::cli::{Format, PgbenchArgs, PhaseArgs};
 use crate::pipeline;
 
 /// The options read, for the refusal of the others.
@@ -248,12 +247,7 @@ fn translate(p: &Pgbench) -> Result<(PhaseArgs, pipeline::Mode)> {
         pipeline::Mode::Run
     };
     // sojourn's own defaults for the command, then pgbench's settings.
-    let verb = if p.init { "load" } else { "run" };
-    let (Command::Load(mut a) | Command::Run(mut a)) =
-        Cli::try_parse_from(["sojourn", verb])?.command
-    else {
-        bail!("the pgbench translation gave another command than load or run");
-    };
+    let mut a = PhaseArgs::defaults();
     a.db = Some(url(p));
     a.format = Format::Pgbench;
     a.scale = p.scale.clone();

@@ -16,11 +16,10 @@
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
-use clap::Parser;
 use sojourn_core::output::redis_benchmark::{CSV_HEADER, OUTPUT, PRECISION, TITLE};
 
 use super::getopt::{self, flag, number, valued, Opt};
-use crate::cli::{Cli, Command, Format, PhaseArgs, RedisBenchmarkArgs};
+use crate::cli::{Format, PhaseArgs, RedisBenchmarkArgs};
 use crate::pipeline;
 
 const TOOL: &str = "redis-benchmark";
@@ -219,9 +218,7 @@ fn tests(r: &RedisBenchmark) -> Result<Vec<(String, String)>> {
 
 /// One test as sojourn's `run` arguments.
 fn translate(r: &RedisBenchmark, title: &str, command: &str) -> Result<PhaseArgs> {
-    let Command::Run(mut a) = Cli::try_parse_from(["sojourn", "run"])?.command else {
-        bail!("the redis-benchmark translation gave another command than run");
-    };
+    let mut a = PhaseArgs::defaults();
     a.db = Some(format!("redis://{}:{}", r.host, r.port));
     a.format = Format::RedisBenchmark;
     a.threads = Some((r.clients * r.pipeline).to_string());
