@@ -94,7 +94,7 @@ use sojourn_testkit::redis_server::RedisServer;
 use util::*;
 
 /// The blocks marked `<!-- not run: ... -->` in all the docs.
-const NOT_RUN: usize = 13;
+const NOT_RUN: usize = 12;
 
 /// Commands whose shown output the test compares: it only goes up.
 const COMPARED: usize = 14;
