@@ -60,9 +60,39 @@ pub(crate) const FIGURES: [&str; 9] = [
 /// Migration `n` (1-based) takes a store from version n-1 to n.
 pub(crate) const MIGRATIONS: [&str; 9] = [V1, V2, V3, V4, V5, V6, V7, V8, V9];
 
+/// An operation kind's columns, as `run_ops` keeps them for a run (V1)
+/// and `segment_ops` for a segment of its rate profile (V8): operations,
+/// counts by status, service and response figures, and the histograms.
+/// Both are released migrations: this text never changes.
+macro_rules! op_columns {
+    () => {
+        r#"    operations BIGINT NOT NULL,
+    ok BIGINT NOT NULL, batched_ok BIGINT NOT NULL, not_found BIGINT NOT NULL,
+    error BIGINT NOT NULL, not_implemented BIGINT NOT NULL,
+    unexpected_state BIGINT NOT NULL, bad_request BIGINT NOT NULL,
+    forbidden BIGINT NOT NULL, service_unavailable BIGINT NOT NULL,
+    service_mean_us DOUBLE PRECISION, service_min_us DOUBLE PRECISION,
+    service_max_us DOUBLE PRECISION, service_p50_us DOUBLE PRECISION,
+    service_p90_us DOUBLE PRECISION, service_p95_us DOUBLE PRECISION,
+    service_p99_us DOUBLE PRECISION, service_p99_9_us DOUBLE PRECISION,
+    service_p99_99_us DOUBLE PRECISION,
+    response_mean_us DOUBLE PRECISION, response_min_us DOUBLE PRECISION,
+    response_max_us DOUBLE PRECISION, response_p50_us DOUBLE PRECISION,
+    response_p90_us DOUBLE PRECISION, response_p95_us DOUBLE PRECISION,
+    response_p99_us DOUBLE PRECISION, response_p99_9_us DOUBLE PRECISION,
+    response_p99_99_us DOUBLE PRECISION,
+    service_hist {blob} NOT NULL,
+    response_hist {blob} NOT NULL,
+    failed_service_hist {blob},
+    failed_response_hist {blob},
+"#
+    };
+}
+
 /// The first schema: runs, their side tables, totals per operation kind,
 /// and the time series.
-const V1: &str = r#"
+const V1: &str = concat!(
+    r#"
 CREATE TABLE runs (
     id TEXT PRIMARY KEY,
     run_uri TEXT NOT NULL,
@@ -117,26 +147,9 @@ CREATE TABLE run_warnings (
 CREATE TABLE run_ops (
     run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
     op TEXT NOT NULL,
-    operations BIGINT NOT NULL,
-    ok BIGINT NOT NULL, batched_ok BIGINT NOT NULL, not_found BIGINT NOT NULL,
-    error BIGINT NOT NULL, not_implemented BIGINT NOT NULL,
-    unexpected_state BIGINT NOT NULL, bad_request BIGINT NOT NULL,
-    forbidden BIGINT NOT NULL, service_unavailable BIGINT NOT NULL,
-    service_mean_us DOUBLE PRECISION, service_min_us DOUBLE PRECISION,
-    service_max_us DOUBLE PRECISION, service_p50_us DOUBLE PRECISION,
-    service_p90_us DOUBLE PRECISION, service_p95_us DOUBLE PRECISION,
-    service_p99_us DOUBLE PRECISION, service_p99_9_us DOUBLE PRECISION,
-    service_p99_99_us DOUBLE PRECISION,
-    response_mean_us DOUBLE PRECISION, response_min_us DOUBLE PRECISION,
-    response_max_us DOUBLE PRECISION, response_p50_us DOUBLE PRECISION,
-    response_p90_us DOUBLE PRECISION, response_p95_us DOUBLE PRECISION,
-    response_p99_us DOUBLE PRECISION, response_p99_9_us DOUBLE PRECISION,
-    response_p99_99_us DOUBLE PRECISION,
-    service_hist {blob} NOT NULL,
-    response_hist {blob} NOT NULL,
-    failed_service_hist {blob},
-    failed_response_hist {blob},
-    PRIMARY KEY (run_id, op)
+"#,
+    op_columns!(),
+    r#"    PRIMARY KEY (run_id, op)
 );
 CREATE TABLE intervals (
     run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
@@ -175,7 +188,8 @@ CREATE TABLE interval_ops (
     FOREIGN KEY (run_id, seq) REFERENCES intervals (run_id, seq) ON DELETE CASCADE
 );
 CREATE INDEX runs_started ON runs (started_unix);
-"#;
+"#
+);
 
 /// Multi-process runs (client index and count), what the summary prints
 /// (measurement interval, percentiles, warm-up), and the views that mirror
@@ -516,7 +530,8 @@ ALTER TABLE merged_runs ADD COLUMN missing TEXT;
 /// whether it held its `rate.slo`: NULL when not judged),
 /// and per segment and operation kind what `run_ops` keeps for the run;
 /// each interval's arrivals released (the load offered, open loop).
-const V8: &str = r#"
+const V8: &str = concat!(
+    r#"
 CREATE TABLE run_segments (
     run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
     seq BIGINT NOT NULL,
@@ -533,29 +548,13 @@ CREATE TABLE segment_ops (
     run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
     seq BIGINT NOT NULL,
     op TEXT NOT NULL,
-    operations BIGINT NOT NULL,
-    ok BIGINT NOT NULL, batched_ok BIGINT NOT NULL, not_found BIGINT NOT NULL,
-    error BIGINT NOT NULL, not_implemented BIGINT NOT NULL,
-    unexpected_state BIGINT NOT NULL, bad_request BIGINT NOT NULL,
-    forbidden BIGINT NOT NULL, service_unavailable BIGINT NOT NULL,
-    service_mean_us DOUBLE PRECISION, service_min_us DOUBLE PRECISION,
-    service_max_us DOUBLE PRECISION, service_p50_us DOUBLE PRECISION,
-    service_p90_us DOUBLE PRECISION, service_p95_us DOUBLE PRECISION,
-    service_p99_us DOUBLE PRECISION, service_p99_9_us DOUBLE PRECISION,
-    service_p99_99_us DOUBLE PRECISION,
-    response_mean_us DOUBLE PRECISION, response_min_us DOUBLE PRECISION,
-    response_max_us DOUBLE PRECISION, response_p50_us DOUBLE PRECISION,
-    response_p90_us DOUBLE PRECISION, response_p95_us DOUBLE PRECISION,
-    response_p99_us DOUBLE PRECISION, response_p99_9_us DOUBLE PRECISION,
-    response_p99_99_us DOUBLE PRECISION,
-    service_hist {blob} NOT NULL,
-    response_hist {blob} NOT NULL,
-    failed_service_hist {blob},
-    failed_response_hist {blob},
-    PRIMARY KEY (run_id, seq, op)
+"#,
+    op_columns!(),
+    r#"    PRIMARY KEY (run_id, seq, op)
 );
 ALTER TABLE intervals ADD COLUMN offered BIGINT;
-"#;
+"#
+);
 
 /// Why operations failed: per run, operation kind, status and cause
 /// (`kind`: the database's text with names and numbers masked), how many
