@@ -23,23 +23,22 @@
 
 use std::fmt::Write as _;
 
-use sojourn_core::op::OpKind;
 use sojourn_store::RunRecord;
 
 use crate::curve;
 use crate::history::History;
 use crate::run::{self, Latency, Unit};
-use crate::svg::{esc, Chart, PALETTE};
+use crate::svg::{esc, PALETTE};
 use crate::tables::{self, CostOptions};
 
 mod curves;
 mod history;
 mod interactive;
+mod page;
 mod run_section;
 
-use interactive::{
-    chart_spec, script_json, SCRIPT, UPLOT_CSS, UPLOT_JS, UPLOT_LICENSE, UPLOT_VERSION,
-};
+use interactive::{SCRIPT, UPLOT_CSS, UPLOT_JS, UPLOT_LICENSE, UPLOT_VERSION};
+use page::{html_table, Page};
 
 /// What the page says about where it came from, and the tables' settings.
 #[derive(Clone, Debug)]
@@ -54,63 +53,6 @@ pub struct HtmlOptions {
     pub cost: CostOptions,
     /// The runs' history, drawn first (`report --history`).
     pub history: Option<History>,
-}
-
-/// Colours of p50, p99 and p99.9 wherever they appear.
-const PCT_COLORS: [&str; 3] = [PALETTE[0], PALETTE[1], PALETTE[3]];
-const PCT_NAMES: [&str; 3] = ["p50", "p99", "p99.9"];
-const PCT_QS: [f64; 3] = [0.5, 0.99, 0.999];
-
-/// What the chart of time waiting in the client shows, in its title.
-const WAITING: &str = "waiting in the client (response − service), mean";
-
-/// Plots that share one page, numbered for unique element ids, with the
-/// page's one latency unit.
-struct Page {
-    html: String,
-    next: usize,
-    unit: Unit,
-}
-
-impl Page {
-    /// A static plot (curves and spectra: not over time).
-    fn chart(&mut self, c: &Chart) {
-        self.next += 1;
-        let _ = write!(
-            self.html,
-            "<figure class=\"chart\">{}</figure>",
-            c.svg(self.next)
-        );
-    }
-
-    /// A plot over time: the SVG, and its data for the script to build an
-    /// interactive chart from. A chart with nothing to draw stays static.
-    fn time_chart(&mut self, c: &Chart) {
-        self.live_chart(c, |_| {});
-    }
-
-    /// A plot the script rebuilds with uPlot, its data amended by `extra`
-    /// (the history's point names and links).
-    fn live_chart(&mut self, c: &Chart, extra: impl FnOnce(&mut serde_json::Value)) {
-        self.next += 1;
-        let Some(mut spec) = chart_spec(c) else {
-            let _ = write!(
-                self.html,
-                "<figure class=\"chart\">{}</figure>",
-                c.svg(self.next)
-            );
-            return;
-        };
-        extra(&mut spec);
-        let _ = write!(
-            self.html,
-            "<figure class=\"chart\" data-chart=\"chart-{id}\">{}\
-             <script type=\"application/json\" class=\"chart-data\" id=\"chart-{id}-data\">{}</script></figure>",
-            c.svg(self.next),
-            script_json(&spec),
-            id = self.next
-        );
-    }
 }
 
 /// The whole page.
@@ -270,40 +212,6 @@ fn run_link(r: &RunRecord, name: &str) -> String {
     )
 }
 
-/// A table under `head` with a row of `row(item)` per item.
-fn table_of<T>(
-    p: &mut Page,
-    head: &[&str],
-    items: impl IntoIterator<Item = T>,
-    row: impl FnMut(T) -> Vec<String>,
-) {
-    let head: Vec<String> = head.iter().map(|h| h.to_string()).collect();
-    let body: Vec<Vec<String>> = items.into_iter().map(row).collect();
-    html_table(p, &head, &body);
-}
-
-fn html_table(p: &mut Page, head: &[String], body: &[Vec<String>]) {
-    p.html.push_str("<div class=\"scroll\"><table><thead><tr>");
-    for h in head {
-        let _ = write!(p.html, "<th>{}</th>", esc(h));
-    }
-    p.html.push_str("</tr></thead><tbody>");
-    for row in body {
-        p.html.push_str("<tr>");
-        for c in row {
-            let numeric = c.replace(',', "").parse::<f64>().is_ok();
-            let _ = write!(
-                p.html,
-                "<td{}>{}</td>",
-                if numeric { " class=\"num\"" } else { "" },
-                esc(c)
-            );
-        }
-        p.html.push_str("</tr>");
-    }
-    p.html.push_str("</tbody></table></div>\n");
-}
-
 fn tables_section(p: &mut Page, runs: &[RunRecord], names: &[String], opts: &HtmlOptions) {
     p.html
         .push_str("<section id=\"tables\"><h2>Performance</h2>\n");
@@ -418,20 +326,15 @@ fn performance_table(p: &mut Page, runs: &[RunRecord], names: &[String], latency
     p.html.push_str("</tbody></table></div>\n");
 }
 
-fn kind_title(kind: Option<OpKind>) -> String {
-    match kind {
-        Some(k) => k.name().to_ascii_uppercase(),
-        None => "all operations".to_string(),
-    }
-}
-
 const STYLE: &str = include_str!("html/style.css");
 
 #[cfg(test)]
 mod tests {
     use super::interactive::{round_significant, CHART_DIGITS};
+    use super::page::WAITING;
     use super::*;
     use serde_json::{json, Value};
+    use sojourn_core::op::OpKind;
     use sojourn_testkit::runs::Synthetic;
 
     fn page(runs: &[RunRecord]) -> String {

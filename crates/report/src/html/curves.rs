@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use sojourn_core::op::OpKind;
 use sojourn_store::RunRecord;
 
-use super::{html_table, kind_title, Page, PCT_COLORS, PCT_NAMES};
+use super::page::{html_table, kind_title, Page, PCT_COLORS, PCT_NAMES};
 use crate::curve::{self, Curve};
 use crate::run::{self, Latency};
 use crate::svg::{esc, short_number, Axis, Chart, Mark, Series, PALETTE};

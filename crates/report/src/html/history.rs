@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 
 use serde_json::json;
 
-use super::{table_of, Page};
+use super::page::{table_of, Page};
 use crate::compare::Verdict;
 use crate::history::{History, Series as FigureSeries};
 use crate::svg::{esc, Axis, Chart, Mark, Series, PALETTE};

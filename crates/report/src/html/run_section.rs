@@ -10,7 +10,7 @@ use sojourn_core::output::segments;
 use sojourn_core::recorder::Stats;
 use sojourn_store::RunRecord;
 
-use super::{html_table, kind_title, table_of, Page, PCT_COLORS, PCT_NAMES, PCT_QS, WAITING};
+use super::page::{html_table, kind_title, table_of, Page, PCT_COLORS, PCT_NAMES, PCT_QS, WAITING};
 use crate::run::{self, Latency};
 use crate::svg::{esc, Axis, Chart, Mark, Series, PALETTE};
 use crate::tables;
