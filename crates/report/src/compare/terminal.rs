@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Comparison, Figure, Test, Verdict};
+use super::model::{Comparison, Figure, Test, Verdict};
 use crate::tables::readable;
 
 /// How to draw the text table.
