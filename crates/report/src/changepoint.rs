@@ -12,10 +12,9 @@
 //!    "after" to the interval's end; sojourn takes it to `κ` where `κ` ends
 //!    short of it and both sides have [`MIN_REGIME`] points. A change
 //!    undone later (a regression fixed a few commits on) otherwise mixes
-//!    both levels on one side and is missed: on seeded series with one to
-//!    three shifts of three noise deviations, up and down, Otava's test
-//!    found 76% of them, this one 96%, with as few false alarms on pure
-//!    noise (2.5% of series, Otava's 2%).
+//!    both levels on one side and is missed: on seeded series with a few
+//!    shifts up and down, this finds many more of them than Otava's test,
+//!    with about as few false alarms on pure noise.
 //! 2. **Merge**: each change point is judged again on the whole series
 //!    against its neighbours; the weakest (largest p-value) is removed
 //!    while one is above `max_pvalue`, then the smallest while its relative
@@ -284,7 +283,7 @@ fn best_split(z: &[f64]) -> (usize, usize, f64) {
 ///   too weak on so few, and the merge drops the step with them. (Asking
 ///   more points between change points, as the split's [`MIN_REGIME`],
 ///   also drops real levels that lasted a few points: on
-///   `bench/changepoints.py`'s steps, recall fell from 85% to 83% at 5.)
+///   `bench/changepoints.py`'s steps, recall fell.)
 /// - After a removal the change points either side of it are judged
 ///   again, those whose regimes it ended. Otava judges the one after it
 ///   and the one after that, whose regimes did not change, and leaves the

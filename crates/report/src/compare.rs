@@ -19,10 +19,7 @@
 //! Higher throughput is better; lower latency is better. A significant
 //! change is `better` or `worse` accordingly, anything else `unchanged`.
 
-use std::fmt::Write as _;
-
 use hdrhistogram::Histogram;
-use serde::Serialize;
 use sojourn_core::op::OpKind;
 use sojourn_core::recorder::{enough_samples, percentile_ci, samples_needed, Stats};
 use sojourn_core::stats::{
@@ -31,8 +28,13 @@ use sojourn_core::stats::{
 use sojourn_store::RunRecord;
 
 use crate::run::{self, Latency};
-use crate::tables::readable;
 use crate::ReportError;
+
+mod model;
+mod terminal;
+
+pub use model::{Better, Comparison, Figure, Operation, RunBrief, Test, Verdict};
+pub use terminal::{text, TextStyle};
 
 /// Fewest measured intervals for the interval bootstrap to be used.
 pub const MIN_BOOTSTRAP_INTERVALS: usize = 10;
@@ -57,114 +59,6 @@ impl Default for CompareOptions {
     fn default() -> Self {
         CompareOptions { alpha: 0.01 }
     }
-}
-
-/// Which way is better.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Better {
-    Higher,
-    Lower,
-}
-
-/// What the change amounts to.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    Better,
-    Worse,
-    Unchanged,
-}
-
-/// How significance was judged for one figure.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "method", rename_all = "snake_case")]
-pub enum Test {
-    /// Welch's t-test on batch means.
-    Welch {
-        t: f64,
-        df: f64,
-        p: f64,
-        /// Batches and intervals per batch in A and in B.
-        batches: [usize; 2],
-        batch_size: [usize; 2],
-        /// Standard errors of A's and B's means.
-        std_error: [f64; 2],
-        /// Lag-1 autocorrelation left among A's and B's batch means (the
-        /// standard errors are inflated for it).
-        lag1: [f64; 2],
-    },
-    /// 95% confidence intervals, compared for overlap.
-    Intervals {
-        /// `order statistics` or `order statistics and interval bootstrap`
-        /// for A and for B.
-        how: [String; 2],
-    },
-    /// No test was possible (too few intervals, no operations).
-    None { reason: String },
-}
-
-/// One figure of one operation kind in both runs.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Figure {
-    /// `throughput`, `service mean`, `response p99`, ...
-    pub metric: String,
-    /// `ops/s` or `ms`.
-    pub unit: &'static str,
-    pub a: f64,
-    pub b: f64,
-    /// 95% confidence intervals of A and B: for a mean, mean -+ t * se.
-    pub a_ci95: Option<[f64; 2]>,
-    pub b_ci95: Option<[f64; 2]>,
-    /// `(b - a) / a` in percent; `None` when A is zero.
-    pub change_pct: Option<f64>,
-    pub better: Better,
-    /// Whether the configurations differ: never claimed from one run per
-    /// side (see [`crate::groups`] for groups of repetitions), so false.
-    pub significant: bool,
-    /// Whether the two runs' figures differ beyond each run's own sampling
-    /// error (the test below); says nothing of run-to-run noise.
-    pub beyond_sampling_error: bool,
-    /// `unchanged` for one run per side.
-    pub verdict: Verdict,
-    pub test: Test,
-}
-
-/// Every figure of one operation kind (`all` is every top-level
-/// operation: throughput only).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Operation {
-    pub operation: String,
-    pub figures: Vec<Figure>,
-}
-
-/// What a comparison says about each run.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct RunBrief {
-    pub id: String,
-    pub phase: String,
-    pub workload: String,
-    pub backend: String,
-    pub target: Option<f64>,
-    pub throughput: f64,
-    pub status: String,
-    pub measured_s: f64,
-    pub intervals: usize,
-    /// The most common interval length, in seconds.
-    pub interval_s: f64,
-}
-
-/// The whole comparison, as `--format json` prints it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Comparison {
-    pub a: RunBrief,
-    pub b: RunBrief,
-    pub alpha: f64,
-    /// How significance was judged, in words.
-    pub method: String,
-    /// Differences in what ran that make the comparison questionable.
-    pub caveats: Vec<String>,
-    pub operations: Vec<Operation>,
 }
 
 fn brief(r: &RunRecord) -> RunBrief {
@@ -589,157 +483,6 @@ pub fn compare(
         caveats,
         operations,
     })
-}
-
-/// How to draw the text table.
-#[derive(Copy, Clone, Debug, Default)]
-pub struct TextStyle {
-    /// ANSI colours on significant changes.
-    pub color: bool,
-}
-
-fn ci_text(ci: Option<[f64; 2]>) -> String {
-    ci.map_or(String::new(), |[lo, hi]| {
-        format!("[{}, {}]", readable(lo), readable(hi))
-    })
-}
-
-fn test_text(f: &Figure) -> String {
-    match &f.test {
-        Test::Welch {
-            p,
-            batches,
-            batch_size,
-            ..
-        } => {
-            let p = if *p < 0.0001 {
-                "p<0.0001".to_string()
-            } else {
-                format!("p={p:.4}")
-            };
-            let sizes = if batch_size == &[1, 1] {
-                String::new()
-            } else {
-                format!(" of {}/{} intervals", batch_size[0], batch_size[1])
-            };
-            format!("Welch {p}, {}/{} batches{sizes}", batches[0], batches[1])
-        }
-        Test::Intervals { .. } => {
-            if f.beyond_sampling_error {
-                "95% CIs disjoint".into()
-            } else {
-                "95% CIs overlap".into()
-            }
-        }
-        Test::None { reason } => format!("not tested: {reason}"),
-    }
-}
-
-/// The comparison as a text table for a terminal: significant changes
-/// marked `*` and named better or worse, and, with colour, green or red.
-pub fn text(c: &Comparison, style: TextStyle) -> String {
-    let mut o = String::new();
-    for (name, r) in [("A", &c.a), ("B", &c.b)] {
-        let _ = writeln!(
-            o,
-            "{name}: {}  {} {} on {}  {}  {:.1} s measured in {} intervals of {} s ({})",
-            r.id,
-            r.phase,
-            r.workload,
-            r.backend,
-            r.target.map_or("closed loop".to_string(), |t| format!(
-                "target {} ops/s",
-                readable(t)
-            )),
-            r.measured_s,
-            r.intervals,
-            r.interval_s,
-            r.status
-        );
-    }
-    for cav in &c.caveats {
-        let _ = writeln!(o, "caveat: {cav}");
-    }
-    let rows: Vec<(String, [String; 8], &Figure)> = c
-        .operations
-        .iter()
-        .flat_map(|op| {
-            op.figures.iter().map(move |f| {
-                (
-                    op.operation.clone(),
-                    [
-                        format!("{} ({})", f.metric, f.unit),
-                        readable(f.a),
-                        ci_text(f.a_ci95),
-                        readable(f.b),
-                        ci_text(f.b_ci95),
-                        f.change_pct.map_or("-".into(), |p| format!("{p:+.1}%")),
-                        match f.verdict {
-                            Verdict::Better => "* better".into(),
-                            Verdict::Worse => "* worse".into(),
-                            Verdict::Unchanged if f.beyond_sampling_error => "~".into(),
-                            Verdict::Unchanged => String::new(),
-                        },
-                        test_text(f),
-                    ],
-                    f,
-                )
-            })
-        })
-        .collect();
-    let head = ["", "A", "A 95% CI", "B", "B 95% CI", "change", "", "test"];
-    let mut widths = head.map(|h| h.chars().count());
-    for (_, cells, _) in &rows {
-        for (w, c) in widths.iter_mut().zip(cells) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let pad = |s: &str, w: usize, right: bool| {
-        let n = w.saturating_sub(s.chars().count());
-        if right {
-            format!("{}{s}", " ".repeat(n))
-        } else {
-            format!("{s}{}", " ".repeat(n))
-        }
-    };
-    let mut current = String::new();
-    for (op, cells, f) in &rows {
-        if *op != current {
-            current = op.clone();
-            let _ = writeln!(o);
-            let mut line = pad(&op.to_ascii_uppercase(), widths[0], false);
-            for (i, h) in head.iter().enumerate().skip(1) {
-                line.push_str("  ");
-                line.push_str(&pad(h, widths[i], i != 2 && i != 4 && i < 6));
-            }
-            let _ = writeln!(o, "{}", line.trim_end());
-        }
-        let mut line = String::new();
-        for (i, cell) in cells.iter().enumerate() {
-            if i > 0 {
-                line.push_str("  ");
-            }
-            let right = matches!(i, 1 | 3 | 5);
-            let mut text = pad(cell, widths[i], right);
-            if style.color && (i == 5 || i == 6) && (f.significant || f.beyond_sampling_error) {
-                let code = match f.verdict {
-                    Verdict::Better => "32",
-                    Verdict::Worse => "31",
-                    Verdict::Unchanged => "33",
-                };
-                text = format!("\x1b[1;{code}m{text}\x1b[0m");
-            }
-            line.push_str(&text);
-        }
-        let _ = writeln!(o, "{}", line.trim_end());
-    }
-    let _ = writeln!(o);
-    let _ = writeln!(
-        o,
-        "~ beyond each run's own sampling error (not a verdict on the configurations). {}",
-        c.method
-    );
-    o
 }
 
 #[cfg(test)]

@@ -315,9 +315,37 @@ impl Chart {
     /// The chart as an SVG element; `id` must be unique in the page (it
     /// names the clip path and the title).
     pub fn svg(&self, id: usize) -> String {
+        let plot = Plot::new(self);
+        let mut o = String::new();
+        plot.head(&mut o, id);
+        plot.spans(&mut o);
+        plot.grid(&mut o);
+        plot.data(&mut o, id);
+        plot.marks(&mut o);
+        if !plot.has_data {
+            plot.no_data(&mut o);
+        }
+        plot.legend(&mut o);
+        o.push_str("</g></svg>");
+        o
+    }
+}
+
+/// A chart laid out on its frames: where each value falls in the picture.
+struct Plot<'a> {
+    chart: &'a Chart,
+    fx: Frame,
+    fy: Frame,
+    /// Whether any series has a finite point (marks alone are no data).
+    has_data: bool,
+}
+
+impl<'a> Plot<'a> {
+    /// The frames fit the series' finite points and the marks' lines.
+    fn new(chart: &'a Chart) -> Plot<'a> {
         let mut xs = Vec::new();
         let mut ys = Vec::new();
-        for s in &self.series {
+        for s in &chart.series {
             for &(x, y) in &s.points {
                 if x.is_finite() && y.is_finite() {
                     xs.push(x);
@@ -326,28 +354,41 @@ impl Chart {
             }
         }
         let has_data = !xs.is_empty();
-        for m in &self.marks {
+        for m in &chart.marks {
             match m {
                 Mark::VLine { x, .. } => xs.push(*x),
                 Mark::HLine { y, .. } => ys.push(*y),
                 Mark::Span { .. } => {}
             }
         }
-        let fx = Frame::new(&self.x, &xs);
-        let fy = Frame::new(&self.y, &ys);
-        let px = |x: f64| LEFT + fx.frac(x) * (RIGHT - LEFT);
-        let py = |y: f64| BOTTOM - fy.frac(y) * (BOTTOM - TOP);
+        Plot {
+            chart,
+            fx: Frame::new(&chart.x, &xs),
+            fy: Frame::new(&chart.y, &ys),
+            has_data,
+        }
+    }
 
-        let mut o = String::new();
+    fn px(&self, x: f64) -> f64 {
+        LEFT + self.fx.frac(x) * (RIGHT - LEFT)
+    }
+
+    fn py(&self, y: f64) -> f64 {
+        BOTTOM - self.fy.frac(y) * (BOTTOM - TOP)
+    }
+
+    /// The `<svg>` element's opening, its title, clip path and background.
+    fn head(&self, o: &mut String, id: usize) {
+        let c = self.chart;
         let _ = write!(
             o,
             r##"<svg class="plot" data-kind="{kind}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" role="img" aria-labelledby="plot-title-{id}" font-family="system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif" font-size="12">"##,
-            kind = self.kind
+            kind = c.kind
         );
         let _ = write!(
             o,
             r##"<title id="plot-title-{id}">{}</title>"##,
-            esc(&self.title)
+            esc(&c.title)
         );
         let _ = write!(
             o,
@@ -358,13 +399,16 @@ impl Chart {
         let _ = write!(
             o,
             r##"<rect x="0" y="0" width="{W}" height="{H}" fill="#ffffff"/><text class="plot-title" x="{LEFT}" y="22" font-size="14" font-weight="600" fill="#222">{}</text>"##,
-            esc(&self.title)
+            esc(&c.title)
         );
+    }
 
+    fn spans(&self, o: &mut String) {
+        let c = self.chart;
         // Warm-up spans under everything.
-        for m in &self.marks {
+        for m in &c.marks {
             if let Mark::Span { from, to, label } = m {
-                let (a, b) = (px(from.max(fx.lo)), px(to.min(fx.hi)));
+                let (a, b) = (self.px(from.max(self.fx.lo)), self.px(to.min(self.fx.hi)));
                 if b > a {
                     let _ = write!(
                         o,
@@ -378,18 +422,22 @@ impl Chart {
                 }
             }
         }
+    }
 
+    /// Grid lines, the frame, tick labels and axis labels.
+    fn grid(&self, o: &mut String) {
+        let c = self.chart;
         // Grid and tick labels.
         o.push_str(r##"<g class="grid" stroke="#e3e3e3" stroke-width="1">"##);
-        for &t in &fx.ticks {
-            let x = px(t);
+        for &t in &self.fx.ticks {
+            let x = self.px(t);
             let _ = write!(
                 o,
                 r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{BOTTOM}"/>"##
             );
         }
-        for &t in &fy.ticks {
-            let y = py(t);
+        for &t in &self.fy.ticks {
+            let y = self.py(t);
             let _ = write!(
                 o,
                 r##"<line x1="{LEFT}" y1="{y:.1}" x2="{RIGHT}" y2="{y:.1}"/>"##
@@ -404,8 +452,8 @@ impl Chart {
         );
         o.push_str(r##"<g class="ticks" fill="#444" font-size="11">"##);
         let mut last_x_label = f64::NEG_INFINITY;
-        for &t in &fx.ticks {
-            let x = px(t);
+        for &t in &self.fx.ticks {
+            let x = self.px(t);
             // Skip labels that would overlap their left neighbour.
             if x - last_x_label < 34.0 {
                 continue;
@@ -415,16 +463,16 @@ impl Chart {
                 o,
                 r##"<text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
                 BOTTOM + 16.0,
-                esc(&fx.label(t))
+                esc(&self.fx.label(t))
             );
         }
-        for &t in &fy.ticks {
+        for &t in &self.fy.ticks {
             let _ = write!(
                 o,
                 r##"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
                 LEFT - 6.0,
-                py(t) + 4.0,
-                esc(&fy.label(t))
+                self.py(t) + 4.0,
+                esc(&self.fy.label(t))
             );
         }
         o.push_str("</g>");
@@ -433,23 +481,26 @@ impl Chart {
             r##"<text class="axis-label" x="{:.1}" y="{:.1}" text-anchor="middle" fill="#222">{}</text>"##,
             (LEFT + RIGHT) / 2.0,
             H - 12.0,
-            esc(&self.x.label)
+            esc(&c.x.label)
         );
         let _ = write!(
             o,
             r##"<text class="axis-label" transform="translate(16 {:.1}) rotate(-90)" text-anchor="middle" fill="#222">{}</text>"##,
             (TOP + BOTTOM) / 2.0,
-            esc(&self.y.label)
+            esc(&c.y.label)
         );
+    }
 
+    fn data(&self, o: &mut String, id: usize) {
+        let c = self.chart;
         // The data, clipped to the plot area.
         let _ = write!(o, r##"<g clip-path="url(#plot-clip-{id})">"##);
-        for (i, s) in self.series.iter().enumerate() {
+        for (i, s) in c.series.iter().enumerate() {
             let mut d = String::new();
             let mut pen_down = false;
             let mut drawn = 0;
             for &(x, y) in &s.points {
-                if !(fx.usable(x) && fy.usable(y)) {
+                if !(self.fx.usable(x) && self.fy.usable(y)) {
                     pen_down = false;
                     continue;
                 }
@@ -457,8 +508,8 @@ impl Chart {
                     d,
                     "{}{:.1} {:.1}",
                     if pen_down { " L" } else { " M" },
-                    px(x),
-                    py(y)
+                    self.px(x),
+                    self.py(y)
                 );
                 pen_down = true;
                 drawn += 1;
@@ -480,12 +531,12 @@ impl Chart {
             );
             if s.markers || drawn == 1 {
                 for &(x, y) in &s.points {
-                    if fx.usable(x) && fy.usable(y) {
+                    if self.fx.usable(x) && self.fy.usable(y) {
                         let _ = write!(
                             o,
                             r##"<circle data-series="{i}" cx="{:.1}" cy="{:.1}" r="3.5" fill="{}"><title>{}: {}, {}</title></circle>"##,
-                            px(x),
-                            py(y),
+                            self.px(x),
+                            self.py(y),
                             s.color,
                             esc(&s.name),
                             short_number(x),
@@ -496,11 +547,17 @@ impl Chart {
             }
         }
         o.push_str("</g>");
+    }
+
+    fn marks(&self, o: &mut String) {
+        let c = self.chart;
         // Marks over the data, their labels free of the clip.
-        for m in &self.marks {
+        for m in &c.marks {
             match m {
-                Mark::VLine { x, label, color } if fx.usable(*x) && *x >= fx.lo && *x <= fx.hi => {
-                    let xp = px(*x);
+                Mark::VLine { x, label, color }
+                    if self.fx.usable(*x) && *x >= self.fx.lo && *x <= self.fx.hi =>
+                {
+                    let xp = self.px(*x);
                     // Labels sit outside the clip; keep them inside the
                     // plot by flipping to the left of the line when the
                     // text (about 7 px a character) would run off.
@@ -514,8 +571,10 @@ impl Chart {
                         esc(label)
                     );
                 }
-                Mark::HLine { y, label, color } if fy.usable(*y) && *y >= fy.lo && *y <= fy.hi => {
-                    let yp = py(*y);
+                Mark::HLine { y, label, color }
+                    if self.fy.usable(*y) && *y >= self.fy.lo && *y <= self.fy.hi =>
+                {
+                    let yp = self.py(*y);
                     let _ = write!(
                         o,
                         r##"<g class="mark hline"><line x1="{LEFT}" y1="{yp:.1}" x2="{RIGHT}" y2="{yp:.1}" stroke="{color}" stroke-width="1.5" stroke-dasharray="8 3 2 3"/><text x="{:.1}" y="{:.1}" fill="{color}" text-anchor="end" stroke="#ffffff" stroke-width="3" paint-order="stroke">{}</text></g>"##,
@@ -527,19 +586,23 @@ impl Chart {
                 _ => {}
             }
         }
-        if !has_data {
-            let _ = write!(
-                o,
-                r##"<text x="{:.1}" y="{:.1}" text-anchor="middle" fill="#999" font-size="14">no data</text>"##,
-                (LEFT + RIGHT) / 2.0,
-                (TOP + BOTTOM) / 2.0
-            );
-        }
+    }
 
-        // The legend, right of the plot area.
+    fn no_data(&self, o: &mut String) {
+        let _ = write!(
+            o,
+            r##"<text x="{:.1}" y="{:.1}" text-anchor="middle" fill="#999" font-size="14">no data</text>"##,
+            (LEFT + RIGHT) / 2.0,
+            (TOP + BOTTOM) / 2.0
+        );
+    }
+
+    /// The legend, right of the plot area.
+    fn legend(&self, o: &mut String) {
+        let c = self.chart;
         o.push_str(r##"<g class="legend">"##);
         let mut y = TOP + 8.0;
-        for (i, s) in self.series.iter().enumerate() {
+        for (i, s) in c.series.iter().enumerate() {
             let dash = if s.dashed {
                 r##" stroke-dasharray="6 4""##
             } else {
@@ -557,8 +620,6 @@ impl Chart {
             );
             y += 18.0;
         }
-        o.push_str("</g></svg>");
-        o
     }
 }
 

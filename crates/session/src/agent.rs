@@ -24,6 +24,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
 use sojourn_core::executor::StopHandle;
+use sojourn_core::plan::Plan;
 use sojourn_core::redact;
 use sojourn_store::{AgentInfo, ClaimedShare, ShareReport, Store};
 
@@ -32,7 +33,7 @@ use crate::fleet::{
     SETUP_SKIPPED,
 };
 use crate::share::{run_share, ShareRun};
-use crate::{PhaseView, RunStore, RunTags, Session, Show, Silent, Watch};
+use crate::{Database, PhaseView, RunStore, RunTags, Session, Show, Silent, Watch};
 
 /// How long a call on the agent's control connection waits for the store
 /// before it counts as unreachable (a heartbeat's worth, twice).
@@ -487,6 +488,36 @@ const PATIENCE: Duration = Duration::from_secs(300);
 /// Share 0's setup: the workload's table checks as `load`, `run` and
 /// `bench` make them. `Some(why)` when the phase is to be skipped.
 fn set_up(job: &AgentShare, setup: Setup, log: &Log) -> Result<Option<String>> {
+    with_database(job, log, |db, plan| match setup {
+        Setup::Load { drop, skip_if_data } => {
+            let loading = db.check_tables(Some(plan), skip_if_data.then_some(plan), drop)?;
+            Ok((!loading).then(|| {
+                format!(
+                    "{} already holds data for {}",
+                    db.describe(),
+                    plan.workload.what(&plan.schema)
+                )
+            }))
+        }
+        Setup::Run => {
+            db.check_tables(None, Some(plan), false)?;
+            Ok(None)
+        }
+    })
+}
+
+/// What a complete load leaves to build (LIOPS's index).
+fn finish_load(job: &AgentShare, log: &Log) -> Result<()> {
+    with_database(job, log, |db, plan| db.finish_load(plan))
+}
+
+/// `f` over the share's database, opened as `load`, `run` and `bench` open
+/// it, with the share's plan.
+fn with_database<T>(
+    job: &AgentShare,
+    log: &Log,
+    f: impl FnOnce(&Database<'_>, &Plan) -> Result<T>,
+) -> Result<T> {
     let (props, plan) = job.share.plan()?;
     let backend = Arc::new(job.share.open_backend(&props, &plan)?);
     let session = Session::new(
@@ -497,36 +528,7 @@ fn set_up(job: &AgentShare, setup: Setup, log: &Log) -> Result<Option<String>> {
         log,
     );
     let db = session.database(backend)?;
-    match setup {
-        Setup::Load { drop, skip_if_data } => {
-            let loading = db.check_tables(Some(&plan), skip_if_data.then_some(&plan), drop)?;
-            Ok((!loading).then(|| {
-                format!(
-                    "{} already holds data for {}",
-                    db.describe(),
-                    plan.workload.what(&plan.schema)
-                )
-            }))
-        }
-        Setup::Run => {
-            db.check_tables(None, Some(&plan), false)?;
-            Ok(None)
-        }
-    }
-}
-
-/// What a complete load leaves to build (LIOPS's index).
-fn finish_load(job: &AgentShare, log: &Log) -> Result<()> {
-    let (props, plan) = job.share.plan()?;
-    let backend = Arc::new(job.share.open_backend(&props, &plan)?);
-    let session = Session::new(
-        None,
-        RunTags::new(Vec::new()),
-        &props,
-        StopHandle::new(),
-        log,
-    );
-    session.database(backend)?.finish_load(&plan)
+    f(&db, &plan)
 }
 
 /// Wait until share 0's agent has set the database up.

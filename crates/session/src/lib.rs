@@ -27,10 +27,10 @@ mod database;
 pub mod fleet;
 mod phase;
 mod places;
-mod recording;
 pub mod share;
 mod show;
 mod signals;
+mod store_writer;
 mod tags;
 
 pub use database::{Connections, Database};

@@ -19,8 +19,8 @@ use sojourn_core::redact;
 use sojourn_core::workload::Phase;
 use sojourn_store::{RunId, RunMeta, RunRecord};
 
-use crate::recording::{Kept, Recording};
 use crate::show::{PhaseView, Watch};
+use crate::store_writer::{Kept, Recording};
 use crate::Session;
 
 /// What a caller asks of one phase beyond its plan.

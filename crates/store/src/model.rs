@@ -14,9 +14,9 @@ use sojourn_core::record::RunStatus;
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum IntervalDetail {
     /// Every interval's histograms, decoded into [`StoredInterval::stats`]
-    /// (exact re-aggregation, interval logs). A decoded histogram takes
-    /// about 256 KB, so a 10-minute run at one interval per second with
-    /// two operation kinds needs about 600 MB.
+    /// (exact re-aggregation, interval logs). Each decoded histogram is
+    /// large, and a long run has one per interval and operation kind, so
+    /// this is for when the histograms themselves are needed.
     Histograms,
     /// Only the figures stored beside each interval's histograms
     /// ([`StoredInterval::ops`]): enough for time-series plots and batch

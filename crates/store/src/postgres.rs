@@ -436,12 +436,16 @@ fn value(row: &Row, i: usize) -> Result<Value, DbError> {
     .unwrap_or(Value::Null))
 }
 
+/// `params` as the driver binds them.
+fn bind<'a>(params: &'a [Param<'_>]) -> Vec<&'a (dyn ToSql + Sync)> {
+    params.iter().map(|p| p as &(dyn ToSql + Sync)).collect()
+}
+
 impl Postgres {
     fn run(&mut self, sql: &str, params: &[Value]) -> Result<QueryResult, DbError> {
         let sql = numbered(sql);
         let params: Vec<Param<'_>> = params.iter().map(Param).collect();
-        let refs: Vec<&(dyn ToSql + Sync)> =
-            params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+        let refs = bind(&params);
         self.ensure_connected()?;
         let client = self.client.as_ref().expect("connected");
         let r = within(&self.rt, self.wait, async {
@@ -506,8 +510,7 @@ impl Db for Postgres {
     fn exec(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError> {
         let sql = numbered(sql);
         let params: Vec<Param<'_>> = params.iter().map(Param).collect();
-        let refs: Vec<&(dyn ToSql + Sync)> =
-            params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+        let refs = bind(&params);
         self.ensure_connected()?;
         let client = self.client.as_ref().expect("connected");
         let r = within(&self.rt, self.wait, client.execute(sql.as_str(), &refs));

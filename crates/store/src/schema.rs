@@ -60,9 +60,39 @@ pub(crate) const FIGURES: [&str; 9] = [
 /// Migration `n` (1-based) takes a store from version n-1 to n.
 pub(crate) const MIGRATIONS: [&str; 9] = [V1, V2, V3, V4, V5, V6, V7, V8, V9];
 
+/// An operation kind's columns, as `run_ops` keeps them for a run (V1)
+/// and `segment_ops` for a segment of its rate profile (V8): operations,
+/// counts by status, service and response figures, and the histograms.
+/// Both are released migrations: this text never changes.
+macro_rules! op_columns {
+    () => {
+        r#"    operations BIGINT NOT NULL,
+    ok BIGINT NOT NULL, batched_ok BIGINT NOT NULL, not_found BIGINT NOT NULL,
+    error BIGINT NOT NULL, not_implemented BIGINT NOT NULL,
+    unexpected_state BIGINT NOT NULL, bad_request BIGINT NOT NULL,
+    forbidden BIGINT NOT NULL, service_unavailable BIGINT NOT NULL,
+    service_mean_us DOUBLE PRECISION, service_min_us DOUBLE PRECISION,
+    service_max_us DOUBLE PRECISION, service_p50_us DOUBLE PRECISION,
+    service_p90_us DOUBLE PRECISION, service_p95_us DOUBLE PRECISION,
+    service_p99_us DOUBLE PRECISION, service_p99_9_us DOUBLE PRECISION,
+    service_p99_99_us DOUBLE PRECISION,
+    response_mean_us DOUBLE PRECISION, response_min_us DOUBLE PRECISION,
+    response_max_us DOUBLE PRECISION, response_p50_us DOUBLE PRECISION,
+    response_p90_us DOUBLE PRECISION, response_p95_us DOUBLE PRECISION,
+    response_p99_us DOUBLE PRECISION, response_p99_9_us DOUBLE PRECISION,
+    response_p99_99_us DOUBLE PRECISION,
+    service_hist {blob} NOT NULL,
+    response_hist {blob} NOT NULL,
+    failed_service_hist {blob},
+    failed_response_hist {blob},
+"#
+    };
+}
+
 /// The first schema: runs, their side tables, totals per operation kind,
 /// and the time series.
-const V1: &str = r#"
+const V1: &str = concat!(
+    r#"
 CREATE TABLE runs (
     id TEXT PRIMARY KEY,
     run_uri TEXT NOT NULL,
@@ -117,26 +147,9 @@ CREATE TABLE run_warnings (
 CREATE TABLE run_ops (
     run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
     op TEXT NOT NULL,
-    operations BIGINT NOT NULL,
-    ok BIGINT NOT NULL, batched_ok BIGINT NOT NULL, not_found BIGINT NOT NULL,
-    error BIGINT NOT NULL, not_implemented BIGINT NOT NULL,
-    unexpected_state BIGINT NOT NULL, bad_request BIGINT NOT NULL,
-    forbidden BIGINT NOT NULL, service_unavailable BIGINT NOT NULL,
-    service_mean_us DOUBLE PRECISION, service_min_us DOUBLE PRECISION,
-    service_max_us DOUBLE PRECISION, service_p50_us DOUBLE PRECISION,
-    service_p90_us DOUBLE PRECISION, service_p95_us DOUBLE PRECISION,
-    service_p99_us DOUBLE PRECISION, service_p99_9_us DOUBLE PRECISION,
-    service_p99_99_us DOUBLE PRECISION,
-    response_mean_us DOUBLE PRECISION, response_min_us DOUBLE PRECISION,
-    response_max_us DOUBLE PRECISION, response_p50_us DOUBLE PRECISION,
-    response_p90_us DOUBLE PRECISION, response_p95_us DOUBLE PRECISION,
-    response_p99_us DOUBLE PRECISION, response_p99_9_us DOUBLE PRECISION,
-    response_p99_99_us DOUBLE PRECISION,
-    service_hist {blob} NOT NULL,
-    response_hist {blob} NOT NULL,
-    failed_service_hist {blob},
-    failed_response_hist {blob},
-    PRIMARY KEY (run_id, op)
+"#,
+    op_columns!(),
+    r#"    PRIMARY KEY (run_id, op)
 );
 CREATE TABLE intervals (
     run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
@@ -175,7 +188,8 @@ CREATE TABLE interval_ops (
     FOREIGN KEY (run_id, seq) REFERENCES intervals (run_id, seq) ON DELETE CASCADE
 );
 CREATE INDEX runs_started ON runs (started_unix);
-"#;
+"#
+);
 
 /// Multi-process runs (client index and count), what the summary prints
 /// (measurement interval, percentiles, warm-up), and the views that mirror
@@ -284,40 +298,14 @@ CREATE TABLE run_server_counters (
 );
 "#;
 
-/// A run of several client processes as one row of the views: its clients
-/// merged exactly (histograms added) when the last of them finishes, kept
-/// in `merged_runs` and `merged_ops`; `performance` and `cost` then give
-/// one row per run (and operation), where they gave one per client.
-const V4: &str = r#"
-CREATE TABLE merged_runs (
-    run_uri TEXT NOT NULL,
-    phase TEXT NOT NULL,
-    first_run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-    clients BIGINT NOT NULL,
-    operations BIGINT NOT NULL,
-    measured_s DOUBLE PRECISION NOT NULL,
-    throughput DOUBLE PRECISION NOT NULL,
-    PRIMARY KEY (run_uri, phase)
-);
-CREATE TABLE merged_ops (
-    run_uri TEXT NOT NULL,
-    phase TEXT NOT NULL,
-    op TEXT NOT NULL,
-    operations BIGINT NOT NULL,
-    service_p50_us DOUBLE PRECISION, service_p99_us DOUBLE PRECISION,
-    service_p99_9_us DOUBLE PRECISION,
-    response_p50_us DOUBLE PRECISION, response_p99_us DOUBLE PRECISION,
-    response_p99_9_us DOUBLE PRECISION,
-    PRIMARY KEY (run_uri, phase, op),
-    FOREIGN KEY (run_uri, phase) REFERENCES merged_runs (run_uri, phase) ON DELETE CASCADE
-);
-DROP VIEW cost;
-DROP VIEW performance;
-
--- Each run's rows: a run of one client process as it is, a run of
--- several as its merged whole (under its first client's id, whose run
--- carries the labels and properties).
-CREATE VIEW performance AS
+/// The `performance` and `cost` views over single-client runs and merged
+/// ones, as V4 made them and V5 remade them with the stage in the merged
+/// join (`$merged_join`). Both are released migrations: this text never
+/// changes; a new view is a new migration.
+macro_rules! merged_views {
+    ($merged_join:literal) => {
+        concat!(
+            r#"CREATE VIEW performance AS
 SELECT
     i.run_id, i.run_uri, i.started_at, i.ended_at, i.status, i.stage,
     i.experiment, i.workload_name, i.workload_index,
@@ -345,8 +333,9 @@ FROM (
         o.service_p50_us, o.service_p99_us, o.service_p99_9_us,
         o.response_p50_us, o.response_p99_us, o.response_p99_9_us
     FROM merged_runs m
-    JOIN merged_ops o ON o.run_uri = m.run_uri AND o.phase = m.phase
-) x
+"#,
+            $merged_join,
+            r#") x
 JOIN run_info i ON i.run_id = x.run_id;
 
 CREATE VIEW cost AS
@@ -375,14 +364,56 @@ FROM (
     ) x
     JOIN run_info i ON i.run_id = x.run_id
 ) c;
-"#;
+"#
+        )
+    };
+}
+
+/// A run of several client processes as one row of the views: its clients
+/// merged exactly (histograms added) when the last of them finishes, kept
+/// in `merged_runs` and `merged_ops`; `performance` and `cost` then give
+/// one row per run (and operation), where they gave one per client.
+const V4: &str = concat!(
+    r#"
+CREATE TABLE merged_runs (
+    run_uri TEXT NOT NULL,
+    phase TEXT NOT NULL,
+    first_run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    clients BIGINT NOT NULL,
+    operations BIGINT NOT NULL,
+    measured_s DOUBLE PRECISION NOT NULL,
+    throughput DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (run_uri, phase)
+);
+CREATE TABLE merged_ops (
+    run_uri TEXT NOT NULL,
+    phase TEXT NOT NULL,
+    op TEXT NOT NULL,
+    operations BIGINT NOT NULL,
+    service_p50_us DOUBLE PRECISION, service_p99_us DOUBLE PRECISION,
+    service_p99_9_us DOUBLE PRECISION,
+    response_p50_us DOUBLE PRECISION, response_p99_us DOUBLE PRECISION,
+    response_p99_9_us DOUBLE PRECISION,
+    PRIMARY KEY (run_uri, phase, op),
+    FOREIGN KEY (run_uri, phase) REFERENCES merged_runs (run_uri, phase) ON DELETE CASCADE
+);
+DROP VIEW cost;
+DROP VIEW performance;
+
+-- Each run's rows: a run of one client process as it is, a run of
+-- several as its merged whole (under its first client's id, whose run
+-- carries the labels and properties).
+"#,
+    merged_views!("    JOIN merged_ops o ON o.run_uri = m.run_uri AND o.phase = m.phase\n")
+);
 
 /// One run URI for a benchmark's stages, as PKB gives: `stage_index` tells
 /// a suite's run stages apart (0 for a load and for a lone run), and the
 /// clients that merge are those of one URI, phase and stage index. The
 /// merged tables are derived data, rebuilt with the wider key; runs stored
 /// before this version keep index 0, which is what they were.
-const V5: &str = r#"
+const V5: &str = concat!(
+    r#"
 ALTER TABLE runs ADD COLUMN stage_index BIGINT NOT NULL DEFAULT 0;
 DROP VIEW cost;
 DROP VIEW performance;
@@ -425,66 +456,11 @@ DROP TABLE merged_runs;
 ALTER TABLE merged_runs_v5 RENAME TO merged_runs;
 ALTER TABLE merged_ops_v5 RENAME TO merged_ops;
 
-CREATE VIEW performance AS
-SELECT
-    i.run_id, i.run_uri, i.started_at, i.ended_at, i.status, i.stage,
-    i.experiment, i.workload_name, i.workload_index,
-    x.op AS operation,
-    i.target_throughput, x.throughput AS actual_throughput,
-    x.operations,
-    x.service_p50_us / 1000.0 AS p50_latency_ms,
-    x.service_p99_us / 1000.0 AS p99_latency_ms,
-    x.service_p99_9_us / 1000.0 AS p999_latency_ms,
-    x.response_p50_us / 1000.0 AS response_p50_latency_ms,
-    x.response_p99_us / 1000.0 AS response_p99_latency_ms,
-    x.response_p99_9_us / 1000.0 AS response_p999_latency_ms,
-    i.fieldlength, i.fieldcount, i.recordcount,
-    i.readallfields, i.requestdistribution,
-    i.threads_per_vm, i.vm_count,
-    i.machine_type, i.node_count, i.storage_type
-FROM (
-    SELECT r.id AS run_id, r.throughput, o.op, o.operations,
-        o.service_p50_us, o.service_p99_us, o.service_p99_9_us,
-        o.response_p50_us, o.response_p99_us, o.response_p99_9_us
-    FROM runs r JOIN run_ops o ON o.run_id = r.id
-    WHERE r.client_count = 1
-    UNION ALL
-    SELECT m.first_run_id, m.throughput, o.op, o.operations,
-        o.service_p50_us, o.service_p99_us, o.service_p99_9_us,
-        o.response_p50_us, o.response_p99_us, o.response_p99_9_us
-    FROM merged_runs m
-    JOIN merged_ops o
-        ON o.run_uri = m.run_uri AND o.phase = m.phase AND o.stage_index = m.stage_index
-) x
-JOIN run_info i ON i.run_id = x.run_id;
-
-CREATE VIEW cost AS
-SELECT
-    c.*,
-    CAST(c.node_count_or_default AS DOUBLE PRECISION) * 0.65 * 24 * 30
-        + c.baseline_table_gb * (CASE WHEN c.storage_type_or_default = 'hdd' THEN 0.026 ELSE 0.17 END)
-        AS baseline_monthly_cost_usd
-FROM (
-    SELECT
-        i.run_id, i.run_uri, i.started_at, i.ended_at, i.status, i.stage,
-        i.experiment, i.workload_name, i.workload_index,
-        x.throughput AS actual_throughput,
-        i.node_count,
-        COALESCE(i.node_count, 1) AS node_count_or_default,
-        i.storage_type,
-        COALESCE(i.storage_type, 'ssd') AS storage_type_or_default,
-        CAST((COALESCE(i.fieldlength, 100) + 39) * COALESCE(i.fieldcount, 10)
-            * COALESCE(i.recordcount, 0) AS DOUBLE PRECISION) / 1073741824.0 AS baseline_table_gb,
-        CAST(NULL AS DOUBLE PRECISION) AS avg_cpu_all_nodes,
-        CAST(NULL AS DOUBLE PRECISION) AS avg_cpu_hottest_node
-    FROM (
-        SELECT id AS run_id, throughput FROM runs WHERE client_count = 1
-        UNION ALL
-        SELECT first_run_id, throughput FROM merged_runs
-    ) x
-    JOIN run_info i ON i.run_id = x.run_id
-) c;
-"#;
+"#,
+    merged_views!(
+        "    JOIN merged_ops o\n        ON o.run_uri = m.run_uri AND o.phase = m.phase AND o.stage_index = m.stage_index\n"
+    )
+);
 
 /// Why a run had the runtime threads it had (`set`, `load`, `sockets`,
 /// `in_process`) and the busiest one's CPU time over the run's length:
@@ -554,7 +530,8 @@ ALTER TABLE merged_runs ADD COLUMN missing TEXT;
 /// whether it held its `rate.slo`: NULL when not judged),
 /// and per segment and operation kind what `run_ops` keeps for the run;
 /// each interval's arrivals released (the load offered, open loop).
-const V8: &str = r#"
+const V8: &str = concat!(
+    r#"
 CREATE TABLE run_segments (
     run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
     seq BIGINT NOT NULL,
@@ -571,29 +548,13 @@ CREATE TABLE segment_ops (
     run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
     seq BIGINT NOT NULL,
     op TEXT NOT NULL,
-    operations BIGINT NOT NULL,
-    ok BIGINT NOT NULL, batched_ok BIGINT NOT NULL, not_found BIGINT NOT NULL,
-    error BIGINT NOT NULL, not_implemented BIGINT NOT NULL,
-    unexpected_state BIGINT NOT NULL, bad_request BIGINT NOT NULL,
-    forbidden BIGINT NOT NULL, service_unavailable BIGINT NOT NULL,
-    service_mean_us DOUBLE PRECISION, service_min_us DOUBLE PRECISION,
-    service_max_us DOUBLE PRECISION, service_p50_us DOUBLE PRECISION,
-    service_p90_us DOUBLE PRECISION, service_p95_us DOUBLE PRECISION,
-    service_p99_us DOUBLE PRECISION, service_p99_9_us DOUBLE PRECISION,
-    service_p99_99_us DOUBLE PRECISION,
-    response_mean_us DOUBLE PRECISION, response_min_us DOUBLE PRECISION,
-    response_max_us DOUBLE PRECISION, response_p50_us DOUBLE PRECISION,
-    response_p90_us DOUBLE PRECISION, response_p95_us DOUBLE PRECISION,
-    response_p99_us DOUBLE PRECISION, response_p99_9_us DOUBLE PRECISION,
-    response_p99_99_us DOUBLE PRECISION,
-    service_hist {blob} NOT NULL,
-    response_hist {blob} NOT NULL,
-    failed_service_hist {blob},
-    failed_response_hist {blob},
-    PRIMARY KEY (run_id, seq, op)
+"#,
+    op_columns!(),
+    r#"    PRIMARY KEY (run_id, seq, op)
 );
 ALTER TABLE intervals ADD COLUMN offered BIGINT;
-"#;
+"#
+);
 
 /// Why operations failed: per run, operation kind, status and cause
 /// (`kind`: the database's text with names and numbers masked), how many

@@ -1,8 +1,10 @@
 //! The [`Store`] handle: one place that opens a store at a location (a file
 //! path or a `postgres://` URL), migrates it, and implements every
 //! operation once over the [`Db`] primitives: writing a run as it goes
-//! ([`write`]), reading runs back with their histograms ([`read`]), and
-//! read-only SQL ([`query`]).
+//! ([`write`]), listing runs ([`list`]), resolving what a user names to
+//! runs ([`resolve`]), reading runs back with their histograms ([`load`]),
+//! the fleet's agents and shares ([`agents`]), and read-only SQL
+//! ([`query`]).
 //!
 //! Any number of processes may open, create, migrate and write one store
 //! at once: every statement and transaction that the database answers
@@ -41,8 +43,10 @@ use sojourn_core::record::{
 };
 
 mod agents;
+mod list;
+mod load;
 mod query;
-mod read;
+mod resolve;
 mod write;
 
 pub use agents::{

@@ -37,11 +37,7 @@ fn a_new_store_opened_by_many_at_once_keeps_every_run() {
                         // its first run at the same moment.
                         start.wait();
                         let store = Store::open(path)?;
-                        let id = store.begin_run(&run.meta)?;
-                        for iv in &run.intervals {
-                            store.write_interval(&id, iv)?;
-                        }
-                        store.finish_run(&id, &run.outcome, RunStatus::Completed, &[])
+                        try_record(&store, &run, &[])
                     })
                 })
                 .collect();

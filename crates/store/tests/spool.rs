@@ -45,12 +45,10 @@ fn files(dir: &Path) -> Vec<String> {
     names
 }
 
-#[test]
-fn a_spooled_run_reads_back_as_it_was_measured_once_imported() {
-    let (_dir, store, dir) = temp();
-    let run = synthetic(1, 4, 1);
-    let spool = Spool::create(&dir, &run.meta, 0).unwrap();
-    for iv in &run.intervals {
+/// The run's intervals from `from` on, and its end, into the spool (a run
+/// whose store took the rest, or none of it).
+fn spool_from(spool: &Spool, run: &Synthetic, from: usize) {
+    for iv in &run.intervals[from..] {
         spool.store().write_interval(&run.meta.id, iv).unwrap();
     }
     spool
@@ -62,6 +60,14 @@ fn a_spooled_run_reads_back_as_it_was_measured_once_imported() {
             &["kept in a spool".to_string()],
         )
         .unwrap();
+}
+
+#[test]
+fn a_spooled_run_reads_back_as_it_was_measured_once_imported() {
+    let (_dir, store, dir) = temp();
+    let run = synthetic(1, 4, 1);
+    let spool = Spool::create(&dir, &run.meta, 0).unwrap();
+    spool_from(&spool, &run, 0);
     let path = spool.path().to_path_buf();
     assert_eq!(spool.close().unwrap(), path);
     assert_eq!(files(&dir), [format!("{}.sqlite", run.meta.id)]);
@@ -85,18 +91,7 @@ fn a_run_that_lost_its_store_halfway_is_put_back_together() {
         store.write_interval(&run.meta.id, iv).unwrap();
     }
     let spool = Spool::create(&spool_dir, &run.meta, 2).unwrap();
-    for iv in &run.intervals[2..] {
-        spool.store().write_interval(&run.meta.id, iv).unwrap();
-    }
-    spool
-        .store()
-        .finish_run(
-            &run.meta.id,
-            &run.outcome,
-            RunStatus::Completed,
-            &["kept in a spool".to_string()],
-        )
-        .unwrap();
+    spool_from(&spool, &run, 2);
     let path = spool.close().unwrap();
     let copy = dir.path().join("copy.sqlite");
     std::fs::copy(&path, &copy).unwrap();

@@ -13,9 +13,8 @@
 //! password [`PASSWORD`], the one the tests connect as (a password no
 //! other text of the test contains, so that a leak of it is found).
 //!
-//! Starting takes about seven seconds of two busy cores and 500-800 MB of
-//! memory, so each test binary starts one node and runs its checks on it
-//! in turn.
+//! Starting a node is slow and takes much memory, so each test binary
+//! starts one node and runs its checks on it in turn.
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
@@ -248,6 +247,15 @@ fn murmur3_x64_128_h1(data: &[u8]) -> i64 {
         k = k.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
         k ^ (k >> 33)
     };
+    // Each half's word is scrambled with the constants in its own order.
+    let k1_of = |k: u64| k.wrapping_mul(C1).rotate_left(31).wrapping_mul(C2);
+    let k2_of = |k: u64| k.wrapping_mul(C2).rotate_left(33).wrapping_mul(C1);
+    let mix = |h: u64, r: u32, other: u64, add: u64| {
+        h.rotate_left(r)
+            .wrapping_add(other)
+            .wrapping_mul(5)
+            .wrapping_add(add)
+    };
     let (mut h1, mut h2) = (0u64, 0u64);
     let blocks = data.len() / 16;
     for b in 0..blocks {
@@ -255,20 +263,8 @@ fn murmur3_x64_128_h1(data: &[u8]) -> i64 {
             let at = b * 16 + i * 8;
             u64::from_le_bytes(data[at..at + 8].try_into().expect("8 bytes"))
         };
-        let k1 = word(0).wrapping_mul(C1).rotate_left(31).wrapping_mul(C2);
-        h1 ^= k1;
-        h1 = h1
-            .rotate_left(27)
-            .wrapping_add(h2)
-            .wrapping_mul(5)
-            .wrapping_add(0x52dc_e729);
-        let k2 = word(1).wrapping_mul(C2).rotate_left(33).wrapping_mul(C1);
-        h2 ^= k2;
-        h2 = h2
-            .rotate_left(31)
-            .wrapping_add(h1)
-            .wrapping_mul(5)
-            .wrapping_add(0x3849_5ab5);
+        h1 = mix(h1 ^ k1_of(word(0)), 27, h2, 0x52dc_e729);
+        h2 = mix(h2 ^ k2_of(word(1)), 31, h1, 0x3849_5ab5);
     }
     let tail = &data[blocks * 16..];
     // Java's bytes are signed: each tail byte is sign-extended before it
@@ -279,13 +275,13 @@ fn murmur3_x64_128_h1(data: &[u8]) -> i64 {
         k2 ^= byte(i) << ((i - 8) * 8);
     }
     if tail.len() > 8 {
-        h2 ^= k2.wrapping_mul(C2).rotate_left(33).wrapping_mul(C1);
+        h2 ^= k2_of(k2);
     }
     for i in (0..tail.len().min(8)).rev() {
         k1 ^= byte(i) << (i * 8);
     }
     if !tail.is_empty() {
-        h1 ^= k1.wrapping_mul(C1).rotate_left(31).wrapping_mul(C2);
+        h1 ^= k1_of(k1);
     }
     let len = data.len() as u64;
     h1 ^= len;

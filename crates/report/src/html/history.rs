@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 
 use serde_json::json;
 
-use super::{html_table, Page};
+use super::page::{table_of, Page};
 use crate::compare::Verdict;
 use crate::history::{History, Series as FigureSeries};
 use crate::svg::{esc, Axis, Chart, Mark, Series, PALETTE};
@@ -126,31 +126,25 @@ fn changes_table(p: &mut Page, s: &FigureSeries) {
         "95% interval",
         "p-value",
         "verdict",
-    ]
-    .map(String::from);
-    let body: Vec<Vec<String>> = s
-        .changes
-        .iter()
-        .map(|c| {
-            vec![
-                c.key.clone(),
-                c.before.to_string(),
-                c.after.to_string(),
-                format!("{:+.1}%", c.change_pct),
-                c.change_ci95_pct
-                    .map(|[lo, hi]| format!("{lo:+.1}% .. {hi:+.1}%"))
-                    .unwrap_or_default(),
-                format!("{:.2e}", c.p),
-                if c.verdict == Verdict::Worse {
-                    "worse"
-                } else {
-                    "better"
-                }
-                .to_string(),
-            ]
-        })
-        .collect();
-    html_table(p, &head, &body);
+    ];
+    table_of(p, &head, &s.changes, |c| {
+        vec![
+            c.key.clone(),
+            c.before.to_string(),
+            c.after.to_string(),
+            format!("{:+.1}%", c.change_pct),
+            c.change_ci95_pct
+                .map(|[lo, hi]| format!("{lo:+.1}% .. {hi:+.1}%"))
+                .unwrap_or_default(),
+            format!("{:.2e}", c.p),
+            if c.verdict == Verdict::Worse {
+                "worse"
+            } else {
+                "better"
+            }
+            .to_string(),
+        ]
+    });
 }
 
 /// Every point with its runs, linked: the chart's clicks, without script.

@@ -10,7 +10,7 @@ use sojourn_core::output::segments;
 use sojourn_core::recorder::Stats;
 use sojourn_store::RunRecord;
 
-use super::{html_table, kind_title, Page, PCT_COLORS, PCT_NAMES, PCT_QS, WAITING};
+use super::page::{html_table, kind_title, table_of, Page, PCT_COLORS, PCT_NAMES, PCT_QS, WAITING};
 use crate::run::{self, Latency};
 use crate::svg::{esc, Axis, Chart, Mark, Series, PALETTE};
 use crate::tables;
@@ -131,32 +131,26 @@ fn segment_table(p: &mut Page, r: &RunRecord) {
         "achieved ops/s",
         "response p50/p99/p99.9",
         "verdict",
-    ]
-    .map(String::from);
-    let body: Vec<Vec<String>> = r
-        .segments
-        .iter()
-        .map(|s| {
-            let pcts = segments::response_text(&s.stats, &[0.5, 0.99, 0.999]);
-            vec![
-                s.segment.label.clone(),
-                format!(
-                    "{:.1}-{:.1}",
-                    s.segment.start.as_secs_f64(),
-                    s.segment.end.as_secs_f64()
-                ),
-                tables::readable(s.segment.mean_rate()),
-                tables::readable(s.achieved()),
-                if pcts.is_empty() {
-                    "-".into()
-                } else {
-                    pcts.join("; ")
-                },
-                s.verdict.as_ref().map_or("-".into(), |v| v.text()),
-            ]
-        })
-        .collect();
-    html_table(p, &head, &body);
+    ];
+    table_of(p, &head, &r.segments, |s| {
+        let pcts = segments::response_text(&s.stats, &[0.5, 0.99, 0.999]);
+        vec![
+            s.segment.label.clone(),
+            format!(
+                "{:.1}-{:.1}",
+                s.segment.start.as_secs_f64(),
+                s.segment.end.as_secs_f64()
+            ),
+            tables::readable(s.segment.mean_rate()),
+            tables::readable(s.achieved()),
+            if pcts.is_empty() {
+                "-".into()
+            } else {
+                pcts.join("; ")
+            },
+            s.verdict.as_ref().map_or("-".into(), |v| v.text()),
+        ]
+    });
 }
 
 pub(super) fn run_section(p: &mut Page, r: &RunRecord, name: &str, open: bool) {

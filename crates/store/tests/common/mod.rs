@@ -14,7 +14,7 @@ use sojourn_core::executor::{
 use sojourn_core::histlog;
 use sojourn_core::op::OpKind;
 use sojourn_core::recorder::{LatencySummary, Stats};
-use sojourn_store::{RunMeta, RunStatus, Store};
+use sojourn_store::{RunMeta, RunStatus, Store, StoreError};
 
 /// What one interval recorded, made from `seed` and the interval index.
 pub fn interval_stats(seed: u64, i: u64) -> Stats {
@@ -149,13 +149,16 @@ pub fn synthetic(seed: u64, n: u64, warmup: u64) -> Synthetic {
 
 /// Write a synthetic run to the store, as the CLI does.
 pub fn record(store: &Store, run: &Synthetic, warnings: &[String]) {
-    let id = store.begin_run(&run.meta).unwrap();
+    try_record(store, run, warnings).unwrap();
+}
+
+/// [`record`], its error returned (a thread's of many writing at once).
+pub fn try_record(store: &Store, run: &Synthetic, warnings: &[String]) -> Result<(), StoreError> {
+    let id = store.begin_run(&run.meta)?;
     for iv in &run.intervals {
-        store.write_interval(&id, iv).unwrap();
+        store.write_interval(&id, iv)?;
     }
-    store
-        .finish_run(&id, &run.outcome, RunStatus::Completed, warnings)
-        .unwrap();
+    store.finish_run(&id, &run.outcome, RunStatus::Completed, warnings)
 }
 
 /// Two `Stats` hold the same histograms, bucket for bucket, and counts.
