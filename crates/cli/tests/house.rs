@@ -274,3 +274,48 @@ fn files_and_functions_stay_short() {
         "functions over {MAX_FN_LINES} lines: {long_fns:#?}"
     );
 }
+
+/// The names a partial test run may leave out are the testkit's
+/// [`Need`](sojourn_testkit::needs::Need)s, listed again by `scripts/test`
+/// (its `known=` list and the comment above it), the README and each
+/// `scripts/deps.d` snippet that a run may leave out: every list the same.
+#[test]
+fn the_lists_of_what_a_test_run_may_leave_out_agree() {
+    use sojourn_testkit::needs::Need;
+    let needs: BTreeSet<String> = Need::ALL.iter().map(|n| n.name().to_string()).collect();
+    let word = Regex::new(r"[a-z]+").unwrap();
+    let words = |s: &str| -> BTreeSet<String> {
+        word.find_iter(s)
+            .map(|m| m.as_str().to_string())
+            .filter(|w| !["and", "or"].contains(&w.as_str()))
+            .collect()
+    };
+    let test = std::fs::read_to_string(repo().join("scripts/test")).unwrap();
+    let known = Regex::new(r#"known="([^"]*)""#).unwrap();
+    let known = words(&known.captures(&test).unwrap()[1]);
+    assert_eq!(known, needs, "scripts/test's known= list");
+    let comment =
+        Regex::new(r"(?s)SOJOURN_TEST_LEAVE_OUT=NAME\[,NAME\.\.\.\] \(([^)]*)\)").unwrap();
+    let comment = comment.captures(&test).unwrap()[1].replace("\n#", " ");
+    assert_eq!(words(&comment), needs, "scripts/test's comment");
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let listed = Regex::new(r"(?s)The names are (.*?)\.").unwrap();
+    let listed = listed.captures(&readme).unwrap()[1].replace('\n', " ");
+    assert_eq!(words(&listed), needs, "the README's list of names");
+    let left_out = Regex::new(r"left_out (\w+)").unwrap();
+    for e in std::fs::read_dir(repo().join("scripts/deps.d")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "sh") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        for c in left_out.captures_iter(&text) {
+            assert!(
+                needs.contains(&c[1]),
+                "{}: left_out {} is no Need of the testkit",
+                shown(&p),
+                &c[1]
+            );
+        }
+    }
+}
