@@ -319,3 +319,64 @@ fn the_lists_of_what_a_test_run_may_leave_out_agree() {
         }
     }
 }
+
+/// Every file, folder and type docs/architecture.md names in backquotes
+/// exists: a path relative to the repository, a crate or a crate's `src`
+/// (`<db>` and such placeholders aside), and a type (`Pool`,
+/// `guard::Settle`) defined in some crate, with the function or constant
+/// it names after `::` (`Kind::ready`).
+#[test]
+fn the_architecture_doc_names_what_exists() {
+    let doc = std::fs::read_to_string(repo().join("docs/architecture.md")).unwrap();
+    // Every Rust file under crates/ (tests too: the doc names their
+    // helpers) and the scripts.
+    let mut files = Vec::new();
+    rust_files(&repo().join("crates"), &mut files);
+    let mut source = std::fs::read_to_string(repo().join("scripts/test")).unwrap();
+    for f in &files {
+        source.push_str(&std::fs::read_to_string(f).unwrap());
+    }
+    let file_names: BTreeSet<String> = files
+        .iter()
+        .flat_map(|f| f.strip_prefix(repo().join("crates")).unwrap().iter())
+        .map(|c| c.to_string_lossy().into_owned())
+        .collect();
+    let quoted = Regex::new(r"`([^`\n]+)`").unwrap();
+    let path = Regex::new(r"^[\w.-]+(/[\w.-]*)+$|^[\w-]+\.(rs|toml|md)$").unwrap();
+    let item = Regex::new(r"^(?:[a-z_]+::)*([A-Z]\w*)(?:::(\w+))?(?:<[^>]*>)?$").unwrap();
+    let mut missing = Vec::new();
+    let roots: Vec<PathBuf> = std::iter::once(repo())
+        .chain(std::iter::once(repo().join("crates")))
+        .chain(crates().values().flat_map(|d| [d.clone(), d.join("src")]))
+        .collect();
+    for c in quoted.captures_iter(&doc) {
+        let q = &c[1];
+        if path.is_match(q) {
+            // A bare name, where the text around it says which folder.
+            let bare = file_names.contains(q.trim_end_matches('/'));
+            if !bare && !roots.iter().any(|r| r.join(q).exists()) {
+                missing.push(format!("file {q}"));
+            }
+        } else if let Some(i) = item.captures(q) {
+            let defined = Regex::new(&format!(
+                r"(struct|enum|trait|type|macro_rules!|const|static) {}\b|^\s*{}(\s*[{{(,]|$)|\b{}=",
+                &i[1], &i[1], &i[1]
+            ))
+            .unwrap();
+            let multi = |re: Regex| source.lines().any(|l| re.is_match(l));
+            if !multi(defined) {
+                missing.push(format!("type {}", &i[1]));
+            }
+            if let Some(member) = i.get(2) {
+                let m = Regex::new(&format!(r"(fn|const) {}\b", member.as_str())).unwrap();
+                if !m.is_match(&source) {
+                    missing.push(format!("{}::{}", &i[1], member.as_str()));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "named in docs/architecture.md but not found: {missing:#?}"
+    );
+}
