@@ -24,10 +24,10 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::executor::RunOutcome;
+use crate::histograms::Stats;
+use crate::histograms::{enough_samples, percentile_ci, samples_needed};
 use crate::op::OpKind;
-use crate::record::RunRecord;
-use crate::recorder::Stats;
-use crate::recorder::{enough_samples, percentile_ci, samples_needed};
+use crate::run_record::RunRecord;
 
 /// One service-level objective on response time: `read.p99<10ms`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -233,7 +233,7 @@ pub fn judge<'a>(
     let mut checks = Vec::new();
     let mut reason = None;
     for slo in slos {
-        let mut merged = crate::recorder::new_histogram();
+        let mut merged = crate::histograms::new_histogram();
         for (kind, s) in o.total.kinds() {
             if slo.kind.is_none_or(|k| k == kind) {
                 let _ = merged.add(&s.ok.response);

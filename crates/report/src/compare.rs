@@ -23,8 +23,8 @@ use std::fmt::Write as _;
 
 use hdrhistogram::Histogram;
 use serde::Serialize;
+use sojourn_core::histograms::{enough_samples, percentile_ci, samples_needed, Stats};
 use sojourn_core::op::OpKind;
-use sojourn_core::recorder::{enough_samples, percentile_ci, samples_needed, Stats};
 use sojourn_core::stats::{
     batch_means, interval_bootstrap, student_t_quantile, welch, MeanEstimate,
 };

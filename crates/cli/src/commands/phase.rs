@@ -18,7 +18,7 @@ use sojourn_core::output::redis_benchmark::RedisBenchmarkSummary;
 use sojourn_core::output::ycsb::Summary;
 use sojourn_core::output::{Export, Warning};
 use sojourn_core::plan::Plan;
-use sojourn_core::record::RunRecord;
+use sojourn_core::run_record::RunRecord;
 use sojourn_core::workload::Phase;
 use sojourn_session::{watch_ctrl_c, Database, Measured, PhaseSpec, Session};
 

@@ -19,7 +19,7 @@ use clap::Parser;
 use hdrhistogram::serialization::{Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use sojourn_core::op::OpKind;
-use sojourn_core::record::RunRecord;
+use sojourn_core::run_record::RunRecord;
 
 use super::phase;
 use crate::cli::{Cli, Command, VoteArgs, VoteBackend, VoteDistributionArg};

@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use crate::cpu::CpuTimes;
+use crate::histograms::{Recorder, SlotStats, Stats};
 use crate::rate::Segment;
-use crate::recorder::{Recorder, SlotStats, Stats};
 
 use super::{
     Interval, Observer, Progress, RunConfig, RunOutcome, RunOutcomeParts, SegmentOutcome,

@@ -13,11 +13,11 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use crate::backend::{Connection, Status};
+use crate::histograms::Stats;
 use crate::op::OpKind;
-use crate::recorder::Stats;
 use crate::timer::PreciseTimer;
 
-use super::core_thread::ThreadCtx;
+use super::runtime_thread::ThreadCtx;
 use super::{Shared, Step};
 
 /// The timings of one step (read-modify-write records its read, its

@@ -35,8 +35,8 @@
 //! through a backend's extensions) and every step is a direct call.
 
 mod aggregate;
-mod core_thread;
 mod meter;
+mod runtime_thread;
 mod segments;
 mod threads;
 
@@ -48,17 +48,17 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::backend::{Backend, BackendError, Schema, Status, Threading};
 use crate::cpu::CpuTimes;
+use crate::histograms::{LatencySummary, Recorder, Stats};
 use crate::op::OpKind;
 use crate::rate::{Segment, Target};
-use crate::recorder::{LatencySummary, Recorder, Stats};
 use crate::schedule::{Arrival, Schedule};
 use crate::selfcheck::{ArrivalCheck, Arrivals, StartBins};
 
 use aggregate::Aggregator;
-pub use core_thread::spawn_beside;
-use core_thread::{Job, Lane, Report, ThreadCtx};
 use meter::take_step;
 pub use meter::Meter;
+pub use runtime_thread::spawn_beside;
+use runtime_thread::{Job, Lane, Report, ThreadCtx};
 pub use segments::{knee, SegmentOutcome, SegmentSlo, SegmentVerdict};
 pub use threads::{
     RuntimeThreads, ThreadUse, ThreadsWhy, CONNECTIONS_PER_THREAD, RATE_PER_THREAD,
@@ -146,13 +146,10 @@ pub struct RunConfig {
 /// arrivals rather than once per arrival. The pacer wakes at the last
 /// arrival within this much (less its own measured lateness) of the first
 /// one it has not released, the fewest wake-ups that keep each wait within
-/// it. On a two-core virtual machine (`null:`, 8 connections) the lag p99
-/// measured 48.7 to 49.6 µs at 100k to 1M operations/s under it, at 0.19
-/// context switches per operation at 100k; the machine's own stalls
-/// (steal time) come on top. A wake-up costs the thread a context switch
-/// and two system calls, more than most operations; 50 µs is a twentieth
-/// of the self-check's 1 ms bound and far inside the latency of any
-/// networked database.
+/// it. A wake-up costs the thread a context switch and two system calls,
+/// more than most operations; the budget is a small fraction of the
+/// self-check's bound and far inside the latency of any networked
+/// database.
 pub const DEFAULT_LAG_BUDGET: Duration = Duration::from_micros(50);
 
 impl RunConfig {
@@ -389,8 +386,8 @@ impl Interval {
                     statuses: s.statuses,
                     service: LatencySummary::of(&s.ok.service),
                     response: LatencySummary::of(&s.ok.response),
-                    service_hist: crate::histlog::encode(&s.ok.service),
-                    response_hist: crate::histlog::encode(&s.ok.response),
+                    service_hist: crate::hist_codec::encode(&s.ok.service),
+                    response_hist: crate::hist_codec::encode(&s.ok.response),
                 })
                 .collect(),
             lag: stats.lag.as_deref().map(LatencySummary::of),
@@ -519,7 +516,7 @@ struct Shared {
     /// Stop waiting for in-flight operations: drop them.
     abort: AtomicBool,
     /// Per group, closed loop only: operations left to hand out.
-    budgets: Vec<Option<core_thread::Budget>>,
+    budgets: Vec<Option<runtime_thread::Budget>>,
     /// Where each segment of a rate profile ends, in nanoseconds after the
     /// start (empty without segments).
     segment_ends: Vec<u64>,
@@ -608,7 +605,7 @@ where
             std::thread::Builder::new()
                 .name(format!("sojourn-core-{t}"))
                 .spawn_scoped(scope, move || {
-                    core_thread::serve(conns, connector, job_rx, tx)
+                    runtime_thread::serve(conns, connector, job_rx, tx)
                 })
                 .expect("spawning a runtime thread");
             jobs.push(job_tx);
@@ -695,7 +692,10 @@ impl<C: Send + 'static> Pool<C> {
                 .iter()
                 .map(|g| {
                     g.target.is_none().then(|| {
-                        core_thread::Budget::new(g.operation_count.unwrap_or(u64::MAX), g.workers)
+                        runtime_thread::Budget::new(
+                            g.operation_count.unwrap_or(u64::MAX),
+                            g.workers,
+                        )
                     })
                 })
                 .collect(),

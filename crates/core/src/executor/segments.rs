@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
+use crate::histograms::Stats;
 use crate::rate::Segment;
-use crate::recorder::Stats;
 
 /// What each segment of a profile must hold (see [`super::RunConfig::segment_slo`]).
 #[derive(Clone, Debug, PartialEq)]

@@ -11,8 +11,8 @@ use serde::Serialize;
 
 use crate::cpu::CpuTimes;
 use crate::executor::StopReason;
-use crate::record::{RunMeta, RunRecord};
-use crate::recorder::LatencySummary;
+use crate::histograms::LatencySummary;
+use crate::run_record::{RunMeta, RunRecord};
 use crate::schedule::Arrival;
 use crate::selfcheck::SelfCheck;
 use crate::workload::{Phase, Workload};

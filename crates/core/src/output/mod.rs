@@ -40,7 +40,7 @@ pub use warning::Warning;
 use std::io;
 
 use crate::properties::{Origin, Properties};
-use crate::record::RunRecord;
+use crate::run_record::RunRecord;
 use crate::workload::{Phase, Workload};
 
 /// One export format.

@@ -25,9 +25,9 @@ use std::fmt::Write;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
+use crate::histograms::{new_histogram, LatencySummary, Stats};
 use crate::op::OpKind;
-use crate::record::RunRecord;
-use crate::recorder::{new_histogram, LatencySummary, Stats};
+use crate::run_record::RunRecord;
 use crate::workload::keyvalue::KeyValueConfig;
 
 /// One pool's figures over the measured period.

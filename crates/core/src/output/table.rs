@@ -6,11 +6,11 @@
 use std::io;
 
 use crate::backend::Status;
+use crate::histograms::LatencySummary;
 use crate::output::time::rfc3339;
-use crate::recorder::LatencySummary;
 use serde::Serialize;
 
-use crate::record::RunRecord;
+use crate::run_record::RunRecord;
 
 use super::Export;
 

@@ -11,10 +11,10 @@ use hdrhistogram::Histogram;
 
 use crate::executor::Progress;
 use crate::plan::MeasurementInterval;
-use crate::record::RunRecord;
+use crate::run_record::RunRecord;
 
 use super::Export;
-use crate::recorder::{OpStats, Stats};
+use crate::histograms::{OpStats, Stats};
 
 /// YCSB's `ordinal`: 95 -> "95th", 1 -> "1st", 99.9 -> "99.9".
 pub fn ordinal(p: f64) -> String {

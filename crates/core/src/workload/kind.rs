@@ -11,7 +11,7 @@ use std::future::Future;
 use crate::backend::{Backend, BackendError, Schema};
 use crate::executor::{Connector, Group, RunConfig};
 use crate::properties::{Properties, PropertyError};
-use crate::record::RunRecord;
+use crate::run_record::RunRecord;
 
 use super::{CoreConfig, Loaded, Phase, ReadyPhase, StepsError};
 

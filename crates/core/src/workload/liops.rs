@@ -31,7 +31,7 @@
 
 use crate::backend::Backend;
 use crate::executor::{Connector, RunConfig};
-use crate::record::RunRecord;
+use crate::run_record::RunRecord;
 
 use super::config::CoreConfig;
 use super::kind::{Kind, Settled};
@@ -49,7 +49,7 @@ use crate::op::OpKind;
 use crate::properties::{Properties, PropertyError};
 
 use super::capability::{Capability, Support};
-use super::core::Phase;
+use super::phase::Phase;
 
 /// The LIOPS workload's capability: a backend that runs it implements
 /// [`Runs<Liops>`](super::capability::Runs) for its tables (and the index a load builds after

@@ -1,6 +1,6 @@
 //! Workloads: what operations a run performs, and what setting up their
-//! data takes. YCSB's core workload is the first; yb-sample-apps' key-value
-//! workload runs on YCSB's five operations too, while Noria's vote and
+//! data takes. YCSB's core workload ([`ycsb`]) is the first;
+//! yb-sample-apps' key-value workload runs on YCSB's five operations too, while Noria's vote and
 //! PGIO's LIOPS need operations of their own, which each defines as a
 //! capability trait that backends implement (see [`vote`], [`liops`]).
 //!
@@ -13,14 +13,15 @@
 pub mod capability;
 pub mod commands;
 pub mod config;
-pub mod core;
 pub mod keyvalue;
 pub mod kind;
 pub mod liops;
 pub mod pgio;
+mod phase;
 pub mod script;
 pub mod tpcc;
 pub mod vote;
+pub mod ycsb;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -31,17 +32,18 @@ use crate::executor::{
     Connector, Group, Meter, Observer, Pool, Progress, RunConfig, RunOutcome, Step, StopHandle,
 };
 use crate::properties::{Properties, PropertyError};
-use crate::record::RunRecord;
+use crate::run_record::RunRecord;
 
 pub use self::commands::CommandsConfig;
 pub use self::config::{CoreConfig, RequestDistribution};
-pub use self::core::{CoreShared, CoreWorker, Phase};
 pub use self::keyvalue::{KeyValueConfig, KeyValueShared, KeyValueSupport, KeyValueWorker};
 pub use self::kind::{Kind, Settled};
 pub use self::liops::{LiopsConfig, LiopsShared, LiopsSupport, LiopsWorker};
+pub use self::phase::Phase;
 pub use self::script::ScriptConfig;
 pub use self::tpcc::TpccConfig;
 pub use self::vote::{VoteConfig, VoteShared, VoteSupport, VoteVariant, VoteWorker};
+pub use self::ycsb::{CoreShared, CoreWorker};
 
 /// A boxed future, for calls that cross a type erasure (once per setup
 /// call or phase, never per operation).

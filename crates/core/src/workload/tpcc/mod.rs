@@ -25,7 +25,7 @@ pub use txn::TpccWorker;
 use crate::backend::{Backend, BackendError, Schema};
 use crate::executor::{Connector, RunConfig};
 use crate::properties::{Properties, PropertyError};
-use crate::record::RunRecord;
+use crate::run_record::RunRecord;
 
 use super::kind::{Kind, Settled};
 use super::script::{ScriptSupport, SqlStep};
