@@ -9,10 +9,10 @@ use crate::cpu::CpuTimes;
 use crate::histograms::{Recorder, SlotStats, Stats};
 use crate::rate::Segment;
 
-use super::{
-    Interval, Observer, Progress, RunConfig, RunOutcome, RunOutcomeParts, SegmentOutcome,
-    SegmentSlo, SlowestAnswer,
-};
+use super::config::RunConfig;
+use super::observer::{Interval, Observer, Progress, SlowestAnswer};
+use super::outcome::{RunOutcome, RunOutcomeParts};
+use super::segments::{SegmentOutcome, SegmentSlo};
 
 pub(super) struct Aggregator {
     pub all: Stats,
