@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::parse::Parsed;
-use super::PropertyError;
+use super::error::PropertyError;
 use crate::redact;
 
 /// A file read as shell assignments.
