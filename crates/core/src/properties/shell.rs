@@ -21,8 +21,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::parse::Parsed;
 use super::error::PropertyError;
+use super::parse::Parsed;
 use crate::redact;
 
 /// A file read as shell assignments.
