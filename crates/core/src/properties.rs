@@ -33,7 +33,9 @@ mod tests;
 
 pub use entry::{Entry, Origin};
 pub use error::{printable, PropertyError, UnknownKey};
-pub use names::{CORE_PROPERTIES, CORE_PROPERTY_PREFIXES};
+pub use names::{
+    CLIENT_PROPERTIES, CORE_PROPERTIES, CORE_PROPERTY_PREFIXES, CORE_WORKLOAD_PROPERTIES,
+};
 use values::*;
 
 use std::collections::BTreeMap;

@@ -3,8 +3,13 @@
 
 /// Every property name YCSB's client, core workload and measurements read,
 /// plus sojourn's own. Used to warn about names that are none of these.
-pub const CORE_PROPERTIES: &[&str] = &[
-    // CoreWorkload: record shape
+pub const CORE_PROPERTIES: &[&str] = &concat::<
+    { CORE_WORKLOAD_PROPERTIES.len() + CLIENT_PROPERTIES.len() },
+>(CORE_WORKLOAD_PROPERTIES, CLIENT_PROPERTIES);
+
+/// The names YCSB's CoreWorkload reads.
+pub const CORE_WORKLOAD_PROPERTIES: &[&str] = &[
+    // record shape
     "table",
     "fieldcount",
     "fieldnameprefix",
@@ -41,7 +46,12 @@ pub const CORE_PROPERTIES: &[&str] = &[
     "exponential.frac",
     "core_workload_insertion_retry_limit",
     "core_workload_insertion_retry_interval",
-    // Client
+];
+
+/// The names YCSB's client and measurements read, and sojourn's own:
+/// every workload's, not the core workload's alone.
+pub const CLIENT_PROPERTIES: &[&str] = &[
+    // client
     "workload",
     "db",
     "exporter",
@@ -75,6 +85,22 @@ pub const CORE_PROPERTIES: &[&str] = &[
     "dropdata",
     "timeout.ms",
 ];
+
+/// `a` then `b`, as one array of `N` names (`N` being their lengths' sum).
+const fn concat<const N: usize>(a: &[&'static str], b: &[&'static str]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < a.len() {
+        out[i] = a[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < b.len() {
+        out[a.len() + j] = b[j];
+        j += 1;
+    }
+    out
+}
 
 /// Prefixes under which YCSB passes whole families of settings through
 /// (`htrace.*` configures its tracer), so any name under them is expected.
