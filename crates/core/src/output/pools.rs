@@ -196,7 +196,7 @@ pub fn keyvalue_config(run: &RunRecord) -> Option<KeyValueConfig> {
 /// and unit.
 pub type PkbGroup = (String, Vec<(String, f64, &'static str)>);
 
-/// PKB samples' groups of one pool, as [`super::pkb`] names a summary
+/// PKB samples' groups of one pool, as the `pkb` format names a summary
 /// block's: `reads` (service time) and `intended-reads` (response time),
 /// as the run's `measurement.interval` shows them, each with the pool's
 /// `Throughput` (ops/sec) and `Operations`, and its successful operations'

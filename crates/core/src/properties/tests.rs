@@ -1,3 +1,5 @@
+//! Tests of the property names and the typed getters' wording.
+
 use super::entry::Origin;
 use super::names::CORE_PROPERTIES;
 use super::values::*;

@@ -12,8 +12,8 @@ use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use crate::properties::{Origin, Properties, PropertyError, CORE_WORKLOAD_PROPERTIES};
 use crate::redact;
 
+use super::kind::Kind;
 use super::liops::{LiopsConfig, LIOPS_PROPERTIES};
-use super::Kind;
 
 /// The settings of PGIO's `pgio.conf`, as PGIO names them: the LIOPS
 /// workload's property names but sojourn's own `liops.*`.

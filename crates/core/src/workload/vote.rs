@@ -17,7 +17,7 @@ use crate::run_record::RunRecord;
 
 use super::config::CoreConfig;
 use super::kind::Kind;
-use super::{Loaded, ReadyPhase, StepsError};
+use super::steps::{Loaded, ReadyPhase, StepsError};
 use std::future::Future;
 use std::sync::Arc;
 

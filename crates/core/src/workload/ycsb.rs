@@ -16,7 +16,7 @@ use crate::executor::{Connector, RunConfig};
 use crate::properties::{Properties, PropertyError};
 
 use super::kind::Kind;
-use super::{ReadyPhase, Steps, StepsError};
+use super::steps::{ReadyPhase, Steps, StepsError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -11,8 +11,10 @@ use crate::executor::{Connector, Group, RunConfig};
 use crate::op::OpKind;
 use crate::properties::{Properties, PropertyError};
 use crate::workload::capability::{Capability, Support};
+use crate::workload::config::CoreConfig;
 use crate::workload::kind::{Kind, Settled};
-use crate::workload::{CoreConfig, Phase, ReadyPhase, StepsError};
+use crate::workload::phase::Phase;
+use crate::workload::steps::{ReadyPhase, StepsError};
 use std::sync::Arc;
 
 /// The workload's capability: a backend that runs it implements

@@ -1,3 +1,6 @@
+//! Tests of the commands workload: its settings and each connection's
+//! cycle through the templates.
+
 use super::config::*;
 use super::worker::*;
 use crate::properties::Origin;

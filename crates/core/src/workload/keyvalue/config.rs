@@ -5,7 +5,7 @@
 use crate::backend::Schema;
 use crate::executor::Group;
 use crate::properties::{Origin, Properties, PropertyError};
-use crate::workload::Phase;
+use crate::workload::phase::Phase;
 
 /// The property names this workload reads, for unknown-key checks.
 pub const KEYVALUE_PROPERTIES: &[&str] = &[

@@ -12,8 +12,8 @@ use crate::executor::{Connector, RunConfig};
 use crate::properties::{Properties, PropertyError};
 use crate::workload::capability::{Capability, Support};
 use crate::workload::kind::{Kind, Settled};
-use crate::workload::Phase;
-use crate::workload::{Loaded, ReadyPhase, Steps, StepsError};
+use crate::workload::phase::Phase;
+use crate::workload::steps::{Loaded, ReadyPhase, Steps, StepsError};
 use std::sync::Arc;
 
 /// The key-value workload's capability: a table of the backend's own

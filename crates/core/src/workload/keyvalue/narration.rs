@@ -4,7 +4,8 @@
 use super::worker::KeyValueShared;
 use crate::executor::Progress;
 use crate::op::OpKind;
-use crate::workload::{Narrator, Phase};
+use crate::workload::phase::Phase;
+use crate::workload::steps::Narrator;
 use std::sync::{Arc, Mutex};
 
 /// What the key-value workload says about a phase: the keys written before

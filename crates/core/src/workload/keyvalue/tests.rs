@@ -1,10 +1,13 @@
+//! Tests of the key-value workload: its settings, writers and readers,
+//! checksums and status line.
+
 use super::config::*;
 use super::worker::*;
 use crate::executor::Group;
 use crate::generator::rng_for;
 use crate::op::OpKind;
 use crate::properties::{Origin, Properties};
-use crate::workload::Phase;
+use crate::workload::phase::Phase;
 
 fn props(pairs: &[(&str, &str)]) -> Properties {
     let mut p = Properties::new();

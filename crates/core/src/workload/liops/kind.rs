@@ -14,7 +14,7 @@ use crate::workload::capability::{Capability, Support};
 use crate::workload::config::CoreConfig;
 use crate::workload::kind::{Kind, Settled};
 use crate::workload::phase::Phase;
-use crate::workload::{Loaded, ReadyPhase, StepsError};
+use crate::workload::steps::{Loaded, ReadyPhase, StepsError};
 
 /// The LIOPS workload's capability: a backend that runs it implements
 /// [`Runs<Liops>`](crate::workload::capability::Runs) for its tables (and the index a load builds after

@@ -1,3 +1,6 @@
+//! Tests of the LIOPS workload: its settings, load order, operations and
+//! in-server loop.
+
 use std::time::Duration;
 
 use crate::generator::rng_for;

@@ -10,8 +10,10 @@ use crate::backend::{Backend, BackendError, Schema};
 use crate::executor::{Connector, RunConfig};
 use crate::properties::{Properties, PropertyError};
 use crate::workload::capability::{Capability, Support};
+use crate::workload::config::CoreConfig;
 use crate::workload::kind::{Kind, Settled};
-use crate::workload::{CoreConfig, Loaded, Phase, ReadyPhase, StepsError};
+use crate::workload::phase::Phase;
+use crate::workload::steps::{Loaded, ReadyPhase, StepsError};
 use std::sync::Arc;
 
 /// The capability of the workloads written in SQL: a backend that runs

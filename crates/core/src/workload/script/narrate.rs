@@ -5,7 +5,8 @@
 use crate::executor::Progress;
 use crate::histograms::new_histogram;
 use crate::op::OpKind;
-use crate::workload::{Narrator, Phase};
+use crate::workload::phase::Phase;
+use crate::workload::steps::Narrator;
 
 use super::{Compiled, SCALE_LABEL};
 

@@ -1,3 +1,5 @@
+//! Tests of the script workload's settings.
+
 use super::*;
 use crate::properties::command_line as props;
 

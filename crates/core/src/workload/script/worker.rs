@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use crate::backend::Status;
 use crate::executor::{Meter, Step};
 use crate::op::OpKind;
-use crate::workload::Phase;
+use crate::workload::phase::Phase;
 
 use super::compile::{Amount, Command, Keep, Part, Protocol, Sql};
 use super::prng::Prng;

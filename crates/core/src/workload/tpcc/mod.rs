@@ -27,9 +27,11 @@ use crate::executor::{Connector, RunConfig};
 use crate::properties::{Properties, PropertyError};
 use crate::run_record::RunRecord;
 
+use super::config::CoreConfig;
 use super::kind::{Kind, Settled};
+use super::phase::Phase;
 use super::script::{ScriptSupport, SqlStep};
-use super::{CoreConfig, Loaded, Narrator, Phase, ReadyPhase, StepsError};
+use super::steps::{Loaded, Narrator, ReadyPhase, StepsError};
 
 /// Rows of a warehouse's districts, customers and orders, and of the
 /// items (clause 4.3.3.1).

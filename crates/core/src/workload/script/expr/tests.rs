@@ -1,3 +1,5 @@
+//! Tests of pgbench's expression language: parsing and evaluation.
+
 use super::eval::*;
 use super::parse::*;
 use crate::workload::script::prng::Prng;

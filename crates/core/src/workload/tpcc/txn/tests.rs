@@ -1,7 +1,9 @@
+//! Tests of a TPC-C terminal's inputs and transactions.
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::workload::Phase;
+use crate::workload::phase::Phase;
 
 use super::worker::*;
 use crate::properties::Properties;

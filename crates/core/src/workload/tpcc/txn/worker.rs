@@ -12,8 +12,8 @@ use crate::backend::Status;
 use crate::executor::{Meter, Step};
 use crate::generator::Counter;
 use crate::op::OpKind;
+use crate::workload::phase::Phase;
 use crate::workload::script::{Keep, Kept, Params, Protocol, Query, ScriptConnection};
-use crate::workload::Phase;
 
 use crate::workload::tpcc::random::{last_name, money, parse_cents, Draw};
 use crate::workload::tpcc::sql::*;
