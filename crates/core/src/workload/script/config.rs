@@ -41,11 +41,6 @@ pub const BUILTIN_PREFIX: &str = "builtin=";
 /// `-D NAME=VALUE` is the property `script.define.NAME`.
 pub const DEFINE_PREFIX: &str = "script.define.";
 
-/// Rows per unit of scale, as pgbench loads them.
-pub const BRANCHES: u64 = 1;
-pub const TELLERS: u64 = 10;
-pub const ACCOUNTS: u64 = 100_000;
-
 #[derive(Clone, Debug, PartialEq)]
 pub struct Source {
     /// `tpcb-like`, or the file as given.

@@ -2,9 +2,10 @@
 //! that pgbench's scripts and TPC-C share, the step a script run takes
 //! ([`SqlStep`]), its [`Kind`] settings and the steps it builds for a phase.
 
-use super::config::{ScriptConfig, ACCOUNTS, DEFINE_PREFIX, FILE_PREFIX, SCRIPT_PROPERTIES};
+use super::config::{ScriptConfig, DEFINE_PREFIX, FILE_PREFIX, SCRIPT_PROPERTIES};
 use super::connection::ScriptConnection;
 use super::tables::Tables;
+use super::tables::ACCOUNTS;
 use super::worker::{ScriptWorker, Shared};
 use crate::backend::{Backend, BackendError, Schema};
 use crate::executor::{Connector, RunConfig};

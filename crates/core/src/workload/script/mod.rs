@@ -28,12 +28,14 @@ mod worker;
 
 pub use compile::{Keep, Protocol};
 pub use config::{
-    listed, Compiled, Compiledscript, Listed, ScriptConfig, Source, ACCOUNTS, BRANCHES,
-    BUILTIN_PREFIX, DEFINE_PREFIX, FILE_PREFIX, SCRIPT_PROPERTIES, TELLERS,
+    listed, Compiled, Compiledscript, Listed, ScriptConfig, Source, BUILTIN_PREFIX, DEFINE_PREFIX,
+    FILE_PREFIX, SCRIPT_PROPERTIES,
 };
 pub use connection::{Kept, KeptResult, Params, Query, ScriptConnection};
 pub use kind::{Script, ScriptSupport, SqlStep, SCALE_LABEL};
-pub use tables::{Dialect, PgbenchTables, SqlTables, Tables, TablesSql};
+pub use tables::{
+    Dialect, PgbenchTables, SqlTables, Tables, TablesSql, ACCOUNTS, BRANCHES, TELLERS,
+};
 pub use worker::{ScriptWorker, Shared};
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use std::ops::{Range, RangeInclusive};
 use crate::workload::script::{Dialect, SqlTables, TablesSql};
 
 use super::random::{last_name, money, Draw, C_LAST_LOAD};
-use super::{CUSTOMERS, DISTRICTS, ITEMS, NEW_ORDERS_FROM, ORDERS, STOCK};
+use super::spec::{CUSTOMERS, DISTRICTS, ITEMS, NEW_ORDERS_FROM, ORDERS, STOCK};
 
 /// The tables, in the order they are dropped.
 pub const TABLES: [&str; 9] = [

@@ -5,8 +5,8 @@
 use crate::workload::script::ScriptConnection;
 
 use crate::workload::tpcc::random::money;
+use crate::workload::tpcc::spec::{DISTRICTS, ITEMS};
 use crate::workload::tpcc::sql::*;
-use crate::workload::tpcc::{DISTRICTS, ITEMS};
 
 use super::worker::*;
 

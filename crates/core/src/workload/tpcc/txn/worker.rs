@@ -16,9 +16,10 @@ use crate::workload::phase::Phase;
 use crate::workload::script::{Keep, Kept, Params, Protocol, Query, ScriptConnection};
 
 use crate::workload::tpcc::random::{last_name, money, parse_cents, Draw};
+use crate::workload::tpcc::spec::{Txn, DISTRICTS, ITEMS};
 use crate::workload::tpcc::sql::*;
 use crate::workload::tpcc::tables::{load_unit, units};
-use crate::workload::tpcc::{TpccConfig, Txn, DISTRICTS, ITEMS};
+use crate::workload::tpcc::TpccConfig;
 
 /// Tries of a transaction that deadlocked or could not be serialized.
 pub const MAX_TRIES: u32 = 10;
