@@ -25,7 +25,7 @@ use base64::Engine as _;
 
 use crate::run_record::RunRecord;
 
-use super::Export;
+use super::export::Export;
 
 /// Java's `maxValueUnitRatio`: nanoseconds to milliseconds.
 const MAX_VALUE_UNIT_RATIO: f64 = 1e6;

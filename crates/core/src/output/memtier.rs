@@ -20,7 +20,7 @@ use std::io::{self, Write};
 use hdrhistogram::Histogram;
 use serde_json::{json, Map, Value};
 
-use super::Export;
+use super::export::Export;
 use crate::backend::Status;
 use crate::histograms::{new_histogram, OpStats, Stats};
 use crate::op::OpKind;

@@ -14,7 +14,7 @@ use std::io::{self, Write};
 
 use hdrhistogram::Histogram;
 
-use super::Export;
+use super::export::Export;
 use crate::histograms::{new_histogram, OpStats, Stats};
 use crate::op::OpKind;
 use crate::run_record::RunRecord;

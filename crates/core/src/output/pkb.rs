@@ -36,7 +36,7 @@ use serde::Serialize;
 
 use crate::run_record::{RunMeta, RunRecord};
 
-use super::Export;
+use super::export::Export;
 
 /// What PKB's publisher adds to every sample.
 #[derive(Clone, Debug)]

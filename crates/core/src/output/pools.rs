@@ -186,7 +186,7 @@ fn merge(into: &mut Histogram<u64>, h: &Histogram<u64>) {
 
 /// The key-value settings a run ran with, `None` for other workloads.
 pub fn keyvalue_config(run: &RunRecord) -> Option<KeyValueConfig> {
-    match super::workload_of(run)? {
+    match super::export::workload_of(run)? {
         crate::workload::Workload::KeyValue(cfg) => Some(cfg),
         _ => None,
     }

@@ -13,7 +13,7 @@
 
 use std::io::{self, Write};
 
-use super::Export;
+use super::export::Export;
 use crate::histograms::new_histogram;
 use crate::run_record::RunRecord;
 

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::run_record::RunRecord;
 
-use super::Export;
+use super::export::Export;
 
 /// Defines [`OpRow`] and its CSV columns from one list of fields, so the
 /// header and the cells cannot drift apart.
