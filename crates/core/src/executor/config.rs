@@ -26,7 +26,7 @@ pub struct RunConfig {
     /// How long in-flight operations may take to finish once the run stops.
     pub drain_timeout: Duration,
     /// OS threads, each with its own single-threaded runtime; 0 sizes them
-    /// to the connections and the rate (see [`RuntimeThreads::size`]).
+    /// to the connections and the rate (see [`RuntimeThreads::size`](super::threads::RuntimeThreads::size)).
     pub runtime_threads: usize,
     /// Judge each segment of a rate profile as it ends and stop the run at
     /// the first that misses (Noria's method: raise the rate step by step

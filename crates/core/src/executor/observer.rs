@@ -17,7 +17,7 @@ pub trait Observer: Send + Sync {
     /// The interval as it enters the time series (histograms encoded),
     /// right after [`Observer::interval`]; intervals that recorded nothing
     /// and lasted no time are skipped. The run keeps none of them (see
-    /// [`RunOutcome::intervals`]): an observer that wants the time series
+    /// [`RunOutcome::intervals`](super::outcome::RunOutcome::intervals)): an observer that wants the time series
     /// stores it, or keeps it as [`KeepSeries`] does.
     fn interval_closed(&self, _interval: &Interval) {}
 }

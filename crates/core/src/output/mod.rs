@@ -1,5 +1,5 @@
 //! What people and tools read of a run: every format is an [`Export`] over
-//! [`RunRecord`]s, whether the run just ended or was read back from the
+//! [`RunRecord`](crate::run_record::RunRecord)s, whether the run just ended or was read back from the
 //! store, so a summary printed after a run and the one `results show`
 //! prints again cannot drift apart. One file per format:
 //!

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use super::entry::Origin;
 
-/// A property name that nothing reads, found by [`Properties::unknown_keys`].
+/// A property name that nothing reads, found by `Properties::unknown_keys`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownKey {
     pub key: String,

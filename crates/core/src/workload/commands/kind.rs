@@ -18,7 +18,8 @@ use crate::workload::steps::{ReadyPhase, StepsError};
 use std::sync::Arc;
 
 /// The workload's capability: a backend that runs it implements
-/// [`Runs<Commands>`](crate::workload::capability::Runs) and [`CommandConnection`].
+/// [`Runs<Commands>`](crate::workload::capability::Runs) and
+/// [`CommandConnection`](super::connection::CommandConnection).
 pub struct Commands;
 
 impl Capability for Commands {

@@ -13,7 +13,7 @@
 //! continues from the keys already present (found by a binary search of
 //! reads, see [`written_keys`], or given as `max_written_key`).
 //!
-//! Data goes through the same [`Connection`] as YCSB's workload: one record
+//! Data goes through the same [`Connection`](crate::backend::Connection) as YCSB's workload: one record
 //! per key, one field (`v`), so every key-value backend serves it as is, in
 //! YCSB's layout. A backend with a layout of its own for it (yb-sample-apps'
 //! `k`/`v` table over CQL) lists [`KeyValueSupport`] in its extensions and

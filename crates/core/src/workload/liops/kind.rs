@@ -18,7 +18,8 @@ use crate::workload::steps::{Loaded, ReadyPhase, StepsError};
 
 /// The LIOPS workload's capability: a backend that runs it implements
 /// [`Runs<Liops>`](crate::workload::capability::Runs) for its tables (and the index a load builds after
-/// the data, in `finish_load`) and [`LiopsConnection`] for its
+/// the data, in `finish_load`) and
+/// [`LiopsConnection`](super::connection::LiopsConnection) for its
 /// connections.
 pub struct Liops;
 

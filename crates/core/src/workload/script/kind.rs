@@ -19,7 +19,8 @@ use std::sync::Arc;
 
 /// The capability of the workloads written in SQL: a backend that runs
 /// them implements [`Runs<Script>`](crate::workload::capability::Runs) (running the
-/// setup SQL of [`SqlTables`] in its dialect) and [`ScriptConnection`].
+/// setup SQL of [`SqlTables`](super::tables::SqlTables) in its dialect) and
+/// [`ScriptConnection`](super::connection::ScriptConnection).
 /// pgbench's scripts and TPC-C both run through it, so that a database
 /// runs SQL text and grows nothing for either.
 pub struct Script;
