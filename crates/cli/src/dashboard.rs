@@ -37,9 +37,9 @@ use ratatui::layout::{Position, Rect};
 use ratatui::{Terminal, TerminalOptions, Viewport};
 use sojourn_core::backend::Status;
 use sojourn_core::executor::{Interval, Observer, Progress, RunOutcome, StopHandle};
+use sojourn_core::histograms::Stats;
 use sojourn_core::op::OpKind;
 use sojourn_core::rate::{total_rate_at, Target};
-use sojourn_core::recorder::Stats;
 use sojourn_session::{PhaseView, Watch};
 
 /// Rows the dashboard takes (fewer on a smaller terminal).

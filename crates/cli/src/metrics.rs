@@ -27,8 +27,8 @@ use hdrhistogram::Histogram;
 use sojourn_core::backend::Status;
 use sojourn_core::cpu::CpuTimes;
 use sojourn_core::executor::{Interval, Observer, Progress, RunOutcome};
+use sojourn_core::histograms::{OpStats, Stats};
 use sojourn_core::rate::total_rate_at;
-use sojourn_core::recorder::{OpStats, Stats};
 use sojourn_session::{PhaseView, Show, Watch};
 
 /// The family of failed operations by the database's words.

@@ -16,7 +16,7 @@ use sojourn_core::failures::TooManyFailed;
 use sojourn_core::output::json::JsonReport;
 use sojourn_core::output::{Export, Warning};
 use sojourn_core::plan::Plan;
-use sojourn_core::record::RunRecord;
+use sojourn_core::run_record::RunRecord;
 use sojourn_core::workload::Phase;
 use sojourn_session::{watch_ctrl_c, Database, Measured, PhaseSpec, Session};
 

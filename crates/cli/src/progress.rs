@@ -15,9 +15,9 @@ use std::time::{Duration, SystemTime};
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sojourn_core::executor::{Interval, Observer, Progress, RunOutcome, StopHandle};
+use sojourn_core::histograms::Stats;
 use sojourn_core::output::ycsb::status_line;
 use sojourn_core::plan::MeasurementInterval;
-use sojourn_core::recorder::Stats;
 use sojourn_core::workload::Narrator;
 use sojourn_session::{PhaseView, Show, Watch};
 

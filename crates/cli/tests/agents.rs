@@ -231,7 +231,7 @@ fn agents_load_run_search_and_run_suites_merged_exactly_and_stop_on_ctrl_c() {
         .filter(|r| r.meta.run_uri == run_uri && r.meta.stage_index.to_string() == stage)
         .collect();
     assert_eq!(clients.len(), 3);
-    let mut sum = sojourn_core::recorder::Stats::default();
+    let mut sum = sojourn_core::histograms::Stats::default();
     let mut seeds = std::collections::BTreeSet::new();
     for c in &clients {
         let r = store.load(c.meta.id.as_str()).unwrap();

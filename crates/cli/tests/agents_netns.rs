@@ -216,7 +216,7 @@ fn agents_on_hosts_of_their_own_merge_exactly_and_survive_faults() {
     let stage = recorded(&stderr);
     let whole = store.load_merged(&stage).unwrap();
     let (uri, index) = stage.split_once('/').unwrap();
-    let mut sum = sojourn_core::recorder::Stats::default();
+    let mut sum = sojourn_core::histograms::Stats::default();
     let shares = store
         .query(&format!(
             "SELECT s.run_id, s.clock_offset_us, s.start_lateness_us FROM agent_shares s \

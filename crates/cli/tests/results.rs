@@ -1089,7 +1089,7 @@ fn hdrlog_export_holds_every_interval() {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(payload)
             .unwrap();
-        let h = sojourn_core::histlog::decode(&bytes).unwrap();
+        let h = sojourn_core::hist_codec::decode(&bytes).unwrap();
         assert_eq!(h, s.ok.service);
     }
 }

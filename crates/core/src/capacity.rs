@@ -24,10 +24,10 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::executor::RunOutcome;
+use crate::histograms::Stats;
+use crate::histograms::{enough_samples, percentile_ci, samples_needed};
 use crate::op::OpKind;
-use crate::record::RunRecord;
-use crate::recorder::Stats;
-use crate::recorder::{enough_samples, percentile_ci, samples_needed};
+use crate::run_record::RunRecord;
 
 /// One service-level objective on response time: `read.p99<10ms`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -233,7 +233,7 @@ pub fn judge<'a>(
     let mut checks = Vec::new();
     let mut reason = None;
     for slo in slos {
-        let mut merged = crate::recorder::new_histogram();
+        let mut merged = crate::histograms::new_histogram();
         for (kind, s) in o.total.kinds() {
             if slo.kind.is_none_or(|k| k == kind) {
                 let _ = merged.add(&s.ok.response);
@@ -529,6 +529,22 @@ mod tests {
         assert_ne!(format_rate(99.9), format_rate(100.0));
     }
 
+    /// Drive `s` to its end: steps below `short` hold too few operations
+    /// to judge, the others hold as `holds` says. Returns the targets tried.
+    fn search_short_below(s: &mut Search, short: f64, holds: impl Fn(f64) -> bool) -> Vec<f64> {
+        let mut tried = Vec::new();
+        while let Some(t) = s.next_target() {
+            tried.push(t);
+            assert!(tried.len() < 60, "search does not end");
+            if t < short {
+                s.record_too_few(t);
+            } else {
+                s.record(t, holds(t));
+            }
+        }
+        tried
+    }
+
     /// Steps too short to judge at low rates say nothing: the search goes
     /// up until they can be judged, then finds the capacity as before; a
     /// search that must go down into them ends there.
@@ -537,31 +553,13 @@ mod tests {
         let cap = 7_300.0;
         // Below 3,000 ops/s a step holds too few operations.
         let mut s = Search::new(500.0, 2.0, 0.05, 2);
-        let mut tried = Vec::new();
-        while let Some(t) = s.next_target() {
-            tried.push(t);
-            assert!(tried.len() < 60, "search does not end");
-            if t < 3000.0 {
-                s.record_too_few(t);
-            } else {
-                s.record(t, t <= cap);
-            }
-        }
+        let tried = search_short_below(&mut s, 3000.0, |t| t <= cap);
         assert_eq!(&tried[..3], [500.0, 1000.0, 2000.0]);
         let r = s.result().unwrap();
         assert!(r.target <= cap && r.target >= cap * 0.9, "{r:?}");
         // Missed twice at the start, and too short to judge below it.
         let mut s = Search::new(4000.0, 2.0, 0.05, 2);
-        let mut tried = Vec::new();
-        while let Some(t) = s.next_target() {
-            tried.push(t);
-            assert!(tried.len() < 60, "search does not end");
-            if t < 3000.0 {
-                s.record_too_few(t);
-            } else {
-                s.record(t, false);
-            }
-        }
+        let tried = search_short_below(&mut s, 3000.0, |_| false);
         assert_eq!(tried, [4000.0, 4000.0, 2000.0]);
         assert!(s.result().is_none());
     }

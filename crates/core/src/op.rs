@@ -250,7 +250,7 @@ impl Operation {
 mod tests {
     use super::*;
     use crate::backend::Status;
-    use crate::recorder::Stats;
+    use crate::histograms::Stats;
 
     #[test]
     fn ycsb_kinds_keep_their_names_and_order() {

@@ -11,9 +11,9 @@ use serde::Serialize;
 use crate::backend::Schema;
 use crate::executor::{Group, RunConfig, SegmentSlo};
 use crate::failures::TooManyFailed;
+use crate::histograms::Stats;
 use crate::properties::{Origin, Properties, PropertyError, UnknownKey, CORE_PROPERTIES};
 use crate::rate::Target;
-use crate::recorder::Stats;
 use crate::schedule::Arrival;
 use crate::workload::{CoreConfig, Phase, Settled, Workload};
 

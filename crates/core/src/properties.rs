@@ -21,240 +21,28 @@
 //! told by its name (`pgio.conf`) or its content ([`FileFormat::of`]);
 //! either way it gives the same entries, each with its line.
 
+mod entry;
+mod error;
+mod names;
 mod parse;
 mod shell;
+mod values;
+
+#[cfg(test)]
+mod tests;
+
+pub use entry::{Entry, Origin};
+pub use error::{printable, PropertyError, UnknownKey};
+pub use names::{
+    CLIENT_PROPERTIES, CORE_PROPERTIES, CORE_PROPERTY_PREFIXES, CORE_WORKLOAD_PROPERTIES,
+};
+use values::*;
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::ops::{Bound, RangeBounds};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::redact;
-
-/// Every property name YCSB's client, core workload and measurements read,
-/// plus sojourn's own. Used to warn about names that are none of these.
-pub const CORE_PROPERTIES: &[&str] = &[
-    // CoreWorkload: record shape
-    "table",
-    "fieldcount",
-    "fieldnameprefix",
-    "fieldlength",
-    "minfieldlength",
-    "fieldlengthdistribution",
-    "fieldlengthhistogram",
-    // counts and key naming
-    "recordcount",
-    "operationcount",
-    "insertstart",
-    "insertcount",
-    "zeropadding",
-    "insertorder",
-    // operation mix
-    "readproportion",
-    "updateproportion",
-    "insertproportion",
-    "scanproportion",
-    "readmodifywriteproportion",
-    // fields
-    "readallfields",
-    "readallfieldsbyname",
-    "writeallfields",
-    "dataintegrity",
-    // distributions
-    "requestdistribution",
-    "minscanlength",
-    "maxscanlength",
-    "scanlengthdistribution",
-    "hotspotdatafraction",
-    "hotspotopnfraction",
-    "exponential.percentile",
-    "exponential.frac",
-    "core_workload_insertion_retry_limit",
-    "core_workload_insertion_retry_interval",
-    // Client
-    "workload",
-    "db",
-    "exporter",
-    "exportfile",
-    "threadcount",
-    "target",
-    "maxexecutiontime",
-    "dotransactions",
-    "status",
-    "status.interval",
-    "label",
-    "debug",
-    // measurements
-    "measurementtype",
-    "measurement.interval",
-    "measurement.trackjvm",
-    "measurement.histogram.verbose",
-    "measurement.raw.output_file",
-    "measurement.raw.no_summary",
-    "histogram.buckets",
-    "hdrhistogram.percentiles",
-    "hdrhistogram.fileoutput",
-    "hdrhistogram.output.path",
-    "timeseries.granularity",
-    "reportlatencyforeacherror",
-    "latencytrackederrors",
-    // sojourn
-    "seed",
-    "warmup",
-    "arrival",
-    "dropdata",
-    "timeout.ms",
-];
-
-/// Prefixes under which YCSB passes whole families of settings through
-/// (`htrace.*` configures its tracer), so any name under them is expected.
-pub const CORE_PROPERTY_PREFIXES: &[&str] = &["htrace."];
-
-/// Where a property's value was set.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Origin {
-    /// A `-P` file, with the line the entry starts on (1-based).
-    File { path: PathBuf, line: usize },
-    /// A `-p key=value` argument.
-    CommandLine,
-    /// A dedicated flag, such as `--threads`, that sets a property.
-    Flag(&'static str),
-    /// Set by sojourn itself as a default.
-    Default,
-}
-
-impl Origin {
-    /// Whether the user chose this value on the command line; those values
-    /// are never overridden by a `-P` file.
-    fn is_command_line(&self) -> bool {
-        matches!(self, Origin::CommandLine | Origin::Flag(_))
-    }
-}
-
-impl fmt::Display for Origin {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Origin::File { path, line } => write!(f, "{}:{line}", path.display()),
-            Origin::CommandLine => f.write_str("-p on the command line"),
-            Origin::Flag(flag) => f.write_str(flag),
-            Origin::Default => f.write_str("default"),
-        }
-    }
-}
-
-/// One property's value and where it was set.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Entry {
-    pub value: String,
-    pub origin: Origin,
-}
-
-/// A property name that nothing reads, found by [`Properties::unknown_keys`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UnknownKey {
-    pub key: String,
-    pub origin: Origin,
-    /// The closest known name, when one is close enough to be a likely typo.
-    pub suggestion: Option<String>,
-}
-
-impl fmt::Display for UnknownKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}: unknown property '{}'",
-            self.origin,
-            printable(&self.key)
-        )?;
-        if let Some(suggestion) = &self.suggestion {
-            write!(f, " (did you mean '{suggestion}'?)")?;
-        }
-        Ok(())
-    }
-}
-
-/// Why properties could not be read or a value could not be used.
-#[derive(Debug, thiserror::Error)]
-pub enum PropertyError {
-    // The OS's reason is in the message, not a source too: a chain
-    // printer would say it twice.
-    #[error("cannot read properties file {}: {reason}", path.display())]
-    Read {
-        path: PathBuf,
-        reason: std::io::Error,
-    },
-    #[error("{}:{line}: {problem}: {}", path.display(), printable(.text))]
-    Syntax {
-        path: PathBuf,
-        line: usize,
-        problem: String,
-        /// The offending physical line, as written.
-        text: String,
-    },
-    // Origins are boxed to keep `Result<_, PropertyError>` small on the
-    // success path, which every typed getter returns.
-    #[error("{origin}: {} = '{}' {problem}; accepted: {accepted}", printable(.key), printable(.value))]
-    Invalid {
-        origin: Box<Origin>,
-        key: String,
-        value: String,
-        problem: String,
-        accepted: String,
-    },
-    #[error(
-        "-p '{}' {problem}; the accepted form is -p key=value (for example -p recordcount=1000)",
-        printable(.arg)
-    )]
-    Argument { arg: String, problem: String },
-    /// A file a property names, wrong where the message says
-    /// (`FILE:LINE: ...`): a script's.
-    #[error("{0}")]
-    File(String),
-    /// A value that is well-formed on its own but unusable, e.g. in
-    /// combination with another property; `value` is `None` when the key was
-    /// not set at all.
-    #[error("{origin}: {}{}: {message}", printable(.key), show_value(.value))]
-    Rejected {
-        origin: Box<Origin>,
-        key: String,
-        value: Option<String>,
-        message: String,
-    },
-}
-
-fn show_value(value: &Option<String>) -> String {
-    match value {
-        Some(value) => format!(" = '{}'", printable(value)),
-        None => " (not set)".to_string(),
-    }
-}
-
-/// What a user typed, fit to echo in a message: control characters
-/// escaped (a stray escape sequence must not reach the terminal) and a
-/// very long text cut (a 4 MB key is not worth 4 MB of error).
-pub fn printable(s: &str) -> String {
-    const LONGEST: usize = 120;
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i == LONGEST {
-            out.push_str(&format!("… ({} characters in all)", s.chars().count()));
-            break;
-        }
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-const ACCEPT_U64: &str = "a whole number from 0 to 18446744073709551615, e.g. 1000 or 1_000";
-const ACCEPT_I64: &str =
-    "a whole number from -9223372036854775808 to 9223372036854775807, e.g. -5 or 1_000";
-const ACCEPT_F64: &str = "a finite decimal number, e.g. 0.95, 100 or 1e6";
-const ACCEPT_BOOL: &str = "true or false (any case)";
-const ACCEPT_F64_LIST: &str = "a comma-separated list of finite numbers, e.g. 95,99,99.9";
 
 /// How a `-P` file is written.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -286,12 +74,6 @@ impl FileFormat {
         }
     }
 }
-
-/// Below this normalized Damerau-Levenshtein similarity a known name is
-/// more likely a different word than a typo, and suggesting it would mislead.
-/// 0.7 keeps one or two slips in a ten-letter name and rejects names that
-/// merely share a few letters.
-const SUGGEST_SIMILARITY: f64 = 0.7;
 
 /// The merged properties; for each key the last value set wins, except that
 /// a `-P` file never overrides a command-line value (see
@@ -624,124 +406,6 @@ impl Properties {
     }
 }
 
-fn invalid_value(key: &str, entry: &Entry, mut problem: String, accepted: String) -> PropertyError {
-    // Java keeps `1000 # records` whole as the value; say why, since the
-    // writer evidently expected an end-of-line comment.
-    if entry.value.contains(" #") && matches!(entry.origin, Origin::File { .. }) {
-        problem.push_str(" ('#' starts a comment only at the beginning of a line)");
-    }
-    PropertyError::Invalid {
-        origin: Box::new(entry.origin.clone()),
-        key: key.to_string(),
-        // What an error shows is printed and may be logged: no secret.
-        value: redact::property_value(key, &entry.value),
-        problem,
-        accepted,
-    }
-}
-
-fn nearest(key: &str, known: &[&str]) -> Option<String> {
-    let key = key.to_ascii_lowercase();
-    known
-        .iter()
-        .map(|name| {
-            let score = strsim::normalized_damerau_levenshtein(&key, &name.to_ascii_lowercase());
-            (score, *name)
-        })
-        .filter(|(score, _)| *score >= SUGGEST_SIMILARITY)
-        // On a tie the earlier name in `known` wins, so results are stable.
-        .fold(None, |best: Option<(f64, &str)>, candidate| match best {
-            Some(best) if best.0 >= candidate.0 => Some(best),
-            _ => Some(candidate),
-        })
-        .map(|(_, name)| name.to_string())
-}
-
-/// Removes `_` digit separators, accepting one only between two digits so
-/// that stray punctuation (`_`, `1_`, `-_1`) is still rejected.
-fn strip_separators(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = String::with_capacity(s.len());
-    for (i, c) in s.char_indices() {
-        if c == '_' {
-            let before = i.checked_sub(1).map(|j| bytes[j]);
-            let after = bytes.get(i + 1).copied();
-            let digit = |b: Option<u8>| b.is_some_and(|b| b.is_ascii_digit());
-            if !digit(before) || !digit(after) {
-                return None;
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    Some(out)
-}
-
-/// Splits an optional sign from the ASCII digits of a whole number, or says
-/// why it is not one.
-fn split_integer(raw: &str) -> Result<(bool, String), String> {
-    let s = raw.trim();
-    if s.is_empty() {
-        return Err("is empty".into());
-    }
-    let not_whole = || "is not a whole number".to_string();
-    let cleaned = strip_separators(s).ok_or_else(not_whole)?;
-    let (negative, digits) = match cleaned.as_bytes().first() {
-        Some(b'-') => (true, &cleaned[1..]),
-        Some(b'+') => (false, &cleaned[1..]),
-        _ => (false, &cleaned[..]),
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(not_whole());
-    }
-    Ok((negative, digits.to_string()))
-}
-
-const NEGATIVE: &str = "must not be negative";
-const TOO_LARGE: &str = "is too large";
-
-fn parse_u64(raw: &str) -> Result<u64, String> {
-    let (negative, digits) = split_integer(raw)?;
-    if negative && digits.bytes().any(|b| b != b'0') {
-        return Err(NEGATIVE.into());
-    }
-    digits.parse().map_err(|_| TOO_LARGE.into())
-}
-
-fn parse_i64(raw: &str) -> Result<i64, String> {
-    let (negative, digits) = split_integer(raw)?;
-    let signed = if negative {
-        format!("-{digits}")
-    } else {
-        digits
-    };
-    signed.parse().map_err(|_| "is out of range".into())
-}
-
-fn parse_f64(raw: &str) -> Result<f64, String> {
-    let s = raw.trim();
-    if s.is_empty() {
-        return Err("is empty".into());
-    }
-    let not_number = || "is not a number".to_string();
-    let cleaned = strip_separators(s).ok_or_else(not_number)?;
-    // Java's `d`/`f` suffix, only after a digit or point so `inf` and words
-    // ending in f are not mangled into something that parses.
-    let body = match cleaned.strip_suffix(['d', 'D', 'f', 'F']) {
-        Some(body) if body.ends_with(|c: char| c.is_ascii_digit() || c == '.') => body,
-        _ => &cleaned[..],
-    };
-    // Rust also reads `inf`, `infinity` and `nan`; no property means those.
-    let value: f64 = body.parse().map_err(|_| not_number())?;
-    if value.is_nan() {
-        return Err(not_number());
-    }
-    if !value.is_finite() {
-        return Err("is not finite".into());
-    }
-    Ok(value)
-}
-
 /// Properties as `-p KEY=VALUE` on the command line would give them, for
 /// the core's own tests.
 #[cfg(test)]
@@ -751,52 +415,4 @@ pub(crate) fn command_line(pairs: &[(&str, &str)]) -> Properties {
         p.set(k, v, Origin::CommandLine);
     }
     p
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn separators_only_between_digits() {
-        assert_eq!(strip_separators("1_000").as_deref(), Some("1000"));
-        assert_eq!(strip_separators("_1"), None);
-        assert_eq!(strip_separators("1_"), None);
-        assert_eq!(strip_separators("1__0"), None);
-        assert_eq!(strip_separators("-_1"), None);
-    }
-
-    #[test]
-    fn core_properties_are_unique() {
-        let mut names = CORE_PROPERTIES.to_vec();
-        names.sort_unstable();
-        names.dedup();
-        assert_eq!(names.len(), CORE_PROPERTIES.len());
-    }
-
-    #[test]
-    fn messages_echo_input_printably_and_briefly() {
-        let mut p = Properties::new();
-        p.set("record\x1b[31mcount", "x", Origin::CommandLine);
-        let huge = "k".repeat(4 << 20);
-        p.set(&huge, "1", Origin::CommandLine);
-        p.set("recordcount", "1\x07", Origin::CommandLine);
-        let unknown: Vec<String> = p
-            .unknown_keys(&["recordcount"], &[])
-            .iter()
-            .map(|u| u.to_string())
-            .collect();
-        assert_eq!(unknown.len(), 2);
-        for u in &unknown {
-            assert!(!u.chars().any(|c| c.is_control()), "{u:?}");
-            assert!(u.len() < 400, "{} bytes", u.len());
-        }
-        assert!(unknown.iter().any(|u| u.contains("record\\u{1b}[31mcount")));
-        assert!(unknown
-            .iter()
-            .any(|u| u.contains("4194304 characters in all")));
-        let e = p.get_u64("recordcount", 0).unwrap_err().to_string();
-        assert!(!e.chars().any(|c| c.is_control()), "{e:?}");
-        assert!(e.contains("1\\u{7}"), "{e}");
-    }
 }

@@ -30,59 +30,26 @@
 //! (or gaps of 1/rate(t)) from one seeded stream, so dealt shares rejoin
 //! into the whole as for a constant rate.
 
+mod error;
 mod profile;
+mod segment;
+mod shape;
 mod trace;
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use error::RateError;
 use profile::Profile;
 pub use profile::GRAMMAR;
-
-/// More segments than this is a mistake (a staircase with a step too
-/// small), and each keeps a summary of its own.
-pub const MAX_SEGMENTS: usize = 200;
+pub use segment::{Segment, MAX_SEGMENTS};
+use shape::Shape;
 
 /// What a phase offers: a constant rate, a profile or a trace.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Target(Arc<Shape>);
-
-#[derive(Debug, PartialEq)]
-enum Shape {
-    Constant(f64),
-    Profile(Profile),
-    /// Intended start times in nanoseconds after the start, in order.
-    Trace {
-        label: String,
-        instants: Vec<u64>,
-    },
-}
-
-/// A part of a profile that the results summarise on its own.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Segment {
-    /// The segment as written (`ramp 1000..50000 in 60s`), or one step of
-    /// a staircase (`stairs step 3: 3k`).
-    pub label: String,
-    pub start: Duration,
-    pub end: Duration,
-    /// Operations the segment offers on average.
-    pub expected: f64,
-}
-
-impl Segment {
-    /// Mean offered rate over the segment.
-    pub fn mean_rate(&self) -> f64 {
-        let s = (self.end - self.start).as_secs_f64();
-        if s > 0.0 {
-            self.expected / s
-        } else {
-            0.0
-        }
-    }
-}
 
 /// Operations per second that several groups' `targets` offer together
 /// `t` after the start (`None` without targets, for a trace, and past the
@@ -258,27 +225,6 @@ impl Target {
     ) -> Result<Target, RateError> {
         trace::parse(text, name, speed, scale, seed).map(|shape| Target(Arc::new(shape)))
     }
-}
-
-/// A bad `--rate` profile or `--trace` file.
-#[derive(Debug, thiserror::Error)]
-pub enum RateError {
-    #[error("segment {index} ('{text}'): {problem}")]
-    Segment {
-        index: usize,
-        text: String,
-        problem: String,
-    },
-    #[error("{problem}")]
-    Whole { problem: String },
-    #[error("cannot read trace {}: {reason}", path.display())]
-    Read { path: PathBuf, reason: String },
-    #[error("{}:{line}: {problem}", file.display())]
-    Trace {
-        file: PathBuf,
-        line: usize,
-        problem: String,
-    },
 }
 
 impl fmt::Display for Target {

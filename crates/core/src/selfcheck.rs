@@ -64,25 +64,22 @@ pub struct StartBins {
     last: Option<u64>,
 }
 
-/// At most this many unfolded bins are kept (16 MB per lane at u32): more
-/// would take a tick interval of days at the narrowest bins.
+/// At most this many unfolded bins are kept (a bounded buffer per lane):
+/// more would take a tick interval of days at the narrowest bins.
 const MAX_BINS: usize = 4 << 20;
 
 /// The narrowest bin. A release the client makes a little late, within
 /// what the lag check allows ([`LATE_SEND_MS`]), moves across a bin's edge
 /// with a chance of its lateness over the bin's width, and lateness comes
 /// in runs (one wake-up releases what fell due while the thread was away).
-/// In bins of a millisecond or two (50 sends per bin from 25,000 ops/s),
-/// a few hundred microseconds of such jitter raised the dispersion well
-/// past the test's bound for a client inside the lag bound; in bins a
-/// hundred times the lag bound it moves the dispersion by hundredths at
-/// such rates, while a client that stalls for tens of milliseconds still
-/// moves whole bins' worth. The width only makes a stall less likely to
-/// straddle an edge, not cheaper when it does: one stall of `d` seconds
-/// across an edge, at `r` ops/s over a run of `T` seconds, adds about
-/// `2 r d^2 / T` to the dispersion, so at 500,000 ops/s a single stall of
-/// about 2 ms in a 10 s run fails the test (a host that takes its CPU
-/// away for that long does so, and the run says it).
+/// In narrow bins, jitter the lag check accepts raises the dispersion past
+/// the test's bound; in bins a hundred times the lag bound it barely moves
+/// it, while a client that really stalls still moves whole bins' worth.
+/// The width only makes a stall less likely to straddle an edge, not
+/// cheaper when it does: one stall of `d` seconds across an edge, at `r`
+/// operations per second over a run of `T` seconds, adds about
+/// `2 r d^2 / T` to the dispersion, so at high rates a short stall fails
+/// the test (a host that takes its CPU away does so, and the run says it).
 const MIN_BIN_NS: f64 = 100.0 * LATE_SEND_MS * 1e6;
 
 impl StartBins {

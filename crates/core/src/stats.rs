@@ -13,7 +13,7 @@
 //! are still correlated with each other accounts for slower drifts.
 //!
 //! Why a bootstrap over intervals: the order-statistic interval of
-//! [`crate::recorder::percentile_ci`] assumes independent samples. Drawing
+//! [`crate::histograms::percentile_ci`] assumes independent samples. Drawing
 //! whole intervals with replacement keeps whatever correlation lives inside
 //! an interval, so the spread of the re-sampled percentile is honest about
 //! stalls that hit many operations at once.
@@ -428,7 +428,7 @@ pub fn interval_bootstrap(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recorder::new_histogram;
+    use crate::histograms::new_histogram;
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol

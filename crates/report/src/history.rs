@@ -14,8 +14,8 @@ use std::fmt::Write as _;
 use std::time::SystemTime;
 
 use serde::Serialize;
+use sojourn_core::histograms::Stats;
 use sojourn_core::op::OpKind;
-use sojourn_core::recorder::Stats;
 use sojourn_core::stats::student_t_quantile;
 use sojourn_store::RunRecord;
 

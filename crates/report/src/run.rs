@@ -6,8 +6,8 @@
 
 use hdrhistogram::Histogram;
 use serde::Serialize;
+use sojourn_core::histograms::{Latencies, OpStats, Stats};
 use sojourn_core::op::OpKind;
-use sojourn_core::recorder::{Latencies, OpStats, Stats};
 use sojourn_store::{RunRecord, StoredInterval};
 
 /// Labels a capacity session puts on each of its steps (see
@@ -281,12 +281,12 @@ pub fn histogram(stats: &Stats, kind: OpKind, latency: Latency) -> Histogram<u64
     stats
         .op(kind)
         .map(|o| latency.of(&o.ok).clone())
-        .unwrap_or_else(sojourn_core::recorder::new_histogram)
+        .unwrap_or_else(sojourn_core::histograms::new_histogram)
 }
 
 /// Every kind's successful operations merged, for one latency.
 pub fn all_kinds(stats: &Stats, latency: Latency) -> Histogram<u64> {
-    let mut h = sojourn_core::recorder::new_histogram();
+    let mut h = sojourn_core::histograms::new_histogram();
     for (_, o) in stats.kinds() {
         // One configuration everywhere: add cannot fail.
         let _ = h.add(latency.of(&o.ok));
@@ -459,7 +459,7 @@ mod tests {
 
     #[test]
     fn spectrum_rises_and_ends_at_the_maximum() {
-        let mut h = sojourn_core::recorder::new_histogram();
+        let mut h = sojourn_core::histograms::new_histogram();
         for v in 1..=10_000u64 {
             h.record(v * 1000).unwrap();
         }

@@ -1,5 +1,5 @@
 //! Whether a run's process is still alive (the host name and run ids are
-//! [`sojourn_core::record`]'s).
+//! [`sojourn_core::run_record`]'s).
 
 /// Whether a process with this pid exists on this machine.
 pub(crate) fn pid_alive(pid: u32) -> bool {
@@ -15,7 +15,7 @@ pub(crate) fn pid_alive(pid: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sojourn_core::record::{host_name, new_run_id, new_run_uri};
+    use sojourn_core::run_record::{host_name, new_run_id, new_run_uri};
 
     #[test]
     fn ids_are_distinct_and_well_formed() {

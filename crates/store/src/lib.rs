@@ -14,7 +14,7 @@
 //! ([`Store::import_spool`], [`Store::import`]), so no measured run is lost.
 //!
 //! Reading gives back the HDR histograms themselves ([`RunRecord`] holds
-//! core's [`Stats`](sojourn_core::recorder::Stats) per run and per
+//! core's [`Stats`](sojourn_core::histograms::Stats) per run and per
 //! interval), so summaries, reports, comparisons and merges of several
 //! client processes ([`merge`]) are exact, bucket for bucket.
 //!
@@ -44,7 +44,7 @@ pub use model::{Filter, IntervalDetail, QueryResult, Value};
 #[cfg(feature = "postgres")]
 pub use postgres::PASSWORD_ENV;
 pub use schema::SCHEMA_VERSION;
-pub use sojourn_core::record::{
+pub use sojourn_core::run_record::{
     host_name, new_run_id, new_run_uri, IntervalFigures, IntervalOp, RunId, RunMeta, RunRecord,
     RunStatus, RunSummary, RunTotals, StoredInterval,
 };

@@ -8,11 +8,11 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use sojourn_core::cpu::CpuTimes;
 use sojourn_core::executor::ThreadUse;
+use sojourn_core::histograms::{LatencySummary, Stats};
 use sojourn_core::output::Warning;
-use sojourn_core::recorder::{LatencySummary, Stats};
 
 use crate::StoreError;
-use sojourn_core::record::{
+use sojourn_core::run_record::{
     IntervalFigures, IntervalOp, RunRecord, RunStatus, RunTotals, StoredInterval,
 };
 

@@ -1,14 +1,14 @@
 //! What the store's queries take and give: which runs to list
 //! ([`Filter`]), how much of a time series to decode ([`IntervalDetail`]),
 //! and rows of read-only SQL ([`QueryResult`]). What a run is and measured
-//! ([`RunRecord`](sojourn_core::record::RunRecord) and its parts) is
+//! ([`RunRecord`](sojourn_core::run_record::RunRecord) and its parts) is
 //! core's, so that every format reads live and stored runs alike.
 
 use std::fmt;
 use std::time::SystemTime;
 
 use serde::Serialize;
-use sojourn_core::record::RunStatus;
+use sojourn_core::run_record::RunStatus;
 
 /// How much of a run's time series [`crate::Store::load_with`] decodes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

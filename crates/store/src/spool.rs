@@ -395,7 +395,7 @@ fn insert(
 
 /// This host's name as it appears in partial spool files' names.
 fn host_tag() -> String {
-    sojourn_core::record::host_name()
+    sojourn_core::run_record::host_name()
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {

@@ -26,18 +26,18 @@ use sojourn_core::executor::{
     Interval, RunOutcome, SegmentOutcome, SegmentVerdict, ThreadUse, ThreadsWhy,
 };
 use sojourn_core::failures::{self, Reason, Reasons};
-use sojourn_core::histlog;
+use sojourn_core::hist_codec;
+use sojourn_core::histograms::{Latencies, LatencySummary, OpStats, Stats};
 use sojourn_core::op::OpKind;
 use sojourn_core::output::time::rfc3339;
 use sojourn_core::rate::Segment;
-use sojourn_core::recorder::{Latencies, LatencySummary, OpStats, Stats};
 
 use crate::db::{retrying, Db, DbError};
 use crate::model::{Filter, IntervalDetail, QueryResult, Value};
 use crate::schema::{migration_sql, SCHEMA_VERSION, STATUS_COLUMNS};
 use crate::sqlite::Mode;
 use crate::StoreError;
-use sojourn_core::record::{
+use sojourn_core::run_record::{
     IntervalFigures, IntervalOp, RunId, RunMeta, RunRecord, RunStatus, RunSummary, RunTotals,
     StoredInterval,
 };

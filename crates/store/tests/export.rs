@@ -16,12 +16,12 @@ use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 use regex::Regex;
 use sojourn_core::backend::Status;
+use sojourn_core::histograms::Stats;
 use sojourn_core::op::OpKind;
 use sojourn_core::output::json::Report;
 use sojourn_core::output::ycsb;
 use sojourn_core::output::{hdrlog, pkb, table};
 use sojourn_core::plan::MeasurementInterval;
-use sojourn_core::recorder::Stats;
 use sojourn_store::{RunRecord, Store};
 
 const PKB_KEYS: [&str; 11] = [

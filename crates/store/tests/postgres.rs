@@ -16,8 +16,8 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use common::*;
+use sojourn_core::histograms::Stats;
 use sojourn_core::op::OpKind;
-use sojourn_core::recorder::Stats;
 use sojourn_store::{Filter, RunStatus, Store, StoreError, Value, AGENT_GONE, SCHEMA_VERSION};
 use sojourn_testkit::needs::{self, Need};
 use sojourn_testkit::process::{output_within, TOOL_LIMIT};
@@ -209,7 +209,7 @@ fn the_store_works_on_postgres() {
             run.meta.id
         ))
         .unwrap();
-    let p99 = sojourn_core::recorder::LatencySummary::of(
+    let p99 = sojourn_core::histograms::LatencySummary::of(
         &run.outcome.total.op(OpKind::Read).unwrap().ok.service,
     )
     .p99_us;

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use common::*;
 use sojourn_core::executor::ThreadsWhy;
+use sojourn_core::histograms::Stats;
 use sojourn_core::op::OpKind;
-use sojourn_core::recorder::Stats;
 use sojourn_store::{
     Filter, IntervalDetail, RunMeta, RunStatus, Store, StoreError, Value, SCHEMA_VERSION,
 };
@@ -259,7 +259,7 @@ fn client_processes_merge_exactly() {
         assert_same_stats(&merged.intervals[i].stats, &e, &format!("interval {i}"));
     }
     // Figures of merged intervals come from the merged histograms...
-    let e0 = sojourn_core::recorder::LatencySummary::of(
+    let e0 = sojourn_core::histograms::LatencySummary::of(
         &merged.intervals[0]
             .stats
             .op(OpKind::Read)
@@ -565,8 +565,8 @@ fn a_version_1_store_opens_and_migrates() {
              VALUES ('r1', 'read', ?1, ?1, 0, 0, 0, 0, 0, 0, 0, 0, 1.5, 2.5, 3.5, ?2, ?3)",
             rusqlite::params![
                 read.ok.service.len() as i64,
-                sojourn_core::histlog::encode(&read.ok.service),
-                sojourn_core::histlog::encode(&read.ok.response),
+                sojourn_core::hist_codec::encode(&read.ok.service),
+                sojourn_core::hist_codec::encode(&read.ok.response),
             ],
         )
         .unwrap();
@@ -662,7 +662,7 @@ fn queries_are_read_only() {
         .unwrap();
     assert_eq!(q.columns[0], "experiment");
     assert_eq!(q.rows.len(), 2);
-    let read_p99_us = sojourn_core::recorder::LatencySummary::of(
+    let read_p99_us = sojourn_core::histograms::LatencySummary::of(
         &run.outcome.total.op(OpKind::Read).unwrap().ok.service,
     )
     .p99_us;

@@ -24,10 +24,10 @@ use sojourn_core::executor::{
     self, BackendConnector, Interval, KeepSeries, RunOutcome, StopHandle, StopReason, ThreadUse,
     ThreadsWhy,
 };
+use sojourn_core::histograms::Stats;
 use sojourn_core::op::OpKind;
 use sojourn_core::plan::Plan;
 use sojourn_core::properties::Properties;
-use sojourn_core::recorder::Stats;
 use sojourn_core::schedule::Arrival;
 use sojourn_core::workload::Phase;
 use sojourn_store::{

@@ -488,7 +488,7 @@ pub fn main(a: MemtierArgs) -> Result<ExitCode> {
         return pipeline::main(args, pipeline::Mode::Run);
     };
     let mut runs = Vec::new();
-    let mut write = |run: &sojourn_core::record::RunRecord| -> Result<()> {
+    let mut write = |run: &sojourn_core::run_record::RunRecord| -> Result<()> {
         runs.push(memtier::json(run, configuration(&m)));
         let mut doc = runs[runs.len() - 1].clone();
         if let (true, Some(o)) = (runs.len() > 1, doc.as_object_mut()) {

@@ -18,7 +18,7 @@ use anyhow::{bail, Context, Result};
 use hdrhistogram::serialization::{Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use sojourn_core::op::OpKind;
-use sojourn_core::record::RunRecord;
+use sojourn_core::run_record::RunRecord;
 
 use crate::cli::{PhaseArgs, VoteArgs, VoteBackend, VoteDistributionArg};
 use crate::pipeline;

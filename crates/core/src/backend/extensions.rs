@@ -4,10 +4,8 @@
 //! capability trait next to it and a small handle type that reaches a
 //! backend's implementation from code generic over any backend. A backend
 //! that runs the workload puts that handle in its [`Extensions`]; the
-//! workload asks for it by type. Neither this module nor the [`Backend`]
+//! workload asks for it by type. Neither this module nor the `Backend`
 //! trait names a workload, so adding one never grows them.
-//!
-//! [`Backend`]: super::Backend
 
 use std::any::Any;
 use std::marker::PhantomData;

@@ -6,13 +6,13 @@
 use std::time::Duration;
 
 use crate::cpu::CpuTimes;
+use crate::histograms::{Recorder, SlotStats, Stats};
 use crate::rate::Segment;
-use crate::recorder::{Recorder, SlotStats, Stats};
 
-use super::{
-    Interval, Observer, Progress, RunConfig, RunOutcome, RunOutcomeParts, SegmentOutcome,
-    SegmentSlo, SlowestAnswer,
-};
+use super::config::RunConfig;
+use super::observer::{Interval, Observer, Progress, SlowestAnswer};
+use super::outcome::{RunOutcome, RunOutcomeParts};
+use super::segments::{SegmentOutcome, SegmentSlo};
 
 pub(super) struct Aggregator {
     pub all: Stats,

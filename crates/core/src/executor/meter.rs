@@ -6,19 +6,18 @@
 //! for a call that failed, why, in the database's words (taken from the
 //! connection that failed it).
 
-use std::future::{poll_fn, Future};
 use std::pin::pin;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use crate::backend::{Connection, Status};
+use crate::histograms::Stats;
 use crate::op::OpKind;
-use crate::recorder::Stats;
 use crate::timer::PreciseTimer;
 
-use super::core_thread::ThreadCtx;
-use super::{Shared, Step};
+use super::shared::Shared;
+use super::thread_ctx::ThreadCtx;
 
 /// The timings of one step (read-modify-write records its read, its
 /// update and itself; a script each statement and itself), flushed under
@@ -45,7 +44,7 @@ pub struct Meter {
     /// the step had waited by then (see [`Meter::ended`]).
     ended: Option<(Instant, u32)>,
     /// How many times the current worker's steps have waited (returned
-    /// `Pending`), counted by [`take_step`].
+    /// `Pending`), counted by `take_step`.
     waits: Arc<AtomicU32>,
     /// What ends a step's own wait early ([`Meter::wait_until`]); none
     /// outside a run.
@@ -77,7 +76,7 @@ impl Meter {
         }
     }
 
-    /// The counter [`take_step`] keeps.
+    /// The counter `take_step` keeps.
     pub(super) fn waits(&self) -> Arc<AtomicU32> {
         self.waits.clone()
     }
@@ -295,32 +294,9 @@ impl Meter {
     }
 }
 
-/// Take `step` with its waits counted for [`Meter::ended`]; `waits` is
-/// [`Meter::waits`], cloned once per worker (a clone per step would cost
-/// more than the clock read it saves).
-pub(super) async fn take_step<C, S: Step<C>>(
-    step: &mut S,
-    conn: &mut C,
-    meter: &mut Meter,
-    waits: &AtomicU32,
-) {
-    let mut fut = pin!(step.step(conn, meter));
-    poll_fn(|cx| {
-        let poll = fut.as_mut().poll(cx);
-        if poll.is_pending() {
-            // One thread polls a worker: a plain increment will do.
-            waits.store(
-                waits.load(Ordering::Relaxed).wrapping_add(1),
-                Ordering::Relaxed,
-            );
-        }
-        poll
-    })
-    .await
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::step::{take_step, Step};
     use super::*;
 
     /// Records one read, then waits (or not) before it returns.

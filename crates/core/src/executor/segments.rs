@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
+use crate::histograms::Stats;
 use crate::rate::Segment;
-use crate::recorder::Stats;
 
-/// What each segment of a profile must hold (see [`super::RunConfig::segment_slo`]).
+/// What each segment of a profile must hold (see `RunConfig::segment_slo`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SegmentSlo {
     pub slos: Vec<crate::capacity::Slo>,
@@ -36,7 +36,7 @@ pub struct SegmentOutcome {
     pub verdict: Option<SegmentVerdict>,
 }
 
-/// Whether a segment held its SLO ([`super::RunConfig::segment_slo`]).
+/// Whether a segment held its SLO (`RunConfig::segment_slo`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SegmentVerdict {
     pub held: bool,

@@ -4,11 +4,10 @@
 //! answer that arrived and sends what is due, so a thread's system calls are
 //! shared by its connections. One thread per core is the most expensive
 //! choice when connections are few: each wake-up then serves one or two of
-//! them, and every operation pays its own `epoll_wait`, `read` and `write`.
-//! Measured against Redis on 2 and on 16 cores, one thread cost markedly
-//! less client CPU per operation than one per core at the same
-//! throughput (`bench/redis.py` prints the figures). The C tools make the
-//! same choice: `redis-benchmark` runs one event loop, `pgbench` one
+//! them, and every operation pays its own `epoll_wait`, `read` and `write`,
+//! so fewer threads cost less client CPU per operation at the same
+//! throughput (`bench/redis.py` measures it). The C tools make the same
+//! choice: `redis-benchmark` runs one event loop, `pgbench` one
 //! thread unless told otherwise.
 //!
 //! Pipelined sockets shared by many connections (`-p connections=K`) are
@@ -37,9 +36,9 @@ pub const CONNECTIONS_PER_THREAD: usize = 16;
 /// Pipelined shared sockets one runtime thread drives by default.
 pub const SOCKETS_PER_THREAD: usize = 4;
 
-/// Operations per second one runtime thread is given by default. A thread
-/// spends 5-15 µs of CPU per operation on a database's protocol (Redis,
-/// PostgreSQL), so 100,000 a second is most of a core.
+/// Operations per second one runtime thread is given by default: about
+/// what one core keeps up with on a database's protocol (Redis,
+/// PostgreSQL).
 pub const RATE_PER_THREAD: f64 = 100_000.0;
 
 /// Above this share of the run on a CPU, a runtime thread may have set the

@@ -5,7 +5,7 @@
 //! weight in the given order) so that the same draw picks the same operation.
 //! Weights are normalised once here rather than on every draw as Java does.
 
-use super::{next_f64, Rng};
+use super::rng::{next_f64, Rng};
 
 /// A weighted choice among values of `T`.
 #[derive(Clone, Debug, PartialEq)]

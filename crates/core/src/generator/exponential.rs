@@ -5,7 +5,7 @@
 //! The workload counts the draw back from the latest key; this module only
 //! produces the offset.
 
-use super::{next_f64, Rng};
+use super::rng::{next_f64, Rng};
 
 /// Offsets `floor(X)` where `X` is exponential with rate
 /// `gamma = -ln(1 - percentile/100) / range`.
@@ -54,7 +54,7 @@ impl Exponential {
 
 #[cfg(test)]
 mod tests {
-    use super::super::rng_for;
+    use super::super::rng::rng_for;
     use super::*;
 
     #[test]

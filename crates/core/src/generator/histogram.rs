@@ -18,7 +18,31 @@
 
 use std::path::Path;
 
-use super::{below, GeneratorError, Rng};
+use super::rng::{below, Rng};
+
+/// Why a generator could not be built from a file.
+#[derive(Debug, thiserror::Error)]
+pub enum GeneratorError {
+    // The OS's reason is in the message, not a source too: a chain
+    // printer would say it twice.
+    #[error("cannot read {}: {reason}", path.display())]
+    Io {
+        path: std::path::PathBuf,
+        reason: std::io::Error,
+    },
+    #[error("{}, line {line}: expected {expected}, found {found:?}", path.display())]
+    Parse {
+        path: std::path::PathBuf,
+        line: usize,
+        expected: String,
+        found: String,
+    },
+    #[error("{}: {message}", path.display())]
+    Invalid {
+        path: std::path::PathBuf,
+        message: String,
+    },
+}
 
 /// Largest number of buckets a file may declare, so that a typo in a bucket
 /// number cannot allocate gigabytes.
@@ -154,7 +178,7 @@ impl HistogramGen {
 
 #[cfg(test)]
 mod tests {
-    use super::super::rng_for;
+    use super::super::rng::rng_for;
     use super::*;
 
     fn parse(text: &str) -> Result<HistogramGen, GeneratorError> {

@@ -5,7 +5,7 @@
 //! towards low values; we use an exact bounded draw instead. Only the
 //! distribution is YCSB's, not the sequence, so nothing observable changes.
 
-use super::{below, next_f64, Rng};
+use super::rng::{below, next_f64, Rng};
 
 /// A uniform draw from `lb..=ub` (YCSB's `UniformLongGenerator`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -88,7 +88,7 @@ impl Hotspot {
 
 #[cfg(test)]
 mod tests {
-    use super::super::rng_for;
+    use super::super::rng::rng_for;
     use super::*;
 
     #[test]

@@ -24,7 +24,7 @@
 //! often than the exact law says and the tail about 5% less). We keep the
 //! approximation because "zipfian" in a YCSB result means this one.
 
-use super::{next_f64, Rng};
+use super::rng::{next_f64, Rng};
 use crate::keys::fnvhash64;
 
 /// YCSB's zipfian exponent (`ZipfianGenerator.ZIPFIAN_CONSTANT`).
@@ -322,7 +322,7 @@ impl SkewedLatest {
 
 #[cfg(test)]
 mod tests {
-    use super::super::rng_for;
+    use super::super::rng::rng_for;
     use super::*;
 
     #[test]

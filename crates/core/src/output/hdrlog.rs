@@ -23,9 +23,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 
-use crate::record::RunRecord;
+use crate::run_record::RunRecord;
 
-use super::Export;
+use super::export::Export;
 
 /// Java's `maxValueUnitRatio`: nanoseconds to milliseconds.
 const MAX_VALUE_UNIT_RATIO: f64 = 1e6;
@@ -117,7 +117,7 @@ pub fn write(runs: &[RunRecord], out: &mut dyn io::Write) -> io::Result<()> {
                             kind.name(),
                             iv.length.as_secs_f64(),
                             max as f64 / MAX_VALUE_UNIT_RATIO,
-                            b64.encode(crate::histlog::encode(h))
+                            b64.encode(crate::hist_codec::encode(h))
                         ),
                     ));
                 }

@@ -11,14 +11,14 @@ use serde::Serialize;
 
 use crate::cpu::CpuTimes;
 use crate::executor::StopReason;
-use crate::record::{RunMeta, RunRecord};
-use crate::recorder::LatencySummary;
+use crate::histograms::LatencySummary;
+use crate::run_record::{RunMeta, RunRecord};
 use crate::schedule::Arrival;
 use crate::selfcheck::SelfCheck;
 use crate::workload::{Phase, Workload};
 
+use super::export::Export;
 use super::time::rfc3339;
-use super::Export;
 
 #[derive(Serialize)]
 pub struct Report {
@@ -196,7 +196,7 @@ impl Report {
             scheduling_lag,
             self_check,
             ops,
-            liops: match super::workload_of(run) {
+            liops: match super::export::workload_of(run) {
                 Some(Workload::Liops(cfg)) if meta.phase == Phase::Run.name() => {
                     Some(super::liops::LiopsFigures::of(&cfg, run))
                 }

@@ -43,7 +43,7 @@ use serde::Serialize;
 
 use crate::backend::counters::is_cpu;
 use crate::op::OpKind;
-use crate::record::RunRecord;
+use crate::run_record::RunRecord;
 use crate::workload::liops::LoopIn;
 use crate::workload::LiopsConfig;
 

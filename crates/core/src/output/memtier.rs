@@ -20,11 +20,11 @@ use std::io::{self, Write};
 use hdrhistogram::Histogram;
 use serde_json::{json, Map, Value};
 
-use super::Export;
+use super::export::Export;
 use crate::backend::Status;
+use crate::histograms::{new_histogram, OpStats, Stats};
 use crate::op::OpKind;
-use crate::record::RunRecord;
-use crate::recorder::{new_histogram, OpStats, Stats};
+use crate::run_record::RunRecord;
 
 /// The export (see the module doc).
 pub struct MemtierSummary;
@@ -342,7 +342,7 @@ pub fn json(run: &RunRecord, configuration: Value) -> Value {
             "Finish time": started_ms + duration_ms,
             "Total duration": duration_ms,
             "Time unit": "MILLISECONDS",
-            "Interrupted": if run.summary.status == crate::record::RunStatus::Interrupted {
+            "Interrupted": if run.summary.status == crate::run_record::RunStatus::Interrupted {
                 "true"
             } else {
                 "false"

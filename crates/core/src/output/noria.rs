@@ -25,7 +25,7 @@
 use std::fmt::Write;
 
 use crate::op::OpKind;
-use crate::record::RunRecord;
+use crate::run_record::RunRecord;
 
 /// The percentiles Noria prints.
 pub const PERCENTILES: [f64; 4] = [50.0, 95.0, 99.0, 100.0];

@@ -14,10 +14,10 @@ use std::io::{self, Write};
 
 use hdrhistogram::Histogram;
 
-use super::Export;
+use super::export::Export;
+use crate::histograms::{new_histogram, OpStats, Stats};
 use crate::op::OpKind;
-use crate::record::RunRecord;
-use crate::recorder::{new_histogram, OpStats, Stats};
+use crate::run_record::RunRecord;
 use crate::workload::script::{self, SCALE_LABEL};
 
 /// The export (see the module doc).

@@ -28,15 +28,15 @@ use std::io;
 use std::time::{Duration, UNIX_EPOCH};
 
 use crate::backend::Status;
+use crate::histograms::Stats;
 use crate::op::OpKind;
 use crate::output::ycsb::ordinal;
-use crate::recorder::Stats;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use crate::record::{RunMeta, RunRecord};
+use crate::run_record::{RunMeta, RunRecord};
 
-use super::Export;
+use super::export::Export;
 
 /// What PKB's publisher adds to every sample.
 #[derive(Clone, Debug)]

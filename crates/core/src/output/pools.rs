@@ -25,9 +25,9 @@ use std::fmt::Write;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
+use crate::histograms::{new_histogram, LatencySummary, Stats};
 use crate::op::OpKind;
-use crate::record::RunRecord;
-use crate::recorder::{new_histogram, LatencySummary, Stats};
+use crate::run_record::RunRecord;
 use crate::workload::keyvalue::KeyValueConfig;
 
 /// One pool's figures over the measured period.
@@ -186,7 +186,7 @@ fn merge(into: &mut Histogram<u64>, h: &Histogram<u64>) {
 
 /// The key-value settings a run ran with, `None` for other workloads.
 pub fn keyvalue_config(run: &RunRecord) -> Option<KeyValueConfig> {
-    match super::workload_of(run)? {
+    match super::export::workload_of(run)? {
         crate::workload::Workload::KeyValue(cfg) => Some(cfg),
         _ => None,
     }
@@ -196,7 +196,7 @@ pub fn keyvalue_config(run: &RunRecord) -> Option<KeyValueConfig> {
 /// and unit.
 pub type PkbGroup = (String, Vec<(String, f64, &'static str)>);
 
-/// PKB samples' groups of one pool, as [`super::pkb`] names a summary
+/// PKB samples' groups of one pool, as the `pkb` format names a summary
 /// block's: `reads` (service time) and `intended-reads` (response time),
 /// as the run's `measurement.interval` shows them, each with the pool's
 /// `Throughput` (ops/sec) and `Operations`, and its successful operations'

@@ -13,9 +13,9 @@
 
 use std::io::{self, Write};
 
-use super::Export;
-use crate::record::RunRecord;
-use crate::recorder::new_histogram;
+use super::export::Export;
+use crate::histograms::new_histogram;
+use crate::run_record::RunRecord;
 
 /// The label holding the test's title (`SET`, `LRANGE_100 (first 100
 /// elements)`, or a command as typed).

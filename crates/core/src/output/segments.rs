@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::executor::{knee, SegmentOutcome};
-use crate::record::RunRecord;
-use crate::recorder::{LatencySummary, Stats};
+use crate::histograms::{LatencySummary, Stats};
+use crate::run_record::RunRecord;
 
 /// One segment in the JSON report.
 #[derive(Serialize)]

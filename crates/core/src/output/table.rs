@@ -6,13 +6,13 @@
 use std::io;
 
 use crate::backend::Status;
+use crate::histograms::LatencySummary;
 use crate::output::time::rfc3339;
-use crate::recorder::LatencySummary;
 use serde::Serialize;
 
-use crate::record::RunRecord;
+use crate::run_record::RunRecord;
 
-use super::Export;
+use super::export::Export;
 
 /// Defines [`OpRow`] and its CSV columns from one list of fields, so the
 /// header and the cells cannot drift apart.

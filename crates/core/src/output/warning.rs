@@ -9,9 +9,9 @@ use serde::Serialize;
 use crate::backend::Status;
 use crate::executor::{RunOutcome, StopReason, ThreadsWhy};
 use crate::failures::Cause;
+use crate::histograms::Stats;
 use crate::op::OpKind;
 use crate::properties::UnknownKey;
-use crate::recorder::Stats;
 
 pub use crate::selfcheck::{BELOW_TARGET, LATE_SEND_MS};
 /// What marks a [`Warning::FewSamples`] in its text (see
@@ -341,13 +341,13 @@ impl Warning {
             let n = s.ok.service.len();
             if let Some(&p) = percentiles
                 .iter()
-                .find(|&&p| n > 0 && !crate::recorder::enough_samples(n, p / 100.0))
+                .find(|&&p| n > 0 && !crate::histograms::enough_samples(n, p / 100.0))
             {
                 w.push(Warning::FewSamples {
                     kind,
                     percentile: p,
                     count: n,
-                    needed: crate::recorder::samples_needed(p / 100.0),
+                    needed: crate::histograms::samples_needed(p / 100.0),
                 });
             }
         }

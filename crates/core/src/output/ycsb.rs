@@ -11,10 +11,10 @@ use hdrhistogram::Histogram;
 
 use crate::executor::Progress;
 use crate::plan::MeasurementInterval;
-use crate::record::RunRecord;
+use crate::run_record::RunRecord;
 
-use super::Export;
-use crate::recorder::{OpStats, Stats};
+use super::export::Export;
+use crate::histograms::{OpStats, Stats};
 
 /// YCSB's `ordinal`: 95 -> "95th", 1 -> "1st", 99.9 -> "99.9".
 pub fn ordinal(p: f64) -> String {
@@ -92,13 +92,13 @@ pub fn summary(run: &RunRecord) -> String {
 }
 
 /// YCSB's summary of each run, with its workload's own lines after it
-/// (see [`super::workload_lines`]).
+/// (see [`super::lines::workload_lines`]).
 pub struct Summary;
 
 impl Export for Summary {
     fn write(&self, runs: &[RunRecord], out: &mut dyn io::Write) -> io::Result<()> {
         for run in runs {
-            write!(out, "{}{}", summary(run), super::workload_lines(run))?;
+            write!(out, "{}{}", summary(run), super::lines::workload_lines(run))?;
         }
         Ok(())
     }

@@ -13,7 +13,7 @@
 
 use std::path::Path;
 
-use super::PropertyError;
+use super::error::PropertyError;
 
 /// One `key=value` pair as written in a file, with the line it starts on
 /// (1-based; a value continued over several lines keeps its first line).

@@ -21,8 +21,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use super::error::PropertyError;
 use super::parse::Parsed;
-use super::PropertyError;
 use crate::redact;
 
 /// A file read as shell assignments.

@@ -5,7 +5,8 @@
 
 use std::time::Duration;
 
-use super::{RateError, Segment, MAX_SEGMENTS};
+use super::error::RateError;
+use super::segment::{Segment, MAX_SEGMENTS};
 
 /// What one piece of a profile does over its length; rates in operations
 /// per second, times in seconds from the piece's start.

@@ -8,8 +8,9 @@ use std::path::PathBuf;
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+use super::error::RateError;
 use super::profile::Profile;
-use super::{RateError, Shape};
+use super::shape::Shape;
 
 /// The trace in `text` (`name` names it in errors), scaled.
 pub(super) fn parse(

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use crate::backend::{Backend, BackendError};
 use crate::executor::{RunConfig, Step};
 
-use super::{BoxFuture, Narrator, ReadyPhase, Steps};
+use super::steps::{BoxFuture, Narrator, ReadyPhase, Steps};
 
 /// A workload's capability, named by a marker type.
 pub trait Capability: 'static {

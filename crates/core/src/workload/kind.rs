@@ -11,9 +11,11 @@ use std::future::Future;
 use crate::backend::{Backend, BackendError, Schema};
 use crate::executor::{Connector, Group, RunConfig};
 use crate::properties::{Properties, PropertyError};
-use crate::record::RunRecord;
+use crate::run_record::RunRecord;
 
-use super::{CoreConfig, Loaded, Phase, ReadyPhase, StepsError};
+use super::config::CoreConfig;
+use super::phase::Phase;
+use super::steps::{Loaded, ReadyPhase, StepsError};
 
 /// What the plan has settled before it asks a kind to check its own
 /// settings against the rest ([`Kind::check`]).

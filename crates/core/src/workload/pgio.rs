@@ -9,62 +9,20 @@ use std::fmt::Write;
 
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 
-use crate::properties::{Origin, Properties, PropertyError, CORE_PROPERTIES};
+use crate::properties::{Origin, Properties, PropertyError, CORE_WORKLOAD_PROPERTIES};
 use crate::redact;
 
+use super::kind::Kind;
 use super::liops::{LiopsConfig, LIOPS_PROPERTIES};
-use super::Kind;
 
-/// The settings of PGIO's `pgio.conf`, as PGIO names them.
-pub const PGIO_KEYS: &[&str] = &[
-    "UPDATE_PCT",
-    "RUN_TIME",
-    "NUM_SCHEMAS",
-    "NUM_THREADS",
-    "WORK_UNIT",
-    "UPDATE_WORK_UNIT",
-    "SCALE",
-    "DBNAME",
-    "CONNECT_STRING",
-    "CREATE_BASE_TABLE",
-];
-
-/// Properties of YCSB's client that the LIOPS workload reads too: a
-/// workload file of PGIO's keys may hold them (`workloads/liops` sets
-/// `operationcount`). Everything else of [`CORE_PROPERTIES`] belongs to
-/// YCSB's core workload.
-const SHARED_WITH_CORE: &[&str] = &[
-    "workload",
-    "operationcount",
-    "db",
-    "exporter",
-    "exportfile",
-    "target",
-    "maxexecutiontime",
-    "dotransactions",
-    "status",
-    "status.interval",
-    "label",
-    "debug",
-    "measurementtype",
-    "measurement.interval",
-    "measurement.trackjvm",
-    "measurement.histogram.verbose",
-    "measurement.raw.output_file",
-    "measurement.raw.no_summary",
-    "histogram.buckets",
-    "hdrhistogram.percentiles",
-    "hdrhistogram.fileoutput",
-    "hdrhistogram.output.path",
-    "timeseries.granularity",
-    "reportlatencyforeacherror",
-    "latencytrackederrors",
-    "seed",
-    "warmup",
-    "arrival",
-    "dropdata",
-    "timeout.ms",
-];
+/// The settings of PGIO's `pgio.conf`, as PGIO names them: the LIOPS
+/// workload's property names but sojourn's own `liops.*`.
+pub fn pgio_keys() -> impl Iterator<Item = &'static str> {
+    LIOPS_PROPERTIES
+        .iter()
+        .copied()
+        .filter(|k| !k.starts_with("liops."))
+}
 
 /// Whose setting `key` is when it is another workload's, not LIOPS's.
 fn other_workload(key: &str) -> Option<String> {
@@ -75,7 +33,9 @@ fn other_workload(key: &str) -> Option<String> {
                 .into(),
         );
     }
-    if CORE_PROPERTIES.contains(&key) && !SHARED_WITH_CORE.contains(&key) {
+    // YCSB's client properties are every workload's, and a LIOPS workload
+    // reads `operationcount` too (`workloads/liops` sets it).
+    if CORE_WORKLOAD_PROPERTIES.contains(&key) && key != "operationcount" {
         return Some("YCSB's core workload, which a LIOPS workload does not read".into());
     }
     super::kind_properties()
@@ -114,7 +74,7 @@ pub fn merge_file(props: &mut Properties, file: Properties) -> Result<(), Proper
             "this file also holds {pgio_key} ({pgio_origin}), a setting of PGIO's pgio.conf, \
              which makes it a LIOPS workload (workload=liops); a workload file is one \
              workload's: keep PGIO's settings ({}) apart from other workloads'",
-            PGIO_KEYS.join(", ")
+            pgio_keys().collect::<Vec<_>>().join(", ")
         );
         if let Some(w) = file.entry("workload") {
             if !w.value.trim().eq_ignore_ascii_case("liops") {

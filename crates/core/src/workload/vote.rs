@@ -13,11 +13,11 @@
 
 use crate::backend::{Backend, BackendError, Schema};
 use crate::executor::{Connector, RunConfig};
-use crate::record::RunRecord;
+use crate::run_record::RunRecord;
 
 use super::config::CoreConfig;
 use super::kind::Kind;
-use super::{Loaded, ReadyPhase, StepsError};
+use super::steps::{Loaded, ReadyPhase, StepsError};
 use std::future::Future;
 use std::sync::Arc;
 
@@ -30,7 +30,7 @@ use crate::op::OpKind;
 use crate::properties::{Properties, PropertyError};
 
 use super::capability::{Capability, Support};
-use super::core::Phase;
+use super::phase::Phase;
 
 /// The vote workload's capability: a backend that runs it implements
 /// [`Runs<Vote>`](super::capability::Runs) for its tables (`Article`, `Vote`, made for a

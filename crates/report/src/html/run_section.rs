@@ -5,9 +5,9 @@
 
 use std::fmt::Write as _;
 
+use sojourn_core::histograms::Stats;
 use sojourn_core::op::OpKind;
 use sojourn_core::output::segments;
-use sojourn_core::recorder::Stats;
 use sojourn_store::RunRecord;
 
 use super::page::{html_table, kind_title, table_of, Page, PCT_COLORS, PCT_NAMES, PCT_QS, WAITING};

@@ -349,7 +349,7 @@ impl Store {
         what: &str,
     ) -> Result<Option<Histogram<u64>>, StoreError> {
         match v {
-            Value::Blob(b) => histlog::decode(b)
+            Value::Blob(b) => hist_codec::decode(b)
                 .map(Some)
                 .map_err(|e| self.corrupt(&id.0, format!("{what}: {e}"))),
             Value::Null => Ok(None),

@@ -175,7 +175,7 @@ impl Store {
                             .total
                             .lag
                             .as_deref()
-                            .map_or(Value::Null, |h| Value::Blob(histlog::encode(h))),
+                            .map_or(Value::Null, |h| Value::Blob(hist_codec::encode(h))),
                         t.thread_use.map_or(Value::Null, |u| text(u.why.name())),
                         t.thread_use.map_or(Value::Null, |u| Value::Real(u.busiest)),
                         text(&run.0),
@@ -469,7 +469,7 @@ impl Store {
         if self.read_only {
             return Ok(0);
         }
-        let host = sojourn_core::record::host_name();
+        let host = sojourn_core::run_record::host_name();
         let r = self.read(
             || "looking for runs whose process ended".into(),
             "SELECT id, pid, started_unix, \
@@ -561,12 +561,12 @@ fn insert_ops(db: &mut dyn Db, table: &str, key: &[Value], stats: &Stats) -> Res
         p.extend(s.statuses.iter().map(|&n| int(n)));
         p.extend(figures(&LatencySummary::of(&s.ok.service)));
         p.extend(figures(&LatencySummary::of(&s.ok.response)));
-        p.push(Value::Blob(histlog::encode(&s.ok.service)));
-        p.push(Value::Blob(histlog::encode(&s.ok.response)));
+        p.push(Value::Blob(hist_codec::encode(&s.ok.service)));
+        p.push(Value::Blob(hist_codec::encode(&s.ok.response)));
         match &s.failed {
             Some(f) => {
-                p.push(Value::Blob(histlog::encode(&f.service)));
-                p.push(Value::Blob(histlog::encode(&f.response)));
+                p.push(Value::Blob(hist_codec::encode(&f.service)));
+                p.push(Value::Blob(hist_codec::encode(&f.response)));
             }
             None => p.extend([Value::Null, Value::Null]),
         }

@@ -11,9 +11,9 @@ use sojourn_core::cpu::CpuTimes;
 use sojourn_core::executor::{
     Interval, IntervalKind, RunOutcome, StopReason, ThreadUse, ThreadsWhy,
 };
-use sojourn_core::histlog;
+use sojourn_core::hist_codec;
+use sojourn_core::histograms::{LatencySummary, Stats};
 use sojourn_core::op::OpKind;
-use sojourn_core::recorder::{LatencySummary, Stats};
 use sojourn_store::{RunMeta, RunStatus, Store, StoreError};
 
 /// What one interval recorded, made from `seed` and the interval index.
@@ -55,8 +55,8 @@ pub fn interval_of(stats: &Stats, i: u64, warmup: bool) -> Interval {
                 statuses: s.statuses,
                 service: LatencySummary::of(&s.ok.service),
                 response: LatencySummary::of(&s.ok.response),
-                service_hist: histlog::encode(&s.ok.service),
-                response_hist: histlog::encode(&s.ok.response),
+                service_hist: hist_codec::encode(&s.ok.service),
+                response_hist: hist_codec::encode(&s.ok.response),
             })
             .collect(),
         lag: stats.lag.as_deref().map(LatencySummary::of),

@@ -18,10 +18,10 @@ use anyhow::{bail, Context, Result};
 use sojourn_backends::AnyBackend;
 use sojourn_core::backend::ServerStats;
 use sojourn_core::executor::StopHandle;
+use sojourn_core::histograms::Stats;
 use sojourn_core::op::OpKind;
 use sojourn_core::output::{workload_lines, ycsb};
 use sojourn_core::plan::Plan;
-use sojourn_core::recorder::Stats;
 use sojourn_session::{open_backend, RunStore, RunTags, Session};
 use sojourn_store::{RunId, RunRecord, RunStatus, Store};
 

@@ -149,21 +149,16 @@ pub fn compile(
     text: &str,
     slot: &mut dyn FnMut(&str) -> usize,
 ) -> Result<Vec<(Command, usize)>, ScriptError> {
-    let err = |line: usize, message: String| ScriptError {
-        file: file.to_string(),
-        line,
-        message,
+    let mut c = Compiler {
+        file,
+        out: Vec::new(),
+        open: Vec::new(),
+        pipeline: None,
     };
-    let mut out: Vec<(Command, usize)> = Vec::new();
-    // Open `\if` blocks: the index of their last branch command, and
-    // whether an `\else` was seen; every branch command of the block.
-    let mut open: Vec<(usize, bool, Vec<usize>)> = Vec::new();
-    // The line of the `\startpipeline` of the pipeline open, if one is.
-    let mut pipeline: Option<usize> = None;
     for piece in lex::pieces(text) {
         match piece {
             Piece::Sql { text, line } => {
-                out.push((Command::Sql(sql(&text, line, slot)), line));
+                c.out.push((Command::Sql(sql(&text, line, slot)), line));
             }
             Piece::Meta {
                 name,
@@ -171,216 +166,285 @@ pub fn compile(
                 source,
                 line,
             } => {
-                let at = |e: expr::ParseError| {
-                    err(
-                        line,
-                        format!(
-                            "{} in command \"{name}\" (at column {}): {source}",
-                            e.message,
-                            e.at + 1
-                        ),
-                    )
+                let meta = Meta {
+                    name: &name,
+                    args: &args,
+                    source: &source,
+                    line,
                 };
-                // The expression after the command's first words, as its
-                // source wrote it.
-                let rest = |skip: usize| -> String {
-                    let body = source.trim_start_matches('\\');
-                    let mut s = body;
-                    for _ in 0..=skip {
-                        s = s.trim_start();
-                        s = &s[s.find(char::is_whitespace).unwrap_or(s.len())..];
-                    }
-                    s.trim_start().replace("\\\n", " ").replace("\\\r\n", " ")
-                };
-                let index = out.len();
-                let command = match name.as_str() {
-                    "set" => {
-                        let Some(var) = args.first() else {
-                            return Err(err(
-                                line,
-                                format!("missing argument in command \"set\": {source}"),
-                            ));
-                        };
-                        if !valid_name(var) {
-                            return Err(err(line, format!("invalid variable name: \"{var}\"")));
-                        }
-                        let text = rest(1);
-                        if text.trim().is_empty() {
-                            return Err(err(
-                                line,
-                                format!("missing expression in command \"set\": {source}"),
-                            ));
-                        }
-                        let expr = expr::parse(&text, slot).map_err(at)?;
-                        Command::Set {
-                            slot: slot(var),
-                            expr,
-                        }
-                    }
-                    "sleep" => sleep(&args, slot)
-                        .map_err(|m| err(line, format!("{m} in command \"sleep\": {source}")))?,
-                    "if" | "elif" => {
-                        let text = rest(0);
-                        if text.trim().is_empty() {
-                            return Err(err(
-                                line,
-                                format!("missing expression in command \"{name}\""),
-                            ));
-                        }
-                        let expr = expr::parse(&text, slot).map_err(at)?;
-                        if name == "if" {
-                            open.push((index, false, vec![index]));
-                            Command::If { expr, next: 0 }
-                        } else {
-                            let Some((last, seen_else, branches)) = open.last_mut() else {
-                                return Err(err(line, "\\elif without matching \\if".into()));
-                            };
-                            if *seen_else {
-                                return Err(err(line, "\\elif after \\else".into()));
-                            }
-                            link(&mut out, *last, index);
-                            *last = index;
-                            branches.push(index);
-                            Command::Elif {
-                                expr,
-                                next: 0,
-                                end: 0,
-                            }
-                        }
-                    }
-                    "else" | "endif" if !args.is_empty() => {
-                        return Err(err(
-                            line,
-                            format!("unexpected argument in command \"{name}\""),
-                        ));
-                    }
-                    "else" => {
-                        let Some((last, seen_else, branches)) = open.last_mut() else {
-                            return Err(err(line, "\\else without matching \\if".into()));
-                        };
-                        if *seen_else {
-                            return Err(err(line, "\\else after \\else".into()));
-                        }
-                        *seen_else = true;
-                        link(&mut out, *last, index);
-                        *last = index;
-                        branches.push(index);
-                        Command::Else { end: 0 }
-                    }
-                    "endif" => {
-                        let Some((last, _, branches)) = open.pop() else {
-                            return Err(err(line, "\\endif without matching \\if".into()));
-                        };
-                        link(&mut out, last, index);
-                        for b in branches {
-                            match &mut out[b].0 {
-                                Command::Elif { end, .. } | Command::Else { end } => *end = index,
-                                _ => {}
-                            }
-                        }
-                        Command::EndIf
-                    }
-                    "gset" | "aset" if pipeline.is_some() => {
-                        return Err(err(
-                            line,
-                            format!(
-                                "\\{name} cannot be used in pipeline mode: the results are not \
-                                 there before \\endpipeline"
-                            ),
-                        ));
-                    }
-                    "gset" | "aset" => {
-                        if args.len() > 1 {
-                            return Err(err(
-                                line,
-                                format!("too many arguments in command \"{name}\""),
-                            ));
-                        }
-                        let prefix = args.first().cloned().unwrap_or_default();
-                        match out.last_mut() {
-                            Some((Command::Sql(s), _)) if s.keep.is_none() => {
-                                s.keep = Some(if name == "gset" {
-                                    Keep::One(prefix)
-                                } else {
-                                    Keep::All(prefix)
-                                });
-                            }
-                            _ => {
-                                return Err(err(
-                                    line,
-                                    format!("\\{name} must follow an SQL command"),
-                                ))
-                            }
-                        }
-                        continue;
-                    }
-                    "startpipeline" | "endpipeline" if !args.is_empty() => {
-                        return Err(err(
-                            line,
-                            format!("unexpected argument in command \"{name}\""),
-                        ));
-                    }
-                    "startpipeline" => {
-                        if let Some(at) = pipeline {
-                            return Err(err(
-                                line,
-                                format!("already in pipeline mode (since line {at})"),
-                            ));
-                        }
-                        pipeline = Some(line);
-                        Command::StartPipeline
-                    }
-                    "endpipeline" => {
-                        if pipeline.take().is_none() {
-                            return Err(err(
-                                line,
-                                "\\endpipeline without matching \\startpipeline".into(),
-                            ));
-                        }
-                        Command::EndPipeline
-                    }
-                    "shell" | "setshell" => {
-                        return Err(err(
-                            line,
-                            format!(
-                                "\\{name} runs a shell command in the middle of a transaction, \
-                                 which sojourn does not do: its time would be the client's, not \
-                                 the database's; compute the value with \\set, or give it with \
-                                 -D NAME=VALUE"
-                            ),
-                        ))
-                    }
-                    other => {
-                        return Err(err(
-                            line,
-                            format!(
-                                "invalid command in command \"{other}\"; the commands are \\set, \
-                                 \\sleep, \\if, \\elif, \\else, \\endif, \\gset, \\aset, \
-                                 \\startpipeline and \\endpipeline"
-                            ),
-                        ))
-                    }
-                };
-                out.push((command, line));
+                if let Some(command) = c.meta(&meta, slot)? {
+                    c.out.push((command, line));
+                }
             }
         }
     }
-    if let Some((first, _, _)) = open.first() {
-        return Err(err(out[*first].1, "\\if without matching \\endif".into()));
+    c.finish()
+}
+
+/// One meta command (`\set`, `\if`, ...) as the lexer gave it.
+struct Meta<'a> {
+    name: &'a str,
+    args: &'a [String],
+    source: &'a str,
+    line: usize,
+}
+
+impl Meta<'_> {
+    /// The expression after the command's first `skip + 1` words, as its
+    /// source wrote it.
+    fn rest(&self, skip: usize) -> String {
+        let body = self.source.trim_start_matches('\\');
+        let mut s = body;
+        for _ in 0..=skip {
+            s = s.trim_start();
+            s = &s[s.find(char::is_whitespace).unwrap_or(s.len())..];
+        }
+        s.trim_start().replace("\\\n", " ").replace("\\\r\n", " ")
     }
-    if let Some(at) = pipeline {
-        return Err(err(
-            at,
-            "\\startpipeline without matching \\endpipeline".into(),
-        ));
+}
+
+/// A script being compiled: the commands so far and the blocks still open.
+struct Compiler<'f> {
+    file: &'f str,
+    out: Vec<(Command, usize)>,
+    /// Open `\if` blocks: the index of their last branch command, and
+    /// whether an `\else` was seen; every branch command of the block.
+    open: Vec<(usize, bool, Vec<usize>)>,
+    /// The line of the `\startpipeline` of the pipeline open, if one is.
+    pipeline: Option<usize>,
+}
+
+impl Compiler<'_> {
+    fn err(&self, line: usize, message: String) -> ScriptError {
+        ScriptError {
+            file: self.file.to_string(),
+            line,
+            message,
+        }
     }
-    if out.is_empty() {
-        return Err(err(
-            1,
-            "empty command list: the script has no command".into(),
-        ));
+
+    /// The command a meta command compiles to; `None` for one that only
+    /// changes the command before it (`\gset`, `\aset`).
+    fn meta(
+        &mut self,
+        m: &Meta<'_>,
+        slot: &mut dyn FnMut(&str) -> usize,
+    ) -> Result<Option<Command>, ScriptError> {
+        let (name, args, source, line) = (m.name, m.args, m.source, m.line);
+        let command = match name {
+            "set" => self.set(m, slot)?,
+            "sleep" => sleep(args, slot)
+                .map_err(|e| self.err(line, format!("{e} in command \"sleep\": {source}")))?,
+            "if" | "elif" => self.branch(m, slot)?,
+            "else" | "endif" if !args.is_empty() => {
+                return Err(self.err(line, format!("unexpected argument in command \"{name}\"")));
+            }
+            "else" => self.else_branch(line)?,
+            "endif" => self.endif(line)?,
+            "gset" | "aset" => {
+                self.keep(m)?;
+                return Ok(None);
+            }
+            "startpipeline" | "endpipeline" if !args.is_empty() => {
+                return Err(self.err(line, format!("unexpected argument in command \"{name}\"")));
+            }
+            "startpipeline" => {
+                if let Some(at) = self.pipeline {
+                    return Err(
+                        self.err(line, format!("already in pipeline mode (since line {at})"))
+                    );
+                }
+                self.pipeline = Some(line);
+                Command::StartPipeline
+            }
+            "endpipeline" => {
+                if self.pipeline.take().is_none() {
+                    return Err(self.err(
+                        line,
+                        "\\endpipeline without matching \\startpipeline".into(),
+                    ));
+                }
+                Command::EndPipeline
+            }
+            "shell" | "setshell" => {
+                return Err(self.err(
+                    line,
+                    format!(
+                        "\\{name} runs a shell command in the middle of a transaction, \
+                         which sojourn does not do: its time would be the client's, not \
+                         the database's; compute the value with \\set, or give it with \
+                         -D NAME=VALUE"
+                    ),
+                ))
+            }
+            other => {
+                return Err(self.err(
+                    line,
+                    format!(
+                        "invalid command in command \"{other}\"; the commands are \\set, \
+                         \\sleep, \\if, \\elif, \\else, \\endif, \\gset, \\aset, \
+                         \\startpipeline and \\endpipeline"
+                    ),
+                ))
+            }
+        };
+        Ok(Some(command))
     }
-    Ok(out)
+
+    /// Where an expression failed to parse, in pgbench's words.
+    fn parse_error(&self, m: &Meta<'_>, e: expr::ParseError) -> ScriptError {
+        self.err(
+            m.line,
+            format!(
+                "{} in command \"{}\" (at column {}): {}",
+                e.message,
+                m.name,
+                e.at + 1,
+                m.source
+            ),
+        )
+    }
+
+    /// `\set VAR EXPR`.
+    fn set(
+        &self,
+        m: &Meta<'_>,
+        slot: &mut dyn FnMut(&str) -> usize,
+    ) -> Result<Command, ScriptError> {
+        let (source, line) = (m.source, m.line);
+        let Some(var) = m.args.first() else {
+            return Err(self.err(
+                line,
+                format!("missing argument in command \"set\": {source}"),
+            ));
+        };
+        if !valid_name(var) {
+            return Err(self.err(line, format!("invalid variable name: \"{var}\"")));
+        }
+        let text = m.rest(1);
+        if text.trim().is_empty() {
+            return Err(self.err(
+                line,
+                format!("missing expression in command \"set\": {source}"),
+            ));
+        }
+        let expr = expr::parse(&text, slot).map_err(|e| self.parse_error(m, e))?;
+        Ok(Command::Set {
+            slot: slot(var),
+            expr,
+        })
+    }
+
+    /// `\if EXPR` opens a block; `\elif EXPR` adds a branch to the open one.
+    fn branch(
+        &mut self,
+        m: &Meta<'_>,
+        slot: &mut dyn FnMut(&str) -> usize,
+    ) -> Result<Command, ScriptError> {
+        let (name, line) = (m.name, m.line);
+        let index = self.out.len();
+        let text = m.rest(0);
+        if text.trim().is_empty() {
+            return Err(self.err(line, format!("missing expression in command \"{name}\"")));
+        }
+        let expr = expr::parse(&text, slot).map_err(|e| self.parse_error(m, e))?;
+        if name == "if" {
+            self.open.push((index, false, vec![index]));
+            return Ok(Command::If { expr, next: 0 });
+        }
+        let Some((last, seen_else, branches)) = self.open.last_mut() else {
+            return Err(self.err(line, "\\elif without matching \\if".into()));
+        };
+        if *seen_else {
+            return Err(self.err(line, "\\elif after \\else".into()));
+        }
+        link(&mut self.out, *last, index);
+        *last = index;
+        branches.push(index);
+        Ok(Command::Elif {
+            expr,
+            next: 0,
+            end: 0,
+        })
+    }
+
+    /// `\else`: the open block's last branch.
+    fn else_branch(&mut self, line: usize) -> Result<Command, ScriptError> {
+        let index = self.out.len();
+        let Some((last, seen_else, branches)) = self.open.last_mut() else {
+            return Err(self.err(line, "\\else without matching \\if".into()));
+        };
+        if *seen_else {
+            return Err(self.err(line, "\\else after \\else".into()));
+        }
+        *seen_else = true;
+        link(&mut self.out, *last, index);
+        *last = index;
+        branches.push(index);
+        Ok(Command::Else { end: 0 })
+    }
+
+    /// `\endif`: closes the open block, every branch of it now knowing
+    /// where the block ends.
+    fn endif(&mut self, line: usize) -> Result<Command, ScriptError> {
+        let index = self.out.len();
+        let Some((last, _, branches)) = self.open.pop() else {
+            return Err(self.err(line, "\\endif without matching \\if".into()));
+        };
+        link(&mut self.out, last, index);
+        for b in branches {
+            match &mut self.out[b].0 {
+                Command::Elif { end, .. } | Command::Else { end } => *end = index,
+                _ => {}
+            }
+        }
+        Ok(Command::EndIf)
+    }
+
+    /// `\gset [PREFIX]` / `\aset [PREFIX]`: what the SQL command before it
+    /// keeps of its answer.
+    fn keep(&mut self, m: &Meta<'_>) -> Result<(), ScriptError> {
+        let (name, args, line) = (m.name, m.args, m.line);
+        if self.pipeline.is_some() {
+            return Err(self.err(
+                line,
+                format!(
+                    "\\{name} cannot be used in pipeline mode: the results are not \
+                     there before \\endpipeline"
+                ),
+            ));
+        }
+        if args.len() > 1 {
+            return Err(self.err(line, format!("too many arguments in command \"{name}\"")));
+        }
+        let prefix = args.first().cloned().unwrap_or_default();
+        match self.out.last_mut() {
+            Some((Command::Sql(s), _)) if s.keep.is_none() => {
+                s.keep = Some(if name == "gset" {
+                    Keep::One(prefix)
+                } else {
+                    Keep::All(prefix)
+                });
+                Ok(())
+            }
+            _ => Err(self.err(line, format!("\\{name} must follow an SQL command"))),
+        }
+    }
+
+    /// The script's commands, once every block and pipeline it opened is
+    /// closed.
+    fn finish(self) -> Result<Vec<(Command, usize)>, ScriptError> {
+        if let Some((first, _, _)) = self.open.first() {
+            return Err(self.err(self.out[*first].1, "\\if without matching \\endif".into()));
+        }
+        if let Some(at) = self.pipeline {
+            return Err(self.err(at, "\\startpipeline without matching \\endpipeline".into()));
+        }
+        if self.out.is_empty() {
+            return Err(self.err(1, "empty command list: the script has no command".into()));
+        }
+        Ok(self.out)
+    }
 }
 
 /// Make the branch command at `from` enter `to` when its condition fails.

@@ -3,9 +3,10 @@
 //! progress lines in place of YCSB's status lines.
 
 use crate::executor::Progress;
+use crate::histograms::new_histogram;
 use crate::op::OpKind;
-use crate::recorder::new_histogram;
-use crate::workload::{Narrator, Phase};
+use crate::workload::phase::Phase;
+use crate::workload::steps::Narrator;
 
 use super::{Compiled, SCALE_LABEL};
 
@@ -108,7 +109,7 @@ mod tests {
 
     use super::*;
     use crate::backend::Status;
-    use crate::recorder::Stats;
+    use crate::histograms::Stats;
 
     #[test]
     fn the_progress_line_is_pgbench_s() {

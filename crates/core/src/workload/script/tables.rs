@@ -5,7 +5,10 @@
 //! loaded a unit of scale (100,000 rows) per operation, so a load spreads
 //! over connections and reports its progress.
 
-use super::{ACCOUNTS, BRANCHES, TELLERS};
+/// Rows per unit of scale, as pgbench loads them.
+pub const BRANCHES: u64 = 1;
+pub const TELLERS: u64 = 10;
+pub const ACCOUNTS: u64 = 100_000;
 
 /// Which SQL a database speaks, where pgbench's tables differ.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -9,15 +9,15 @@ use std::time::{Duration, Instant};
 use crate::backend::Status;
 use crate::executor::{Meter, Step};
 use crate::op::OpKind;
-use crate::workload::Phase;
+use crate::workload::phase::Phase;
 
 use super::compile::{Amount, Command, Keep, Part, Protocol, Sql};
+use super::config::{Compiled, Compiledscript, ScriptConfig};
+use super::connection::{Kept, KeptResult, Params, Query, ScriptConnection};
 use super::prng::Prng;
+use super::tables::PgbenchTables;
 use super::value::{Value, Vars};
-use super::{
-    compile, expr, Compiled, Compiledscript, Kept, KeptResult, Params, PgbenchTables, Query,
-    ScriptConfig, ScriptConnection,
-};
+use super::{compile, expr};
 
 /// What every connection of a phase shares.
 #[derive(Debug)]

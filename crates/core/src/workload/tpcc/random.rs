@@ -47,12 +47,12 @@ impl Draw {
 
     /// A customer number of the run: NURand(1023, 1, 3000).
     pub fn customer_id(&mut self) -> u64 {
-        self.nurand(1023, 1, super::CUSTOMERS, C_ID)
+        self.nurand(1023, 1, super::spec::CUSTOMERS, C_ID)
     }
 
     /// An item number of the run: NURand(8191, 1, 100000).
     pub fn item_id(&mut self) -> u64 {
-        self.nurand(8191, 1, super::ITEMS, C_OL_I_ID)
+        self.nurand(8191, 1, super::spec::ITEMS, C_OL_I_ID)
     }
 
     /// A last name's number for a run's lookup by name.

@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use crate::workload::script::Dialect;
 
-use super::DISTRICTS;
+use super::spec::DISTRICTS;
 
 /// The statements of fixed text, with `?` for parameters, by number.
 /// The statements are go-tpc's, so that a transaction asks of the server

@@ -10,12 +10,12 @@
 //! that count what breaks them.
 
 use std::fmt::Write;
-use std::ops::Range;
+use std::ops::{Range, RangeInclusive};
 
 use crate::workload::script::{Dialect, SqlTables, TablesSql};
 
 use super::random::{last_name, money, Draw, C_LAST_LOAD};
-use super::{CUSTOMERS, DISTRICTS, ITEMS, NEW_ORDERS_FROM, ORDERS, STOCK};
+use super::spec::{CUSTOMERS, DISTRICTS, ITEMS, NEW_ORDERS_FROM, ORDERS, STOCK};
 
 /// The tables, in the order they are dropped.
 pub const TABLES: [&str; 9] = [
@@ -222,7 +222,8 @@ fn address(r: &mut Draw, out: &mut String) {
 
 /// The statements that load district `unit % 10 + 1` of warehouse
 /// `unit / 10 + 1`, from the generator `r` (seeded for that unit), in
-/// one transaction.
+/// one transaction. The tables are drawn in a fixed order: the generator's
+/// draws, and so the data, follow from the seed.
 pub fn load_unit(unit: u64, d: Dialect, r: &mut Draw) -> Vec<String> {
     let w = unit / DISTRICTS + 1;
     let dist = unit % DISTRICTS + 1;
@@ -230,178 +231,214 @@ pub fn load_unit(unit: u64, d: Dialect, r: &mut Draw) -> Vec<String> {
         Dialect::Sqlite => "begin immediate".to_string(),
         Dialect::Postgres | Dialect::Mysql => "begin".to_string(),
     }];
-    let now = "current_timestamp";
     // A tenth of the items, with the first warehouse's districts.
     let tenth = ITEMS / DISTRICTS;
     let items = (dist - 1) * tenth + 1..=dist * tenth;
     if w == 1 {
-        let mut ins = Inserts::new(
-            &mut out,
-            "insert into item (i_id, i_im_id, i_name, i_price, i_data)",
-        );
-        for i in items.clone() {
-            let row = ins.row();
-            let _ = write!(row, "{i}, {}, ", r.uniform(1, 10_000));
-            quoted_astring(r, 14, 24, row);
-            row.push_str(", ");
-            money(r.cents(100, 10_000), row);
-            row.push_str(", '");
-            r.data(row);
-            row.push_str("')");
-        }
+        load_items(&mut out, r, items.clone());
     }
     if dist == 1 {
-        let mut ins = Inserts::new(
-            &mut out,
-            "insert into warehouse (w_id, w_name, w_street_1, w_street_2, w_city, w_state, \
-             w_zip, w_tax, w_ytd)",
-        );
-        let row = ins.row();
-        let _ = write!(row, "{w}, ");
-        quoted_astring(r, 6, 10, row);
-        row.push_str(", ");
-        address(r, row);
-        let _ = write!(row, ", 0.{:04}, 300000.00)", r.uniform(0, 2000));
+        load_warehouse(&mut out, r, w);
     }
-    {
-        let mut ins = Inserts::new(
-            &mut out,
-            "insert into district (d_id, d_w_id, d_name, d_street_1, d_street_2, d_city, \
-             d_state, d_zip, d_tax, d_ytd, d_next_o_id)",
-        );
+    load_district(&mut out, r, w, dist);
+    load_stock(&mut out, r, w, items);
+    load_customers(&mut out, r, w, dist);
+    load_history(&mut out, r, w, dist);
+    let lines = load_orders(&mut out, r, w, dist);
+    load_order_lines(&mut out, r, w, dist, &lines);
+    load_new_orders(&mut out, w, dist);
+    out.push("commit".into());
+    out
+}
+
+/// The time every loaded row was made at.
+const NOW: &str = "current_timestamp";
+
+/// A tenth of the item table.
+fn load_items(out: &mut Vec<String>, r: &mut Draw, items: RangeInclusive<u64>) {
+    let mut ins = Inserts::new(
+        out,
+        "insert into item (i_id, i_im_id, i_name, i_price, i_data)",
+    );
+    for i in items {
         let row = ins.row();
-        let _ = write!(row, "{dist}, {w}, ");
-        quoted_astring(r, 6, 10, row);
+        let _ = write!(row, "{i}, {}, ", r.uniform(1, 10_000));
+        quoted_astring(r, 14, 24, row);
         row.push_str(", ");
+        money(r.cents(100, 10_000), row);
+        row.push_str(", '");
+        r.data(row);
+        row.push_str("')");
+    }
+}
+
+/// Warehouse `w`'s row.
+fn load_warehouse(out: &mut Vec<String>, r: &mut Draw, w: u64) {
+    let mut ins = Inserts::new(
+        out,
+        "insert into warehouse (w_id, w_name, w_street_1, w_street_2, w_city, w_state, \
+         w_zip, w_tax, w_ytd)",
+    );
+    let row = ins.row();
+    let _ = write!(row, "{w}, ");
+    quoted_astring(r, 6, 10, row);
+    row.push_str(", ");
+    address(r, row);
+    let _ = write!(row, ", 0.{:04}, 300000.00)", r.uniform(0, 2000));
+}
+
+/// District `dist` of warehouse `w`.
+fn load_district(out: &mut Vec<String>, r: &mut Draw, w: u64, dist: u64) {
+    let mut ins = Inserts::new(
+        out,
+        "insert into district (d_id, d_w_id, d_name, d_street_1, d_street_2, d_city, \
+         d_state, d_zip, d_tax, d_ytd, d_next_o_id)",
+    );
+    let row = ins.row();
+    let _ = write!(row, "{dist}, {w}, ");
+    quoted_astring(r, 6, 10, row);
+    row.push_str(", ");
+    address(r, row);
+    let _ = write!(
+        row,
+        ", 0.{:04}, 30000.00, {})",
+        r.uniform(0, 2000),
+        ORDERS + 1
+    );
+}
+
+/// Warehouse `w`'s stock of `items`.
+fn load_stock(out: &mut Vec<String>, r: &mut Draw, w: u64, items: RangeInclusive<u64>) {
+    let mut ins = Inserts::new(
+        out,
+        "insert into stock (s_i_id, s_w_id, s_quantity, s_dist_01, s_dist_02, s_dist_03, \
+         s_dist_04, s_dist_05, s_dist_06, s_dist_07, s_dist_08, s_dist_09, s_dist_10, \
+         s_ytd, s_order_cnt, s_remote_cnt, s_data)",
+    );
+    for i in items {
+        let row = ins.row();
+        let _ = write!(row, "{i}, {w}, {}", r.uniform(10, 100));
+        for _ in 0..10 {
+            row.push_str(", ");
+            quoted_astring(r, 24, 24, row);
+        }
+        row.push_str(", 0, 0, 0, '");
+        r.data(row);
+        row.push_str("')");
+    }
+}
+
+/// The district's customers.
+fn load_customers(out: &mut Vec<String>, r: &mut Draw, w: u64, dist: u64) {
+    let now = NOW;
+    let mut ins = Inserts::new(
+        out,
+        "insert into customer (c_id, c_d_id, c_w_id, c_first, c_middle, c_last, c_street_1, \
+         c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit, c_credit_lim, \
+         c_discount, c_balance, c_ytd_payment, c_payment_cnt, c_delivery_cnt, c_data)",
+    );
+    for c in 1..=CUSTOMERS {
+        let row = ins.row();
+        let _ = write!(row, "{c}, {dist}, {w}, ");
+        quoted_astring(r, 8, 16, row);
+        row.push_str(", 'OE', '");
+        // The first thousand take each name once; the rest by NURand.
+        let n = if c <= 1000 {
+            c - 1
+        } else {
+            r.nurand(255, 0, 999, C_LAST_LOAD)
+        };
+        last_name(n, row);
+        row.push_str("', ");
         address(r, row);
+        row.push_str(", '");
+        r.nstring(16, 16, row);
+        let credit = if r.uniform(1, 10) == 1 { "BC" } else { "GC" };
         let _ = write!(
             row,
-            ", 0.{:04}, 30000.00, {})",
-            r.uniform(0, 2000),
-            ORDERS + 1
+            "', {now}, '{credit}', 50000.00, 0.{:04}, -10.00, 10.00, 1, 0, ",
+            r.uniform(0, 5000)
         );
+        quoted_astring(r, 300, 500, row);
+        row.push(')');
     }
-    {
-        let mut ins = Inserts::new(
-            &mut out,
-            "insert into stock (s_i_id, s_w_id, s_quantity, s_dist_01, s_dist_02, s_dist_03, \
-             s_dist_04, s_dist_05, s_dist_06, s_dist_07, s_dist_08, s_dist_09, s_dist_10, \
-             s_ytd, s_order_cnt, s_remote_cnt, s_data)",
-        );
-        for i in items {
-            let row = ins.row();
-            let _ = write!(row, "{i}, {w}, {}", r.uniform(10, 100));
-            for _ in 0..10 {
-                row.push_str(", ");
-                quoted_astring(r, 24, 24, row);
-            }
-            row.push_str(", 0, 0, 0, '");
-            r.data(row);
-            row.push_str("')");
-        }
+}
+
+/// One history row per customer.
+fn load_history(out: &mut Vec<String>, r: &mut Draw, w: u64, dist: u64) {
+    let now = NOW;
+    let mut ins = Inserts::new(
+        out,
+        "insert into history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, \
+         h_amount, h_data)",
+    );
+    for c in 1..=CUSTOMERS {
+        let row = ins.row();
+        let _ = write!(row, "{c}, {dist}, {w}, {dist}, {w}, {now}, 10.00, ");
+        quoted_astring(r, 12, 24, row);
+        row.push(')');
     }
-    {
-        let mut ins = Inserts::new(
-            &mut out,
-            "insert into customer (c_id, c_d_id, c_w_id, c_first, c_middle, c_last, c_street_1, \
-             c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit, c_credit_lim, \
-             c_discount, c_balance, c_ytd_payment, c_payment_cnt, c_delivery_cnt, c_data)",
-        );
-        for c in 1..=CUSTOMERS {
-            let row = ins.row();
-            let _ = write!(row, "{c}, {dist}, {w}, ");
-            quoted_astring(r, 8, 16, row);
-            row.push_str(", 'OE', '");
-            // The first thousand take each name once; the rest by NURand.
-            let n = if c <= 1000 {
-                c - 1
-            } else {
-                r.nurand(255, 0, 999, C_LAST_LOAD)
-            };
-            last_name(n, row);
-            row.push_str("', ");
-            address(r, row);
-            row.push_str(", '");
-            r.nstring(16, 16, row);
-            let credit = if r.uniform(1, 10) == 1 { "BC" } else { "GC" };
-            let _ = write!(
-                row,
-                "', {now}, '{credit}', 50000.00, 0.{:04}, -10.00, 10.00, 1, 0, ",
-                r.uniform(0, 5000)
-            );
-            quoted_astring(r, 300, 500, row);
-            row.push(')');
-        }
-    }
-    {
-        let mut ins = Inserts::new(
-            &mut out,
-            "insert into history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, \
-             h_amount, h_data)",
-        );
-        for c in 1..=CUSTOMERS {
-            let row = ins.row();
-            let _ = write!(row, "{c}, {dist}, {w}, {dist}, {w}, {now}, 10.00, ");
-            quoted_astring(r, 12, 24, row);
-            row.push(')');
-        }
-    }
+}
+
+/// The district's orders, one per customer in a random order; returns
+/// each order's count of lines.
+fn load_orders(out: &mut Vec<String>, r: &mut Draw, w: u64, dist: u64) -> Vec<u64> {
+    let now = NOW;
     let mut customers: Vec<u64> = (1..=CUSTOMERS).collect();
     r.shuffle(&mut customers);
     let mut lines = Vec::with_capacity(ORDERS as usize);
-    {
-        let mut ins = Inserts::new(
-            &mut out,
-            "insert into orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, \
-             o_ol_cnt, o_all_local)",
-        );
-        for o in 1..=ORDERS {
-            let count = r.uniform(5, 15);
-            lines.push(count);
+    let mut ins = Inserts::new(
+        out,
+        "insert into orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, \
+         o_ol_cnt, o_all_local)",
+    );
+    for o in 1..=ORDERS {
+        let count = r.uniform(5, 15);
+        lines.push(count);
+        let row = ins.row();
+        let c = customers[(o - 1) as usize];
+        let _ = write!(row, "{o}, {dist}, {w}, {c}, {now}, ");
+        if o < NEW_ORDERS_FROM {
+            let _ = write!(row, "{}", r.uniform(1, 10));
+        } else {
+            row.push_str("null");
+        }
+        let _ = write!(row, ", {count}, 1)");
+    }
+    lines
+}
+
+/// The lines of the orders, `lines[o - 1]` for order `o`.
+fn load_order_lines(out: &mut Vec<String>, r: &mut Draw, w: u64, dist: u64, lines: &[u64]) {
+    let now = NOW;
+    let mut ins = Inserts::new(
+        out,
+        "insert into order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, \
+         ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info)",
+    );
+    for (o, &count) in (1..=ORDERS).zip(lines) {
+        for n in 1..=count {
             let row = ins.row();
-            let c = customers[(o - 1) as usize];
-            let _ = write!(row, "{o}, {dist}, {w}, {c}, {now}, ");
+            let _ = write!(row, "{o}, {dist}, {w}, {n}, {}, {w}, ", r.uniform(1, ITEMS));
             if o < NEW_ORDERS_FROM {
-                let _ = write!(row, "{}", r.uniform(1, 10));
+                let _ = write!(row, "{now}, 5, 0.00, ");
             } else {
-                row.push_str("null");
+                row.push_str("null, 5, ");
+                money(r.cents(1, 999_999), row);
+                row.push_str(", ");
             }
-            let _ = write!(row, ", {count}, 1)");
+            quoted_astring(r, 24, 24, row);
+            row.push(')');
         }
     }
-    {
-        let mut ins = Inserts::new(
-            &mut out,
-            "insert into order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, \
-             ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info)",
-        );
-        for (o, &count) in (1..=ORDERS).zip(&lines) {
-            for n in 1..=count {
-                let row = ins.row();
-                let _ = write!(row, "{o}, {dist}, {w}, {n}, {}, {w}, ", r.uniform(1, ITEMS));
-                if o < NEW_ORDERS_FROM {
-                    let _ = write!(row, "{now}, 5, 0.00, ");
-                } else {
-                    row.push_str("null, 5, ");
-                    money(r.cents(1, 999_999), row);
-                    row.push_str(", ");
-                }
-                quoted_astring(r, 24, 24, row);
-                row.push(')');
-            }
-        }
+}
+
+/// The orders not yet delivered.
+fn load_new_orders(out: &mut Vec<String>, w: u64, dist: u64) {
+    let mut ins = Inserts::new(out, "insert into new_order (no_o_id, no_d_id, no_w_id)");
+    for o in NEW_ORDERS_FROM..=ORDERS {
+        let _ = write!(ins.row(), "{o}, {dist}, {w})");
     }
-    {
-        let mut ins = Inserts::new(
-            &mut out,
-            "insert into new_order (no_o_id, no_d_id, no_w_id)",
-        );
-        for o in NEW_ORDERS_FROM..=ORDERS {
-            let _ = write!(ins.row(), "{o}, {dist}, {w})");
-        }
-    }
-    out.push("commit".into());
-    out
 }
 
 /// One of the consistency conditions of clause 3.3.2: its name, and a

@@ -8,22 +8,22 @@ use std::cell::RefCell;
 use std::future::Future;
 use std::pin::{pin, Pin};
 use std::rc::Rc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
 use tokio::sync::mpsc::UnboundedReceiver;
-use tokio::sync::Notify;
 
 use crate::backend::BackendError;
 use crate::schedule::Schedule;
-use crate::selfcheck::StartBins;
 use crate::timer::PreciseTimer;
 
-use super::meter::Halt;
-use super::{take_step, Connector, Meter, Shared, Step};
+use super::meter::{Halt, Meter};
+use super::shared::Shared;
+use super::step::take_step;
+use super::step::{Connector, Step};
+use super::thread_ctx::{Take, ThreadCtx};
 
 /// What a thread tells the coordinator.
 pub(super) enum Report {
@@ -72,93 +72,6 @@ pub(super) struct Lane<S> {
     pub group: usize,
     pub steps: Vec<(usize, S)>,
     pub ctx: Arc<ThreadCtx>,
-}
-
-/// Operations a closed-loop worker claims at once. Workers yield between
-/// chunks; the runtime polls its I/O driver on each yield, so yielding much
-/// more often costs a syscall every few operations.
-const CHUNK: u64 = 1024;
-
-/// One job's state that the coordinator may poke from its own thread.
-pub(super) struct ThreadCtx {
-    /// Idle open-loop workers wait here for a due arrival, and steps for
-    /// their own time ([`Meter::wait_until`]).
-    pub(super) wake: Notify,
-    /// The thread's job task waits here for an abort.
-    abort: Notify,
-    /// This thread's share of the schedule (open loop).
-    schedule: Option<Mutex<Schedule>>,
-    /// Arrivals the pacer has released: the load actually offered, whether
-    /// or not workers were free to take it.
-    released: AtomicU64,
-    /// Sends per time bin, for the Poisson self-check.
-    starts: Option<Mutex<StartBins>>,
-}
-
-impl ThreadCtx {
-    pub fn new(schedule: Option<Schedule>, starts: Option<StartBins>) -> ThreadCtx {
-        ThreadCtx {
-            wake: Notify::new(),
-            abort: Notify::new(),
-            schedule: schedule.map(Mutex::new),
-            released: AtomicU64::new(0),
-            starts: starts.map(Mutex::new),
-        }
-    }
-
-    /// Arrivals released so far.
-    pub fn released(&self) -> u64 {
-        self.released.load(Ordering::Relaxed)
-    }
-
-    /// This job's send counts, for the coordinator to fold.
-    pub fn starts(&self) -> Option<&Mutex<StartBins>> {
-        self.starts.as_ref()
-    }
-
-    /// The intended time (from the start) of this job's next arrival no
-    /// worker has taken yet; `None` when none is left. An operation is
-    /// counted for the Poisson check at or after its intended time, so the
-    /// bins before this one are complete but for a release a worker has
-    /// taken and not yet counted, a few instructions later.
-    pub fn next_untaken(&self) -> Option<u64> {
-        self.schedule.as_ref().and_then(|s| s.lock().peek())
-    }
-
-    /// Wake every waiting worker and the job task, so they look at the
-    /// stop and abort flags.
-    pub fn wake_all(&self) {
-        self.wake.notify_waiters();
-        self.abort.notify_waiters();
-    }
-
-    #[inline]
-    fn take(&self, start: Instant) -> Take {
-        let Some(schedule) = &self.schedule else {
-            return Take::Done;
-        };
-        let mut s = schedule.lock();
-        let Some(t) = s.peek() else {
-            return Take::Done;
-        };
-        let now = start.elapsed().as_nanos() as u64;
-        if t > now {
-            return Take::Wait;
-        }
-        s.advance();
-        // Fan out a burst: if the next arrival is due as well, wake a peer.
-        if s.peek().is_some_and(|n| n <= now) {
-            drop(s);
-            self.wake.notify_one();
-        }
-        Take::Due(t)
-    }
-}
-
-enum Take {
-    Due(u64),
-    Wait,
-    Done,
 }
 
 /// The thread's whole life: connect, then serve jobs until the pool closes.
@@ -519,47 +432,6 @@ async fn worker<C, S: Step<C>>(
 async fn finish<C, S: Step<C>>(step: &mut S, conn: &mut C, shared: &Shared) {
     if !shared.abort.load(Ordering::SeqCst) {
         step.finish(conn).await;
-    }
-}
-
-/// A group's closed-loop operations, handed out to its workers.
-pub(super) struct Budget {
-    left: AtomicU64,
-    workers: u64,
-}
-
-impl Budget {
-    pub(super) fn new(operations: u64, workers: usize) -> Budget {
-        Budget {
-            left: AtomicU64::new(operations),
-            workers: (workers as u64).max(1),
-        }
-    }
-
-    /// Claim up to a chunk, and never more than a fair share of what is
-    /// left (half of it over the workers): a worker that claimed a whole
-    /// chunk of a short run would run it alone while the others, finding
-    /// nothing left, stopped, and a run of 1,000 operations over 16
-    /// connections would measure one. Shares shrink as the budget runs
-    /// out, so the workers also end together.
-    pub(super) fn claim(&self) -> u64 {
-        let mut cur = self.left.load(Ordering::Relaxed);
-        loop {
-            if cur == 0 {
-                return 0;
-            }
-            let share = cur.div_ceil(2 * self.workers);
-            let n = cur.min(CHUNK).min(share);
-            match self.left.compare_exchange_weak(
-                cur,
-                cur - n,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return n,
-                Err(c) => cur = c,
-            }
-        }
     }
 }
 

@@ -14,8 +14,8 @@ use serde::Serialize;
 use crate::backend::{ServerStats, Status};
 use crate::cpu::CpuTimes;
 use crate::executor::{RunOutcome, SegmentOutcome, ThreadUse};
+use crate::histograms::{LatencySummary, Stats};
 use crate::op::OpKind;
-use crate::recorder::{LatencySummary, Stats};
 use crate::selfcheck::SelfCheck;
 
 /// A stored run's id (see [`new_run_id`]).

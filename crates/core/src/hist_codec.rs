@@ -1,6 +1,7 @@
-//! HdrHistogram interchange: the compressed V2 encoding used for stored
-//! interval histograms and for interval logs that Java's
-//! HistogramLogProcessor and the HdrHistogram plotters read.
+//! One histogram to bytes and back: HdrHistogram's compressed V2
+//! encoding, used for the histograms the results store keeps and for each
+//! line's payload in the interval logs that `output::hdrlog`
+//! writes (that module owns the log's format; this one only the codec).
 
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
@@ -23,7 +24,7 @@ pub fn decode(bytes: &[u8]) -> Result<Histogram<u64>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recorder::new_histogram;
+    use crate::histograms::new_histogram;
 
     #[test]
     fn round_trip_is_exact() {

@@ -16,7 +16,7 @@ use crate::executor::{Connector, RunConfig};
 use crate::properties::{Properties, PropertyError};
 
 use super::kind::Kind;
-use super::{ReadyPhase, Steps, StepsError};
+use super::steps::{ReadyPhase, Steps, StepsError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -34,23 +34,7 @@ use crate::op::{FieldChoice, OpKind, Operation};
 use super::config::{
     CoreConfig, FieldLengthDistribution, RequestDistribution, ScanLengthDistribution,
 };
-
-/// Whether a worker loads data or runs the operation mix.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Phase {
-    Load,
-    Run,
-}
-
-impl Phase {
-    pub fn name(self) -> &'static str {
-        match self {
-            Phase::Load => "load",
-            Phase::Run => "run",
-        }
-    }
-}
+use super::phase::Phase;
 
 /// What every connection of one run shares.
 pub struct CoreShared {
