@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use rustls::pki_types::ServerName;
 
-use super::TlsOptions;
+use super::options::TlsOptions;
 use crate::wire::Tls;
 
 /// The connector and server name for connecting to `host` with `o`.
