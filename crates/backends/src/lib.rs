@@ -21,7 +21,6 @@
 //! at one place in the caller: every operation is then a direct,
 //! monomorphised call, with no dynamic dispatch on the hot path.
 
-use std::future::Future;
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -73,6 +72,7 @@ mod sql;
 #[cfg(any(feature = "postgres", feature = "mysql", feature = "cassandra"))]
 mod text;
 pub mod url;
+mod visit;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 mod vote_cache;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
@@ -81,6 +81,7 @@ mod vote_sql;
 mod wire;
 
 pub use url::{accepted_forms, OpenError};
+pub use visit::{AsyncVisitor, Visitor};
 
 /// What opening a backend needs besides its URL.
 #[derive(Copy, Clone, Debug)]
@@ -188,22 +189,6 @@ impl AnyBackend {
         }
         self.visit(Describe)
     }
-}
-
-/// Code generic over the backend type, run by [`AnyBackend::visit`] with
-/// the concrete backend inside: every operation is then a direct,
-/// monomorphised call. (A visitor rather than a macro because the `#[cfg]`
-/// of each optional backend must be evaluated in this crate, against this
-/// crate's features.)
-pub trait Visitor {
-    type Output;
-    fn visit<B: Backend>(self, backend: &B) -> Self::Output;
-}
-
-/// [`Visitor`] for async code.
-pub trait AsyncVisitor {
-    type Output;
-    fn visit<B: Backend>(self, backend: &B) -> impl Future<Output = Self::Output>;
 }
 
 /// Everything made from the table of backends (see the crate
