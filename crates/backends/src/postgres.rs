@@ -757,11 +757,9 @@ impl Settle for PostgresConnection {
 impl Bodies for PostgresConnection {
     // Each body serves the lean client inline and sends the other client's
     // work through a boxed future: that path's state (tokio-postgres'
-    // queries, several hundred bytes) would otherwise size every
-    // operation's future, which each layer above copies when it starts one
-    // (boxing it here more than halved the read's future, from the worker
-    // down). The box is one allocation next to the several tokio-postgres
-    // makes per query.
+    // queries) is large and would otherwise size every operation's future,
+    // which each layer above copies when it starts one. The box is one
+    // allocation next to the several tokio-postgres makes per query.
     async fn read_now(&mut self, read: Read<'_>) -> PgResult {
         let Some((lean, layout)) = self.lean().await? else {
             return Box::pin(self.driver_read(read)).await;

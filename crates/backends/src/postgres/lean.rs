@@ -7,10 +7,10 @@
 //! Why not tokio-postgres here: it serves a client through a task of its
 //! own, so that a query is a request sent to that task over a channel, a
 //! reply channel made per query, the task's wake-ups both ways and a
-//! `Row` allocated per row. On workload C over 16 connections that was
-//! 1.5 µs of the client's 3.5 µs of user time per operation, and made the
-//! client cost more CPU per operation than pgbench (libpq) does; this path
-//! costs what pgbench does or less (`bench/peers.py`). tokio-postgres still
+//! `Row` allocated per row. That was a large share of the client's CPU time
+//! per operation, and made the client cost more CPU per operation than
+//! pgbench (libpq) does; this path costs what pgbench does or less
+//! (`bench/peers.py`). tokio-postgres still
 //! makes the connection (its handshake and authentication, on our socket,
 //! see [`Lean::open`]) and serves everything else: TLS, several hosts,
 //! shared sockets, setup, and the vote and LIOPS workloads.
