@@ -78,7 +78,7 @@ mod vote_cache;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 mod vote_sql;
 #[cfg(any(feature = "redis", feature = "memcached"))]
-mod wire;
+mod pipelined;
 
 pub use url::{accepted_forms, OpenError};
 pub use visit::{AsyncVisitor, Visitor};

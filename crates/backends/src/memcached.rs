@@ -41,7 +41,7 @@
 //! asks the whole server (`curr_items == 0`). memcached has no authentication or TLS in this
 //! backend (SASL needs the binary protocol, which memcached deprecates).
 //!
-//! The client is [`crate::wire`]'s, not a crate's: `async-memcached` (the
+//! The client is [`crate::pipelined`]'s, not a crate's: `async-memcached` (the
 //! maintained async one) has neither `gets`/`cas` nor `replace`, and
 //! allocates a value and a key per request; this shares the Redis backend's
 //! I/O core, with its timeouts, reconnection and `-p connections=K`
@@ -62,10 +62,10 @@ use sojourn_core::backend::{
 use sojourn_core::workload::commands::CommandsSupport;
 use sojourn_core::workload::vote::VoteSupport;
 
-use crate::pool::{PoolOptions, Sharing, DEFAULT_TIMEOUT};
-use crate::wire::{
+use crate::pipelined::{
     self, Framing, Handshake, OpError, OpResult, Sockets, Transport, WireConfig, SETUP_TIMEOUT,
 };
+use crate::pool::{PoolOptions, Sharing, DEFAULT_TIMEOUT};
 use crate::{url, Open, OpenOptions};
 
 const DEFAULT_PORT: u16 = 11211;
@@ -348,7 +348,7 @@ impl MemcachedOptions {
                 rest
             }
         };
-        let (host, port) = wire::split_host_port(authority, DEFAULT_PORT)?;
+        let (host, port) = pipelined::split_host_port(authority, DEFAULT_PORT)?;
         let pool = PoolOptions::from_properties(
             props,
             Some("memcached.opTimeoutMillis"),
@@ -376,7 +376,7 @@ pub struct MemcachedBackend {
 impl MemcachedBackend {
     pub fn new(opts: MemcachedOptions) -> MemcachedBackend {
         let cfg = WireConfig {
-            addr: wire::addr(&opts.host, opts.port),
+            addr: pipelined::addr(&opts.host, opts.port),
             timeout: opts.timeout,
             connect_timeout: SETUP_TIMEOUT,
             handshake: Handshake::default(),
@@ -824,7 +824,7 @@ impl<'a> Iterator for Merge<'a> {
     }
 }
 
-wire::settled_by_the_transport!(MemcachedConnection);
+pipelined::settled_by_the_transport!(MemcachedConnection);
 
 #[cfg(test)]
 mod tests {

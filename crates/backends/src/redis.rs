@@ -12,7 +12,7 @@
 //! than the N connections of the run), the N connections share K sockets
 //! and their requests are pipelined: N operations in flight over K
 //! connections, which `describe` records. Both are the hand-written client
-//! of [`crate::wire`] rather than the `redis` crate, for the CPU per
+//! of [`crate::pipelined`] rather than the `redis` crate, for the CPU per
 //! operation it saves (see that module).
 //!
 //! Several nodes (`redis://h1:6379,h2:6379`, what yb-sample-apps'
@@ -45,7 +45,7 @@ use sojourn_core::backend::{Backend, BackendError, Extensions, Schema, ServerCou
 use sojourn_core::workload::commands::CommandsSupport;
 use sojourn_core::workload::vote::VoteSupport;
 
-use crate::wire::{addr, Handshake, Sockets, Transport, WireConfig, SETUP_TIMEOUT};
+use crate::pipelined::{addr, Handshake, Sockets, Transport, WireConfig, SETUP_TIMEOUT};
 use crate::{Open, OpenOptions};
 use counters::info_counters;
 use options::target;

@@ -199,7 +199,7 @@ fn parse_entry(id: u64, value: &[u8], out: &mut ArticleRow) -> bool {
 }
 
 /// Why a cache call failed, as the operation's status.
-fn failed(e: crate::wire::OpError) -> Status {
+fn failed(e: crate::pipelined::OpError) -> Status {
     e.status
 }
 

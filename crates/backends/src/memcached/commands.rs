@@ -11,7 +11,7 @@ use sojourn_core::workload::capability::Runs;
 use sojourn_core::workload::commands::{Args, CommandConnection, Commands, CommandsSetup};
 
 use super::{first_line, reply_err, MemcachedBackend, MemcachedConnection};
-use crate::wire::{OpError, OpResult};
+use crate::pipelined::{OpError, OpResult};
 
 /// The commands memcached's text protocol runs here, by how they are sent.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -12,7 +12,7 @@ use sojourn_core::workload::commands::{Args, CommandConnection, Commands, Comman
 use super::connection::{server_err, RedisConnection};
 use super::resp;
 use super::RedisBackend;
-use crate::wire::OpResult;
+use crate::pipelined::OpResult;
 
 /// What a reply says of the command's outcome.
 fn outcome(reply: &[u8]) -> OpResult<Status> {

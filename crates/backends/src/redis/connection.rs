@@ -25,7 +25,7 @@ use sojourn_core::backend::{FieldValue, Fields, Row, Schema, Status};
 use super::layout::{java_hash, INDEX_KEY, INSERT_SCRIPT, INSERT_SHA, UPDATE_SCRIPT, UPDATE_SHA};
 use super::options::{RedisMode, RedisOptions};
 use super::resp::{self, Item, Reader, Resp};
-use crate::wire::{self, OpError, OpResult, Transport};
+use crate::pipelined::{self, OpError, OpResult, Transport};
 
 /// Field names and the way back from a name to its index.
 struct FieldNames {
@@ -507,4 +507,4 @@ fn parse_hmget(r: &mut Reader<'_>, list: &[usize], out: &mut Vec<FieldValue>) ->
     Ok(found)
 }
 
-wire::settled_by_the_transport!(RedisConnection);
+pipelined::settled_by_the_transport!(RedisConnection);

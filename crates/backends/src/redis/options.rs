@@ -22,8 +22,8 @@ use std::time::Duration;
 
 use sojourn_core::properties::PropertyError;
 
+use crate::pipelined::{addr, split_host_port};
 use crate::pool::{PoolOptions, Sharing, DEFAULT_TIMEOUT};
-use crate::wire::{addr, split_host_port};
 use crate::{url, OpenOptions};
 
 const DEFAULT_PORT: u16 = 6379;

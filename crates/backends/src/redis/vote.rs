@@ -8,7 +8,7 @@ use sojourn_core::workload::vote::{ArticleRow, Vote, VoteVariant};
 use super::connection::{int_reply, proto_err, server_err, RedisConnection};
 use super::resp::{self, Item, Reader};
 use super::RedisBackend;
-use crate::wire::{self, OpResult};
+use crate::pipelined::{self, OpResult};
 
 /// The vote workload's article `id`: a hash with fields `title` and
 /// `votes`, the latter a counter each vote increments (HINCRBY), as Noria's
@@ -111,4 +111,4 @@ impl Runs<Vote> for RedisBackend {
     }
 }
 
-wire::vote_on_a_cache!(RedisConnection);
+pipelined::vote_on_a_cache!(RedisConnection);
