@@ -16,9 +16,9 @@ use sojourn_core::backend::{BackendError, Status};
 use sojourn_core::workload::capability::Runs;
 use sojourn_core::workload::vote::{ArticleRow, Vote, VoteVariant};
 
-use super::{
-    first_line, parse_get, reply_err, value_length, MemcachedBackend, MemcachedConnection,
-};
+use super::connection::MemcachedConnection;
+use super::protocol::{first_line, parse_get, reply_err, value_length};
+use super::MemcachedBackend;
 use crate::pipelined::{OpError, OpResult};
 
 /// `article:{id}` or `votes:{id}` appended to `out`.
