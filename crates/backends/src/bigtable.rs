@@ -76,11 +76,12 @@ mod rows;
 #[cfg(test)]
 mod tests;
 
+use crate::backoff::Backoff;
 use auth::Auth;
 use config::url_parts;
 use filters::{all_fields_filter, exists_filter, filter_field, Filters};
 use grpc::code;
-use link::{Backoff, Link};
+use link::{Link, BACKOFF_FIRST};
 use proto::Rows;
 use rows::Assembler;
 
@@ -201,7 +202,7 @@ impl BigtableBackend {
             conn: None,
             auth,
             timeout: Some(timeout),
-            backoff: Backoff::default(),
+            backoff: Backoff::new(BACKOFF_FIRST),
         };
         link.connect().await.map_err(|f| f.to_string())?;
         Ok(link)

@@ -49,11 +49,21 @@ pub mod rocksdb;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 
+#[cfg(any(
+    feature = "redis",
+    feature = "memcached",
+    feature = "postgres",
+    feature = "mysql",
+    feature = "bigtable"
+))]
+mod backoff;
 pub mod builtin;
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "mysql"))]
 mod columns;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 mod liops_sql;
+#[cfg(any(feature = "redis", feature = "memcached"))]
+mod pipelined;
 #[cfg(any(
     feature = "redis",
     feature = "memcached",
@@ -77,8 +87,6 @@ mod visit;
 mod vote_cache;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 mod vote_sql;
-#[cfg(any(feature = "redis", feature = "memcached"))]
-mod pipelined;
 
 pub use url::{accepted_forms, OpenError};
 pub use visit::{AsyncVisitor, Visitor};

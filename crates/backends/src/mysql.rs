@@ -56,7 +56,7 @@ use sojourn_core::workload::vote::{ArticleRow, VoteVariant};
 
 use crate::sql::{
     self, checked_table, sql_connection, Backoff, ByShape, Dialect, Hidden, Layout, Op, SqlOps,
-    SqlUrl, Target,
+    SqlUrl, Target, RECONNECT_FIRST,
 };
 use crate::{columns, liops_sql, pool, text, vote_cache, vote_sql, Open, OpenOptions};
 
@@ -334,7 +334,7 @@ impl Backend for MysqlBackend {
             layout: Layout::new(table, schema.field_count()),
             texts: Texts::default(),
             conn: Some(conn),
-            backoff: Backoff::new(),
+            backoff: Backoff::new(RECONNECT_FIRST),
             last_error: None,
             cache: vote_cache::connect(self.inner.cache.as_ref(), &schema).await?,
         })

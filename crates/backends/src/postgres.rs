@@ -59,7 +59,7 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 use crate::pool::PoolOptions;
 use crate::sql::{
     self, checked_table, Backoff, ByShape, Dialect, Layout, Op, SqlUrl, Target, UrlRules,
-    SETUP_TIMEOUT,
+    RECONNECT_FIRST, SETUP_TIMEOUT,
 };
 use crate::{columns, text, vote_cache, Open, OpenOptions};
 
@@ -387,12 +387,12 @@ impl Backend for PostgresBackend {
                 let opened = Lean::open(&self.inner.config);
                 Link::Lean {
                     conn: Some(self.inner.target.connect(opened, |e| e.to_string()).await?),
-                    backoff: Backoff::new(),
+                    backoff: Backoff::new(RECONNECT_FIRST),
                 }
             }
             None => Link::Own {
                 live: Some(self.setup_client().await?),
-                backoff: Backoff::new(),
+                backoff: Backoff::new(RECONNECT_FIRST),
             },
             Some(pool) => {
                 let slot = pool.next.fetch_add(1, Ordering::Relaxed) % pool.slots.len();

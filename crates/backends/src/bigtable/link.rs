@@ -2,7 +2,7 @@
 //! its timeout and backoff, and [`Failure`], why a call got no answer.
 
 use std::future::Future;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::BytesMut;
 use http::Uri;
@@ -10,9 +10,10 @@ use prost::Message;
 
 use super::auth::Auth;
 use super::grpc::{self, CallError};
+use crate::backoff::Backoff;
 
-pub(super) const BACKOFF_MIN: Duration = Duration::from_millis(10);
-pub(super) const BACKOFF_MAX: Duration = Duration::from_secs(1);
+/// The first wait after a failed connection attempt.
+pub(super) const BACKOFF_FIRST: Duration = Duration::from_millis(10);
 
 /// Why an operation did not get an answer (what `last_error` tells).
 #[derive(Debug)]
@@ -40,31 +41,6 @@ impl std::fmt::Display for Failure {
             Failure::Timeout(d) => write!(f, "no answer within {d:?}"),
             Failure::Down => write!(f, "not connected (reconnecting, with backoff)"),
             Failure::Auth(m) => f.write_str(m),
-        }
-    }
-}
-
-/// Fails requests fast while the server is unreachable, with a delay that
-/// doubles per failure up to [`BACKOFF_MAX`] and resets on success.
-#[derive(Default)]
-pub(super) struct Backoff {
-    until: Option<Instant>,
-    delay: Duration,
-}
-
-impl Backoff {
-    pub(super) fn blocked(&self) -> bool {
-        self.until.is_some_and(|u| Instant::now() < u)
-    }
-
-    pub(super) fn failed(&mut self) {
-        self.delay = (self.delay * 2).clamp(BACKOFF_MIN, BACKOFF_MAX);
-        self.until = Some(Instant::now() + self.delay);
-    }
-
-    pub(super) fn succeeded(&mut self) {
-        if self.until.is_some() {
-            *self = Backoff::default();
         }
     }
 }

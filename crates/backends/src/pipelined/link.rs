@@ -14,40 +14,14 @@ use tokio::time::{sleep_until, Instant, Sleep};
 
 use super::config::{Framing, WireConfig, WireError};
 use super::stream::{open, write_all, ReadBuffer, Stream};
+use crate::backoff::Backoff;
 
 /// First wait after a failed connection attempt, doubled per failure.
-const BACKOFF_FIRST: Duration = Duration::from_millis(10);
-const BACKOFF_MAX: Duration = Duration::from_secs(1);
+pub(super) const BACKOFF_FIRST: Duration = Duration::from_millis(10);
 
 /// Replies owed to timed-out requests that a [`Link`] will still read and
 /// discard; beyond this it closes the connection instead.
 const MAX_STALE: usize = 1024;
-
-/// Reconnect pacing: attempts no sooner than `next`, with the wait doubling
-/// up to [`BACKOFF_MAX`] while attempts fail.
-#[derive(Debug)]
-pub(super) struct Backoff {
-    pub(super) next: Instant,
-    delay: Duration,
-}
-
-impl Backoff {
-    pub(super) fn new() -> Backoff {
-        Backoff {
-            next: Instant::now(),
-            delay: BACKOFF_FIRST,
-        }
-    }
-
-    pub(super) fn failed(&mut self) {
-        self.next = Instant::now() + self.delay;
-        self.delay = (self.delay * 2).min(BACKOFF_MAX);
-    }
-
-    pub(super) fn succeeded(&mut self) {
-        self.delay = BACKOFF_FIRST;
-    }
-}
 
 /// One connection used by one sojourn connection: a request, or a batch of
 /// pipelined requests, then its replies.
@@ -81,7 +55,7 @@ impl<F: Framing> Link<F> {
             returned: 0,
             stale: 0,
             timer: Box::pin(tokio::time::sleep(Duration::ZERO)),
-            backoff: Backoff::new(),
+            backoff: Backoff::new(BACKOFF_FIRST),
             _framing: PhantomData,
         })
     }
@@ -209,14 +183,14 @@ impl<F: Framing> Link<F> {
     /// later than `deadline`.
     async fn reconnect(&mut self, deadline: Instant) -> Result<(), WireError> {
         self.close();
-        if self.backoff.next > Instant::now() {
-            if self.backoff.next >= deadline {
+        if self.backoff.next() > Instant::now() {
+            if self.backoff.next() >= deadline {
                 sleep_until(deadline).await;
                 return Err(WireError::Connect(
                     "waiting before the next reconnection attempt".into(),
                 ));
             }
-            sleep_until(self.backoff.next).await;
+            sleep_until(self.backoff.next()).await;
         }
         let limit = deadline.saturating_duration_since(Instant::now());
         match open::<F>(&self.cfg, limit).await {

@@ -15,8 +15,9 @@ use tokio::io::AsyncWrite;
 use tokio::time::{sleep_until, Instant, Sleep};
 
 use super::config::{Framing, WireConfig, WireError};
-use super::link::Backoff;
+use super::link::BACKOFF_FIRST;
 use super::stream::{open, ReadBuffer, Stream};
+use crate::backoff::Backoff;
 
 /// One pipelined socket shared by several [`MuxHandle`]s, driven by a task.
 struct Mux {
@@ -291,7 +292,7 @@ enum DriveEnd {
 /// fails, and ends when the last handle is dropped.
 async fn drive<F: Framing>(mux: Arc<Mux>, cfg: Arc<WireConfig>, stream: Stream) {
     let mut stream = Some(stream);
-    let mut backoff = Backoff::new();
+    let mut backoff = Backoff::new(BACKOFF_FIRST);
     let mut io = DriverIo {
         out: Vec::with_capacity(4096),
         written: 0,
@@ -327,7 +328,7 @@ async fn drive<F: Framing>(mux: Arc<Mux>, cfg: Arc<WireConfig>, stream: Stream) 
                 if lock(&mux.state).handles == 0 {
                     return;
                 }
-                sleep_until(backoff.next).await;
+                sleep_until(backoff.next()).await;
                 match open::<F>(&cfg, cfg.connect_timeout).await {
                     Ok(s) => {
                         backoff.succeeded();
