@@ -50,8 +50,8 @@
 //! gcloud's user credentials, or the metadata server), or from the service
 //! account key file YCSB's `-p google.bigtable.auth.json.keyfile=PATH` names.
 //!
-//! The parts: [`config`] (URL and properties), [`filters`] (row filters),
-//! [`auth`] (credentials), [`link`] (a connection that comes back, with
+//! The parts: [`options`] (URL and properties), [`filters`] (row filters),
+//! [`auth`] (credentials), [`channel`] (a connection that comes back, with
 //! backoff), [`rows`] (row assembly), [`connection`] (the operations).
 
 use std::collections::HashMap;
@@ -66,11 +66,11 @@ use sojourn_core::backend::{Backend, BackendError, Schema};
 use crate::{Open, OpenOptions};
 
 mod auth;
-mod config;
+mod channel;
 mod connection;
 mod filters;
 pub mod grpc;
-mod link;
+mod options;
 pub mod proto;
 mod rows;
 #[cfg(test)]
@@ -78,17 +78,17 @@ mod tests;
 
 use crate::backoff::Backoff;
 use auth::Auth;
-use config::url_parts;
+use channel::{Channel, BACKOFF_FIRST};
 use filters::{all_fields_filter, exists_filter, filter_field, Filters};
 use grpc::code;
-use link::{Link, BACKOFF_FIRST};
+use options::url_parts;
 use proto::Rows;
 use rows::Assembler;
 
-pub use config::{split_points, BigtableConfig, Target, EMULATOR_ENV};
+pub use channel::Failure;
 pub use connection::BigtableConnection;
 use connection::Uris;
-pub use link::Failure;
+pub use options::{split_points, BigtableConfig, Server, EMULATOR_ENV};
 
 const DATA_HOST: &str = "bigtable.googleapis.com";
 const ADMIN_HOST: &str = "bigtableadmin.googleapis.com";
@@ -158,7 +158,7 @@ impl BigtableBackend {
 
     /// Credentials for real Bigtable; `None` for the emulator.
     async fn auth(&self) -> Result<Option<Arc<dyn TokenProvider>>, String> {
-        let Target::Google { key_file } = &self.config.target else {
+        let Server::Google { key_file } = &self.config.target else {
             return Ok(None);
         };
         let provider = self
@@ -183,11 +183,11 @@ impl BigtableBackend {
         Ok(Some(Arc::clone(provider)))
     }
 
-    /// A connected link to the data (or admin) API.
-    async fn link(&self, admin: bool, table_name: Option<&str>) -> Result<Link, String> {
+    /// A connected channel to the data (or admin) API.
+    async fn channel(&self, admin: bool, table_name: Option<&str>) -> Result<Channel, String> {
         let endpoint = match &self.config.target {
-            Target::Emulator(host) => grpc::Endpoint::plaintext(host),
-            Target::Google { .. } => {
+            Server::Emulator(host) => grpc::Endpoint::plaintext(host),
+            Server::Google { .. } => {
                 grpc::Endpoint::tls(if admin { ADMIN_HOST } else { DATA_HOST })?
             }
         };
@@ -197,7 +197,7 @@ impl BigtableBackend {
         } else {
             self.config.timeout
         };
-        let mut link = Link {
+        let mut link = Channel {
             endpoint,
             conn: None,
             auth,
@@ -210,7 +210,7 @@ impl BigtableBackend {
 
     /// Create the table with the family and splits, or add the family to
     /// an existing table that lacks it.
-    async fn ensure_table(&self, admin: &mut Link, schema: &Schema) -> Result<(), BackendError> {
+    async fn ensure_table(&self, admin: &mut Channel, schema: &Schema) -> Result<(), BackendError> {
         let uri = |method: &str| {
             admin
                 .endpoint
@@ -308,7 +308,7 @@ impl Backend for BigtableBackend {
             s.push('/');
             s.push_str(t);
         }
-        if let Target::Emulator(host) = &c.target {
+        if let Server::Emulator(host) = &c.target {
             s.push_str(&format!(" (emulator at {host})"));
         }
         s
@@ -316,7 +316,7 @@ impl Backend for BigtableBackend {
 
     async fn prepare(&self, schema: &Schema, drop: bool) -> Result<(), BackendError> {
         let mut admin = self
-            .link(true, None)
+            .channel(true, None)
             .await
             .map_err(|e| self.connect_error(e))?;
         self.ensure_table(&mut admin, schema).await?;
@@ -340,7 +340,7 @@ impl Backend for BigtableBackend {
     async fn is_empty(&self, schema: &Schema) -> Result<Option<bool>, BackendError> {
         let table_name = self.table_name(schema);
         let mut link = self
-            .link(false, Some(&table_name))
+            .channel(false, Some(&table_name))
             .await
             .map_err(|e| self.connect_error(e))?;
         let uri = link
@@ -368,7 +368,7 @@ impl Backend for BigtableBackend {
     async fn connect(&self, schema: Arc<Schema>) -> Result<BigtableConnection, BackendError> {
         let table_name = self.table_name(&schema);
         let mut link = self
-            .link(false, Some(&table_name))
+            .channel(false, Some(&table_name))
             .await
             .map_err(|e| self.connect_error(e))?;
         // Operations are bounded by the guard, reconnecting included.

@@ -7,8 +7,8 @@ use http::Uri;
 use sojourn_core::backend::guard::{self, Bodies, Guard, Read, Scan, Settle, Timer};
 use sojourn_core::backend::{FieldValue, Fields, Row, Schema, Status};
 
+use super::channel::{Channel, Failure};
 use super::filters::Filters;
-use super::link::{Failure, Link};
 use super::proto::{self, Rows};
 use super::rows::Assembler;
 
@@ -20,7 +20,7 @@ pub(super) struct Uris {
 
 /// A connection of [`BigtableBackend`]: one HTTP/2 connection.
 pub struct BigtableConnection {
-    pub(super) link: Link,
+    pub(super) link: Channel,
     pub(super) uris: Uris,
     /// `table_name` (field 1 of every data request), encoded.
     pub(super) table: Vec<u8>,

@@ -16,7 +16,7 @@ pub(super) const DEFAULT_FAMILY: &str = "cf";
 
 /// Where requests go.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Target {
+pub enum Server {
     /// The emulator at `host:port`: plaintext, no credentials.
     Emulator(String),
     /// Google's endpoints, over TLS with OAuth tokens.
@@ -37,7 +37,7 @@ pub struct BigtableConfig {
     /// ([`Schema::table`]).
     pub table: Option<String>,
     pub family: String,
-    pub target: Target,
+    pub target: Server,
     pub presplit: u64,
     pub timeout: Duration,
     pub check_exists: bool,
@@ -51,7 +51,7 @@ impl BigtableConfig {
             instance: instance.to_string(),
             table: None,
             family: DEFAULT_FAMILY.to_string(),
-            target: Target::Emulator(host.to_string()),
+            target: Server::Emulator(host.to_string()),
             presplit: DEFAULT_PRESPLIT,
             timeout: pool::DEFAULT_TIMEOUT,
             check_exists: true,
@@ -86,8 +86,8 @@ impl BigtableConfig {
         let family = non_empty(props.get("columnfamily")).unwrap_or(DEFAULT_FAMILY);
         let timeout = pool::timeout(props, None)?;
         let target = match std::env::var(EMULATOR_ENV) {
-            Ok(host) if !host.trim().is_empty() => Target::Emulator(host.trim().to_string()),
-            _ => Target::Google {
+            Ok(host) if !host.trim().is_empty() => Server::Emulator(host.trim().to_string()),
+            _ => Server::Google {
                 key_file: non_empty(props.get("google.bigtable.auth.json.keyfile"))
                     .map(str::to_string),
             },

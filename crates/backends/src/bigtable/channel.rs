@@ -1,4 +1,4 @@
-//! [`Link`]: one HTTP/2 connection that comes back after failures, with
+//! [`Channel`]: one HTTP/2 connection that comes back after failures, with
 //! its timeout and backoff, and [`Failure`], why a call got no answer.
 
 use std::future::Future;
@@ -47,7 +47,7 @@ impl std::fmt::Display for Failure {
 
 /// One HTTP/2 connection that comes back after failures: calls with a
 /// timeout, reconnects with backoff, adds the auth headers.
-pub(super) struct Link {
+pub(super) struct Channel {
     pub(super) endpoint: grpc::Endpoint,
     pub(super) conn: Option<grpc::Conn>,
     pub(super) auth: Auth,
@@ -69,7 +69,7 @@ pub(super) async fn within<T>(
     }
 }
 
-impl Link {
+impl Channel {
     pub(super) async fn connect(&mut self) -> Result<(), Failure> {
         if self.backoff.blocked() {
             return Err(Failure::Down);
