@@ -75,6 +75,13 @@ mod pipelined;
 pub mod pool;
 #[cfg(all(feature = "postgres", target_os = "linux"))]
 mod proc_cpu;
+#[cfg(any(
+    feature = "postgres",
+    feature = "mysql",
+    feature = "cassandra",
+    feature = "bigtable"
+))]
+mod settle;
 #[cfg(any(feature = "postgres", feature = "mysql", feature = "cassandra"))]
 mod shapes;
 #[cfg(any(feature = "postgres", feature = "mysql"))]

@@ -520,17 +520,7 @@ impl MysqlConnection {
 impl Settle for MysqlConnection {
     type Error = conn::Error;
 
-    fn failure_text(&mut self) -> &mut Option<String> {
-        &mut self.last_error
-    }
-
-    fn guard(&self) -> Guard {
-        self.guard
-    }
-
-    fn timer(&mut self) -> Option<&mut Timer> {
-        Some(&mut self.timer)
-    }
+    crate::settle::settle_by_fields!();
 
     /// Records why, and gives up a connection whose state is unknown: it
     /// timed out, broke, or the server says it cannot go on.

@@ -577,17 +577,7 @@ impl PostgresConnection {
 impl Settle for PostgresConnection {
     type Error = PgError;
 
-    fn failure_text(&mut self) -> &mut Option<String> {
-        &mut self.last_error
-    }
-
-    fn guard(&self) -> Guard {
-        self.guard
-    }
-
-    fn timer(&mut self) -> Option<&mut Timer> {
-        Some(&mut self.timer)
-    }
+    crate::settle::settle_by_fields!();
 
     /// Records why, and repairs what the failure may have broken: a
     /// connection whose state is unknown is given up.

@@ -189,17 +189,7 @@ impl Bodies for BigtableConnection {
 impl Settle for BigtableConnection {
     type Error = Failure;
 
-    fn failure_text(&mut self) -> &mut Option<String> {
-        &mut self.last_error
-    }
-
-    fn guard(&self) -> Guard {
-        self.guard
-    }
-
-    fn timer(&mut self) -> Option<&mut Timer> {
-        Some(&mut self.timer)
-    }
+    crate::settle::settle_by_fields!();
 
     fn settle(&mut self, failure: guard::Failure<Failure>) -> Status {
         let failure = match failure {
