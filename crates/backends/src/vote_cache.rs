@@ -312,6 +312,15 @@ pub(crate) fn describe(db: String, cache: Option<&Arc<Cache>>) -> String {
     }
 }
 
+/// Empty the cache with `drop`, or check that it answers, if the backend
+/// has one: the vote tables' setup after the database's.
+pub(crate) async fn prepare(cache: Option<&Arc<Cache>>, drop: bool) -> Result<(), BackendError> {
+    match cache {
+        Some(cache) => cache.prepare(drop).await,
+        None => Ok(()),
+    }
+}
+
 /// Open a connection's cache link, if the backend has a cache.
 pub(crate) async fn connect(
     cache: Option<&Arc<Cache>>,

@@ -9,17 +9,13 @@ use sojourn_core::workload::vote::{Vote, VoteVariant};
 
 use super::{MysqlBackend, ER_BAD_FIELD_ERROR, ER_NO_SUCH_TABLE};
 use crate::sql::{self, Dialect};
-use crate::{liops_sql, vote_sql};
+use crate::{liops_sql, vote_cache, vote_sql};
 
 impl Runs<Vote> for MysqlBackend {
     async fn prepare_tables(&self, variant: &VoteVariant, drop: bool) -> Result<(), BackendError> {
-        let variant = *variant;
-        self.setup_batch(&vote_sql::setup(Dialect::Mysql, variant, drop))
+        self.setup_batch(&vote_sql::setup(Dialect::Mysql, *variant, drop))
             .await?;
-        match &self.inner.cache {
-            Some(cache) => cache.prepare(drop).await,
-            None => Ok(()),
-        }
+        vote_cache::prepare(self.inner.cache.as_ref(), drop).await
     }
     async fn tables_empty(&self, variant: &VoteVariant) -> Result<Option<bool>, BackendError> {
         let variant = *variant;

@@ -211,13 +211,9 @@ sql_connection!(PostgresConnection);
 
 impl Runs<Vote> for PostgresBackend {
     async fn prepare_tables(&self, variant: &VoteVariant, drop: bool) -> Result<(), BackendError> {
-        let variant = *variant;
-        self.setup_batch(&vote_sql::setup(Dialect::Postgres, variant, drop))
+        self.setup_batch(&vote_sql::setup(Dialect::Postgres, *variant, drop))
             .await?;
-        match &self.inner.cache {
-            Some(cache) => cache.prepare(drop).await,
-            None => Ok(()),
-        }
+        vote_cache::prepare(self.inner.cache.as_ref(), drop).await
     }
     async fn tables_empty(&self, variant: &VoteVariant) -> Result<Option<bool>, BackendError> {
         let variant = *variant;
