@@ -88,6 +88,8 @@ mod shapes;
 mod sql;
 #[cfg(any(feature = "postgres", feature = "mysql", feature = "cassandra"))]
 mod text;
+#[cfg(any(feature = "redis", feature = "cassandra"))]
+mod tls_props;
 pub mod url;
 mod visit;
 #[cfg(any(feature = "postgres", feature = "mysql"))]

@@ -17,14 +17,13 @@
 //! Per-operation timeout: `timeout.ms` (default 2000), else YCSB's
 //! `redis.timeout`. A timed-out operation is an ERROR and the run goes on.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use sojourn_core::properties::PropertyError;
 
 use crate::pipelined::{addr, split_host_port};
 use crate::pool::{PoolOptions, Sharing, DEFAULT_TIMEOUT};
-use crate::{url, OpenOptions};
+use crate::{tls_props, url, OpenOptions};
 
 const DEFAULT_PORT: u16 = 6379;
 
@@ -138,22 +137,13 @@ impl RedisOptions {
         if props.get_bool("redis.tls", false).map_err(prop)? {
             o.tls.get_or_insert_with(TlsOptions::default);
         }
-        let path = |key: &str| props.get(key).map(|v| PathBuf::from(v.trim()));
         match &mut o.tls {
             Some(tls) => {
-                tls.ca = path("redis.tls.ca");
-                tls.cert = path("redis.tls.cert");
-                tls.key = path("redis.tls.key");
-                tls.insecure = props.get_bool("redis.tls.insecure", false).map_err(prop)?;
-                if tls.cert.is_some() != tls.key.is_some() {
-                    return Err(
-                        "redis.tls.cert and redis.tls.key go together (a client certificate and its key)"
-                            .into(),
-                    );
-                }
+                *tls = tls_props::client_files(props, "redis")?;
+                tls_props::check_pair(tls, "redis")?;
             }
             None => {
-                if let Some((key, _)) = props.iter().find(|(k, _)| k.starts_with("redis.tls.")) {
+                if let Some(key) = tls_props::stray_key(props, "redis") {
                     return Err(format!(
                         "{key} is set but TLS is not on; use rediss:// or -p redis.tls=true"
                     ));
@@ -245,35 +235,14 @@ pub(super) fn parse_url(url: &str) -> Result<RedisOptions, String> {
             Some((u, p)) => (u, Some(p)),
             None => (info, None),
         };
-        let user = percent_decode(user)?;
+        let user = url::decode_userinfo(user)?;
         o.user = (!user.is_empty()).then_some(user);
         o.password = password
-            .map(percent_decode)
+            .map(url::decode_userinfo)
             .transpose()?
             .filter(|p| !p.is_empty());
     }
     Ok(o)
-}
-
-fn percent_decode(s: &str) -> Result<String, String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = bytes
-                .get(i + 1..i + 3)
-                .and_then(|h| std::str::from_utf8(h).ok())
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or("a % in the user or password is not followed by two hex digits")?;
-            out.push(hex);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).map_err(|_| "the user or password is not UTF-8 once decoded".into())
 }
 
 /// The server's URL, without a password.
