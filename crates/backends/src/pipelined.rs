@@ -38,7 +38,7 @@ mod config;
 mod link;
 mod mux;
 mod stream;
-mod transport;
+pub(crate) mod transport;
 mod vote;
 
 pub(crate) use crate::pool::SETUP_TIMEOUT;
@@ -46,5 +46,5 @@ pub(crate) use crate::url::split_host_port;
 pub(crate) use config::{Framing, Handshake, Tls, WireConfig};
 pub(crate) use stream::addr;
 pub use transport::OpError;
-pub(crate) use transport::{settle, settled_by_the_transport, OpResult, Sockets, Transport};
+pub(crate) use transport::{settled_by_the_transport, OpResult, Sockets, Transport};
 pub(crate) use vote::vote_on_a_cache;

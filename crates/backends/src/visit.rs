@@ -1,4 +1,4 @@
-//! The visitors that turn an [`AnyBackend`](crate::AnyBackend) back into
+//! The visitors that turn an `AnyBackend` back into
 //! its concrete backend type, for code generic over it.
 
 use std::future::Future;
@@ -6,7 +6,7 @@ use std::future::Future;
 use sojourn_core::backend::Backend;
 
 /// Code generic over the backend type, run by
-/// [`AnyBackend::visit`](crate::AnyBackend::visit) with
+/// `AnyBackend::visit` with
 /// the concrete backend inside: every operation is then a direct,
 /// monomorphised call. (A visitor rather than a macro because the `#[cfg]`
 /// of each optional backend must be evaluated in this crate, against this

@@ -212,7 +212,7 @@ impl CassandraOptions {
         })
     }
 
-    /// What [`crate::cassandra::CassandraBackend::describe`] shows: the URL
+    /// What `CassandraBackend::describe` shows: the URL
     /// without its password, the consistency levels and the topology.
     pub fn describe(&self) -> String {
         let mut notes = vec![

@@ -60,7 +60,7 @@ pub(crate) struct Transport<F> {
 macro_rules! settled_by_the_transport {
     ($conn:ty) => {
         impl sojourn_core::backend::guard::Settle for $conn {
-            type Error = $crate::pipelined::OpError;
+            type Error = $crate::pipelined::transport::OpError;
 
             fn guard(&self) -> sojourn_core::backend::guard::Guard {
                 self.guard
@@ -68,9 +68,11 @@ macro_rules! settled_by_the_transport {
 
             fn settle(
                 &mut self,
-                failure: sojourn_core::backend::guard::Failure<$crate::pipelined::OpError>,
+                failure: sojourn_core::backend::guard::Failure<
+                    $crate::pipelined::transport::OpError,
+                >,
             ) -> sojourn_core::backend::Status {
-                $crate::pipelined::settle(&mut self.last_error, failure)
+                $crate::pipelined::transport::settle(&mut self.last_error, failure)
             }
 
             fn failure_text(&mut self) -> &mut Option<String> {
