@@ -44,67 +44,48 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::BytesMut;
 use sojourn_core::backend::guard::{Bodies, Failure, Guard, Read, Scan, Settle, Timer};
 use sojourn_core::backend::{
     Backend, BackendError, Extensions, FieldValue, Schema, ServerCounters, Status, Threading,
 };
 use sojourn_core::redact::redact_url;
-use sojourn_core::workload::vote::VoteVariant;
 use tokio_postgres::error::SqlState;
-use tokio_postgres::types::{to_sql_checked, IsNull, ToSql, Type};
-use tokio_postgres::{Client, Config, Statement};
-use tokio_postgres_rustls::MakeRustlsConnect;
+use tokio_postgres::{Client, Config};
 
 use crate::pool::PoolOptions;
 use crate::sql::{
-    self, checked_table, Backoff, ByShape, Dialect, Layout, Op, SqlUrl, Target, UrlRules,
-    RECONNECT_FIRST, SETUP_TIMEOUT,
+    self, checked_table, Backoff, Dialect, Layout, Op, SqlUrl, Target, RECONNECT_FIRST,
+    SETUP_TIMEOUT,
 };
-use crate::{columns, text, vote_cache, Open, OpenOptions};
+use crate::{columns, vote_cache, Open, OpenOptions};
 
 mod counters;
 mod driver;
+mod error;
 mod lean;
 mod link;
+mod options;
+mod params;
 mod script;
+mod sqlstate;
+mod statements;
 #[cfg(test)]
 mod tests;
 mod workloads;
 
-use driver::{insert_params, limit_of, update_params};
+use error::{PgError, PgResult};
 use lean::{Lean, LeanError};
 use link::{open_client, Link, Live, Pool};
-
-/// PostgreSQL's URLs. In a JDBC URL, pgjdbc's `ssl=true` means
-/// `sslmode=require`.
-const URLS: UrlRules = UrlRules {
-    schemes: &["postgres", "postgresql"],
-    database: "PostgreSQL",
-    example: "postgres://user:pass@host:port/db or jdbc:postgresql://host:port/db",
-    native: "postgresql",
-    ssl_mode: &["sslmode"],
-    ssl_ca: &["sslrootcert"],
-    jdbc_ssl: ("ssl", "require"),
-};
+use options::{Inner, URLS};
+use params::{insert_params, limit_of, update_params, Param};
+use sqlstate::{error_text, statements_stand};
+use statements::Statements;
 
 /// A PostgreSQL database.
 pub struct PostgresBackend {
     inner: Arc<Inner>,
     /// The shared sockets of the multiplexed topology, if chosen.
     pool: Option<Arc<Pool>>,
-}
-
-struct Inner {
-    config: Config,
-    tls: Option<MakeRustlsConnect>,
-    /// Whether a socket of a connection's own is served by [`Lean`]: plain
-    /// TCP to one host, for a workload of YCSB's operations (vote and
-    /// LIOPS run theirs through tokio-postgres).
-    lean: bool,
-    target: Target,
-    /// The vote run's cache (Noria's hybrid deployment).
-    cache: Option<Arc<vote_cache::Cache>>,
 }
 
 impl fmt::Debug for PostgresBackend {
@@ -209,44 +190,6 @@ impl PostgresBackend {
             .connect(open_client(&self.inner), |e| error_text(&e))
             .await
     }
-}
-
-/// A tokio-postgres error as one line: the server's message and SQLSTATE
-/// when there is one (the error's own `Display` says only "db error").
-fn error_text(e: &tokio_postgres::Error) -> String {
-    if let Some(db) = e.as_db_error() {
-        return format!(
-            "{}: {} (SQLSTATE {})",
-            db.severity(),
-            db.message(),
-            db.code().code()
-        );
-    }
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
-
-/// The SQLSTATE at the end of a failure's words (see [`error_text`]).
-fn sqlstate(words: &str) -> Option<&str> {
-    words
-        .strip_suffix(')')?
-        .rsplit_once("(SQLSTATE ")
-        .map(|(_, code)| code)
-}
-
-/// Whether a server error leaves the prepared statements as they were: a
-/// conflict that rolled the transaction back (SQLSTATE class 40), a
-/// row that broke a constraint (23) or a value the statement could not
-/// take (22) say nothing of the tables the statements were prepared on,
-/// and preparing them again would add work pgbench does not do.
-fn statements_stand(words: &str) -> bool {
-    sqlstate(words).is_some_and(|code| ["40", "23", "22"].iter().any(|c| code.starts_with(c)))
 }
 
 impl PostgresBackend {
@@ -430,70 +373,6 @@ impl Backend for PostgresBackend {
     }
 }
 
-#[derive(Default)]
-struct Statements {
-    shaped: ByShape<Statement>,
-    delete: Option<Statement>,
-    /// The vote workload's statements, by `workloads::VoteStatement`.
-    vote: [Option<(VoteVariant, Statement)>; 3],
-    /// The LIOPS select and update, and the table they were prepared for.
-    liops: Option<(String, Statement, Statement)>,
-    /// A script's statements (`-M prepared`), by their number in the run.
-    script: Vec<Option<Statement>>,
-}
-
-impl Statements {
-    /// The statement of `op` over `columns`, prepared on `client` on first
-    /// use.
-    async fn shaped(
-        &mut self,
-        client: &Client,
-        layout: &Layout,
-        op: Op,
-        columns: &[usize],
-    ) -> Result<&Statement, tokio_postgres::Error> {
-        let sql = || layout.sql(Dialect::Postgres, op, columns);
-        self.shaped
-            .get(layout, op, columns, async || client.prepare(&sql()).await)
-            .await
-    }
-}
-
-/// A parameter: the key, or a field value stored as [`crate::sql`] says
-/// (as it is in a `bytea` column of a table made by another tool).
-#[derive(Debug)]
-enum Param<'a> {
-    Key(&'a str),
-    Value(&'a [u8]),
-    Limit(i64),
-}
-
-impl ToSql for Param<'_> {
-    fn to_sql(
-        &self,
-        ty: &Type,
-        out: &mut BytesMut,
-    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        match *self {
-            Param::Key(key) => out.extend_from_slice(key.as_bytes()),
-            Param::Value(v) if *ty == Type::BYTEA || text::is_plain(v) => out.extend_from_slice(v),
-            Param::Value(v) => text::escape_into(v, out),
-            Param::Limit(n) => return n.to_sql(ty, out),
-        }
-        Ok(IsNull::No)
-    }
-
-    fn accepts(ty: &Type) -> bool {
-        // The binary form of every text type is its bytes; a limit is int8.
-        matches!(
-            *ty,
-            Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN | Type::BYTEA
-        ) || <i64 as ToSql>::accepts(ty)
-    }
-
-    to_sql_checked!();
-}
-
 /// A connection of [`PostgresBackend`], re-established when lost.
 pub struct PostgresConnection {
     inner: Arc<Inner>,
@@ -505,27 +384,6 @@ pub struct PostgresConnection {
     statements: Statements,
     last_error: Option<String>,
     cache: Option<vote_cache::Cached>,
-}
-
-type PgResult = Result<Status, PgError>;
-
-/// Why an operation failed, from either client.
-#[derive(Debug)]
-pub enum PgError {
-    Driver(tokio_postgres::Error),
-    Lean(LeanError),
-}
-
-impl From<tokio_postgres::Error> for PgError {
-    fn from(e: tokio_postgres::Error) -> PgError {
-        PgError::Driver(e)
-    }
-}
-
-impl From<LeanError> for PgError {
-    fn from(e: LeanError) -> PgError {
-        PgError::Lean(e)
-    }
 }
 
 impl PostgresConnection {

@@ -5,7 +5,8 @@
 use sojourn_core::backend::{BackendError, Schema, ServerCounters, SERVER_INSTANCE};
 use tokio_postgres::Client;
 
-use super::{error_text, PostgresBackend};
+use super::sqlstate::error_text;
+use super::PostgresBackend;
 use crate::sql::checked_table;
 
 /// `pg_stat_database` columns kept as server counters, for the whole

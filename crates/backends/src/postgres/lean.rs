@@ -30,7 +30,7 @@ use tokio_postgres::config::{Host, TargetSessionAttrs};
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Config, NoTls};
 
-use super::Param;
+use super::params::Param;
 use crate::shapes::{ByShape, Layout, Op};
 use crate::sql::{self, Dialect};
 use crate::text;
@@ -127,8 +127,8 @@ impl Lean {
                 .connect_raw(&mut tcp, NoTls)
                 .await
                 .map_err(|e| match e.as_db_error() {
-                    Some(_) => LeanError::Server(super::error_text(&e)),
-                    None => broken(super::error_text(&e)),
+                    Some(_) => LeanError::Server(super::sqlstate::error_text(&e)),
+                    None => broken(super::sqlstate::error_text(&e)),
                 })?;
         drop(client);
         drop(connection);
@@ -677,7 +677,7 @@ fn rows_of_tag(body: &[u8]) -> u64 {
         .unwrap_or(0)
 }
 
-/// An `ErrorResponse` as one line, as [`super::error_text`] words
+/// An `ErrorResponse` as one line, as [`super::sqlstate::error_text`] words
 /// tokio-postgres's: severity, message and SQLSTATE.
 fn error_text(body: &[u8]) -> String {
     let (mut severity, mut code, mut message) = ("ERROR".into(), String::new(), String::new());

@@ -11,7 +11,8 @@ use tokio::task::AbortHandle;
 use tokio_postgres::{Client, NoTls};
 
 use super::lean::Lean;
-use super::{Inner, Statements};
+use super::options::Inner;
+use super::statements::Statements;
 use crate::sql::{Backoff, RECONNECT_FIRST};
 
 /// An open client and the task driving its socket.

@@ -32,8 +32,8 @@ fn open(url: &str, props: &[(&str, &str)]) -> Result<PostgresBackend, OpenError>
 #[test]
 fn the_sqlstate_is_read_from_the_failure_s_words() {
     let words = "ERROR: could not serialize access (SQLSTATE 40001)";
-    assert_eq!(super::sqlstate(words), Some("40001"));
-    assert_eq!(super::sqlstate("timed out after 100 ms"), None);
+    assert_eq!(super::sqlstate::sqlstate(words), Some("40001"));
+    assert_eq!(super::sqlstate::sqlstate("timed out after 100 ms"), None);
     assert!(super::statements_stand(words));
     assert!(super::statements_stand(
         "ERROR: duplicate key (SQLSTATE 23505)"

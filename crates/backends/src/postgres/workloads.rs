@@ -16,7 +16,10 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Statement};
 
-use super::{error_text, PgResult, PostgresBackend, PostgresConnection, Statements};
+use super::error::PgResult;
+use super::sqlstate::error_text;
+use super::statements::Statements;
+use super::{PostgresBackend, PostgresConnection};
 use crate::sql::{self, sql_connection, Dialect, SqlOps, SETUP_TIMEOUT};
 use crate::{liops_sql, vote_cache, vote_sql};
 
