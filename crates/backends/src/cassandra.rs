@@ -612,17 +612,7 @@ async fn prepare(
 impl Settle for CassandraConnection {
     type Error = CqlError;
 
-    fn failure_text(&mut self) -> &mut Option<String> {
-        &mut self.last_error
-    }
-
-    fn guard(&self) -> Guard {
-        self.guard
-    }
-
-    fn timer(&mut self) -> Option<&mut Timer> {
-        Some(&mut self.timer)
-    }
+    crate::settle::settle_by_fields!();
 
     /// Records why. The session reconnects lost nodes itself; after a
     /// server's error the statements are prepared again, as the table

@@ -21,7 +21,6 @@
 //! at one place in the caller: every operation is then a direct,
 //! monomorphised call, with no dynamic dispatch on the hot path.
 
-use std::future::Future;
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -50,11 +49,21 @@ pub mod rocksdb;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 
+#[cfg(any(
+    feature = "redis",
+    feature = "memcached",
+    feature = "postgres",
+    feature = "mysql",
+    feature = "bigtable"
+))]
+mod backoff;
 pub mod builtin;
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "mysql"))]
 mod columns;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 mod liops_sql;
+#[cfg(any(feature = "redis", feature = "memcached"))]
+mod pipelined;
 #[cfg(any(
     feature = "redis",
     feature = "memcached",
@@ -66,21 +75,30 @@ mod liops_sql;
 pub mod pool;
 #[cfg(all(feature = "postgres", target_os = "linux"))]
 mod proc_cpu;
+#[cfg(any(
+    feature = "postgres",
+    feature = "mysql",
+    feature = "cassandra",
+    feature = "bigtable"
+))]
+mod settle;
 #[cfg(any(feature = "postgres", feature = "mysql", feature = "cassandra"))]
 mod shapes;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 mod sql;
 #[cfg(any(feature = "postgres", feature = "mysql", feature = "cassandra"))]
 mod text;
+#[cfg(any(feature = "redis", feature = "cassandra"))]
+mod tls_props;
 pub mod url;
+mod visit;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 mod vote_cache;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 mod vote_sql;
-#[cfg(any(feature = "redis", feature = "memcached"))]
-mod wire;
 
 pub use url::{accepted_forms, OpenError};
+pub use visit::{AsyncVisitor, Visitor};
 
 /// What opening a backend needs besides its URL.
 #[derive(Copy, Clone, Debug)]
@@ -188,22 +206,6 @@ impl AnyBackend {
         }
         self.visit(Describe)
     }
-}
-
-/// Code generic over the backend type, run by [`AnyBackend::visit`] with
-/// the concrete backend inside: every operation is then a direct,
-/// monomorphised call. (A visitor rather than a macro because the `#[cfg]`
-/// of each optional backend must be evaluated in this crate, against this
-/// crate's features.)
-pub trait Visitor {
-    type Output;
-    fn visit<B: Backend>(self, backend: &B) -> Self::Output;
-}
-
-/// [`Visitor`] for async code.
-pub trait AsyncVisitor {
-    type Output;
-    fn visit<B: Backend>(self, backend: &B) -> impl Future<Output = Self::Output>;
 }
 
 /// Everything made from the table of backends (see the crate

@@ -163,6 +163,8 @@ pub(crate) fn create_loop(table: &str) -> String {
     let buckets = BUCKETS;
     let exact = EXACT_US;
     let decades = DECADES;
+    let update = tally("update", "upd", "p_update_work_unit");
+    let select = tally("select", "sel", "p_work_unit");
     format!(
         r#"CREATE OR REPLACE PROCEDURE {name}(
     p_seconds float8, p_warmup float8, p_max bigint, p_update_pct int,
@@ -231,23 +233,9 @@ BEGIN
         -- Arrays count from 1; buckets from 0.
         v_b := v_b + 1;
         IF v_update THEN
-            IF v_rows = p_update_work_unit + 1 THEN
-                sql_updates := sql_updates + 1;
-                update_blk_touch_cnt := update_blk_touch_cnt + p_update_work_unit;
-                v_upd_max := greatest(v_upd_max, v_us);
-            ELSE
-                v_b := v_b + {buckets};
-            END IF;
-            v_upd[v_b] := v_upd[v_b] + 1;
+{update}
         ELSE
-            IF v_rows = p_work_unit + 1 THEN
-                sql_selects := sql_selects + 1;
-                select_blk_touch_cnt := select_blk_touch_cnt + p_work_unit;
-                v_sel_max := greatest(v_sel_max, v_us);
-            ELSE
-                v_b := v_b + {buckets};
-            END IF;
-            v_sel[v_b] := v_sel[v_b] + 1;
+{select}
         END IF;
     END LOOP;
     sql_select_max_tm := round(v_sel_max / 1e6, 8);
@@ -264,6 +252,23 @@ BEGIN
     END LOOP;
 END
 $liops$"#
+    )
+}
+
+/// The loop's count of one statement of `kind` (`select` or `update`; its
+/// arrays are named `short`), whose work unit is the parameter `unit`: the
+/// same steps for both kinds, so written once.
+fn tally(kind: &str, short: &str, unit: &str) -> String {
+    let buckets = BUCKETS;
+    format!(
+        "            IF v_rows = {unit} + 1 THEN
+                sql_{kind}s := sql_{kind}s + 1;
+                {kind}_blk_touch_cnt := {kind}_blk_touch_cnt + {unit};
+                v_{short}_max := greatest(v_{short}_max, v_us);
+            ELSE
+                v_b := v_b + {buckets};
+            END IF;
+            v_{short}[v_b] := v_{short}[v_b] + 1;"
     )
 }
 

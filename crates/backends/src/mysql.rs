@@ -41,46 +41,37 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::fmt::{self, Write as _};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use mysql_async::prelude::Queryable;
-use mysql_async::{Opts, OptsBuilder, SslOpts};
+use mysql_async::{Opts, OptsBuilder};
 use sojourn_core::backend::guard::{Bodies, Failure, Guard, Read, Scan, Settle, Timer};
 use sojourn_core::backend::{
     Backend, BackendError, Extensions, FieldValue, Row, Schema, ServerCounters, Status,
 };
 use sojourn_core::redact::redact_url;
-use sojourn_core::workload::capability::Runs;
-use sojourn_core::workload::liops::{Liops, LiopsConfig, LiopsRow, FILLER_WIDTH};
-use sojourn_core::workload::vote::{ArticleRow, Vote, VoteVariant};
+use sojourn_core::workload::liops::{LiopsRow, FILLER_WIDTH};
+use sojourn_core::workload::vote::{ArticleRow, VoteVariant};
 
 use crate::sql::{
     self, checked_table, sql_connection, Backoff, ByShape, Dialect, Hidden, Layout, Op, SqlOps,
-    SqlUrl, Target, UrlRules,
+    SqlUrl, Target, RECONNECT_FIRST,
 };
 use crate::{columns, liops_sql, pool, text, vote_cache, vote_sql, Open, OpenOptions};
 
 mod conn;
-mod error;
+mod options;
+mod protocol;
 mod row;
 mod script;
+#[cfg(test)]
+mod tests;
+mod workloads;
 
 use conn::{Conn, Param, Statement};
+use options::{SslMode, URLS};
 use row::{Cell, Row as MyRow};
-
-/// MySQL's and MariaDB's URLs. In a JDBC URL, Connector/J's `useSSL=true`
-/// means `ssl-mode=required`.
-const URLS: UrlRules = UrlRules {
-    schemes: &["mysql", "mariadb"],
-    database: "MySQL",
-    example: "mysql://user:pass@host:port/db or jdbc:mysql://host:port/db",
-    native: "mysql",
-    ssl_mode: &["ssl-mode", "sslmode", "ssl_mode"],
-    ssl_ca: &["ssl-ca", "sslca", "ssl_ca", "sslrootcert"],
-    jdbc_ssl: ("usessl", "required"),
-};
 
 /// MySQL's error for a table that does not exist.
 const ER_NO_SUCH_TABLE: u16 = 1146;
@@ -221,85 +212,6 @@ impl MysqlBackend {
     }
 }
 
-/// `ssl-mode` and `ssl-ca`, checked once for both clients: mysql_async's
-/// (setup) and sojourn's own (the workers').
-enum SslMode {
-    Disabled,
-    /// Encrypted, certificate not checked.
-    Required,
-    /// The chain checked against the authorities of the PEM file.
-    VerifyCa(String),
-    /// The chain and the host name.
-    VerifyIdentity(String),
-}
-
-impl SslMode {
-    /// From `ssl-mode` (case and `-`/`_` do not matter) and `ssl-ca`.
-    fn parse(mode: Option<&str>, ca: Option<String>) -> Result<SslMode, String> {
-        let mode = mode
-            .unwrap_or("disabled")
-            .to_ascii_lowercase()
-            .replace('-', "_");
-        let with_ca = |ca: Option<String>| {
-            ca.ok_or_else(|| {
-                format!("ssl-mode={mode} needs ssl-ca=PATH (a PEM file of the CA certificates)")
-            })
-        };
-        Ok(match mode.as_str() {
-            "disabled" | "disable" => SslMode::Disabled,
-            "required" | "require" => SslMode::Required,
-            "verify_ca" => SslMode::VerifyCa(with_ca(ca)?),
-            "verify_identity" | "verify_full" => SslMode::VerifyIdentity(with_ca(ca)?),
-            other => {
-                return Err(format!(
-                    "ssl-mode={other} is not one of disabled, required, verify_ca, verify_identity"
-                ))
-            }
-        })
-    }
-
-    /// mysql_async's settings.
-    fn for_setup(&self) -> Option<SslOpts> {
-        let with_ca = |ca: &str| {
-            SslOpts::default()
-                .with_root_certs(vec![PathBuf::from(ca).into()])
-                .with_disable_built_in_roots(true)
-        };
-        let opts = match self {
-            SslMode::Disabled => return None,
-            SslMode::Required => SslOpts::default().with_danger_accept_invalid_certs(true),
-            SslMode::VerifyCa(ca) => with_ca(ca).with_danger_skip_domain_validation(true),
-            SslMode::VerifyIdentity(ca) => with_ca(ca),
-        };
-        // mysql_async builds its rustls configuration with the process-wide
-        // crypto provider; make it ring (the one compiled in) unless another
-        // part of the program chose one already.
-        sojourn_tls::install_default_provider();
-        Some(opts)
-    }
-
-    /// The workers' TLS for a server at `host`.
-    fn for_workers(&self, host: &str) -> Result<Option<conn::Tls>, String> {
-        let provider = sojourn_tls::provider();
-        let verifier = match self {
-            SslMode::Disabled => return Ok(None),
-            SslMode::Required => sojourn_tls::accept_any_certificate(&provider),
-            SslMode::VerifyCa(ca) => sojourn_tls::ignore_host_name(
-                &provider,
-                sojourn_tls::chain_verifier(&provider, ca, "ssl-ca")?,
-            ),
-            SslMode::VerifyIdentity(ca) => sojourn_tls::chain_verifier(&provider, ca, "ssl-ca")?,
-        };
-        let config = sojourn_tls::with_verifier(&provider, verifier)?;
-        let server_name = rustls::pki_types::ServerName::try_from(host.to_string())
-            .map_err(|_| format!("TLS: {host} is not a valid server name"))?;
-        Ok(Some(conn::Tls {
-            connector: tokio_rustls::TlsConnector::from(Arc::new(config)),
-            server_name,
-        }))
-    }
-}
-
 /// Give up on a connection whose state is unknown: tell the server we
 /// are leaving, but never wait long for a server that may be stalled.
 fn abandon(conn: Conn) {
@@ -422,7 +334,7 @@ impl Backend for MysqlBackend {
             layout: Layout::new(table, schema.field_count()),
             texts: Texts::default(),
             conn: Some(conn),
-            backoff: Backoff::new(),
+            backoff: Backoff::new(RECONNECT_FIRST),
             last_error: None,
             cache: vote_cache::connect(self.inner.cache.as_ref(), &schema).await?,
         })
@@ -608,17 +520,7 @@ impl MysqlConnection {
 impl Settle for MysqlConnection {
     type Error = conn::Error;
 
-    fn failure_text(&mut self) -> &mut Option<String> {
-        &mut self.last_error
-    }
-
-    fn guard(&self) -> Guard {
-        self.guard
-    }
-
-    fn timer(&mut self) -> Option<&mut Timer> {
-        Some(&mut self.timer)
-    }
+    crate::settle::settle_by_fields!();
 
     /// Records why, and gives up a connection whose state is unknown: it
     /// timed out, broke, or the server says it cannot go on.
@@ -871,127 +773,3 @@ impl SqlOps for MysqlConnection {
 }
 
 sql_connection!(MysqlConnection);
-
-impl Runs<Vote> for MysqlBackend {
-    async fn prepare_tables(&self, variant: &VoteVariant, drop: bool) -> Result<(), BackendError> {
-        let variant = *variant;
-        self.setup_batch(&vote_sql::setup(Dialect::Mysql, variant, drop))
-            .await?;
-        match &self.inner.cache {
-            Some(cache) => cache.prepare(drop).await,
-            None => Ok(()),
-        }
-    }
-    async fn tables_empty(&self, variant: &VoteVariant) -> Result<Option<bool>, BackendError> {
-        let variant = *variant;
-        let empty = self.nothing_in(vote_sql::ANY_ARTICLE).await?;
-        if variant == VoteVariant::Precomputed {
-            let mut conn = self.setup_conn().await?;
-            let probe: Result<Option<i64>, _> = conn.query_first(vote_sql::VOTES_COLUMN).await;
-            let _ = conn.disconnect().await;
-            match probe {
-                Ok(_) => {}
-                Err(mysql_async::Error::Server(e)) if e.code == ER_NO_SUCH_TABLE => {}
-                Err(mysql_async::Error::Server(e)) if e.code == ER_BAD_FIELD_ERROR => {
-                    return Err(self.setup_error(vote_sql::made_for_join()));
-                }
-                Err(e) => return Err(self.setup_error(e)),
-            }
-        }
-        Ok(empty)
-    }
-}
-
-impl Runs<Liops> for MysqlBackend {
-    async fn prepare_tables(&self, cfg: &LiopsConfig, drop: bool) -> Result<(), BackendError> {
-        // No stored-procedure loop here: refused before anything is made.
-        cfg.refuse_server_loop(&self.describe())?;
-        self.setup_batch(&liops_sql::setup(Dialect::Mysql, cfg, drop))
-            .await
-    }
-    async fn tables_empty(&self, cfg: &LiopsConfig) -> Result<Option<bool>, BackendError> {
-        cfg.refuse_server_loop(&self.describe())?;
-        self.nothing_in(&sql::any_row(&cfg.table(1))).await
-    }
-    async fn finish_load(&self, cfg: &LiopsConfig) -> Result<(), BackendError> {
-        let mut conn = self.setup_conn().await?;
-        let mut statements = Vec::new();
-        for table in cfg.tables() {
-            // MySQL has no CREATE INDEX IF NOT EXISTS: look first.
-            let present: Result<Option<i64>, _> = conn
-                .exec_first(
-                    "SELECT COUNT(*) FROM information_schema.statistics \
-                     WHERE table_schema = DATABASE() AND table_name = ? AND index_name = ?",
-                    (table.as_str(), liops_sql::index_name(&table)),
-                )
-                .await;
-            match present {
-                Ok(Some(n)) if n > 0 => {}
-                Ok(_) => statements.push(liops_sql::create_index(Dialect::Mysql, &table)),
-                Err(e) => {
-                    let _ = conn.disconnect().await;
-                    return Err(self.setup_error(e));
-                }
-            }
-            statements.push(liops_sql::analyze(Dialect::Mysql, &table));
-        }
-        let _ = conn.disconnect().await;
-        self.setup_batch(&statements).await
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use sojourn_core::properties::Properties;
-
-    use super::*;
-    use crate::OpenError;
-
-    fn open(url: &str, props: &[(&str, &str)]) -> Result<MysqlBackend, OpenError> {
-        let mut p = Properties::new();
-        for (k, v) in props {
-            p.set(k, v, sojourn_core::properties::Origin::CommandLine);
-        }
-        MysqlBackend::open(url, &OpenOptions::new(&p))
-    }
-
-    #[test]
-    fn urls() {
-        let b = open("mysql://u:secret@127.0.0.1:3307/db", &[]).unwrap();
-        let o = &b.inner.opts;
-        assert_eq!(o.user(), Some("u"));
-        assert_eq!(o.pass(), Some("secret"));
-        assert_eq!(o.tcp_port(), 3307);
-        assert_eq!(o.db_name(), Some("db"));
-        assert!(o.client_found_rows());
-        assert!(!o.prefer_socket());
-        assert!(o.ssl_opts().is_none());
-        assert!(!b.describe().contains("secret"));
-        assert!(!format!("{b:?}").contains("secret"));
-
-        let b = open(
-            "jdbc:mysql://h:3306/ycsb?rewriteBatchedStatements=true&useSSL=true",
-            &[
-                ("db.user", "ju"),
-                ("db.passwd", "jp"),
-                ("timeout.ms", "300"),
-            ],
-        )
-        .unwrap();
-        let o = &b.inner.opts;
-        assert_eq!((o.user(), o.pass()), (Some("ju"), Some("jp")));
-        assert_eq!(o.db_name(), Some("ycsb"));
-        assert!(o.ssl_opts().is_some());
-        assert_eq!(b.timeout(), Duration::from_millis(300));
-
-        let b = open("mariadb://h/db?password=p%40ss&stmt_cache_size=5", &[]).unwrap();
-        assert_eq!(b.inner.opts.pass(), Some("p@ss"));
-        assert_eq!(b.inner.opts.stmt_cache_size(), 5);
-
-        assert!(open("mysql://h/db?ssl-mode=VERIFY_IDENTITY", &[]).is_err());
-        assert!(open("mysql://h/db?ssl-mode=bogus", &[]).is_err());
-        assert!(open("postgres://h/db", &[]).is_err());
-        let err = open("mysql://u:hunter2@h/db?nosuchoption=1", &[]).unwrap_err();
-        assert!(!err.to_string().contains("hunter2"), "{err}");
-    }
-}

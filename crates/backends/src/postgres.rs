@@ -44,65 +44,48 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::BytesMut;
 use sojourn_core::backend::guard::{Bodies, Failure, Guard, Read, Scan, Settle, Timer};
 use sojourn_core::backend::{
     Backend, BackendError, Extensions, FieldValue, Schema, ServerCounters, Status, Threading,
-    SERVER_INSTANCE,
 };
 use sojourn_core::redact::redact_url;
-use sojourn_core::workload::vote::VoteVariant;
 use tokio_postgres::error::SqlState;
-use tokio_postgres::types::{to_sql_checked, IsNull, ToSql, Type};
-use tokio_postgres::{Client, Config, Statement};
-use tokio_postgres_rustls::MakeRustlsConnect;
+use tokio_postgres::{Client, Config};
 
 use crate::pool::PoolOptions;
 use crate::sql::{
-    self, checked_table, Backoff, ByShape, Dialect, Layout, Op, SqlUrl, Target, UrlRules,
+    self, checked_table, Backoff, Dialect, Layout, Op, SqlUrl, Target, RECONNECT_FIRST,
     SETUP_TIMEOUT,
 };
-use crate::{columns, text, vote_cache, Open, OpenOptions};
+use crate::{columns, vote_cache, Open, OpenOptions};
 
+mod counters;
 mod driver;
+mod error;
 mod lean;
 mod link;
+mod options;
+mod params;
 mod script;
+mod sqlstate;
+mod statements;
+#[cfg(test)]
+mod tests;
 mod workloads;
 
-use driver::{insert_params, limit_of, update_params};
+use error::{PgError, PgResult};
 use lean::{Lean, LeanError};
 use link::{open_client, Link, Live, Pool};
-
-/// PostgreSQL's URLs. In a JDBC URL, pgjdbc's `ssl=true` means
-/// `sslmode=require`.
-const URLS: UrlRules = UrlRules {
-    schemes: &["postgres", "postgresql"],
-    database: "PostgreSQL",
-    example: "postgres://user:pass@host:port/db or jdbc:postgresql://host:port/db",
-    native: "postgresql",
-    ssl_mode: &["sslmode"],
-    ssl_ca: &["sslrootcert"],
-    jdbc_ssl: ("ssl", "require"),
-};
+use options::{Inner, URLS};
+use params::{insert_params, limit_of, update_params, Param};
+use sqlstate::{error_text, statements_stand};
+use statements::Statements;
 
 /// A PostgreSQL database.
 pub struct PostgresBackend {
     inner: Arc<Inner>,
     /// The shared sockets of the multiplexed topology, if chosen.
     pool: Option<Arc<Pool>>,
-}
-
-struct Inner {
-    config: Config,
-    tls: Option<MakeRustlsConnect>,
-    /// Whether a socket of a connection's own is served by [`Lean`]: plain
-    /// TCP to one host, for a workload of YCSB's operations (vote and
-    /// LIOPS run theirs through tokio-postgres).
-    lean: bool,
-    target: Target,
-    /// The vote run's cache (Noria's hybrid deployment).
-    cache: Option<Arc<vote_cache::Cache>>,
 }
 
 impl fmt::Debug for PostgresBackend {
@@ -209,76 +192,6 @@ impl PostgresBackend {
     }
 }
 
-/// A tokio-postgres error as one line: the server's message and SQLSTATE
-/// when there is one (the error's own `Display` says only "db error").
-fn error_text(e: &tokio_postgres::Error) -> String {
-    if let Some(db) = e.as_db_error() {
-        return format!(
-            "{}: {} (SQLSTATE {})",
-            db.severity(),
-            db.message(),
-            db.code().code()
-        );
-    }
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
-
-/// The SQLSTATE at the end of a failure's words (see [`error_text`]).
-fn sqlstate(words: &str) -> Option<&str> {
-    words
-        .strip_suffix(')')?
-        .rsplit_once("(SQLSTATE ")
-        .map(|(_, code)| code)
-}
-
-/// Whether a server error leaves the prepared statements as they were: a
-/// conflict that rolled the transaction back (SQLSTATE class 40), a
-/// row that broke a constraint (23) or a value the statement could not
-/// take (22) say nothing of the tables the statements were prepared on,
-/// and preparing them again would add work pgbench does not do.
-fn statements_stand(words: &str) -> bool {
-    sqlstate(words).is_some_and(|code| ["40", "23", "22"].iter().any(|c| code.starts_with(c)))
-}
-
-/// `pg_stat_database` columns kept as server counters, for the whole
-/// database (catalog work and autovacuum included): blocks read from outside
-/// shared buffers and found in them, rows returned by scans and fetched by
-/// index, rows written, commits.
-const DATABASE_COUNTERS: [&str; 9] = [
-    "blks_read",
-    "blks_hit",
-    "tup_returned",
-    "tup_fetched",
-    "tup_inserted",
-    "tup_updated",
-    "tup_deleted",
-    "xact_commit",
-    "xact_rollback",
-];
-
-/// The benchmark table's own counters (`pg_stat_user_tables`,
-/// `pg_statio_user_tables`), named `table_...`: unlike the database's they
-/// move only with the benchmark's work, so a read-only run shows exactly
-/// zero writes even when autovacuum analyses a catalog meanwhile.
-const TABLE_COUNTERS: [(&str, &str); 9] = [
-    ("t.seq_tup_read", "table_seq_tup_read"),
-    ("t.idx_tup_fetch", "table_idx_tup_fetch"),
-    ("t.idx_scan", "table_idx_scan"),
-    ("t.n_tup_ins", "table_tup_inserted"),
-    ("t.n_tup_upd", "table_tup_updated"),
-    ("t.n_tup_del", "table_tup_deleted"),
-    ("t.n_tup_hot_upd", "table_tup_hot_updated"),
-    ("io.heap_blks_read", "table_heap_blks_read"),
-    ("io.heap_blks_hit", "table_heap_blks_hit"),
-];
-
 impl PostgresBackend {
     /// Run setup statements in order on a client of their own; no time
     /// limit but the server's (an index build over a large table takes
@@ -307,93 +220,6 @@ impl PostgresBackend {
             Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(Some(true)),
             Err(e) => Err(self.setup_error(error_text(&e))),
         }
-    }
-
-    /// [`Backend::server_counters`] over `client`.
-    async fn counters_on(
-        &self,
-        client: &Client,
-        schema: &Schema,
-    ) -> Result<Option<ServerCounters>, BackendError> {
-        let err = |e: tokio_postgres::Error| self.setup_error(error_text(&e));
-        // PostgreSQL 15+ keeps each backend's counts in backend-local memory
-        // and publishes them when the backend goes idle at most once a
-        // second (or after 10 s idle): a new connection reads what has been
-        // published, so up to a second of the workers' latest work may be
-        // missing from a reading. That is why this is a per-phase figure,
-        // not a per-interval one. `pg_stat_clear_snapshot` makes sure a
-        // cached snapshot (stats_fetch_consistency) is never reused.
-        client
-            .batch_execute("SELECT pg_stat_clear_snapshot()")
-            .await
-            .map_err(err)?;
-        let mut c = ServerCounters::new();
-        let cols = DATABASE_COUNTERS
-            .iter()
-            .map(|n| format!("{n}::float8"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let row = client
-            .query_one(
-                &format!(
-                    "SELECT {cols}, pg_backend_pid(), \
-                     extract(epoch FROM pg_postmaster_start_time())::float8 \
-                     FROM pg_stat_database WHERE datname = current_database()"
-                ),
-                &[],
-            )
-            .await
-            .map_err(err)?;
-        for (i, name) in DATABASE_COUNTERS.iter().enumerate() {
-            let v: Option<f64> = row.try_get(i).map_err(|e| self.setup_error(e))?;
-            c.set(name, v.unwrap_or(0.0));
-        }
-        let own_pid: i32 = row
-            .try_get(DATABASE_COUNTERS.len())
-            .map_err(|e| self.setup_error(e))?;
-        // The postmaster's start, to the microsecond: another one means the
-        // server restarted between two readings.
-        let started: f64 = row
-            .try_get(DATABASE_COUNTERS.len() + 1)
-            .map_err(|e| self.setup_error(e))?;
-        c.set(SERVER_INSTANCE, started);
-        if checked_table(schema).is_ok() {
-            // Summed over the workload's tables (LIOPS has one per schema).
-            let cols = TABLE_COUNTERS
-                .iter()
-                .map(|(col, _)| format!("COALESCE(sum({col}), 0)::float8"))
-                .collect::<Vec<_>>()
-                .join(", ");
-            // Unquoted names fold to lower case, as in `prepare`.
-            let names: Vec<String> = schema.tables().map(str::to_ascii_lowercase).collect();
-            let row = client
-                .query_one(
-                    &format!(
-                        "SELECT count(*), {cols} FROM pg_stat_user_tables t \
-                         JOIN pg_statio_user_tables io USING (relid) \
-                         WHERE t.schemaname = current_schema() AND t.relname = ANY($1)"
-                    ),
-                    &[&names],
-                )
-                .await
-                .map_err(err)?;
-            let found: i64 = row.try_get(0).map_err(|e| self.setup_error(e))?;
-            if found > 0 {
-                for (i, (_, name)) in TABLE_COUNTERS.iter().enumerate() {
-                    let v: f64 = row.try_get(i + 1).map_err(|e| self.setup_error(e))?;
-                    c.set(name, v);
-                }
-            }
-        }
-        #[cfg(target_os = "linux")]
-        if self.is_local() {
-            if let Some(cpu) = crate::proc_cpu::server_cpu_s(own_pid as u32, "postgres") {
-                c.set("server_cpu_s", cpu);
-            }
-        }
-        #[cfg(not(target_os = "linux"))]
-        let _ = own_pid;
-        Ok(Some(c))
     }
 
     /// [`Backend::prepare`] of `table` over `client`.
@@ -443,22 +269,6 @@ impl PostgresBackend {
             .map_err(|e| self.setup_error(error_text(&e)))?;
         let columns: Vec<String> = rows.iter().filter_map(|r| r.try_get(0).ok()).collect();
         columns::check(table, &columns, schema.field_count()).map_err(|e| self.setup_error(e))
-    }
-
-    /// Whether the server runs on this machine, so its processes' CPU time
-    /// can be read from /proc. Loopback or a Unix socket only: a server
-    /// elsewhere may have process ids that mean something else here.
-    fn is_local(&self) -> bool {
-        self.inner.config.get_hosts().iter().all(|h| match h {
-            tokio_postgres::config::Host::Tcp(name) => {
-                name == "localhost"
-                    || name
-                        .parse::<std::net::IpAddr>()
-                        .is_ok_and(|ip| ip.is_loopback())
-            }
-            #[cfg(unix)]
-            tokio_postgres::config::Host::Unix(_) => true,
-        })
     }
 }
 
@@ -520,12 +330,12 @@ impl Backend for PostgresBackend {
                 let opened = Lean::open(&self.inner.config);
                 Link::Lean {
                     conn: Some(self.inner.target.connect(opened, |e| e.to_string()).await?),
-                    backoff: Backoff::new(),
+                    backoff: Backoff::new(RECONNECT_FIRST),
                 }
             }
             None => Link::Own {
                 live: Some(self.setup_client().await?),
-                backoff: Backoff::new(),
+                backoff: Backoff::new(RECONNECT_FIRST),
             },
             Some(pool) => {
                 let slot = pool.next.fetch_add(1, Ordering::Relaxed) % pool.slots.len();
@@ -563,70 +373,6 @@ impl Backend for PostgresBackend {
     }
 }
 
-#[derive(Default)]
-struct Statements {
-    shaped: ByShape<Statement>,
-    delete: Option<Statement>,
-    /// The vote workload's statements, by `workloads::VoteStatement`.
-    vote: [Option<(VoteVariant, Statement)>; 3],
-    /// The LIOPS select and update, and the table they were prepared for.
-    liops: Option<(String, Statement, Statement)>,
-    /// A script's statements (`-M prepared`), by their number in the run.
-    script: Vec<Option<Statement>>,
-}
-
-impl Statements {
-    /// The statement of `op` over `columns`, prepared on `client` on first
-    /// use.
-    async fn shaped(
-        &mut self,
-        client: &Client,
-        layout: &Layout,
-        op: Op,
-        columns: &[usize],
-    ) -> Result<&Statement, tokio_postgres::Error> {
-        let sql = || layout.sql(Dialect::Postgres, op, columns);
-        self.shaped
-            .get(layout, op, columns, async || client.prepare(&sql()).await)
-            .await
-    }
-}
-
-/// A parameter: the key, or a field value stored as [`crate::sql`] says
-/// (as it is in a `bytea` column of a table made by another tool).
-#[derive(Debug)]
-enum Param<'a> {
-    Key(&'a str),
-    Value(&'a [u8]),
-    Limit(i64),
-}
-
-impl ToSql for Param<'_> {
-    fn to_sql(
-        &self,
-        ty: &Type,
-        out: &mut BytesMut,
-    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        match *self {
-            Param::Key(key) => out.extend_from_slice(key.as_bytes()),
-            Param::Value(v) if *ty == Type::BYTEA || text::is_plain(v) => out.extend_from_slice(v),
-            Param::Value(v) => text::escape_into(v, out),
-            Param::Limit(n) => return n.to_sql(ty, out),
-        }
-        Ok(IsNull::No)
-    }
-
-    fn accepts(ty: &Type) -> bool {
-        // The binary form of every text type is its bytes; a limit is int8.
-        matches!(
-            *ty,
-            Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN | Type::BYTEA
-        ) || <i64 as ToSql>::accepts(ty)
-    }
-
-    to_sql_checked!();
-}
-
 /// A connection of [`PostgresBackend`], re-established when lost.
 pub struct PostgresConnection {
     inner: Arc<Inner>,
@@ -638,27 +384,6 @@ pub struct PostgresConnection {
     statements: Statements,
     last_error: Option<String>,
     cache: Option<vote_cache::Cached>,
-}
-
-type PgResult = Result<Status, PgError>;
-
-/// Why an operation failed, from either client.
-#[derive(Debug)]
-pub enum PgError {
-    Driver(tokio_postgres::Error),
-    Lean(LeanError),
-}
-
-impl From<tokio_postgres::Error> for PgError {
-    fn from(e: tokio_postgres::Error) -> PgError {
-        PgError::Driver(e)
-    }
-}
-
-impl From<LeanError> for PgError {
-    fn from(e: LeanError) -> PgError {
-        PgError::Lean(e)
-    }
 }
 
 impl PostgresConnection {
@@ -710,17 +435,7 @@ impl PostgresConnection {
 impl Settle for PostgresConnection {
     type Error = PgError;
 
-    fn failure_text(&mut self) -> &mut Option<String> {
-        &mut self.last_error
-    }
-
-    fn guard(&self) -> Guard {
-        self.guard
-    }
-
-    fn timer(&mut self) -> Option<&mut Timer> {
-        Some(&mut self.timer)
-    }
+    crate::settle::settle_by_fields!();
 
     /// Records why, and repairs what the failure may have broken: a
     /// connection whose state is unknown is given up.
@@ -757,11 +472,9 @@ impl Settle for PostgresConnection {
 impl Bodies for PostgresConnection {
     // Each body serves the lean client inline and sends the other client's
     // work through a boxed future: that path's state (tokio-postgres'
-    // queries, several hundred bytes) would otherwise size every
-    // operation's future, which each layer above copies when it starts one
-    // (boxing it here more than halved the read's future, from the worker
-    // down). The box is one allocation next to the several tokio-postgres
-    // makes per query.
+    // queries) is large and would otherwise size every operation's future,
+    // which each layer above copies when it starts one. The box is one
+    // allocation next to the several tokio-postgres makes per query.
     async fn read_now(&mut self, read: Read<'_>) -> PgResult {
         let Some((lean, layout)) = self.lean().await? else {
             return Box::pin(self.driver_read(read)).await;
@@ -860,108 +573,5 @@ impl Bodies for PostgresConnection {
         if let Some(live) = self.link.current() {
             live.publish_stats(self.inner.target.timeout).await;
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use sojourn_core::properties::Properties;
-    use tokio_postgres::config::SslMode;
-
-    use super::*;
-    use crate::OpenError;
-
-    /// The backend of `url` and `props`, for a run of `workers` connections.
-    fn open_for(
-        url: &str,
-        props: &[(&str, &str)],
-        workers: usize,
-    ) -> Result<PostgresBackend, OpenError> {
-        let mut p = Properties::new();
-        for (k, v) in props {
-            p.set(k, v, sojourn_core::properties::Origin::CommandLine);
-        }
-        PostgresBackend::open(
-            url,
-            &OpenOptions {
-                workers,
-                ..OpenOptions::new(&p)
-            },
-        )
-    }
-
-    fn open(url: &str, props: &[(&str, &str)]) -> Result<PostgresBackend, OpenError> {
-        open_for(url, props, 1)
-    }
-
-    #[test]
-    fn the_sqlstate_is_read_from_the_failure_s_words() {
-        let words = "ERROR: could not serialize access (SQLSTATE 40001)";
-        assert_eq!(super::sqlstate(words), Some("40001"));
-        assert_eq!(super::sqlstate("timed out after 100 ms"), None);
-        assert!(super::statements_stand(words));
-        assert!(super::statements_stand(
-            "ERROR: duplicate key (SQLSTATE 23505)"
-        ));
-        assert!(!super::statements_stand(
-            "ERROR: relation \"t\" does not exist (SQLSTATE 42P01)"
-        ));
-        assert!(!super::statements_stand("the server closed the connection"));
-    }
-    #[test]
-    fn urls() {
-        let b = open("postgres://u:secret@127.0.0.1:5439/db", &[]).unwrap();
-        assert_eq!(b.inner.config.get_user(), Some("u"));
-        assert_eq!(b.inner.config.get_password(), Some(&b"secret"[..]));
-        assert_eq!(b.inner.config.get_ports(), &[5439]);
-        assert_eq!(b.inner.config.get_dbname(), Some("db"));
-        assert!(b.inner.tls.is_none());
-        assert!(!b.describe().contains("secret"));
-        assert!(!format!("{b:?}").contains("secret"));
-        assert_eq!(b.timeout(), crate::pool::DEFAULT_TIMEOUT);
-
-        let b = open(
-            "jdbc:postgresql://h:5432/ycsb?reWriteBatchedInserts=true&ssl=true",
-            &[
-                ("db.user", "ju"),
-                ("db.passwd", "jp"),
-                ("timeout.ms", "250"),
-            ],
-        )
-        .unwrap();
-        assert_eq!(b.inner.config.get_user(), Some("ju"));
-        assert_eq!(b.inner.config.get_password(), Some(&b"jp"[..]));
-        assert_eq!(b.inner.config.get_dbname(), Some("ycsb"));
-        assert!(b.inner.tls.is_some());
-        assert_eq!(b.inner.config.get_ssl_mode(), SslMode::Require);
-        assert_eq!(b.timeout(), Duration::from_millis(250));
-
-        // The URL's password wins over db.passwd; query parameters are
-        // percent-decoded; application_name passes through.
-        let b = open(
-            "postgresql://h/db?password=p%40ss&application_name=x&sslmode=require",
-            &[("db.passwd", "other")],
-        )
-        .unwrap();
-        assert_eq!(b.inner.config.get_password(), Some(&b"p@ss"[..]));
-        assert_eq!(b.inner.config.get_application_name(), Some("x"));
-        assert!(!b.describe().contains("p%40ss"), "{}", b.describe());
-
-        assert!(open("postgres://h/db?sslmode=verify-full", &[]).is_err());
-        assert!(open("postgres://h/db?sslmode=bogus", &[]).is_err());
-        assert!(open("postgres://h/db", &[("timeout.ms", "0")]).is_err());
-        assert!(open("mysql://h/db", &[]).is_err());
-
-        let b = open_for("postgres://h/db", &[("connections", "2")], 16).unwrap();
-        assert_eq!(
-            b.describe(),
-            "postgres://h/db (16 in flight over 2 connections)"
-        );
-        assert_eq!(b.pool.as_ref().map(|p| p.slots.len()), Some(2));
-        let b = open_for("postgres://h/db", &[("connections", "4")], 4).unwrap();
-        assert!(b.pool.is_none());
-        assert!(open("postgres://h/db", &[("connections", "0")]).is_err());
-        let err = open("postgres://u:hunter2@h/db?nosuchoption=1", &[]).unwrap_err();
-        assert!(!err.to_string().contains("hunter2"), "{err}");
     }
 }

@@ -534,37 +534,11 @@ impl Layout {
     }
 }
 
-/// Delays between attempts to re-establish a lost connection: doubling
-/// from [`Backoff::FIRST`] up to [`Backoff::MAX`], back to the first after
-/// a success.
-#[derive(Debug)]
-pub(crate) struct Backoff {
-    next_attempt: tokio::time::Instant,
-    delay: Duration,
-}
+pub(crate) use crate::backoff::Backoff;
 
-impl Backoff {
-    pub(crate) const FIRST: Duration = Duration::from_millis(50);
-    pub(crate) const MAX: Duration = Duration::from_secs(1);
-
-    pub(crate) fn new() -> Backoff {
-        Backoff {
-            next_attempt: tokio::time::Instant::now(),
-            delay: Self::FIRST,
-        }
-    }
-
-    /// Wait until an attempt is due, and book the one after it.
-    pub(crate) async fn wait_turn(&mut self) {
-        tokio::time::sleep_until(self.next_attempt).await;
-        self.next_attempt = tokio::time::Instant::now() + self.delay;
-        self.delay = (self.delay * 2).min(Self::MAX);
-    }
-
-    pub(crate) fn succeeded(&mut self) {
-        self.delay = Self::FIRST;
-    }
-}
+/// The first wait after a failed attempt to re-establish a lost
+/// connection.
+pub(crate) const RECONNECT_FIRST: Duration = Duration::from_millis(50);
 
 #[cfg(test)]
 mod tests {

@@ -36,6 +36,7 @@ use sojourn_core::backend::{Backend, BackendError, FieldValue, Fields, Row, Sche
 
 use crate::{columns, url, Open, OpenOptions};
 
+mod command;
 mod script;
 
 /// How long a statement waits for another connection's write lock before
@@ -455,7 +456,7 @@ struct Request {
     out: Vec<FieldValue>,
     rows: Vec<Row>,
     /// A script's command (see `script.rs`), run when `scripted`.
-    script: Option<Box<script::Command>>,
+    script: Option<Box<command::Command>>,
     scripted: bool,
     result: Option<rusqlite::Result<Status>>,
 }

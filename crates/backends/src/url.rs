@@ -115,7 +115,7 @@ pub fn accepted_forms() -> String {
 
 /// What a URL names.
 #[derive(Debug)]
-enum Target<'a> {
+enum Named<'a> {
     /// A backend compiled in, and the URL it reads.
     Backend(&'static Registration, &'a str),
     /// A bare name of YCSB's JDBC binding: the URL is the `db.url`
@@ -134,12 +134,12 @@ pub(crate) fn resolve<'a>(
 ) -> Result<(&'static Registration, &'a str), OpenError> {
     let url = url.trim();
     match parse(url)? {
-        Target::Backend(r, url) => Ok((r, url)),
-        Target::DbUrl { family } => db_url(url, family, props),
+        Named::Backend(r, url) => Ok((r, url)),
+        Named::DbUrl { family } => db_url(url, family, props),
     }
 }
 
-fn parse(url: &str) -> Result<Target<'_>, OpenError> {
+fn parse(url: &str) -> Result<Named<'_>, OpenError> {
     let url = url.trim();
     let (scheme, rest) = match url.split_once(':') {
         Some((scheme, rest)) if is_scheme(scheme) => (scheme, Some(rest)),
@@ -149,7 +149,7 @@ fn parse(url: &str) -> Result<Target<'_>, OpenError> {
     let lower = scheme.to_ascii_lowercase();
     let found = if lower == "jdbc" {
         let Some(rest) = rest else {
-            return Ok(Target::DbUrl { family: None });
+            return Ok(Named::DbUrl { family: None });
         };
         let sub = rest.split_once(':').map_or(rest, |(s, _)| s);
         let found = Registration::by_scheme(&sub.to_ascii_lowercase()).filter(|r| r.jdbc);
@@ -158,8 +158,8 @@ fn parse(url: &str) -> Result<Target<'_>, OpenError> {
         Registration::by_scheme(&lower)
     };
     match found {
-        Some(r) if r.jdbc && rest.is_none() => Ok(Target::DbUrl { family: Some(r) }),
-        Some(r) if r.compiled => Ok(Target::Backend(r, url)),
+        Some(r) if r.jdbc && rest.is_none() => Ok(Named::DbUrl { family: Some(r) }),
+        Some(r) if r.compiled => Ok(Named::Backend(r, url)),
         Some(r) => Err(OpenError::NotCompiled {
             // The JDBC forms name the backend only through its scheme.
             scheme: if r.jdbc { r.name() } else { scheme }.to_string(),
@@ -193,7 +193,7 @@ fn db_url<'p>(
         });
     };
     match parse(db_url)? {
-        Target::Backend(r, url) if r.jdbc => match family {
+        Named::Backend(r, url) if r.jdbc => match family {
             Some(want) if want.kind != r.kind => Err(invalid(
                 db_url,
                 format!("db.url names another database than `{name}`"),
@@ -275,6 +275,29 @@ fn is_scheme(s: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
+/// A user or password from a URL, percent-decoded.
+#[cfg(any(feature = "redis", feature = "cassandra"))]
+pub(crate) fn decode_userinfo(s: &str) -> Result<String, String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = bytes
+                .get(i + 1..i + 3)
+                .and_then(|h| std::str::from_utf8(h).ok())
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or("a % in the user or password is not followed by two hex digits")?;
+            out.push(hex);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| "the user or password is not UTF-8 once decoded".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,11 +306,11 @@ mod tests {
     /// family asked for.
     fn named(url: &str) -> Option<String> {
         match parse(url).ok()? {
-            Target::Backend(r, given) => {
+            Named::Backend(r, given) => {
                 assert_eq!(given, url.trim());
                 Some(r.schemes[0].to_string())
             }
-            Target::DbUrl { family } => Some(format!(
+            Named::DbUrl { family } => Some(format!(
                 "db.url for {}",
                 family.map_or("jdbc", |r| r.schemes[0])
             )),

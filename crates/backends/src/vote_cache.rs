@@ -199,7 +199,7 @@ fn parse_entry(id: u64, value: &[u8], out: &mut ArticleRow) -> bool {
 }
 
 /// Why a cache call failed, as the operation's status.
-fn failed(e: crate::wire::OpError) -> Status {
+fn failed(e: crate::pipelined::OpError) -> Status {
     e.status
 }
 
@@ -309,6 +309,15 @@ pub(crate) fn describe(db: String, cache: Option<&Arc<Cache>>) -> String {
     match cache {
         Some(c) => format!("{db} behind the cache {}", c.describe()),
         None => db,
+    }
+}
+
+/// Empty the cache with `drop`, or check that it answers, if the backend
+/// has one: the vote tables' setup after the database's.
+pub(crate) async fn prepare(cache: Option<&Arc<Cache>>, drop: bool) -> Result<(), BackendError> {
+    match cache {
+        Some(cache) => cache.prepare(drop).await,
+        None => Ok(()),
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use googleapis_tonic_google_bigtable_v2::google::bigtable::v2 as data;
-use sojourn_backends::bigtable::{BigtableConfig, Target};
+use sojourn_backends::bigtable::{BigtableConfig, Server};
 use sojourn_backends::{open, AnyBackend, BigtableBackend, OpenOptions};
 use sojourn_core::backend::{Backend, BackendError, Connection, Fields, Schema, Status};
 use sojourn_core::properties::Properties;
@@ -42,10 +42,10 @@ async fn conforms_on_a_current_thread_runtime() {
 /// a backend that would otherwise talk to Google with `key_file`: the
 /// tests do not set it (the CLI tests set it for the child only), but a
 /// user's shell may, and the tests must hold either way.
-fn expected_target(key_file: Option<&str>) -> Target {
+fn expected_target(key_file: Option<&str>) -> Server {
     match std::env::var(sojourn_backends::bigtable::EMULATOR_ENV) {
-        Ok(host) if !host.trim().is_empty() => Target::Emulator(host.trim().to_string()),
-        _ => Target::Google {
+        Ok(host) if !host.trim().is_empty() => Server::Emulator(host.trim().to_string()),
+        _ => Server::Google {
             key_file: key_file.map(str::to_string),
         },
     }

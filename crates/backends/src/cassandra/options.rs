@@ -4,7 +4,6 @@
 //! `cassandra.*`), and the run's properties.
 
 use std::num::NonZeroUsize;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use scylla::statement::Consistency;
@@ -12,7 +11,7 @@ use sojourn_core::properties::{Properties, PropertyError};
 use sojourn_core::redact::redact_url;
 
 use crate::pool::{self, PoolOptions, SETUP_TIMEOUT};
-use crate::{url, OpenOptions};
+use crate::{tls_props, url, OpenOptions};
 
 /// CQL's native protocol port.
 pub const DEFAULT_PORT: u16 = 9042;
@@ -213,7 +212,7 @@ impl CassandraOptions {
         })
     }
 
-    /// What [`crate::cassandra::CassandraBackend::describe`] shows: the URL
+    /// What `CassandraBackend::describe` shows: the URL
     /// without its password, the consistency levels and the topology.
     pub fn describe(&self) -> String {
         let mut notes = vec![
@@ -286,8 +285,8 @@ fn parse_url(
                 None => (info, None),
             };
             (
-                Some(percent_decode(u)?).filter(|u| !u.is_empty()),
-                p.map(percent_decode).transpose()?,
+                Some(url::decode_userinfo(u)?).filter(|u| !u.is_empty()),
+                p.map(url::decode_userinfo).transpose()?,
             )
         }
     };
@@ -333,53 +332,21 @@ pub fn check_name(what: &str, name: &str) -> Result<(), String> {
     }
 }
 
-fn percent_decode(s: &str) -> Result<String, String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = s
-                .get(i + 1..i + 3)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or("a % in the user or password is not followed by two hex digits")?;
-            out.push(hex);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).map_err(|_| "the user or password is not UTF-8 once decoded".into())
-}
-
 /// TLS from `cassandra.useSSL` (YCSB's) or any `cassandra.tls.*`.
 fn tls(props: &Properties) -> Result<Option<TlsOptions>, String> {
-    let prop = |e: PropertyError| e.to_string();
-    let on = props.get_bool("cassandra.useSSL", false).map_err(prop)?;
-    let path = |key: &str| props.get(key).map(|v| PathBuf::from(v.trim()));
-    let tls = TlsOptions {
-        ca: path("cassandra.tls.ca"),
-        cert: path("cassandra.tls.cert"),
-        key: path("cassandra.tls.key"),
-        insecure: props
-            .get_bool("cassandra.tls.insecure", false)
-            .map_err(prop)?,
-    };
+    let on = props
+        .get_bool("cassandra.useSSL", false)
+        .map_err(|e: PropertyError| e.to_string())?;
+    let tls = tls_props::client_files(props, "cassandra")?;
     if !on {
-        if let Some((key, _)) = props.iter().find(|(k, _)| k.starts_with("cassandra.tls.")) {
+        if let Some(key) = tls_props::stray_key(props, "cassandra") {
             return Err(format!(
                 "{key} is set but TLS is not on; add -p cassandra.useSSL=true"
             ));
         }
         return Ok(None);
     }
-    if tls.cert.is_some() != tls.key.is_some() {
-        return Err(
-            "cassandra.tls.cert and cassandra.tls.key go together (a client certificate and its key)"
-                .into(),
-        );
-    }
+    tls_props::check_pair(&tls, "cassandra")?;
     Ok(Some(tls))
 }
 

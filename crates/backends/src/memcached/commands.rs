@@ -10,8 +10,10 @@ use sojourn_core::backend::{BackendError, Status};
 use sojourn_core::workload::capability::Runs;
 use sojourn_core::workload::commands::{Args, CommandConnection, Commands, CommandsSetup};
 
-use super::{first_line, reply_err, MemcachedBackend, MemcachedConnection};
-use crate::wire::{OpError, OpResult};
+use super::connection::MemcachedConnection;
+use super::protocol::{first_line, reply_err};
+use super::MemcachedBackend;
+use crate::pipelined::{OpError, OpResult};
 
 /// The commands memcached's text protocol runs here, by how they are sent.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -16,10 +16,10 @@ use sojourn_core::backend::{BackendError, Status};
 use sojourn_core::workload::capability::Runs;
 use sojourn_core::workload::vote::{ArticleRow, Vote, VoteVariant};
 
-use super::{
-    first_line, parse_get, reply_err, value_length, MemcachedBackend, MemcachedConnection,
-};
-use crate::wire::{OpError, OpResult};
+use super::connection::MemcachedConnection;
+use super::protocol::{first_line, parse_get, reply_err, value_length};
+use super::MemcachedBackend;
+use crate::pipelined::{OpError, OpResult};
 
 /// `article:{id}` or `votes:{id}` appended to `out`.
 fn key(out: &mut Vec<u8>, item: &[u8], id: u64) {
@@ -181,7 +181,7 @@ impl Runs<Vote> for MemcachedBackend {
     }
 }
 
-crate::wire::vote_on_a_cache!(MemcachedConnection);
+crate::pipelined::vote_on_a_cache!(MemcachedConnection);
 
 #[cfg(test)]
 mod tests {

@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use super::error::Error;
+use super::protocol::{lenenc, Error};
 
 /// One value of a row, borrowed from the connection's buffer.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -233,40 +233,6 @@ impl<'a> Cells<'a> {
     }
 }
 
-/// A length-encoded integer at the start of `b`: its value and its size.
-pub(super) fn lenenc(b: &[u8]) -> Option<(u64, usize)> {
-    let le = |n: usize| -> Option<u64> {
-        let bytes = b.get(1..1 + n)?;
-        let mut v = [0u8; 8];
-        v[..n].copy_from_slice(bytes);
-        Some(u64::from_le_bytes(v))
-    };
-    match *b.first()? {
-        0xfc => Some((le(2)?, 3)),
-        0xfd => Some((le(3)?, 4)),
-        0xfe => Some((le(8)?, 9)),
-        n => Some((n as u64, 1)),
-    }
-}
-
-pub(super) fn put_lenenc(out: &mut Vec<u8>, v: u64) {
-    match v {
-        0..=250 => out.push(v as u8),
-        251..=0xffff => {
-            out.push(0xfc);
-            out.extend_from_slice(&(v as u16).to_le_bytes());
-        }
-        0x1_0000..=0xff_ffff => {
-            out.push(0xfd);
-            out.extend_from_slice(&(v as u32).to_le_bytes()[..3]);
-        }
-        _ => {
-            out.push(0xfe);
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-    }
-}
-
 /// A column definition's name (what the result calls it: its alias where
 /// it has one).
 pub(super) fn column_name(p: &[u8]) -> Result<String, Error> {
@@ -309,6 +275,7 @@ pub(super) fn column_definition(p: &[u8]) -> Result<Column, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mysql::protocol::put_lenenc;
 
     #[test]
     fn length_encoded_integers_round_trip() {

@@ -8,7 +8,9 @@ use sojourn_core::backend::guard::{Read, Scan};
 use sojourn_core::backend::{FieldValue, Row, Status};
 use tokio_postgres::types::{FromSql, Type};
 
-use super::{Param, PgResult, PostgresConnection};
+use super::error::PgResult;
+use super::params::{insert_params, limit_of, update_params, Param};
+use super::PostgresConnection;
 use crate::shapes::Op;
 use crate::sql::{self, Dialect};
 use crate::text;
@@ -42,33 +44,6 @@ fn push_fields(
         }
     }
     Ok(())
-}
-
-/// A scan's `LIMIT`.
-pub(super) fn limit_of(scan: &Scan<'_>) -> i64 {
-    i64::try_from(scan.count).unwrap_or(i64::MAX)
-}
-
-/// An update's parameters: the values set, then the key.
-pub(super) fn update_params<'p>(
-    key: &'p str,
-    values: &'p [FieldValue],
-) -> impl ExactSizeIterator<Item = Param<'p>> {
-    (0..values.len() + 1).map(move |i| match values.get(i) {
-        Some(v) => Param::Value(&v.value),
-        None => Param::Key(key),
-    })
-}
-
-/// An insert's parameters: the key, then the values.
-pub(super) fn insert_params<'p>(
-    key: &'p str,
-    values: &'p [FieldValue],
-) -> impl ExactSizeIterator<Item = Param<'p>> {
-    (0..values.len() + 1).map(move |i| match i.checked_sub(1) {
-        None => Param::Key(key),
-        Some(v) => Param::Value(&values[v].value),
-    })
 }
 
 impl PostgresConnection {

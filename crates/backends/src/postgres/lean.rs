@@ -7,10 +7,10 @@
 //! Why not tokio-postgres here: it serves a client through a task of its
 //! own, so that a query is a request sent to that task over a channel, a
 //! reply channel made per query, the task's wake-ups both ways and a
-//! `Row` allocated per row. On workload C over 16 connections that was
-//! 1.5 µs of the client's 3.5 µs of user time per operation, and made the
-//! client cost more CPU per operation than pgbench (libpq) does; this path
-//! costs what pgbench does or less (`bench/peers.py`). tokio-postgres still
+//! `Row` allocated per row. That was a large share of the client's CPU time
+//! per operation, and made the client cost more CPU per operation than
+//! pgbench (libpq) does; this path costs what pgbench does or less
+//! (`bench/peers.py`). tokio-postgres still
 //! makes the connection (its handshake and authentication, on our socket,
 //! see [`Lean::open`]) and serves everything else: TLS, several hosts,
 //! shared sockets, setup, and the vote and LIOPS workloads.
@@ -30,7 +30,7 @@ use tokio_postgres::config::{Host, TargetSessionAttrs};
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Config, NoTls};
 
-use super::Param;
+use super::params::Param;
 use crate::shapes::{ByShape, Layout, Op};
 use crate::sql::{self, Dialect};
 use crate::text;
@@ -127,8 +127,8 @@ impl Lean {
                 .connect_raw(&mut tcp, NoTls)
                 .await
                 .map_err(|e| match e.as_db_error() {
-                    Some(_) => LeanError::Server(super::error_text(&e)),
-                    None => broken(super::error_text(&e)),
+                    Some(_) => LeanError::Server(super::sqlstate::error_text(&e)),
+                    None => broken(super::sqlstate::error_text(&e)),
                 })?;
         drop(client);
         drop(connection);
@@ -677,7 +677,7 @@ fn rows_of_tag(body: &[u8]) -> u64 {
         .unwrap_or(0)
 }
 
-/// An `ErrorResponse` as one line, as [`super::error_text`] words
+/// An `ErrorResponse` as one line, as [`super::sqlstate::error_text`] words
 /// tokio-postgres's: severity, message and SQLSTATE.
 fn error_text(body: &[u8]) -> String {
     let (mut severity, mut code, mut message) = ("ERROR".into(), String::new(), String::new());

@@ -11,8 +11,9 @@ use tokio::task::AbortHandle;
 use tokio_postgres::{Client, NoTls};
 
 use super::lean::Lean;
-use super::{Inner, Statements};
-use crate::sql::Backoff;
+use super::options::Inner;
+use super::statements::Statements;
+use crate::sql::{Backoff, RECONNECT_FIRST};
 
 /// An open client and the task driving its socket.
 pub(super) struct Live {
@@ -123,7 +124,7 @@ impl Link {
             // properties said YCSB's): the socket is handed over for good.
             *self = Link::Own {
                 live: None,
-                backoff: Backoff::new(),
+                backoff: Backoff::new(RECONNECT_FIRST),
             };
         }
         match self {
@@ -159,10 +160,14 @@ impl Link {
                         if let Some(old) = s.live.take() {
                             old.abandon();
                         }
-                        let backoff = s.backoff.get_or_insert_with(Backoff::new);
+                        let backoff = s
+                            .backoff
+                            .get_or_insert_with(|| Backoff::new(RECONNECT_FIRST));
                         backoff.wait_turn().await;
                         let live = Box::pin(open_client(inner)).await?;
-                        s.backoff.get_or_insert_with(Backoff::new).succeeded();
+                        s.backoff
+                            .get_or_insert_with(|| Backoff::new(RECONNECT_FIRST))
+                            .succeeded();
                         s.generation += 1;
                         s.live = Some(Arc::new(live));
                     }

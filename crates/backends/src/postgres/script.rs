@@ -16,8 +16,10 @@ use sojourn_core::workload::script::{
 use tokio_postgres::types::{to_sql_checked, Format, IsNull, Kind, ToSql, Type};
 use tokio_postgres::{Client, Row, SimpleQueryMessage};
 
+use super::error::PgResult;
 use super::link::Link;
-use super::{error_text, PgResult, PostgresBackend, PostgresConnection};
+use super::sqlstate::error_text;
+use super::{PostgresBackend, PostgresConnection};
 use crate::sql::SETUP_TIMEOUT;
 
 /// A parameter as libpq's text parameters are: no type (the server infers
@@ -249,7 +251,7 @@ impl ScriptConnection for PostgresConnection {
     fn conflicted(&mut self) -> bool {
         self.failure_text()
             .as_deref()
-            .and_then(super::sqlstate)
+            .and_then(super::sqlstate::sqlstate)
             .is_some_and(|code| code == "40001" || code == "40P01")
     }
 

@@ -16,7 +16,10 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Statement};
 
-use super::{error_text, PgResult, PostgresBackend, PostgresConnection, Statements};
+use super::error::PgResult;
+use super::sqlstate::error_text;
+use super::statements::Statements;
+use super::{PostgresBackend, PostgresConnection};
 use crate::sql::{self, sql_connection, Dialect, SqlOps, SETUP_TIMEOUT};
 use crate::{liops_sql, vote_cache, vote_sql};
 
@@ -211,13 +214,9 @@ sql_connection!(PostgresConnection);
 
 impl Runs<Vote> for PostgresBackend {
     async fn prepare_tables(&self, variant: &VoteVariant, drop: bool) -> Result<(), BackendError> {
-        let variant = *variant;
-        self.setup_batch(&vote_sql::setup(Dialect::Postgres, variant, drop))
+        self.setup_batch(&vote_sql::setup(Dialect::Postgres, *variant, drop))
             .await?;
-        match &self.inner.cache {
-            Some(cache) => cache.prepare(drop).await,
-            None => Ok(()),
-        }
+        vote_cache::prepare(self.inner.cache.as_ref(), drop).await
     }
     async fn tables_empty(&self, variant: &VoteVariant) -> Result<Option<bool>, BackendError> {
         let variant = *variant;

@@ -9,9 +9,10 @@ use sojourn_core::backend::{BackendError, Status};
 use sojourn_core::workload::capability::Runs;
 use sojourn_core::workload::commands::{Args, CommandConnection, Commands, CommandsSetup};
 
+use super::connection::{server_err, RedisConnection};
 use super::resp;
-use super::{server_err, RedisBackend, RedisConnection};
-use crate::wire::OpResult;
+use super::RedisBackend;
+use crate::pipelined::OpResult;
 
 /// What a reply says of the command's outcome.
 fn outcome(reply: &[u8]) -> OpResult<Status> {

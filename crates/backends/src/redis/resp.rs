@@ -3,7 +3,7 @@
 //! connection over with `HELLO 3`), and walking a reply's items without
 //! allocating.
 
-use crate::wire::Framing;
+use crate::pipelined::Framing;
 
 /// Replies framed as RESP2 (what Redis, Valkey and Tair speak unless a
 /// client asks for RESP3 with `HELLO 3`, which sojourn never does).

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use rustls::pki_types::ServerName;
 
-use super::TlsOptions;
-use crate::wire::Tls;
+use super::options::TlsOptions;
+use crate::pipelined::Tls;
 
 /// The connector and server name for connecting to `host` with `o`.
 pub(crate) fn config(host: &str, o: &TlsOptions) -> Result<Tls, String> {

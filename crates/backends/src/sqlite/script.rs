@@ -4,72 +4,15 @@
 //! it is on PostgreSQL), a simple query's text run as the statements it
 //! holds; pgbench's tables in SQLite's dialect.
 
-use rusqlite::types::ValueRef;
 use sojourn_core::backend::guard::call;
 use sojourn_core::backend::{BackendError, Status};
 use sojourn_core::workload::capability::Runs;
 use sojourn_core::workload::script::{
-    Dialect, Kept, KeptResult, Protocol, Query, Script, ScriptConnection, Tables,
+    Dialect, Kept, Protocol, Query, Script, ScriptConnection, Tables,
 };
 
+use super::command::Command;
 use super::{open, SqliteBackend, SqliteConnection};
-
-/// One script command as the connection's thread runs it, and what it
-/// kept.
-pub(super) struct Command {
-    text: String,
-    params: Vec<Option<String>>,
-    simple: bool,
-    keep: bool,
-    /// Every row kept, not only the last.
-    every: bool,
-    kept: Kept,
-}
-
-impl Command {
-    pub(super) fn run(&mut self, conn: &rusqlite::Connection) -> rusqlite::Result<Status> {
-        self.kept.results.clear();
-        if self.simple && !self.keep {
-            // Several statements may stand in one simple query (`\;`).
-            conn.execute_batch(&self.text)?;
-            return Ok(Status::Ok);
-        }
-        let mut stmt = conn.prepare_cached(&self.text)?;
-        for (i, p) in self.params.iter().enumerate() {
-            stmt.raw_bind_parameter(i + 1, p.as_deref())?;
-        }
-        let columns: Vec<String> = stmt.column_names().iter().map(|c| c.to_string()).collect();
-        let mut result = KeptResult {
-            columns,
-            ..KeptResult::default()
-        };
-        let mut rows = stmt.raw_query();
-        while let Some(row) = rows.next()? {
-            if self.keep {
-                let values = (0..result.columns.len())
-                    .map(|i| text_of(row.get_ref(i)))
-                    .collect();
-                result.add_row(values, self.every);
-            } else {
-                result.rows += 1;
-            }
-        }
-        if self.keep {
-            self.kept.results.push(result);
-        }
-        Ok(Status::Ok)
-    }
-}
-
-/// A column as text, as a server would send it.
-fn text_of(v: rusqlite::Result<ValueRef<'_>>) -> Option<String> {
-    match v.ok()? {
-        ValueRef::Null => None,
-        ValueRef::Integer(i) => Some(i.to_string()),
-        ValueRef::Real(r) => Some(r.to_string()),
-        ValueRef::Text(t) | ValueRef::Blob(t) => Some(String::from_utf8_lossy(t).into_owned()),
-    }
-}
 
 impl SqliteConnection {
     async fn script_now(&mut self, q: &Query<'_>, kept: &mut Kept) -> rusqlite::Result<Status> {
