@@ -61,7 +61,7 @@ use scylla::policies::load_balancing::{NodeIdentifier, SingleTargetLoadBalancing
 use scylla::response::PagingState;
 use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::unprepared::Statement;
-use sojourn_core::backend::guard::{Bodies, Failure, Guard, Read, Scan, Settle, Timer};
+use sojourn_core::backend::guard::{Failure, Guard, Operations, Read, Scan, Settle, Timer};
 use sojourn_core::backend::{
     Backend, BackendError, Extensions, FieldValue, Row, Schema, ServerCounters, Status, Threading,
     SERVER_INSTANCE,
@@ -631,8 +631,8 @@ impl Settle for CassandraConnection {
     }
 }
 
-impl Bodies for CassandraConnection {
-    async fn read_now(&mut self, read: Read<'_>) -> CqlResult {
+impl Operations for CassandraConnection {
+    async fn read_op(&mut self, read: Read<'_>) -> CqlResult {
         let Shaped {
             session,
             table,
@@ -659,7 +659,7 @@ impl Bodies for CassandraConnection {
         Ok(Status::Ok)
     }
 
-    async fn scan_now(&mut self, scan: Scan<'_>) -> CqlResult {
+    async fn scan_op(&mut self, scan: Scan<'_>) -> CqlResult {
         if scan.count == 0 {
             // CQL refuses LIMIT 0.
             return Ok(Status::Ok);
@@ -701,7 +701,7 @@ impl Bodies for CassandraConnection {
         }
     }
 
-    async fn update_now(&mut self, key: &str, values: &[FieldValue]) -> CqlResult {
+    async fn update_op(&mut self, key: &str, values: &[FieldValue]) -> CqlResult {
         if values.is_empty() {
             // Nothing to set: the answer is only whether the record exists.
             let mut out = Vec::new();
@@ -710,16 +710,16 @@ impl Bodies for CassandraConnection {
                 fields: sojourn_core::backend::Fields::Some(&[]),
                 out: &mut out,
             };
-            return self.read_now(read).await;
+            return self.read_op(read).await;
         }
         self.write(Op::Update, key, values).await
     }
 
-    async fn insert_now(&mut self, key: &str, values: &[FieldValue]) -> CqlResult {
+    async fn insert_op(&mut self, key: &str, values: &[FieldValue]) -> CqlResult {
         self.write(Op::Insert, key, values).await
     }
 
-    async fn delete_now(&mut self, key: &str) -> CqlResult {
+    async fn delete_op(&mut self, key: &str) -> CqlResult {
         if self.statements.delete.is_none() {
             let cql = self.table.delete();
             let stmt =

@@ -46,7 +46,7 @@ use std::time::Duration;
 
 use mysql_async::prelude::Queryable;
 use mysql_async::{Opts, OptsBuilder};
-use sojourn_core::backend::guard::{Bodies, Failure, Guard, Read, Scan, Settle, Timer};
+use sojourn_core::backend::guard::{Failure, Guard, Operations, Read, Scan, Settle, Timer};
 use sojourn_core::backend::{
     Backend, BackendError, Extensions, FieldValue, Row, Schema, ServerCounters, Status,
 };
@@ -539,8 +539,8 @@ impl Settle for MysqlConnection {
     }
 }
 
-impl Bodies for MysqlConnection {
-    async fn read_now(&mut self, read: Read<'_>) -> MyResult {
+impl Operations for MysqlConnection {
+    async fn read_op(&mut self, read: Read<'_>) -> MyResult {
         let (conn, texts, layout) = self.session().await?;
         let columns = layout.columns(read.fields);
         let stmt = texts.statement(conn, layout, Op::Read, columns).await?;
@@ -554,7 +554,7 @@ impl Bodies for MysqlConnection {
         Ok(Status::found(found))
     }
 
-    async fn scan_now(&mut self, scan: Scan<'_>) -> MyResult {
+    async fn scan_op(&mut self, scan: Scan<'_>) -> MyResult {
         let (conn, texts, layout) = self.session().await?;
         let columns = layout.columns(scan.fields);
         let stmt = texts.statement(conn, layout, Op::Scan, columns).await?;
@@ -578,7 +578,7 @@ impl Bodies for MysqlConnection {
         Ok(Status::Ok)
     }
 
-    async fn update_now(&mut self, key: &str, values: &[FieldValue]) -> MyResult {
+    async fn update_op(&mut self, key: &str, values: &[FieldValue]) -> MyResult {
         let (conn, texts, layout) = self.session().await?;
         if values.is_empty() {
             // Nothing to set: the answer is only whether the record exists.
@@ -602,7 +602,7 @@ impl Bodies for MysqlConnection {
         Ok(Status::found(affected > 0))
     }
 
-    async fn insert_now(&mut self, key: &str, values: &[FieldValue]) -> MyResult {
+    async fn insert_op(&mut self, key: &str, values: &[FieldValue]) -> MyResult {
         let (conn, texts, layout) = self.session().await?;
         layout.write(values);
         let stmt = texts
@@ -616,7 +616,7 @@ impl Bodies for MysqlConnection {
         Ok(Status::Ok)
     }
 
-    async fn delete_now(&mut self, key: &str) -> MyResult {
+    async fn delete_op(&mut self, key: &str) -> MyResult {
         let (conn, texts, layout) = self.session().await?;
         if texts.delete.is_empty() {
             texts.delete = sql::delete(Dialect::Mysql, layout.table());

@@ -44,7 +44,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use sojourn_core::backend::guard::{Bodies, Failure, Guard, Read, Scan, Settle, Timer};
+use sojourn_core::backend::guard::{Failure, Guard, Operations, Read, Scan, Settle, Timer};
 use sojourn_core::backend::{
     Backend, BackendError, Extensions, FieldValue, Schema, ServerCounters, Status, Threading,
 };
@@ -469,13 +469,13 @@ impl Settle for PostgresConnection {
     }
 }
 
-impl Bodies for PostgresConnection {
+impl Operations for PostgresConnection {
     // Each body serves the lean client inline and sends the other client's
     // work through a boxed future: that path's state (tokio-postgres'
     // queries) is large and would otherwise size every operation's future,
     // which each layer above copies when it starts one. The box is one
     // allocation next to the several tokio-postgres makes per query.
-    async fn read_now(&mut self, read: Read<'_>) -> PgResult {
+    async fn read_op(&mut self, read: Read<'_>) -> PgResult {
         let Some((lean, layout)) = self.lean().await? else {
             return Box::pin(self.driver_read(read)).await;
         };
@@ -490,7 +490,7 @@ impl Bodies for PostgresConnection {
         Ok(Status::found(found))
     }
 
-    async fn scan_now(&mut self, scan: Scan<'_>) -> PgResult {
+    async fn scan_op(&mut self, scan: Scan<'_>) -> PgResult {
         let Some((lean, layout)) = self.lean().await? else {
             return Box::pin(self.driver_scan(scan)).await;
         };
@@ -504,7 +504,7 @@ impl Bodies for PostgresConnection {
         Ok(Status::Ok)
     }
 
-    async fn update_now(&mut self, key: &str, values: &[FieldValue]) -> PgResult {
+    async fn update_op(&mut self, key: &str, values: &[FieldValue]) -> PgResult {
         let Some((lean, layout)) = self.lean().await? else {
             return Box::pin(self.driver_update(key, values)).await;
         };
@@ -532,7 +532,7 @@ impl Bodies for PostgresConnection {
         Ok(Status::found(changed > 0))
     }
 
-    async fn insert_now(&mut self, key: &str, values: &[FieldValue]) -> PgResult {
+    async fn insert_op(&mut self, key: &str, values: &[FieldValue]) -> PgResult {
         let Some((lean, layout)) = self.lean().await? else {
             return Box::pin(self.driver_insert(key, values)).await;
         };
@@ -543,7 +543,7 @@ impl Bodies for PostgresConnection {
         Ok(Status::Ok)
     }
 
-    async fn delete_now(&mut self, key: &str) -> PgResult {
+    async fn delete_op(&mut self, key: &str) -> PgResult {
         let Some((lean, layout)) = self.lean().await? else {
             return Box::pin(self.driver_delete(key)).await;
         };
@@ -551,7 +551,7 @@ impl Bodies for PostgresConnection {
         Ok(Status::found(changed > 0))
     }
 
-    async fn publish_stats_now(&mut self) {
+    async fn publish_stats_op(&mut self) {
         // Within the operation timeout; a broken link is not reopened for
         // this.
         let limit = self.inner.target.timeout;

@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use ::rocksdb::{ColumnFamily, DBPinnableSlice, Options, ReadOptions, WriteOptions, DB};
-use sojourn_core::backend::guard::{Bodies, Failure, Guard, Read, Scan, Settle};
+use sojourn_core::backend::guard::{Failure, Guard, Operations, Read, Scan, Settle};
 use sojourn_core::backend::{
     Backend, BackendError, FieldValue, Fields, Row, Schema, Status, Threading,
 };
@@ -592,8 +592,8 @@ impl RocksConnection {
     }
 }
 
-impl Bodies for RocksConnection {
-    async fn read_now(&mut self, read: Read<'_>) -> RocksResult {
+impl Operations for RocksConnection {
+    async fn read_op(&mut self, read: Read<'_>) -> RocksResult {
         let (table, schema, scratch) = self.table()?;
         let Some(record) = table.get(read.key)? else {
             return Ok(Status::NotFound);
@@ -604,7 +604,7 @@ impl Bodies for RocksConnection {
         Ok(Status::Ok)
     }
 
-    async fn scan_now(&mut self, scan: Scan<'_>) -> RocksResult {
+    async fn scan_op(&mut self, scan: Scan<'_>) -> RocksResult {
         let (table, schema, scratch) = self.table()?;
         if scan.count == 0 {
             return Ok(Status::Ok);
@@ -631,7 +631,7 @@ impl Bodies for RocksConnection {
         Ok(Status::Ok)
     }
 
-    async fn update_now(&mut self, key: &str, values: &[FieldValue]) -> RocksResult {
+    async fn update_op(&mut self, key: &str, values: &[FieldValue]) -> RocksResult {
         if !lengths_ok(values) {
             return Ok(Status::BadRequest);
         }
@@ -668,7 +668,7 @@ impl Bodies for RocksConnection {
         Ok(Status::Ok)
     }
 
-    async fn insert_now(&mut self, key: &str, values: &[FieldValue]) -> RocksResult {
+    async fn insert_op(&mut self, key: &str, values: &[FieldValue]) -> RocksResult {
         if !lengths_ok(values) {
             return Ok(Status::BadRequest);
         }
@@ -684,7 +684,7 @@ impl Bodies for RocksConnection {
         Ok(Status::Ok)
     }
 
-    async fn delete_now(&mut self, key: &str) -> RocksResult {
+    async fn delete_op(&mut self, key: &str) -> RocksResult {
         let (table, _, _) = self.table()?;
         let _guard = table.lock(key);
         if table.get(key)?.is_none() {

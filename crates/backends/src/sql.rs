@@ -22,7 +22,7 @@ use std::future::Future;
 use std::time::Duration;
 
 pub(crate) use sojourn_core::backend::guard::call;
-use sojourn_core::backend::guard::Bodies;
+use sojourn_core::backend::guard::Operations;
 use sojourn_core::backend::Extensions;
 use sojourn_core::backend::{Schema, Status};
 use sojourn_core::workload::capability::Runs;
@@ -33,9 +33,9 @@ pub(crate) use crate::pool::{Target, SETUP_TIMEOUT};
 pub(crate) use crate::shapes::{ByShape, Layout, Op};
 
 /// The bodies of a connection's vote and LIOPS operations (YCSB's five are
-/// its [`Bodies`]), each without the guard, which [`sql_connection!`] puts
+/// its [`Operations`]), each without the guard, which [`sql_connection!`] puts
 /// around them.
-pub(crate) trait SqlOps: Bodies {
+pub(crate) trait SqlOps: Operations {
     /// The limit of one batch of a LIOPS load: longer than an operation's.
     fn load_timeout(&self) -> Duration;
 

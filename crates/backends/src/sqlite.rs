@@ -31,7 +31,7 @@ use std::time::Duration;
 
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{OpenFlags, OptionalExtension, ToSql};
-use sojourn_core::backend::guard::{Bodies, Failure, Guard, Read, Scan, Settle};
+use sojourn_core::backend::guard::{Failure, Guard, Operations, Read, Scan, Settle};
 use sojourn_core::backend::{Backend, BackendError, FieldValue, Fields, Row, Schema, Status};
 
 use crate::{columns, url, Open, OpenOptions};
@@ -568,8 +568,8 @@ impl Request {
     }
 }
 
-impl Bodies for SqliteConnection {
-    async fn read_now(&mut self, read: Read<'_>) -> rusqlite::Result<Status> {
+impl Operations for SqliteConnection {
+    async fn read_op(&mut self, read: Read<'_>) -> rusqlite::Result<Status> {
         let (status, request) = self
             .call(|r| {
                 r.aim(Some(Op::Read), read.key);
@@ -581,7 +581,7 @@ impl Bodies for SqliteConnection {
         Ok(status)
     }
 
-    async fn scan_now(&mut self, scan: Scan<'_>) -> rusqlite::Result<Status> {
+    async fn scan_op(&mut self, scan: Scan<'_>) -> rusqlite::Result<Status> {
         let (status, request) = self
             .call(|r| {
                 r.aim(Some(Op::Scan), scan.start_key);
@@ -594,15 +594,15 @@ impl Bodies for SqliteConnection {
         Ok(status)
     }
 
-    async fn update_now(&mut self, key: &str, values: &[FieldValue]) -> rusqlite::Result<Status> {
+    async fn update_op(&mut self, key: &str, values: &[FieldValue]) -> rusqlite::Result<Status> {
         self.write(Op::Update, key, values).await
     }
 
-    async fn insert_now(&mut self, key: &str, values: &[FieldValue]) -> rusqlite::Result<Status> {
+    async fn insert_op(&mut self, key: &str, values: &[FieldValue]) -> rusqlite::Result<Status> {
         self.write(Op::Insert, key, values).await
     }
 
-    async fn delete_now(&mut self, key: &str) -> rusqlite::Result<Status> {
+    async fn delete_op(&mut self, key: &str) -> rusqlite::Result<Status> {
         let (status, _) = self.call(|r| r.aim(None, key)).await?;
         Ok(status)
     }

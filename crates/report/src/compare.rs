@@ -20,8 +20,8 @@
 //! change is `better` or `worse` accordingly, anything else `unchanged`.
 
 use hdrhistogram::Histogram;
-use sojourn_core::op::OpKind;
 use sojourn_core::histograms::{enough_samples, percentile_ci, samples_needed, Stats};
+use sojourn_core::op::OpKind;
 use sojourn_core::stats::{
     batch_means, interval_bootstrap, student_t_quantile, welch, MeanEstimate,
 };

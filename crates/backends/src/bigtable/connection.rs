@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use http::Uri;
-use sojourn_core::backend::guard::{self, Bodies, Guard, Read, Scan, Settle, Timer};
+use sojourn_core::backend::guard::{self, Guard, Operations, Read, Scan, Settle, Timer};
 use sojourn_core::backend::{FieldValue, Fields, Row, Schema, Status};
 
 use super::channel::{Channel, Failure};
@@ -126,16 +126,16 @@ impl BigtableConnection {
     }
 }
 
-impl Bodies for BigtableConnection {
-    async fn insert_now(&mut self, key: &str, values: &[FieldValue]) -> Result<Status, Failure> {
+impl Operations for BigtableConnection {
+    async fn insert_op(&mut self, key: &str, values: &[FieldValue]) -> Result<Status, Failure> {
         self.mutate(key, false, true, values).await
     }
 
-    async fn delete_now(&mut self, key: &str) -> Result<Status, Failure> {
+    async fn delete_op(&mut self, key: &str) -> Result<Status, Failure> {
         self.mutate(key, self.check_exists, true, &[]).await
     }
 
-    async fn read_now(&mut self, read: Read<'_>) -> Result<Status, Failure> {
+    async fn read_op(&mut self, read: Read<'_>) -> Result<Status, Failure> {
         let Read { key, fields, out } = read;
         let mut found = false;
         self.read_rows(Rows::Key(key.as_bytes()), 1, Some(fields), |a| {
@@ -146,7 +146,7 @@ impl Bodies for BigtableConnection {
         Ok(Status::found(found))
     }
 
-    async fn scan_now(&mut self, scan: Scan<'_>) -> Result<Status, Failure> {
+    async fn scan_op(&mut self, scan: Scan<'_>) -> Result<Status, Failure> {
         // rows_limit 0 would mean no limit.
         if scan.count == 0 {
             return Ok(Status::Ok);
@@ -170,7 +170,7 @@ impl Bodies for BigtableConnection {
         Ok(Status::Ok)
     }
 
-    async fn update_now(&mut self, key: &str, values: &[FieldValue]) -> Result<Status, Failure> {
+    async fn update_op(&mut self, key: &str, values: &[FieldValue]) -> Result<Status, Failure> {
         if !values.is_empty() {
             return self.mutate(key, self.check_exists, false, values).await;
         }

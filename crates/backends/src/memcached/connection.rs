@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use sojourn_core::backend::guard::{Bodies, Guard, Read, Scan};
+use sojourn_core::backend::guard::{Guard, Operations, Read, Scan};
 use sojourn_core::backend::{FieldValue, Fields, Status};
 
 use super::protocol::{encode_key, first_line, parse_get, reply_err, Text, MAX_KEY};
@@ -134,17 +134,17 @@ impl MemcachedConnection {
     }
 }
 
-impl Bodies for MemcachedConnection {
-    async fn scan_now(&mut self, _: Scan<'_>) -> OpResult<Status> {
+impl Operations for MemcachedConnection {
+    async fn scan_op(&mut self, _: Scan<'_>) -> OpResult<Status> {
         // memcached has no order to scan in.
         Ok(Status::NotImplemented)
     }
 
-    async fn insert_now(&mut self, key: &str, values: &[FieldValue]) -> OpResult<Status> {
+    async fn insert_op(&mut self, key: &str, values: &[FieldValue]) -> OpResult<Status> {
         self.store(b"set", Store::Set, key, values).await
     }
 
-    async fn read_now(&mut self, read: Read<'_>) -> OpResult<Status> {
+    async fn read_op(&mut self, read: Read<'_>) -> OpResult<Status> {
         let Read { key, fields, out } = read;
         self.start(b"get", key)?;
         self.t.request_continue().extend_from_slice(b"\r\n");
@@ -170,7 +170,7 @@ impl Bodies for MemcachedConnection {
         Ok(Status::Ok)
     }
 
-    async fn update_now(&mut self, key: &str, values: &[FieldValue]) -> OpResult<Status> {
+    async fn update_op(&mut self, key: &str, values: &[FieldValue]) -> OpResult<Status> {
         if values.is_empty() {
             let mut none = Vec::new();
             let read = Read {
@@ -178,7 +178,7 @@ impl Bodies for MemcachedConnection {
                 fields: Fields::Some(&[]),
                 out: &mut none,
             };
-            return self.read_now(read).await;
+            return self.read_op(read).await;
         }
         self.order_values(values);
         if !self.checked || self.order.len() == self.guard.field_count() {
@@ -247,7 +247,7 @@ impl Bodies for MemcachedConnection {
         )))
     }
 
-    async fn delete_now(&mut self, key: &str) -> OpResult<Status> {
+    async fn delete_op(&mut self, key: &str) -> OpResult<Status> {
         self.start(b"delete", key)?;
         self.t.request_continue().extend_from_slice(b"\r\n");
         let reply = self.t.call(1).await?;

@@ -1,7 +1,7 @@
 //! YCSB's five operations through tokio-postgres, for the connections the
 //! lean client does not serve (TLS, several hosts, shared sockets), and
 //! the parameters both clients bind. The bodies in `postgres.rs` reach
-//! these through a box (see its `Bodies` impl for why).
+//! these through a box (see its `Operations` impl for why).
 
 use futures_util::TryStreamExt;
 use sojourn_core::backend::guard::{Read, Scan};

@@ -19,7 +19,7 @@
 //! idempotent. Each script call costs the server the commands it runs
 //! besides the `EVALSHA` (about twice the work of an update).
 
-use sojourn_core::backend::guard::{Bodies, Guard, Read, Scan};
+use sojourn_core::backend::guard::{Guard, Operations, Read, Scan};
 use sojourn_core::backend::{FieldValue, Fields, Row, Schema, Status};
 
 use super::layout::{java_hash, INDEX_KEY, INSERT_SCRIPT, INSERT_SHA, UPDATE_SCRIPT, UPDATE_SHA};
@@ -191,8 +191,8 @@ impl RedisConnection {
     }
 }
 
-impl Bodies for RedisConnection {
-    async fn read_now(&mut self, read: Read<'_>) -> OpResult<Status> {
+impl Operations for RedisConnection {
+    async fn read_op(&mut self, read: Read<'_>) -> OpResult<Status> {
         let Read { key, fields, out } = read;
         match self.mode {
             RedisMode::Hash => self.read_hash(key, fields, out).await,
@@ -200,7 +200,7 @@ impl Bodies for RedisConnection {
         }
     }
 
-    async fn scan_now(&mut self, scan: Scan<'_>) -> OpResult<Status> {
+    async fn scan_op(&mut self, scan: Scan<'_>) -> OpResult<Status> {
         if self.mode == RedisMode::String {
             return Ok(Status::NotImplemented);
         }
@@ -288,7 +288,7 @@ impl Bodies for RedisConnection {
         Ok(Status::Ok)
     }
 
-    async fn update_now(&mut self, key: &str, values: &[FieldValue]) -> OpResult<Status> {
+    async fn update_op(&mut self, key: &str, values: &[FieldValue]) -> OpResult<Status> {
         if values.is_empty() {
             return self.exists(key).await;
         }
@@ -333,7 +333,7 @@ impl Bodies for RedisConnection {
         }
     }
 
-    async fn insert_now(&mut self, key: &str, values: &[FieldValue]) -> OpResult<Status> {
+    async fn insert_op(&mut self, key: &str, values: &[FieldValue]) -> OpResult<Status> {
         if values.is_empty() {
             // A hash with no fields does not exist in Redis, and a string
             // record is its one field.
@@ -389,7 +389,7 @@ impl Bodies for RedisConnection {
         }
     }
 
-    async fn delete_now(&mut self, key: &str) -> OpResult<Status> {
+    async fn delete_op(&mut self, key: &str) -> OpResult<Status> {
         let req = self.t.request();
         resp::encode(req, &[b"DEL", key.as_bytes()]);
         let replies = match self.mode {

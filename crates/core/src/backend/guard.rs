@@ -14,7 +14,7 @@
 //!
 //! A backend's operation bodies return `Result<Status, E>` with their own
 //! error type and know nothing of the above. A connection that implements
-//! [`Bodies`] (YCSB's five) and [`Settle`] is a [`Connection`]: each body
+//! [`Operations`] (YCSB's five) and [`Settle`] is a [`Connection`]: each body
 //! under the guard. Operations of a workload of its own (vote, LIOPS) go
 //! through [`call`] and [`call_within`].
 
@@ -157,44 +157,44 @@ pub struct Scan<'a> {
     pub out: &'a mut Vec<Row>,
 }
 
-/// YCSB's five operations of a connection as bodies that fail with the
-/// connection's own error; the guard makes them its [`Connection`].
-pub trait Bodies: Settle + 'static {
-    fn read_now(
+/// YCSB's five operations of a connection as the database runs them
+/// (`read_op`, ...), failing with the connection's own error and unaware of
+/// the guard; the guard makes them its [`Connection`] (`read`, ...).
+pub trait Operations: Settle + 'static {
+    fn read_op(
         &mut self,
         read: Read<'_>,
     ) -> impl Future<Output = Result<Status, Self::Error>> + Send;
 
-    fn scan_now(
+    fn scan_op(
         &mut self,
         scan: Scan<'_>,
     ) -> impl Future<Output = Result<Status, Self::Error>> + Send;
 
-    fn update_now(
+    fn update_op(
         &mut self,
         key: &str,
         values: &[FieldValue],
     ) -> impl Future<Output = Result<Status, Self::Error>> + Send;
 
-    fn insert_now(
+    fn insert_op(
         &mut self,
         key: &str,
         values: &[FieldValue],
     ) -> impl Future<Output = Result<Status, Self::Error>> + Send;
 
-    fn delete_now(&mut self, key: &str)
-        -> impl Future<Output = Result<Status, Self::Error>> + Send;
+    fn delete_op(&mut self, key: &str) -> impl Future<Output = Result<Status, Self::Error>> + Send;
 
     /// [`Connection::publish_stats`]: nothing unless the server needs it.
-    fn publish_stats_now(&mut self) -> impl Future<Output = ()> + Send {
+    fn publish_stats_op(&mut self) -> impl Future<Output = ()> + Send {
         async {}
     }
 }
 
-impl<C: Bodies> Connection for C {
+impl<C: Operations> Connection for C {
     async fn read(&mut self, key: &str, fields: Fields<'_>, out: &mut Vec<FieldValue>) -> Status {
         read(self, fields, out, async |c, out| {
-            c.read_now(Read { key, fields, out }).await
+            c.read_op(Read { key, fields, out }).await
         })
         .await
     }
@@ -213,21 +213,21 @@ impl<C: Bodies> Connection for C {
                 fields,
                 out,
             };
-            c.scan_now(scan).await
+            c.scan_op(scan).await
         })
         .await
     }
 
     async fn update(&mut self, key: &str, values: &[FieldValue]) -> Status {
-        write(self, values, async |c| c.update_now(key, values).await).await
+        write(self, values, async |c| c.update_op(key, values).await).await
     }
 
     async fn insert(&mut self, key: &str, values: &[FieldValue]) -> Status {
-        write(self, values, async |c| c.insert_now(key, values).await).await
+        write(self, values, async |c| c.insert_op(key, values).await).await
     }
 
     async fn delete(&mut self, key: &str) -> Status {
-        call(self, async |c| c.delete_now(key).await).await
+        call(self, async |c| c.delete_op(key).await).await
     }
 
     fn take_failure(&mut self) -> Option<String> {
@@ -235,7 +235,7 @@ impl<C: Bodies> Connection for C {
     }
 
     async fn publish_stats(&mut self) {
-        self.publish_stats_now().await
+        self.publish_stats_op().await
     }
 }
 
@@ -379,14 +379,14 @@ mod tests {
         }
     }
 
-    /// Bodies that fail a read, answer a scan, and stall a delete.
-    impl Bodies for Probe {
-        async fn read_now(&mut self, read: Read<'_>) -> Result<Status, String> {
+    /// Operations that fail a read, answer a scan, and stall a delete.
+    impl Operations for Probe {
+        async fn read_op(&mut self, read: Read<'_>) -> Result<Status, String> {
             read.out.push(value(1));
             Err(format!("no {}", read.key))
         }
 
-        async fn scan_now(&mut self, scan: Scan<'_>) -> Result<Status, String> {
+        async fn scan_op(&mut self, scan: Scan<'_>) -> Result<Status, String> {
             let key = scan.start_key.to_string();
             scan.out.push(Row {
                 key,
@@ -395,15 +395,15 @@ mod tests {
             Ok(Status::Ok)
         }
 
-        async fn update_now(&mut self, _: &str, _: &[FieldValue]) -> Result<Status, String> {
+        async fn update_op(&mut self, _: &str, _: &[FieldValue]) -> Result<Status, String> {
             Ok(Status::NotFound)
         }
 
-        async fn insert_now(&mut self, _: &str, _: &[FieldValue]) -> Result<Status, String> {
+        async fn insert_op(&mut self, _: &str, _: &[FieldValue]) -> Result<Status, String> {
             Ok(Status::Ok)
         }
 
-        async fn delete_now(&mut self, _: &str) -> Result<Status, String> {
+        async fn delete_op(&mut self, _: &str) -> Result<Status, String> {
             tokio::time::sleep(Duration::from_secs(5)).await;
             Ok(Status::Ok)
         }

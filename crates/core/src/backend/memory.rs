@@ -30,7 +30,7 @@ use std::time::Duration;
 use parking_lot::{Mutex, RwLock};
 use tokio::time::{sleep_until, Instant};
 
-use super::guard::{Bodies, Failure, Guard, Read, Scan, Settle};
+use super::guard::{Failure, Guard, Operations, Read, Scan, Settle};
 use super::{Backend, BackendError, FieldValue, Fields, Row, Schema, Status, Threading};
 
 /// Longest stall or service time a hook accepts; anything longer is surely a
@@ -446,8 +446,8 @@ impl MemoryConnection {
     }
 }
 
-impl Bodies for MemoryConnection {
-    async fn read_now(&mut self, read: Read<'_>) -> Result<Status, Never> {
+impl Operations for MemoryConnection {
+    async fn read_op(&mut self, read: Read<'_>) -> Result<Status, Never> {
         let Read { key, fields, out } = read;
         self.gate().await;
         let table = self.table.read();
@@ -460,7 +460,7 @@ impl Bodies for MemoryConnection {
         })
     }
 
-    async fn scan_now(&mut self, scan: Scan<'_>) -> Result<Status, Never> {
+    async fn scan_op(&mut self, scan: Scan<'_>) -> Result<Status, Never> {
         self.gate().await;
         let table = self.table.read();
         let range = table.range::<str, _>((Bound::Included(scan.start_key), Bound::Unbounded));
@@ -475,7 +475,7 @@ impl Bodies for MemoryConnection {
         Ok(Status::Ok)
     }
 
-    async fn update_now(&mut self, key: &str, values: &[FieldValue]) -> Result<Status, Never> {
+    async fn update_op(&mut self, key: &str, values: &[FieldValue]) -> Result<Status, Never> {
         self.gate().await;
         let new_values: Vec<(usize, Vec<u8>)> =
             values.iter().map(|v| (v.field, v.value.clone())).collect();
@@ -493,7 +493,7 @@ impl Bodies for MemoryConnection {
         Ok(Status::Ok)
     }
 
-    async fn insert_now(&mut self, key: &str, values: &[FieldValue]) -> Result<Status, Never> {
+    async fn insert_op(&mut self, key: &str, values: &[FieldValue]) -> Result<Status, Never> {
         self.gate().await;
         let mut record: Record = vec![None; self.guard.field_count()];
         for v in values {
@@ -505,7 +505,7 @@ impl Bodies for MemoryConnection {
         Ok(Status::Ok)
     }
 
-    async fn delete_now(&mut self, key: &str) -> Result<Status, Never> {
+    async fn delete_op(&mut self, key: &str) -> Result<Status, Never> {
         self.gate().await;
         let removed = self.table.write().remove(key);
         Ok(Status::found(removed.is_some()))
