@@ -155,6 +155,14 @@ pub fn open(url: &str, options: &OpenOptions<'_>) -> Result<AnyBackend, OpenErro
     registration.kind.open(url, options)
 }
 
+/// Whether `db_url` names a database that lives on this machine only (an
+/// engine in the client's process, or its files): agents on other
+/// machines cannot reach it. A URL no backend answers to is not.
+pub fn is_local(db_url: &str) -> bool {
+    let scheme = db_url.split([':', '?']).next().unwrap_or("");
+    url::Registration::by_scheme(&scheme.to_ascii_lowercase()).is_some_and(|r| r.local)
+}
+
 /// Property prefixes that belong to backends (YCSB binding settings), so
 /// that the plan does not report them as unknown; those of every registered
 /// backend, compiled into this build or not.
@@ -222,10 +230,13 @@ macro_rules! backends {
     (@jdbc jdbc) => { true };
     (@stored $ty:ident) => { $ty };
     (@stored boxed $ty:ident) => { Box<$ty> };
+    (@local) => { false };
+    (@local $local:literal) => { $local };
     ($(
         $(#[doc = $doc:literal])*
         $variant:ident: $(#[$boxed:ident])? $ty:ident $(in $module:ident if $feature:literal)?,
         $names:ident [$($scheme:literal),+],
+        $(local = $local:literal,)?
         prefixes [$($prefix:literal),*]
         $(, properties [$($property:literal),* $(,)?])?;
     )*) => {
@@ -248,6 +259,7 @@ macro_rules! backends {
                 compiled: backends!(@compiled $($feature)?),
                 schemes: &[$($scheme),+],
                 jdbc: backends!(@jdbc $names),
+                local: backends!(@local $($local)?),
                 prefixes: &[$($prefix),*],
                 properties: &[$($($property),*)?],
             },
@@ -307,8 +319,9 @@ backends! {
     /// `null:`: answers OK at once, to measure sojourn itself.
     Null: NullBackend, schemes ["null", "basic"], prefixes [];
     /// `memory:`: an ordered map in this process, with test hooks.
-    Memory: MemoryBackend, schemes ["memory"], prefixes ["memory."];
-    Sqlite: SqliteBackend in sqlite if "sqlite", schemes ["sqlite"], prefixes ["sqlite."];
+    Memory: MemoryBackend, schemes ["memory"], local = true, prefixes ["memory."];
+    Sqlite: SqliteBackend in sqlite if "sqlite", schemes ["sqlite"], local = true,
+        prefixes ["sqlite."];
     // Boxed: these hold their whole configuration.
     Redis: #[boxed] RedisBackend in redis if "redis",
         schemes ["redis", "rediss"], prefixes ["redis."],
@@ -328,7 +341,8 @@ backends! {
     Mysql: MysqlBackend in mysql if "mysql",
         jdbc ["mysql", "mariadb"], prefixes ["db.", "jdbc.", "mysql."],
         properties ["db.url", "db.user", "db.passwd", "db.driver"];
-    Rocksdb: RocksBackend in rocksdb if "rocksdb", schemes ["rocksdb"], prefixes ["rocksdb."],
+    Rocksdb: RocksBackend in rocksdb if "rocksdb", schemes ["rocksdb"], local = true,
+        prefixes ["rocksdb."],
         properties ["rocksdb.dir", "rocksdb.optionsfile"];
     // YCSB's cassandra-cql binding reads its contact points from the bare
     // keys `hosts` and `port`.

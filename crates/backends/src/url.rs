@@ -46,6 +46,9 @@ pub(crate) struct Registration {
     /// Whether YCSB's JDBC binding reaches it: `jdbc:SCHEME:...`, and its
     /// bare scheme names with the URL in `db.url`.
     pub(crate) jdbc: bool,
+    /// Whether it lives on one machine (an engine in the client's process,
+    /// or its files), which agents elsewhere cannot reach.
+    pub(crate) local: bool,
     /// Prefixes of the properties it reads (YCSB binding settings among
     /// them), known even when it is not compiled in, so that a properties
     /// file written for it is not reported as full of unknown keys.
@@ -60,7 +63,7 @@ impl Registration {
         self.feature.unwrap_or(self.schemes[0])
     }
 
-    fn by_scheme(scheme: &str) -> Option<&'static Registration> {
+    pub(crate) fn by_scheme(scheme: &str) -> Option<&'static Registration> {
         REGISTRY.iter().find(|r| r.schemes.contains(&scheme))
     }
 }
@@ -413,5 +416,30 @@ mod tests {
             forms.matches("db.url").count(),
             usize::from(REGISTRY.iter().any(|r| r.jdbc && r.compiled))
         );
+    }
+
+    #[test]
+    fn local_databases_are_the_engines_in_the_clients_process() {
+        for url in [
+            "memory:",
+            "sqlite",
+            "sqlite:/tmp/x.db",
+            "SQLite:x",
+            "rocksdb:/tmp/r",
+        ] {
+            assert!(crate::is_local(url), "{url}");
+        }
+        for url in [
+            "null:",
+            "redis://127.0.0.1",
+            "postgres://h/db",
+            "mysql://h/db",
+            "memcached",
+            "cassandra-cql",
+            "bigtable://p/i/t",
+            "no-such-thing:",
+        ] {
+            assert!(!crate::is_local(url), "{url}");
+        }
     }
 }

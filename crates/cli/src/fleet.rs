@@ -28,9 +28,6 @@ use sojourn_store::RunRecord;
 use crate::options::{Agents, Options};
 use crate::progress::Terminal;
 
-/// Databases that live on one machine: no agent elsewhere reaches them.
-const LOCAL_SCHEMES: &[&str] = &["sqlite", "rocksdb", "memory"];
-
 /// Run the phases on the agents.
 pub fn main(
     opts: &Options,
@@ -144,12 +141,7 @@ pub struct Extra {
 /// Refuse a database that lives on this machine only: no agent
 /// elsewhere reaches it.
 pub fn reachable(db_url: &str) -> Result<()> {
-    let scheme = db_url
-        .split([':', '?'])
-        .next()
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    if LOCAL_SCHEMES.contains(&scheme.as_str()) {
+    if sojourn_backends::is_local(db_url) {
         bail!(
             "--agents: {} lives on one machine, which agents elsewhere cannot reach; give a \
              database server every agent reaches (--db postgres://..., mysql://..., \

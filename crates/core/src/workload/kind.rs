@@ -29,6 +29,23 @@ pub struct Settled<'a> {
     pub deadline: bool,
 }
 
+/// What a kind's steps are made for: the phase, its run configuration,
+/// the backend, and the connector that opens the backend's connections.
+pub struct Readying<'a, B, K> {
+    pub phase: Phase,
+    pub cfg: &'a RunConfig,
+    pub backend: &'a B,
+    pub connector: &'a K,
+}
+
+/// A connector that opens `B`'s connections.
+pub trait Opens<B: Backend>: Connector<Conn = B::Conn> {}
+
+impl<B: Backend, K: Connector<Conn = B::Conn>> Opens<B> for K {}
+
+/// A kind's steps for one phase, or why there are none.
+pub type Readied<C> = Result<Box<dyn ReadyPhase<C>>, StepsError>;
+
 /// One kind of workload: its settings, read from properties, and what the
 /// rest of sojourn asks of it.
 pub trait Kind: Clone + std::fmt::Debug + Send + Sync + Sized + 'static {
@@ -233,17 +250,12 @@ pub trait Kind: Clone + std::fmt::Debug + Send + Sync + Sized + 'static {
         async { Ok(()) }
     }
 
-    /// The steps of `phase` on `backend`, one per connection of `cfg`.
-    fn ready<B, K>(
+    /// The steps of `at.phase` on `at.backend`, one per connection of
+    /// `at.cfg`.
+    fn ready<B: Backend, K: Opens<B>>(
         &self,
-        phase: Phase,
-        cfg: &RunConfig,
-        backend: &B,
-        connector: &K,
-    ) -> impl Future<Output = Result<Box<dyn ReadyPhase<B::Conn>>, StepsError>>
-    where
-        B: Backend,
-        K: Connector<Conn = B::Conn>;
+        at: Readying<'_, B, K>,
+    ) -> impl Future<Output = Readied<B::Conn>>;
 
     // --- What it adds to the outputs ---
 

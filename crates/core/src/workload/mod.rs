@@ -32,7 +32,7 @@ use crate::run_record::RunRecord;
 pub use self::commands::CommandsConfig;
 pub use self::config::{CoreConfig, RequestDistribution};
 pub use self::keyvalue::{KeyValueConfig, KeyValueShared, KeyValueSupport, KeyValueWorker};
-pub use self::kind::{Kind, Settled};
+pub use self::kind::{Kind, Opens, Readied, Readying, Settled};
 pub use self::liops::{LiopsConfig, LiopsShared, LiopsSupport, LiopsWorker};
 pub use self::phase::Phase;
 pub use self::script::ScriptConfig;
@@ -347,7 +347,13 @@ impl Workload {
         B: Backend,
         K: Connector<Conn = B::Conn>,
     {
-        on_kind!(self, k => Kind::ready(k, phase, cfg, backend, connector).await)
+        let at = Readying {
+            phase,
+            cfg,
+            backend,
+            connector,
+        };
+        on_kind!(self, k => Kind::ready(k, at).await)
     }
 }
 

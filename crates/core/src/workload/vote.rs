@@ -12,12 +12,11 @@
 //! the results store and the Noria table all see the same two kinds.
 
 use crate::backend::{Backend, BackendError, Schema};
-use crate::executor::{Connector, RunConfig};
 use crate::run_record::RunRecord;
 
 use super::config::CoreConfig;
 use super::kind::Kind;
-use super::steps::{Loaded, ReadyPhase, StepsError};
+use super::steps::Loaded;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -31,6 +30,7 @@ use crate::properties::{Properties, PropertyError};
 
 use super::capability::{Capability, Support};
 use super::phase::Phase;
+use crate::workload::{Opens, Readied, Readying};
 
 /// The vote workload's capability: a backend that runs it implements
 /// [`Runs<Vote>`](super::capability::Runs) for its tables (`Article`, `Vote`, made for a
@@ -403,17 +403,13 @@ impl Kind for VoteConfig {
         crate::output::noria::noria(run)
     }
 
-    async fn ready<B, K>(
-        &self,
-        phase: Phase,
-        cfg: &RunConfig,
-        backend: &B,
-        _connector: &K,
-    ) -> Result<Box<dyn ReadyPhase<B::Conn>>, StepsError>
-    where
-        B: Backend,
-        K: Connector<Conn = B::Conn>,
-    {
+    async fn ready<B: Backend, K: Opens<B>>(&self, at: Readying<'_, B, K>) -> Readied<B::Conn> {
+        let Readying {
+            phase,
+            cfg,
+            backend,
+            ..
+        } = at;
         let support = VoteSupport::of(backend)?;
         let shared = VoteShared::new(self.clone());
         let steps = (0..cfg.workers())

@@ -12,11 +12,10 @@
 //! inserts, as `latest` does, follow the shared insert counter).
 
 use crate::backend::Backend;
-use crate::executor::{Connector, RunConfig};
 use crate::properties::{Properties, PropertyError};
 
 use super::kind::Kind;
-use super::steps::{ReadyPhase, Steps, StepsError};
+use super::steps::{Steps, StepsError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -35,6 +34,7 @@ use super::config::{
     CoreConfig, FieldLengthDistribution, RequestDistribution, ScanLengthDistribution,
 };
 use super::phase::Phase;
+use crate::workload::{Opens, Readied, Readying};
 
 /// What every connection of one run shares.
 pub struct CoreShared {
@@ -472,17 +472,8 @@ impl Kind for CoreConfig {
         None
     }
 
-    async fn ready<B, K>(
-        &self,
-        phase: Phase,
-        cfg: &RunConfig,
-        _backend: &B,
-        _connector: &K,
-    ) -> Result<Box<dyn ReadyPhase<B::Conn>>, StepsError>
-    where
-        B: Backend,
-        K: Connector<Conn = B::Conn>,
-    {
+    async fn ready<B: Backend, K: Opens<B>>(&self, at: Readying<'_, B, K>) -> Readied<B::Conn> {
+        let Readying { phase, cfg, .. } = at;
         let shared = CoreShared::new(self.clone()).map_err(StepsError::Workload)?;
         let steps = (0..cfg.workers())
             .map(|i| shared.worker(phase, cfg.seed, i))

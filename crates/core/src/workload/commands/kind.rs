@@ -7,14 +7,14 @@ use super::connection::CommandsSetup;
 use super::keys::{KeyGen, Pattern};
 use super::worker::{CommandsWorker, Shared};
 use crate::backend::{Backend, BackendError, Schema};
-use crate::executor::{Connector, Group, RunConfig};
+use crate::executor::Group;
 use crate::op::OpKind;
 use crate::properties::{Properties, PropertyError};
 use crate::workload::capability::{Capability, Support};
 use crate::workload::config::CoreConfig;
 use crate::workload::kind::{Kind, Settled};
 use crate::workload::phase::Phase;
-use crate::workload::steps::{ReadyPhase, StepsError};
+use crate::workload::{Opens, Readied, Readying};
 use std::sync::Arc;
 
 /// The workload's capability: a backend that runs it implements
@@ -145,17 +145,8 @@ impl Kind for CommandsConfig {
         ]
     }
 
-    async fn ready<B, K>(
-        &self,
-        _phase: Phase,
-        cfg: &RunConfig,
-        backend: &B,
-        _connector: &K,
-    ) -> Result<Box<dyn ReadyPhase<B::Conn>>, StepsError>
-    where
-        B: Backend,
-        K: Connector<Conn = B::Conn>,
-    {
+    async fn ready<B: Backend, K: Opens<B>>(&self, at: Readying<'_, B, K>) -> Readied<B::Conn> {
+        let Readying { cfg, backend, .. } = at;
         let support = CommandsSupport::of(backend)?;
         let kinds = self
             .entries

@@ -8,12 +8,13 @@ use super::worker::{written_keys, KeyValueShared, KeyValueWorker};
 use crate::backend::Schema;
 use crate::backend::{Backend, BackendError};
 use crate::executor::Group;
-use crate::executor::{Connector, RunConfig};
+use crate::executor::RunConfig;
 use crate::properties::{Properties, PropertyError};
 use crate::workload::capability::{Capability, Support};
 use crate::workload::kind::{Kind, Settled};
 use crate::workload::phase::Phase;
-use crate::workload::steps::{Loaded, ReadyPhase, Steps, StepsError};
+use crate::workload::steps::{Loaded, Steps, StepsError};
+use crate::workload::{Opens, Readied, Readying};
 use std::sync::Arc;
 
 /// The key-value workload's capability: a table of the backend's own
@@ -147,17 +148,13 @@ impl Kind for KeyValueConfig {
     /// `max_written_key`, or found by a search of reads over a connection
     /// of its own from `connector` (opened only then, and closed before
     /// the phase starts).
-    async fn ready<B, K>(
-        &self,
-        phase: Phase,
-        cfg: &RunConfig,
-        _backend: &B,
-        connector: &K,
-    ) -> Result<Box<dyn ReadyPhase<B::Conn>>, StepsError>
-    where
-        B: Backend,
-        K: Connector<Conn = B::Conn>,
-    {
+    async fn ready<B: Backend, K: Opens<B>>(&self, at: Readying<'_, B, K>) -> Readied<B::Conn> {
+        let Readying {
+            phase,
+            cfg,
+            connector,
+            ..
+        } = at;
         let written = match self.max_written_key {
             Some(w) => w,
             None => {

@@ -7,14 +7,14 @@ use super::config::{LiopsConfig, LIOPS_PROPERTIES};
 use super::worker::{LiopsShared, LiopsWorker, ServerRun};
 use crate::backend::Backend;
 use crate::backend::{BackendError, Schema};
-use crate::executor::{Connector, RunConfig};
 use crate::properties::{Properties, PropertyError};
 use crate::run_record::RunRecord;
 use crate::workload::capability::{Capability, Support};
 use crate::workload::config::CoreConfig;
 use crate::workload::kind::{Kind, Settled};
 use crate::workload::phase::Phase;
-use crate::workload::steps::{Loaded, ReadyPhase, StepsError};
+use crate::workload::steps::Loaded;
+use crate::workload::{Opens, Readied, Readying};
 
 /// The LIOPS workload's capability: a backend that runs it implements
 /// [`Runs<Liops>`](crate::workload::capability::Runs) for its tables (and the index a load builds after
@@ -154,17 +154,13 @@ impl Kind for LiopsConfig {
         crate::output::liops::LiopsFigures::of(self, run).text()
     }
 
-    async fn ready<B, K>(
-        &self,
-        phase: Phase,
-        cfg: &RunConfig,
-        backend: &B,
-        _connector: &K,
-    ) -> Result<Box<dyn ReadyPhase<B::Conn>>, StepsError>
-    where
-        B: Backend,
-        K: Connector<Conn = B::Conn>,
-    {
+    async fn ready<B: Backend, K: Opens<B>>(&self, at: Readying<'_, B, K>) -> Readied<B::Conn> {
+        let Readying {
+            phase,
+            cfg,
+            backend,
+            ..
+        } = at;
         let support = LiopsSupport::of(backend)?;
         let seed = cfg.seed;
         // The seed fixes the load order and each session's ranges.

@@ -8,13 +8,13 @@ use super::tables::Tables;
 use super::tables::ACCOUNTS;
 use super::worker::{ScriptWorker, Shared};
 use crate::backend::{Backend, BackendError, Schema};
-use crate::executor::{Connector, RunConfig};
 use crate::properties::{Properties, PropertyError};
 use crate::workload::capability::{Capability, Support};
 use crate::workload::config::CoreConfig;
 use crate::workload::kind::{Kind, Settled};
 use crate::workload::phase::Phase;
-use crate::workload::steps::{Loaded, ReadyPhase, StepsError};
+use crate::workload::steps::Loaded;
+use crate::workload::{Opens, Readied, Readying};
 use std::sync::Arc;
 
 /// The capability of the workloads written in SQL: a backend that runs
@@ -169,17 +169,13 @@ impl Kind for ScriptConfig {
         )]
     }
 
-    async fn ready<B, K>(
-        &self,
-        phase: Phase,
-        cfg: &RunConfig,
-        backend: &B,
-        _connector: &K,
-    ) -> Result<Box<dyn ReadyPhase<B::Conn>>, StepsError>
-    where
-        B: Backend,
-        K: Connector<Conn = B::Conn>,
-    {
+    async fn ready<B: Backend, K: Opens<B>>(&self, at: Readying<'_, B, K>) -> Readied<B::Conn> {
+        let Readying {
+            phase,
+            cfg,
+            backend,
+            ..
+        } = at;
         let support = ScriptSupport::of(backend)?;
         // pgbench's builtins run at the scale the tables were loaded at.
         let scale = match (self.scale, phase, self.builtins_only()) {

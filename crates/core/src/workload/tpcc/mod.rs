@@ -28,7 +28,6 @@ pub use tables::{TpccTables, CHECKS};
 pub use txn::TpccWorker;
 
 use crate::backend::{Backend, BackendError, Schema};
-use crate::executor::{Connector, RunConfig};
 use crate::properties::{Properties, PropertyError};
 use crate::run_record::RunRecord;
 
@@ -36,7 +35,8 @@ use super::config::CoreConfig;
 use super::kind::{Kind, Settled};
 use super::phase::Phase;
 use super::script::{ScriptSupport, SqlStep};
-use super::steps::{Loaded, Narrator, ReadyPhase, StepsError};
+use super::steps::{Loaded, Narrator, StepsError};
+use crate::workload::{Opens, Readied, Readying};
 
 /// The properties it reads.
 pub const TPCC_PROPERTIES: &[&str] = &[
@@ -522,17 +522,13 @@ impl Kind for TpccConfig {
         Tpmc::of(run, self.ceiling()).text(run)
     }
 
-    async fn ready<B, K>(
-        &self,
-        phase: Phase,
-        cfg: &RunConfig,
-        backend: &B,
-        _connector: &K,
-    ) -> Result<Box<dyn ReadyPhase<B::Conn>>, StepsError>
-    where
-        B: Backend,
-        K: Connector<Conn = B::Conn>,
-    {
+    async fn ready<B: Backend, K: Opens<B>>(&self, at: Readying<'_, B, K>) -> Readied<B::Conn> {
+        let Readying {
+            phase,
+            cfg,
+            backend,
+            ..
+        } = at;
         let support = ScriptSupport::of(backend)?;
         let warehouses = match (self.warehouses, phase) {
             (Some(w), _) => w,
