@@ -571,12 +571,7 @@ impl Stepper for OnAgents<'_> {
         Ok(StepFigures::from(&m).achieved)
     }
 
-    fn step(
-        &mut self,
-        target: f64,
-        n: usize,
-        judge: &dyn Fn(StepFigures<'_>) -> Verdict,
-    ) -> Result<(Verdict, bool)> {
+    fn step(&mut self, target: f64, n: usize, judge: Judge<'_>) -> Result<(Verdict, bool)> {
         let mut labels = self.labels.clone();
         labels.insert(STEP_LABEL.to_string(), n.to_string());
         let merged = self.run(Some(target), labels)?;
@@ -617,6 +612,9 @@ struct CapacityReport<'a> {
     plus_minus: Option<f64>,
 }
 
+/// How a step's figures are judged against the SLOs.
+type Judge<'a> = &'a dyn Fn(StepFigures<'_>) -> Verdict;
+
 /// Runs the search's steps and keeps each: here on one pool of
 /// connections, or on agents.
 trait Stepper {
@@ -625,12 +623,7 @@ trait Stepper {
 
     /// Step `n` at `target`, judged by `judge` and kept with its verdict
     /// labels; the verdict, and whether the step was stored.
-    fn step(
-        &mut self,
-        target: f64,
-        n: usize,
-        judge: &dyn Fn(StepFigures<'_>) -> Verdict,
-    ) -> Result<(Verdict, bool)>;
+    fn step(&mut self, target: f64, n: usize, judge: Judge<'_>) -> Result<(Verdict, bool)>;
 }
 
 /// The labels a judged step is kept with.
@@ -782,12 +775,7 @@ impl Stepper for Here<'_, '_, '_> {
         Ok(self.run(None, 0)?.outcome.throughput())
     }
 
-    fn step(
-        &mut self,
-        target: f64,
-        n: usize,
-        judge: &dyn Fn(StepFigures<'_>) -> Verdict,
-    ) -> Result<(Verdict, bool)> {
+    fn step(&mut self, target: f64, n: usize, judge: Judge<'_>) -> Result<(Verdict, bool)> {
         let m = self.run(Some(target), n)?;
         let v = judge((&m.outcome).into());
         let kept = m.finish(&verdict_labels(&v))?.store.is_some();

@@ -398,6 +398,17 @@ fn check_line(a: &PhaseArgs, app: &App) -> Result<Vec<(String, u16)>> {
     Ok(nodes)
 }
 
+/// A count's property, its flag, the flag's value if given and
+/// yb-sample-apps' default, in one integer type.
+fn count<G: Into<i128>, D: Into<i128>>(
+    key: &'static str,
+    flag: &'static str,
+    given: Option<G>,
+    default: D,
+) -> (&'static str, &'static str, Option<i128>, i128) {
+    (key, flag, given.map(Into::into), default.into())
+}
+
 impl Translation {
     /// The key, operation and connection counts and the value size, as
     /// given or yb-sample-apps' defaults; the reader and writer pools.
@@ -414,42 +425,27 @@ impl Translation {
         // here, with a checksum in it (10 bytes at least).
         let yb_value = (4 + unique.saturating_sub(1).to_string().len()).max(10) as u64;
         let counts = [
-            (
+            count(
                 "num_unique_keys",
                 "--num_unique_keys",
-                y.num_unique_keys.map(i128::from),
-                i128::from(app.unique_keys),
+                y.num_unique_keys,
+                app.unique_keys,
             ),
-            (
-                "num_writes",
-                "--num_writes",
-                y.num_writes.map(i128::from),
-                i128::from(app.writes),
-            ),
-            (
-                "num_reads",
-                "--num_reads",
-                y.num_reads.map(i128::from),
-                i128::from(app.reads),
-            ),
-            (
+            count("num_writes", "--num_writes", y.num_writes, app.writes),
+            count("num_reads", "--num_reads", y.num_reads, app.reads),
+            count(
                 "num_threads_read",
                 "--num_threads_read",
-                y.num_threads_read.map(i128::from),
-                i128::from(app.readers),
+                y.num_threads_read,
+                app.readers,
             ),
-            (
+            count(
                 "num_threads_write",
                 "--num_threads_write",
-                y.num_threads_write.map(i128::from),
-                i128::from(app.writers),
+                y.num_threads_write,
+                app.writers,
             ),
-            (
-                "value_size",
-                "--value_size",
-                y.value_size.map(i128::from),
-                i128::from(yb_value),
-            ),
+            count("value_size", "--value_size", y.value_size, yb_value),
         ];
         for (key, flag, given, default) in counts {
             match given {

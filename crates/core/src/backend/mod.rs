@@ -195,6 +195,9 @@ pub struct Row {
     pub fields: Vec<FieldValue>,
 }
 
+/// What setting a backend up gives, or why it could not.
+pub type BackendResult<T> = Result<T, BackendError>;
+
 /// Why a backend could not be set up or connected. Operation failures are
 /// not errors: they are a [`Status`].
 #[derive(Debug, thiserror::Error)]

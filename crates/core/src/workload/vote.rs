@@ -11,7 +11,7 @@
 //! as INSERT (a vote is a new row), so the YCSB summary, the JSON report,
 //! the results store and the Noria table all see the same two kinds.
 
-use crate::backend::{Backend, BackendError, Schema};
+use crate::backend::{Backend, BackendResult, Schema};
 use crate::run_record::RunRecord;
 
 use super::config::CoreConfig;
@@ -367,22 +367,13 @@ impl Kind for VoteConfig {
         }
     }
 
-    async fn is_empty<B: Backend>(
-        &self,
-        backend: &B,
-        _schema: &Schema,
-    ) -> Result<Option<bool>, BackendError> {
+    async fn is_empty<B: Backend>(&self, backend: &B, _: &Schema) -> BackendResult<Option<bool>> {
         VoteSupport::of(backend)?
             .is_empty(backend, &self.variant)
             .await
     }
 
-    async fn prepare<B: Backend>(
-        &self,
-        backend: &B,
-        _schema: &Schema,
-        drop: bool,
-    ) -> Result<(), BackendError> {
+    async fn prepare<B: Backend>(&self, backend: &B, _: &Schema, drop: bool) -> BackendResult<()> {
         VoteSupport::of(backend)?
             .prepare(backend, &self.variant, drop)
             .await
@@ -404,12 +395,7 @@ impl Kind for VoteConfig {
     }
 
     async fn ready<B: Backend, K: Opens<B>>(&self, at: Readying<'_, B, K>) -> Readied<B::Conn> {
-        let Readying {
-            phase,
-            cfg,
-            backend,
-            ..
-        } = at;
+        let (phase, cfg, backend) = (at.phase, at.cfg, at.backend);
         let support = VoteSupport::of(backend)?;
         let shared = VoteShared::new(self.clone());
         let steps = (0..cfg.workers())

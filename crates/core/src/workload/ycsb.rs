@@ -473,7 +473,7 @@ impl Kind for CoreConfig {
     }
 
     async fn ready<B: Backend, K: Opens<B>>(&self, at: Readying<'_, B, K>) -> Readied<B::Conn> {
-        let Readying { phase, cfg, .. } = at;
+        let (phase, cfg) = (at.phase, at.cfg);
         let shared = CoreShared::new(self.clone()).map_err(StepsError::Workload)?;
         let steps = (0..cfg.workers())
             .map(|i| shared.worker(phase, cfg.seed, i))

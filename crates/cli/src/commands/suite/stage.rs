@@ -162,16 +162,9 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
             );
         } else {
             tables(env, &backend, &load.plan, TableStep::Prepare)?;
-            let stats = run_stage(plan, load, at(0), &labels, iteration, env)?;
-            let failed_inserts = stats.op(OpKind::Insert).map_or(0, |s| s.failures());
-            if plan.fail_on_incomplete_loading && failed_inserts > 0 {
-                bail!(
-                    "{}: {failed_inserts} inserts failed, so the table is incompletely loaded \
-                     (ycsb_fail_on_incomplete_loading is true)",
-                    plan.file
-                );
-            }
-            check_error_rate(&stats, plan.max_error_rate, &load.plan, &plan.file, "load")?;
+            let stats =
+                run_stage(plan, load, at(0), &labels, iteration, env, None)?.unwrap_or_default();
+            check_load(plan, load, &stats)?;
             if stats.failures() == 0 {
                 tables(env, &backend, &load.plan, TableStep::FinishLoad)?;
             }
@@ -189,7 +182,8 @@ pub fn run_benchmark(plan: &BenchPlan, iteration: u32, env: &Env<'_>) -> Result<
                 run.plan.workload.what(&run.plan.schema)
             );
         }
-        let stats = run_stage(plan, run, at(i as u32 + 1), &labels, iteration, env)?;
+        let stats = run_stage(plan, run, at(i as u32 + 1), &labels, iteration, env, None)?
+            .unwrap_or_default();
         check_error_rate(&stats, plan.max_error_rate, &run.plan, &plan.file, "run")?;
     }
     Ok(())
@@ -262,22 +256,24 @@ struct StageAt<'a> {
     index: u32,
 }
 
-/// Run one stage with all its clients; print its summary; return its
-/// statistics (merged over the clients).
-fn run_stage(
-    plan: &BenchPlan,
-    stage: &StagePlan,
-    at: StageAt<'_>,
-    labels: &BTreeMap<String, String>,
-    iteration: u32,
-    env: &Env<'_>,
-) -> Result<Stats> {
-    Ok(run_stage_set_up(plan, stage, at, labels, iteration, env, None)?.unwrap_or_default())
+/// A load fails on a failed insert when `ycsb_fail_on_incomplete_loading`
+/// says so, and on an error rate past `ycsb_max_error_rate`.
+fn check_load(plan: &BenchPlan, load: &StagePlan, stats: &Stats) -> Result<()> {
+    let failed_inserts = stats.op(OpKind::Insert).map_or(0, |s| s.failures());
+    if plan.fail_on_incomplete_loading && failed_inserts > 0 {
+        bail!(
+            "{}: {failed_inserts} inserts failed, so the table is incompletely loaded \
+             (ycsb_fail_on_incomplete_loading is true)",
+            plan.file
+        );
+    }
+    check_error_rate(stats, plan.max_error_rate, &load.plan, &plan.file, "load")
 }
 
-/// [`run_stage`], with share 0's database setup when the clients are
-/// agents; `None` when that setup skipped the stage.
-fn run_stage_set_up(
+/// Run one stage with all its clients (with share 0's database setup
+/// when the clients are agents); print its summary; return its statistics
+/// (merged over the clients), or `None` when that setup skipped the stage.
+fn run_stage(
     plan: &BenchPlan,
     stage: &StagePlan,
     at: StageAt<'_>,
@@ -510,23 +506,13 @@ fn run_on_agents(
             drop: plan.reload_database,
             skip_if_data: !plan.reload_database,
         };
-        if let Some(stats) =
-            run_stage_set_up(plan, load, at(0), labels, iteration, env, Some(setup))?
-        {
-            let failed_inserts = stats.op(OpKind::Insert).map_or(0, |s| s.failures());
-            if plan.fail_on_incomplete_loading && failed_inserts > 0 {
-                bail!(
-                    "{}: {failed_inserts} inserts failed, so the table is incompletely loaded \
-                     (ycsb_fail_on_incomplete_loading is true)",
-                    plan.file
-                );
-            }
-            check_error_rate(&stats, plan.max_error_rate, &load.plan, &plan.file, "load")?;
+        if let Some(stats) = run_stage(plan, load, at(0), labels, iteration, env, Some(setup))? {
+            check_load(plan, load, &stats)?;
         }
         sleep_after_load(plan.sleep_after_load, env.stop)?;
     }
     for (i, run) in plan.runs.iter().enumerate() {
-        let stats = run_stage_set_up(
+        let stats = run_stage(
             plan,
             run,
             at(i as u32 + 1),

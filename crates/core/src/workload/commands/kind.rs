@@ -6,7 +6,7 @@ use super::config::{CommandsConfig, COMMANDS_PROPERTIES, PREFIX};
 use super::connection::CommandsSetup;
 use super::keys::{KeyGen, Pattern};
 use super::worker::{CommandsWorker, Shared};
-use crate::backend::{Backend, BackendError, Schema};
+use crate::backend::{Backend, BackendError, BackendResult, Schema};
 use crate::executor::Group;
 use crate::op::OpKind;
 use crate::properties::{Properties, PropertyError};
@@ -80,23 +80,14 @@ impl Kind for CommandsConfig {
          commands.key_prefix)"
     }
 
-    async fn is_empty<B: Backend>(
-        &self,
-        backend: &B,
-        _schema: &Schema,
-    ) -> Result<Option<bool>, BackendError> {
+    async fn is_empty<B: Backend>(&self, backend: &B, _: &Schema) -> BackendResult<Option<bool>> {
         // A miss is a figure of the run (memtier's Misses/sec), not a
         // sign that a load is missing.
         CommandsSupport::of(backend)?;
         Ok(None)
     }
 
-    async fn prepare<B: Backend>(
-        &self,
-        backend: &B,
-        _schema: &Schema,
-        drop: bool,
-    ) -> Result<(), BackendError> {
+    async fn prepare<B: Backend>(&self, backend: &B, _: &Schema, drop: bool) -> BackendResult<()> {
         CommandsSupport::of(backend)?
             .prepare(backend, &self.setup(), drop)
             .await
@@ -146,7 +137,7 @@ impl Kind for CommandsConfig {
     }
 
     async fn ready<B: Backend, K: Opens<B>>(&self, at: Readying<'_, B, K>) -> Readied<B::Conn> {
-        let Readying { cfg, backend, .. } = at;
+        let (cfg, backend) = (at.cfg, at.backend);
         let support = CommandsSupport::of(backend)?;
         let kinds = self
             .entries

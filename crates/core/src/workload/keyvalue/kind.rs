@@ -149,12 +149,7 @@ impl Kind for KeyValueConfig {
     /// of its own from `connector` (opened only then, and closed before
     /// the phase starts).
     async fn ready<B: Backend, K: Opens<B>>(&self, at: Readying<'_, B, K>) -> Readied<B::Conn> {
-        let Readying {
-            phase,
-            cfg,
-            connector,
-            ..
-        } = at;
+        let (phase, cfg, connector) = (at.phase, at.cfg, at.connector);
         let written = match self.max_written_key {
             Some(w) => w,
             None => {

@@ -6,7 +6,7 @@ use super::config::LoopIn;
 use super::config::{LiopsConfig, LIOPS_PROPERTIES};
 use super::worker::{LiopsShared, LiopsWorker, ServerRun};
 use crate::backend::Backend;
-use crate::backend::{BackendError, Schema};
+use crate::backend::{BackendError, BackendResult, Schema};
 use crate::properties::{Properties, PropertyError};
 use crate::run_record::RunRecord;
 use crate::workload::capability::{Capability, Support};
@@ -109,20 +109,11 @@ impl Kind for LiopsConfig {
         }
     }
 
-    async fn is_empty<B: Backend>(
-        &self,
-        backend: &B,
-        _schema: &Schema,
-    ) -> Result<Option<bool>, BackendError> {
+    async fn is_empty<B: Backend>(&self, backend: &B, _: &Schema) -> BackendResult<Option<bool>> {
         LiopsSupport::of(backend)?.is_empty(backend, self).await
     }
 
-    async fn prepare<B: Backend>(
-        &self,
-        backend: &B,
-        _schema: &Schema,
-        drop: bool,
-    ) -> Result<(), BackendError> {
+    async fn prepare<B: Backend>(&self, backend: &B, _: &Schema, drop: bool) -> BackendResult<()> {
         LiopsSupport::of(backend)?
             .prepare(backend, self, drop)
             .await
@@ -155,12 +146,7 @@ impl Kind for LiopsConfig {
     }
 
     async fn ready<B: Backend, K: Opens<B>>(&self, at: Readying<'_, B, K>) -> Readied<B::Conn> {
-        let Readying {
-            phase,
-            cfg,
-            backend,
-            ..
-        } = at;
+        let (phase, cfg, backend) = (at.phase, at.cfg, at.backend);
         let support = LiopsSupport::of(backend)?;
         let seed = cfg.seed;
         // The seed fixes the load order and each session's ranges.

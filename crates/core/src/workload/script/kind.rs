@@ -7,7 +7,7 @@ use super::connection::ScriptConnection;
 use super::tables::Tables;
 use super::tables::ACCOUNTS;
 use super::worker::{ScriptWorker, Shared};
-use crate::backend::{Backend, BackendError, Schema};
+use crate::backend::{Backend, BackendError, BackendResult, Schema};
 use crate::properties::{Properties, PropertyError};
 use crate::workload::capability::{Capability, Support};
 use crate::workload::config::CoreConfig;
@@ -124,11 +124,7 @@ impl Kind for ScriptConfig {
         }
     }
 
-    async fn is_empty<B: Backend>(
-        &self,
-        backend: &B,
-        _schema: &Schema,
-    ) -> Result<Option<bool>, BackendError> {
+    async fn is_empty<B: Backend>(&self, backend: &B, _: &Schema) -> BackendResult<Option<bool>> {
         let support = ScriptSupport::of(backend)?;
         if !self.builtins_only() {
             // A script's own tables are its own: nothing to look at.
@@ -137,12 +133,7 @@ impl Kind for ScriptConfig {
         support.is_empty(backend, &self.tables()).await
     }
 
-    async fn prepare<B: Backend>(
-        &self,
-        backend: &B,
-        _schema: &Schema,
-        drop: bool,
-    ) -> Result<(), BackendError> {
+    async fn prepare<B: Backend>(&self, backend: &B, _: &Schema, drop: bool) -> BackendResult<()> {
         ScriptSupport::of(backend)?
             .prepare(backend, &self.tables(), drop)
             .await
@@ -170,12 +161,7 @@ impl Kind for ScriptConfig {
     }
 
     async fn ready<B: Backend, K: Opens<B>>(&self, at: Readying<'_, B, K>) -> Readied<B::Conn> {
-        let Readying {
-            phase,
-            cfg,
-            backend,
-            ..
-        } = at;
+        let (phase, cfg, backend) = (at.phase, at.cfg, at.backend);
         let support = ScriptSupport::of(backend)?;
         // pgbench's builtins run at the scale the tables were loaded at.
         let scale = match (self.scale, phase, self.builtins_only()) {

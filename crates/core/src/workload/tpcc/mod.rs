@@ -27,7 +27,7 @@ pub use spec::{
 pub use tables::{TpccTables, CHECKS};
 pub use txn::TpccWorker;
 
-use crate::backend::{Backend, BackendError, Schema};
+use crate::backend::{Backend, BackendError, BackendResult, Schema};
 use crate::properties::{Properties, PropertyError};
 use crate::run_record::RunRecord;
 
@@ -445,23 +445,14 @@ impl Kind for TpccConfig {
         }
     }
 
-    async fn is_empty<B: Backend>(
-        &self,
-        backend: &B,
-        _schema: &Schema,
-    ) -> Result<Option<bool>, BackendError> {
+    async fn is_empty<B: Backend>(&self, backend: &B, _: &Schema) -> BackendResult<Option<bool>> {
         ScriptSupport::of(backend)?
             .is_empty(backend, &self.tables())
             .await
     }
 
     /// A resumed load keeps the tables it finds with rows in them.
-    async fn prepare<B: Backend>(
-        &self,
-        backend: &B,
-        _schema: &Schema,
-        drop: bool,
-    ) -> Result<(), BackendError> {
+    async fn prepare<B: Backend>(&self, backend: &B, _: &Schema, drop: bool) -> BackendResult<()> {
         let support = ScriptSupport::of(backend)?;
         if self.resume && !drop && support.is_empty(backend, &self.tables()).await? == Some(false) {
             return Ok(());
@@ -523,12 +514,7 @@ impl Kind for TpccConfig {
     }
 
     async fn ready<B: Backend, K: Opens<B>>(&self, at: Readying<'_, B, K>) -> Readied<B::Conn> {
-        let Readying {
-            phase,
-            cfg,
-            backend,
-            ..
-        } = at;
+        let (phase, cfg, backend) = (at.phase, at.cfg, at.backend);
         let support = ScriptSupport::of(backend)?;
         let warehouses = match (self.warehouses, phase) {
             (Some(w), _) => w,
