@@ -205,11 +205,7 @@ fn no_two_files_import_each_other_and_no_command_imports_another() {
         for (a, deps) in &edges {
             for b in deps {
                 if a < b && edges.get(b).is_some_and(|d| d.contains(a)) {
-                    pairs.push(format!(
-                        "{name}: {} <-> {}",
-                        modules[a].display(),
-                        modules[b].display()
-                    ));
+                    pairs.push(format!("{} <-> {}", shown(modules[a]), shown(modules[b])));
                 }
                 let family = |p: &[String]| match p {
                     [c, f, ..] if c == "commands" => Some(f.clone()),

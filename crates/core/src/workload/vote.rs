@@ -30,7 +30,7 @@ use crate::properties::{Properties, PropertyError};
 
 use super::capability::{Capability, Support};
 use super::phase::Phase;
-use crate::workload::{Opens, Readied, Readying};
+use crate::workload::kind::{Opens, Readied, Readying};
 
 /// The vote workload's capability: a backend that runs it implements
 /// [`Runs<Vote>`](super::capability::Runs) for its tables (`Article`, `Vote`, made for a

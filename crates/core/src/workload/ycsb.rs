@@ -34,7 +34,7 @@ use super::config::{
     CoreConfig, FieldLengthDistribution, RequestDistribution, ScanLengthDistribution,
 };
 use super::phase::Phase;
-use crate::workload::{Opens, Readied, Readying};
+use crate::workload::kind::{Opens, Readied, Readying};
 
 /// What every connection of one run shares.
 pub struct CoreShared {

@@ -13,8 +13,8 @@ use crate::properties::{Properties, PropertyError};
 use crate::workload::capability::{Capability, Support};
 use crate::workload::config::CoreConfig;
 use crate::workload::kind::{Kind, Settled};
+use crate::workload::kind::{Opens, Readied, Readying};
 use crate::workload::phase::Phase;
-use crate::workload::{Opens, Readied, Readying};
 use std::sync::Arc;
 
 /// The workload's capability: a backend that runs it implements

@@ -12,9 +12,9 @@ use crate::executor::RunConfig;
 use crate::properties::{Properties, PropertyError};
 use crate::workload::capability::{Capability, Support};
 use crate::workload::kind::{Kind, Settled};
+use crate::workload::kind::{Opens, Readied, Readying};
 use crate::workload::phase::Phase;
 use crate::workload::steps::{Loaded, Steps, StepsError};
-use crate::workload::{Opens, Readied, Readying};
 use std::sync::Arc;
 
 /// The key-value workload's capability: a table of the backend's own

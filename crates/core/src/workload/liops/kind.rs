@@ -12,9 +12,9 @@ use crate::run_record::RunRecord;
 use crate::workload::capability::{Capability, Support};
 use crate::workload::config::CoreConfig;
 use crate::workload::kind::{Kind, Settled};
+use crate::workload::kind::{Opens, Readied, Readying};
 use crate::workload::phase::Phase;
 use crate::workload::steps::Loaded;
-use crate::workload::{Opens, Readied, Readying};
 
 /// The LIOPS workload's capability: a backend that runs it implements
 /// [`Runs<Liops>`](crate::workload::capability::Runs) for its tables (and the index a load builds after

@@ -12,9 +12,9 @@ use crate::properties::{Properties, PropertyError};
 use crate::workload::capability::{Capability, Support};
 use crate::workload::config::CoreConfig;
 use crate::workload::kind::{Kind, Settled};
+use crate::workload::kind::{Opens, Readied, Readying};
 use crate::workload::phase::Phase;
 use crate::workload::steps::Loaded;
-use crate::workload::{Opens, Readied, Readying};
 use std::sync::Arc;
 
 /// The capability of the workloads written in SQL: a backend that runs

@@ -36,7 +36,7 @@ use super::kind::{Kind, Settled};
 use super::phase::Phase;
 use super::script::{ScriptSupport, SqlStep};
 use super::steps::{Loaded, Narrator, StepsError};
-use crate::workload::{Opens, Readied, Readying};
+use crate::workload::kind::{Opens, Readied, Readying};
 
 /// The properties it reads.
 pub const TPCC_PROPERTIES: &[&str] = &[
