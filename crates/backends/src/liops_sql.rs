@@ -261,14 +261,14 @@ $liops$"#
 fn tally(kind: &str, short: &str, unit: &str) -> String {
     let buckets = BUCKETS;
     format!(
-        "            IF v_rows = {unit} + 1 THEN
+        r#"            IF v_rows = {unit} + 1 THEN
                 sql_{kind}s := sql_{kind}s + 1;
                 {kind}_blk_touch_cnt := {kind}_blk_touch_cnt + {unit};
                 v_{short}_max := greatest(v_{short}_max, v_us);
             ELSE
                 v_b := v_b + {buckets};
             END IF;
-            v_{short}[v_b] := v_{short}[v_b] + 1;"
+            v_{short}[v_b] := v_{short}[v_b] + 1;"#
     )
 }
 
