@@ -331,7 +331,20 @@ mod history {
             0,
             "{h:#}"
         );
-        ended(&history(&results, &["--check"]), 0, "check passed");
+        ended(
+            &history(&results, &["--figure", "throughput", "--check"]),
+            0,
+            "check passed",
+        );
+        // Every figure: a 0.2-second run's p99 rests on two reads, and on a
+        // shared machine the newest run alone can be an outlier; the check
+        // then says so and asks for repetitions (exit 2), but never fails.
+        let all = history(&results, &["--check"]);
+        match all.status.code() {
+            Some(0) => says(&all, "check passed"),
+            Some(2) => says(&all, "but only at the newest point"),
+            _ => panic!("passed or undecided: {}", text_of(&all)),
+        }
         let bad = history(&results, &["--figure", "read.p1000"]);
         assert!(!bad.status.success());
         says(&bad, "figure 'read.p1000'");
