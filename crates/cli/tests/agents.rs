@@ -33,6 +33,11 @@ struct Agent {
 
 impl Agent {
     fn start(store: &str, name: &str, data: &std::path::Path) -> Agent {
+        Agent::start_with(store, name, data, &[])
+    }
+
+    /// An agent with `extra` arguments (its metrics endpoint).
+    fn start_with(store: &str, name: &str, data: &std::path::Path, extra: &[&str]) -> Agent {
         let child = bin()
             .args([
                 "agent",
@@ -43,6 +48,7 @@ impl Agent {
                 "--idle-timeout",
                 "300",
             ])
+            .args(extra)
             .arg("--data-dir")
             .arg(data)
             .env("SOJOURN_RESULTS_PASSWORD", pg::PASSWORD)
@@ -124,6 +130,17 @@ fn listed_state(store: &str, name: &str) -> String {
         .to_string()
 }
 
+/// `GET /metrics` of an endpoint at `addr`.
+fn scrape(addr: &str) -> String {
+    use std::io::{Read as _, Write as _};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.write_all(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut body = String::new();
+    s.read_to_string(&mut body).unwrap();
+    body
+}
+
 /// Count of operations in a stored interval.
 fn ops(iv: &StoredInterval) -> u64 {
     iv.ops.iter().map(|o| o.count()).sum()
@@ -138,8 +155,20 @@ fn agents_load_run_search_and_run_suites_merged_exactly_and_stop_on_ctrl_c() {
     let dir = tempfile::tempdir().unwrap();
     let store_url = pg.url_without_password();
     let store = Store::open(&pg.url()).unwrap();
+    // a2 serves its figures to Prometheus, as an agent on a node would.
+    let metrics_addr = {
+        let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        free.local_addr().unwrap().to_string()
+    };
     let agents: Vec<Agent> = (0..3)
-        .map(|i| Agent::start(&store_url, &format!("a{i}"), dir.path()))
+        .map(|i| {
+            let extra = if i == 2 {
+                vec!["--metrics-listen", metrics_addr.as_str()]
+            } else {
+                vec![]
+            };
+            Agent::start_with(&store_url, &format!("a{i}"), dir.path(), &extra)
+        })
         .collect();
     wait_for_agents(&store, 3);
     let listed = ok(&tool(&store_url, &["agents", "list"]));
@@ -268,6 +297,34 @@ fn agents_load_run_search_and_run_suites_merged_exactly_and_stop_on_ctrl_c() {
         "{} reads in {measured} s at 3,000 ops/s",
         w.count()
     );
+    // a2's own endpoint counts its share: what its stored run holds.
+    let a2_runs = store
+        .query("SELECT run_id FROM agent_shares WHERE agent = 'a2' AND run_id IS NOT NULL")
+        .unwrap();
+    let a2_run = clients
+        .iter()
+        .find(|c| {
+            a2_runs
+                .rows
+                .iter()
+                .any(|r| r[0].as_text() == Some(c.meta.id.as_str()))
+        })
+        .expect("a2's run of the stage");
+    let a2_count: u64 = store
+        .load(a2_run.meta.id.as_str())
+        .unwrap()
+        .total
+        .kinds()
+        .map(|(_, k)| k.count())
+        .sum();
+    let scraped = scrape(&metrics_addr);
+    let served: f64 = scraped
+        .lines()
+        .filter(|l| l.starts_with("sojourn_operations_total{") && l.contains("phase=\"run\""))
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap())
+        .sum();
+    assert!(a2_count > 0 && a2_count < w.count());
+    assert_eq!(served, a2_count as f64, "{scraped}");
 
     // No share the store keeps holds a password.
     let specs = store
@@ -547,6 +604,102 @@ fn agents_load_run_search_and_run_suites_merged_exactly_and_stop_on_ctrl_c() {
     for row in &statuses.rows {
         assert_eq!(row[0].as_text(), Some("interrupted"), "{said}");
     }
+    wait_for_agents(&store, 3);
+
+    coordinator_killed(&pg, &store, &store_url, &db, dir.path());
+}
+
+/// A coordinator killed outright mid-run: its agents give the phase up
+/// once its heartbeat is older than the 30 s limit (made so here, as
+/// waiting would make it), mark it failed saying why, keep each share's
+/// run, and serve again.
+fn coordinator_killed(
+    pg: &Postgres,
+    store: &Store,
+    store_url: &str,
+    db: &str,
+    data: &std::path::Path,
+) {
+    let mut long = bin();
+    long.args(["run", db, "-P", "workloadc", "-p", "recordcount=3001"])
+        .args([
+            "-p",
+            "operationcount=0",
+            "-p",
+            "maxexecutiontime=60",
+            "-target",
+            "300",
+        ])
+        .args([
+            "--agents",
+            "3",
+            "--results",
+            store_url,
+            "--no-progress",
+            "--data-dir",
+        ])
+        .arg(data)
+        .env("SOJOURN_RESULTS_PASSWORD", pg::PASSWORD)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut coordinator = long.spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let phase = loop {
+        let r = store
+            .query(
+                "SELECT p.id FROM agent_phases p WHERE p.state = 'running' AND \
+                 (SELECT COUNT(*) FROM agent_shares s WHERE s.phase_id = p.id \
+                  AND s.state = 'running') = 3",
+            )
+            .unwrap();
+        if let Some(p) = r.rows.first().and_then(|r| r[0].as_text()) {
+            break p.to_string();
+        }
+        assert!(Instant::now() < deadline, "the shares never ran");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    coordinator.kill().unwrap();
+    coordinator.wait().unwrap();
+    let began = Instant::now();
+    pg.psql(&format!(
+        "UPDATE agent_phases SET heartbeat_unix = heartbeat_unix - 60 WHERE id = '{phase}';"
+    ));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let missing = loop {
+        let r = store
+            .query(&format!(
+                "SELECT missing FROM agent_phases WHERE id = '{phase}' AND state = 'failed' \
+                 AND (SELECT COUNT(*) FROM agent_shares s WHERE s.phase_id = '{phase}' \
+                      AND s.run_id IS NOT NULL AND s.state <> 'running') = 3"
+            ))
+            .unwrap();
+        if let Some(row) = r.rows.first() {
+            break row[0].as_text().unwrap_or_default().to_string();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the agents never gave the phase up"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(missing.contains("the coordinator went silent"), "{missing}");
+    // Each share's run is kept, stopped long before its 60 s.
+    let runs = store
+        .query(&format!(
+            "SELECT r.status, r.measured_s FROM runs r JOIN agent_shares s ON s.run_id = r.id \
+             WHERE s.phase_id = '{phase}'"
+        ))
+        .unwrap();
+    assert_eq!(runs.rows.len(), 3, "{runs:?}");
+    for row in &runs.rows {
+        assert_eq!(row[0].as_text(), Some("interrupted"), "{row:?}");
+        assert!(
+            matches!(row[1], sojourn_store::Value::Real(s) if s > 0.0 && s < 50.0),
+            "{row:?}"
+        );
+    }
+    assert!(began.elapsed() < Duration::from_secs(50));
+    wait_for_agents(store, 3);
 }
 
 /// TPC-C over three agents, on the store's PostgreSQL server: each agent

@@ -71,8 +71,9 @@ pub fn agents(a: AgentsArgs) -> Result<ExitCode> {
             let asked = store.request_agents_stop(name.as_deref(), DEAD_AFTER)?;
             if asked > 0 {
                 eprintln!(
-                    "asked {asked} agent{} to exit once its share is done",
-                    if asked == 1 { "" } else { "s" }
+                    "asked {asked} {} to exit once {} share is done",
+                    if asked == 1 { "agent" } else { "agents" },
+                    if asked == 1 { "its" } else { "their" }
                 );
                 return Ok(ExitCode::SUCCESS);
             }
