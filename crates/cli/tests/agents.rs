@@ -547,31 +547,8 @@ fn agents_load_run_search_and_run_suites_merged_exactly_and_stop_on_ctrl_c() {
 
     // Ctrl+C at the coordinator stops every agent's share: the runs are
     // kept as interrupted and merged, and the command exits 130.
-    let mut long = bin();
-    long.args([
-        "run",
-        &db,
-        "-P",
-        "workloadc",
-        "-p",
-        "recordcount=3001",
-        "-p",
-        "operationcount=0",
-        "-p",
-        "maxexecutiontime=60",
-        "-target",
-        "300",
-        "--agents",
-        "3",
-        "--results",
-        &store_url,
-        "--no-progress",
-        "--data-dir",
-    ])
-    .arg(dir.path())
-    .env("SOJOURN_RESULTS_PASSWORD", pg::PASSWORD)
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
+    let mut long = long_run(&db, &store_url, dir.path());
+    long.stdout(Stdio::piped()).stderr(Stdio::piped());
     let coordinator = long.spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
     while store
@@ -609,6 +586,19 @@ fn agents_load_run_search_and_run_suites_merged_exactly_and_stop_on_ctrl_c() {
     coordinator_killed(&pg, &store, &store_url, &db, dir.path());
 }
 
+/// A 60 s run of workload C at 300 ops/s over three agents, for a test
+/// to stop before its end.
+fn long_run(db: &str, store_url: &str, data: &std::path::Path) -> std::process::Command {
+    let mut long = bin();
+    long.args(["run", db, "-P", "workloadc", "-p", "recordcount=3001"])
+        .args(["-p", "operationcount=0", "-p", "maxexecutiontime=60"])
+        .args(["-target", "300", "--agents", "3", "--results", store_url])
+        .args(["--no-progress", "--data-dir"])
+        .arg(data)
+        .env("SOJOURN_RESULTS_PASSWORD", pg::PASSWORD);
+    long
+}
+
 /// A coordinator killed outright mid-run: its agents give the phase up
 /// once its heartbeat is older than the 30 s limit (made so here, as
 /// waiting would make it), mark it failed saying why, keep each share's
@@ -620,28 +610,8 @@ fn coordinator_killed(
     db: &str,
     data: &std::path::Path,
 ) {
-    let mut long = bin();
-    long.args(["run", db, "-P", "workloadc", "-p", "recordcount=3001"])
-        .args([
-            "-p",
-            "operationcount=0",
-            "-p",
-            "maxexecutiontime=60",
-            "-target",
-            "300",
-        ])
-        .args([
-            "--agents",
-            "3",
-            "--results",
-            store_url,
-            "--no-progress",
-            "--data-dir",
-        ])
-        .arg(data)
-        .env("SOJOURN_RESULTS_PASSWORD", pg::PASSWORD)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+    let mut long = long_run(db, store_url, data);
+    long.stdout(Stdio::null()).stderr(Stdio::null());
     let mut coordinator = long.spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
     let phase = loop {
