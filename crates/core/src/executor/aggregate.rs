@@ -47,6 +47,7 @@ impl Aggregator {
                 .map(|segment| SegmentOutcome {
                     segment,
                     stats: Stats::default(),
+                    offered: None,
                     verdict: None,
                 })
                 .collect(),
@@ -61,6 +62,14 @@ impl Aggregator {
             warmup_end: None,
             expected_ops: cfg.operation_count(),
             max_execution_time: cfg.max_execution_time,
+        }
+    }
+
+    /// The arrivals released so far in each segment (`Shared`'s counts),
+    /// for the verdicts to judge the share served against.
+    pub fn offered(&mut self, counts: &[std::sync::atomic::AtomicU64]) {
+        for (s, c) in self.segments.iter_mut().zip(counts) {
+            s.offered = Some(c.load(std::sync::atomic::Ordering::Relaxed));
         }
     }
 

@@ -9,7 +9,7 @@ use crate::histograms::Recorder;
 use crate::rate::{Segment, Target};
 use crate::schedule::{Arrival, Schedule};
 use crate::selfcheck::{ArrivalCheck, Arrivals, StartBins};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Barrier, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
@@ -292,6 +292,7 @@ fn shared_for(cfg: &RunConfig, n_threads: usize, segments: &[Segment]) -> Arc<Sh
             })
             .collect(),
         segment_ends: segments.iter().map(|s| s.end.as_nanos() as u64).collect(),
+        segment_offered: segments.iter().map(|_| AtomicU64::new(0)).collect(),
         lag_budget: cfg.lag_budget,
     })
 }
@@ -408,6 +409,7 @@ impl Coordinator<'_> {
             }
             let now = Instant::now();
             if now >= next_tick {
+                agg.offered(&shared.segment_offered);
                 slo_missed |= agg.tick(
                     &shared.recorder,
                     now - start,
@@ -444,6 +446,7 @@ impl Coordinator<'_> {
         // before the pacer woke to count them: the last interval's offered
         // load, like the run's, is what the threads reported.
         let released_at_end = self.released().map(|r| r.max(scheduled));
+        agg.offered(&shared.segment_offered);
         agg.tick(&shared.recorder, elapsed, released_at_end, self.observer);
         let arrival_check = arrivals.and_then(|mut a| {
             // Arrivals never taken (the run stopped behind schedule) leave

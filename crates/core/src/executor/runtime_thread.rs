@@ -513,7 +513,10 @@ async fn pace(shared: Arc<Shared>, ctx: Arc<ThreadCtx>, workers: usize) {
             continue;
         }
         let mut due = 0usize;
-        while mine.peek().is_some_and(|t| t <= now) {
+        while let Some(t) = mine.peek().filter(|&t| t <= now) {
+            if let Some(offered) = shared.segment_offered.get(shared.segment_of(t)) {
+                offered.fetch_add(1, Ordering::Relaxed);
+            }
             mine.advance();
             due += 1;
         }

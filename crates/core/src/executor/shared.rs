@@ -21,6 +21,9 @@ pub(super) struct Shared {
     /// Where each segment of a rate profile ends, in nanoseconds after the
     /// start (empty without segments).
     pub(super) segment_ends: Vec<u64>,
+    /// Per segment, the arrivals the pacers released with an intended
+    /// start in it: what it offered, which a Poisson schedule draws.
+    pub(super) segment_offered: Vec<AtomicU64>,
     /// How late the pacer may release an arrival (`RunConfig::lag_budget`).
     pub(super) lag_budget: Duration,
 }

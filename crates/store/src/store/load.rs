@@ -315,6 +315,7 @@ impl Store {
                     expected: f(4),
                 },
                 stats,
+                offered: None,
                 verdict: as_i64(&r[6]).map(|held| SegmentVerdict {
                     held: held != 0,
                     reason: r[7].as_text().map(str::to_string),
