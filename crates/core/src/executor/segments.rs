@@ -74,9 +74,7 @@ impl SegmentOutcome {
     /// target times its length: a Poisson step of 600 arrivals a second
     /// offers 5% fewer than that one time in nine.
     pub fn judge(&self, slo: &SegmentSlo) -> SegmentVerdict {
-        let offered = self
-            .offered
-            .map_or(self.segment.expected, |n| n as f64);
+        let offered = self.offered.map_or(self.segment.expected, |n| n as f64);
         let served = if offered > 0.0 {
             (self.stats.ops_done as f64 / offered).min(1.0)
         } else {
