@@ -160,7 +160,7 @@ fn agents_load_run_search_and_run_suites_merged_exactly_and_stop_on_ctrl_c() {
         let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         free.local_addr().unwrap().to_string()
     };
-    let agents: Vec<Agent> = (0..3)
+    let mut agents: Vec<Agent> = (0..3)
         .map(|i| {
             let extra = if i == 2 {
                 vec!["--metrics-listen", metrics_addr.as_str()]
@@ -178,6 +178,12 @@ fn agents_load_run_search_and_run_suites_merged_exactly_and_stop_on_ctrl_c() {
 
     // The load: 3,001 records over 3 agents, each key once.
     let db = redis.url();
+    let fleet = Fleet {
+        store: &store,
+        store_url: &store_url,
+        db: &db,
+        data: dir.path(),
+    };
     let load = coordinate(
         dir.path(),
         &store_url,
@@ -547,7 +553,7 @@ fn agents_load_run_search_and_run_suites_merged_exactly_and_stop_on_ctrl_c() {
 
     // Ctrl+C at the coordinator stops every agent's share: the runs are
     // kept as interrupted and merged, and the command exits 130.
-    let mut long = long_run(&db, &store_url, dir.path());
+    let mut long = long_run(&fleet);
     long.stdout(Stdio::piped()).stderr(Stdio::piped());
     let coordinator = long.spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -583,18 +589,34 @@ fn agents_load_run_search_and_run_suites_merged_exactly_and_stop_on_ctrl_c() {
     }
     wait_for_agents(&store, 3);
 
-    coordinator_killed(&pg, &store, &store_url, &db, dir.path());
+    coordinator_killed(&pg, &fleet);
+    agent_quits_at_once(&mut agents[2], &metrics_addr, &redis, &fleet);
+}
+
+/// Where a test's agents meet and what they run against.
+struct Fleet<'a> {
+    store: &'a Store,
+    store_url: &'a str,
+    db: &'a str,
+    data: &'a std::path::Path,
 }
 
 /// A 60 s run of workload C at 300 ops/s over three agents, for a test
 /// to stop before its end.
-fn long_run(db: &str, store_url: &str, data: &std::path::Path) -> std::process::Command {
+fn long_run(fleet: &Fleet) -> std::process::Command {
     let mut long = bin();
-    long.args(["run", db, "-P", "workloadc", "-p", "recordcount=3001"])
+    long.args(["run", fleet.db, "-P", "workloadc", "-p", "recordcount=3001"])
         .args(["-p", "operationcount=0", "-p", "maxexecutiontime=60"])
-        .args(["-target", "300", "--agents", "3", "--results", store_url])
+        .args([
+            "-target",
+            "300",
+            "--agents",
+            "3",
+            "--results",
+            fleet.store_url,
+        ])
         .args(["--no-progress", "--data-dir"])
-        .arg(data)
+        .arg(fleet.data)
         .env("SOJOURN_RESULTS_PASSWORD", pg::PASSWORD);
     long
 }
@@ -603,14 +625,9 @@ fn long_run(db: &str, store_url: &str, data: &std::path::Path) -> std::process::
 /// once its heartbeat is older than the 30 s limit (made so here, as
 /// waiting would make it), mark it failed saying why, keep each share's
 /// run, and serve again.
-fn coordinator_killed(
-    pg: &Postgres,
-    store: &Store,
-    store_url: &str,
-    db: &str,
-    data: &std::path::Path,
-) {
-    let mut long = long_run(db, store_url, data);
+fn coordinator_killed(pg: &Postgres, fleet: &Fleet) {
+    let store = fleet.store;
+    let mut long = long_run(fleet);
     long.stdout(Stdio::null()).stderr(Stdio::null());
     let mut coordinator = long.spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -670,6 +687,107 @@ fn coordinator_killed(
     }
     assert!(began.elapsed() < Duration::from_secs(50));
     wait_for_agents(store, 3);
+}
+
+/// A second Ctrl+C at an agent quits it at once (130), mid-share, with
+/// the database stopped so that the first cannot finish draining (the
+/// agent's endpoint shows its operations in flight first): it writes
+/// nothing on the way out (its run is left running, it is not marked
+/// gone), and the coordinator, stopped too, gives its share up once it
+/// has been silent past the liveness limit, naming it.
+fn agent_quits_at_once(agent: &mut Agent, metrics: &str, redis: &RedisServer, fleet: &Fleet) {
+    let mut long = long_run(fleet);
+    long.stdout(Stdio::null()).stderr(Stdio::piped());
+    let coordinator = long.spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let run = loop {
+        let r = fleet
+            .store
+            .query(&format!(
+                "SELECT s.run_id FROM agent_phases p JOIN agent_shares s \
+                 ON s.phase_id = p.id WHERE p.state = 'running' AND s.state = 'running' \
+                 AND s.agent = '{}' AND s.run_id IS NOT NULL",
+                agent.name
+            ))
+            .unwrap();
+        if let Some(id) = r.rows.first().and_then(|row| row[0].as_text()) {
+            break id.to_string();
+        }
+        assert!(Instant::now() < deadline, "{} never ran", agent.name);
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    redis.server.pause();
+    let in_flight = || {
+        scrape(metrics)
+            .lines()
+            .filter(|l| l.starts_with("sojourn_in_flight_operations{"))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+            .sum::<u64>()
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while in_flight() == 0 {
+        assert!(Instant::now() < deadline, "nothing in flight");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut child = agent.child.take().unwrap();
+    let lines = {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stderr = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for l in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if tx.send(l).is_err() {
+                    break;
+                }
+            }
+        });
+        rx
+    };
+    let sigint = |pid: u32| {
+        // SAFETY: our children, not yet waited for, so the pids are theirs.
+        unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) };
+    };
+    sigint(child.id());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut said = String::new();
+    while !said.contains("interrupted: stopping and draining") {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(l) => said += &format!("{l}\n"),
+            Err(e) => panic!("{e}: no word of the first Ctrl+C:\n{said}"),
+        }
+    }
+    sigint(child.id());
+    let out = sojourn_testkit::process::finish_within(child, Duration::from_secs(60));
+    said.extend(lines.try_iter().map(|l| l + "\n"));
+    assert_eq!(out.status.code(), Some(130), "{said}");
+    // Nothing written on the way out: the first Ctrl+C's drain never ended.
+    let status = fleet
+        .store
+        .query(&format!("SELECT status FROM runs WHERE id = '{run}'"))
+        .unwrap();
+    assert_eq!(status.rows[0][0].as_text(), Some("running"), "{said}");
+    assert_ne!(listed_state(fleet.store_url, &agent.name), "gone", "{said}");
+    redis.server.resume();
+    sigint(coordinator.id());
+    let out = sojourn_testkit::process::finish_within(coordinator, Duration::from_secs(60));
+    let told = text(&out.stderr);
+    assert!(!out.status.success(), "{told}");
+    assert!(
+        told.contains(&format!("agent {} went silent", agent.name))
+            && told.contains("run phase is partial"),
+        "{told}"
+    );
+    let failed = fleet
+        .store
+        .query(&format!(
+            "SELECT COUNT(*) FROM runs WHERE id = '{run}' AND status = 'failed'"
+        ))
+        .unwrap();
+    assert_eq!(format!("{:?}", failed.rows[0][0]), "Integer(1)", "{told}");
 }
 
 /// TPC-C over three agents, on the store's PostgreSQL server: each agent

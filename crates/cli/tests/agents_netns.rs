@@ -10,6 +10,7 @@
 
 mod util;
 
+use std::collections::BTreeMap;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -119,63 +120,116 @@ fn recorded(stderr: &str) -> String {
         .to_string()
 }
 
+/// A database (Redis, 2 ms away each way) on a host of its own, the
+/// results store (PostgreSQL) on another, a coordinator and agents on the
+/// rest. Fields drop in order: the servers before their hosts.
+struct Fleet {
+    redis: RedisServer,
+    _pg: Postgres,
+    /// `redis://` on the database's host.
+    db: String,
+    /// The store's URL as the agents and the coordinator have it (the
+    /// password in their environment).
+    store_url: String,
+    /// With the password, for the test's own looks at the store.
+    store_password_url: String,
+    /// The test's own look at the store, from the coordinator's host.
+    store: Store,
+    dir: tempfile::TempDir,
+    lan: Lan,
+}
+
+impl Fleet {
+    /// The servers up on `db` and `store`; `None` when the run leaves
+    /// network namespaces or a server out.
+    fn stand_up(agents: &[&str]) -> Option<Fleet> {
+        let mut names = vec!["db", "store", "coord"];
+        names.extend(agents);
+        let lan = Lan::new(&names)?;
+        let (db_host, store_host) = (lan.host("db"), lan.host("store"));
+        let redis = db_host.run(|| RedisServer::start(Some(REDIS_PASSWORD)))?;
+        let pg_server = store_host.run(Postgres::start)?;
+        db_host.forward(redis.port(), LATENCY);
+        store_host.forward(pg_server.port(), Duration::ZERO);
+        let db = format!("redis://{}:{}", db_host.addr, redis.port());
+        let at = format!("{}:{}/{}", store_host.addr, pg_server.port(), pg::DATABASE);
+        let store_url = format!("postgres://{}@{at}", pg::USER);
+        let with_password = format!("postgres://{}:{}@{at}", pg::USER, pg::PASSWORD);
+        let store = lan
+            .host("coord")
+            .run(|| Store::open(&with_password).unwrap());
+        Some(Fleet {
+            redis,
+            _pg: pg_server,
+            db,
+            store_url,
+            store_password_url: with_password,
+            store,
+            dir: tempfile::tempdir().unwrap(),
+            lan,
+        })
+    }
+
+    fn host(&self, name: &str) -> &Host {
+        self.lan.host(name)
+    }
+
+    fn agent(&self, name: &str) -> Agent {
+        Agent::start(self.host(name), &self.store_url, self.dir.path())
+    }
+
+    /// A `sojourn` command run to its end on the coordinator's host.
+    fn coordinate(&self, args: &[&str]) -> Output {
+        let mut c = self.coordinator(args);
+        self.host("coord")
+            .run(move || output_within(&mut c, None, RUN_LIMIT))
+    }
+
+    /// The command [`Fleet::coordinate`] runs, with the store and a data
+    /// directory of the coordinator's own.
+    fn coordinator(&self, args: &[&str]) -> Command {
+        let mut c = command(args);
+        c.args(["--results", &self.store_url, "--no-progress", "--data-dir"])
+            .arg(self.dir.path().join("coord"));
+        c
+    }
+
+    /// Redis's own count of the commands it ran.
+    fn commandstats(&self) -> BTreeMap<String, u64> {
+        self.host("db").run(|| self.redis.commandstats())
+    }
+
+    /// The commands Redis ran since `before` ([`Fleet::commandstats`]).
+    fn commands_since(&self, before: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+        self.host("db").run(|| self.redis.commands_since(before))
+    }
+}
+
+/// Workload C over 2,000 keys of one field.
+const WORKLOAD: [&str; 6] = [
+    "-P",
+    "workloadc",
+    "-p",
+    "recordcount=2000",
+    "-p",
+    "fieldcount=1",
+];
+
 #[test]
 fn agents_on_hosts_of_their_own_merge_exactly_and_survive_faults() {
-    let Some(lan) = Lan::new(&["db", "store", "coord", "a0", "a1", "a2"]) else {
-        return;
-    };
-    let (db_host, store_host, coord) = (lan.host("db"), lan.host("store"), lan.host("coord"));
-    let Some(redis) = db_host.run(|| RedisServer::start(Some(REDIS_PASSWORD))) else {
-        return;
-    };
-    let Some(pg_server) = store_host.run(Postgres::start) else {
-        return;
-    };
-    db_host.forward(redis.port(), LATENCY);
-    store_host.forward(pg_server.port(), Duration::ZERO);
-    let db = format!("redis://{}:{}", db_host.addr, redis.port());
-    let store_url = format!(
-        "postgres://{}@{}:{}/{}",
-        pg::USER,
-        store_host.addr,
-        pg_server.port(),
-        pg::DATABASE
-    );
-    let with_password = format!(
-        "postgres://{}:{}@{}:{}/{}",
-        pg::USER,
-        pg::PASSWORD,
-        store_host.addr,
-        pg_server.port(),
-        pg::DATABASE
-    );
-    // The test's own look at the store, from the coordinator's host.
-    let store = coord.run(|| Store::open(&with_password).unwrap());
-    let dir = tempfile::tempdir().unwrap();
     let names = ["a0", "a1", "a2"];
-    let mut agents: Vec<Agent> = names
-        .iter()
-        .map(|n| Agent::start(lan.host(n), &store_url, dir.path()))
-        .collect();
-    wait_for_agents(&store, &names);
-    let coordinate = |args: &[&str]| -> Output {
-        let mut c = command(args);
-        c.args(["--results", &store_url, "--no-progress", "--data-dir"])
-            .arg(dir.path().join("coord"));
-        coord.run(move || output_within(&mut c, None, RUN_LIMIT))
+    let Some(fleet) = Fleet::stand_up(&names) else {
+        return;
     };
-    let workload = [
-        "-P",
-        "workloadc",
-        "-p",
-        "recordcount=2000",
-        "-p",
-        "fieldcount=1",
-    ];
+    let (db_host, store_host, coord) = (fleet.host("db"), fleet.host("store"), fleet.host("coord"));
+    let (redis, db, store_url, store) = (&fleet.redis, &fleet.db, &fleet.store_url, &fleet.store);
+    let mut agents: Vec<Agent> = names.iter().map(|n| fleet.agent(n)).collect();
+    wait_for_agents(store, &names);
+    let coordinate = |args: &[&str]| fleet.coordinate(args);
 
     // The load: every key once, from three hosts.
     let mut load = vec!["load", db.as_str()];
-    load.extend(workload);
+    load.extend(WORKLOAD);
     load.extend(["-threads", "4", "--agents", "3"]);
     let out = coordinate(&load);
     let (stdout, stderr) = (ok(&out), text(&out.stderr));
@@ -192,7 +246,7 @@ fn agents_on_hosts_of_their_own_merge_exactly_and_survive_faults() {
     // A run at 1,500 ops/s in total: the merge is the exact sum of the
     // stored shares, the offered total the target, the clocks close.
     let mut run = vec!["run", db.as_str()];
-    run.extend(workload);
+    run.extend(WORKLOAD);
     run.extend([
         "-p",
         "operationcount=0",
@@ -249,7 +303,7 @@ fn agents_on_hosts_of_their_own_merge_exactly_and_survive_faults() {
     // An agent cut from the store for seconds loses nothing: its run
     // and every interval reach the store once the network is back.
     let mut long = vec!["run", db.as_str()];
-    long.extend(workload);
+    long.extend(WORKLOAD);
     long.extend([
         "-p",
         "operationcount=0",
@@ -264,9 +318,9 @@ fn agents_on_hosts_of_their_own_merge_exactly_and_survive_faults() {
         "--agents",
         "3",
     ]);
-    let (a1, store_host_c) = (lan.host("a1").clone(), store_host.clone());
+    let (a1, store_host_c) = (fleet.host("a1").clone(), store_host.clone());
     let cutter = std::thread::spawn({
-        let store_url = with_password.clone();
+        let store_url = fleet.store_password_url.clone();
         let coord = coord.clone();
         move || {
             let s = coord.run(|| Store::open(&store_url).unwrap());
@@ -318,7 +372,7 @@ fn agents_on_hosts_of_their_own_merge_exactly_and_survive_faults() {
 
     // An agent killed mid-run: the stage is partial and names it.
     let mut partial = vec!["run", db.as_str()];
-    partial.extend(workload);
+    partial.extend(WORKLOAD);
     partial.extend([
         "-p",
         "operationcount=0",
@@ -330,7 +384,7 @@ fn agents_on_hosts_of_their_own_merge_exactly_and_survive_faults() {
         "3",
     ]);
     let killer = {
-        let store_url = with_password.clone();
+        let store_url = fleet.store_password_url.clone();
         let coord = coord.clone();
         std::thread::spawn(move || {
             let s = coord.run(|| Store::open(&store_url).unwrap());
@@ -350,11 +404,8 @@ fn agents_on_hosts_of_their_own_merge_exactly_and_survive_faults() {
         })
     };
     let handle = {
-        let mut c = command(&partial);
-        c.args(["--results", &store_url, "--no-progress", "--data-dir"])
-            .arg(dir.path().join("coord"))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        let mut c = fleet.coordinator(&partial);
+        c.stdout(Stdio::piped()).stderr(Stdio::piped());
         coord.run(move || c.spawn().unwrap())
     };
     killer.join().unwrap();
@@ -406,7 +457,7 @@ fn agents_on_hosts_of_their_own_merge_exactly_and_survive_faults() {
     // Too few agents (a0 is gone): a clear error, and nothing runs.
     let before = count(&store, "SELECT COUNT(*) FROM runs");
     let mut few = vec!["run", db.as_str()];
-    few.extend(workload);
+    few.extend(WORKLOAD);
     few.extend([
         "-p",
         "operationcount=100",
@@ -424,7 +475,7 @@ fn agents_on_hosts_of_their_own_merge_exactly_and_survive_faults() {
     );
     assert_eq!(count(&store, "SELECT COUNT(*) FROM runs"), before, "{said}");
     // Back under its name, a0 runs nothing of the lost share again.
-    agents[0] = Agent::start(lan.host("a0"), &store_url, dir.path());
+    agents[0] = fleet.agent("a0");
     wait_for_agents(&store, &names);
     assert_eq!(
         count(
@@ -448,4 +499,130 @@ fn agents_on_hosts_of_their_own_merge_exactly_and_survive_faults() {
             );
         }
     }
+}
+
+/// An agent cut from the store for longer than a write waits for it
+/// (`sojourn_store::WAIT`, 60 s): the coordinator gives its share up once
+/// it has been silent for 10 s, and the stage is partial; the agent keeps
+/// the rest of its run in a spool file and imports it once the store
+/// answers; then the stage counts every read the database served, once.
+#[test]
+fn an_agent_cut_from_the_store_past_its_wait_spools_its_run_and_it_counts_once() {
+    let Some(fleet) = Fleet::stand_up(&["a0"]) else {
+        return;
+    };
+    let coord = fleet.host("coord");
+    // Loaded from the coordinator's host itself.
+    let mut load = vec!["load", fleet.db.as_str()];
+    load.extend(WORKLOAD);
+    ok(&fleet.coordinate(&load));
+    let mut agent = fleet.agent("a0");
+    wait_for_agents(&fleet.store, &["a0"]);
+    let before = fleet.commandstats();
+
+    let spool = fleet.dir.path().join("a0").join("spool");
+    let cutter = std::thread::spawn({
+        let (a0, store_host) = (fleet.host("a0").clone(), fleet.host("store").clone());
+        let (coord, url, spool) = (
+            coord.clone(),
+            fleet.store_password_url.clone(),
+            spool.clone(),
+        );
+        move || {
+            let s = coord.run(|| Store::open(&url).unwrap());
+            // Some of the run in the store first, the rest cut off.
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while count(
+                &s,
+                "SELECT COUNT(*) FROM intervals i JOIN agent_shares s ON s.run_id = i.run_id \
+                 WHERE s.agent = 'a0' AND s.state = 'running'",
+            ) == 0
+            {
+                assert!(Instant::now() < deadline, "a0 stored nothing");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            a0.cut_from(&store_host);
+            // Until the write has waited its 60 s and the run is spooled.
+            let deadline = Instant::now() + Duration::from_secs(180);
+            while !holds_a_file(&spool) {
+                assert!(Instant::now() < deadline, "a0 spooled nothing");
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            a0.restore(&store_host);
+        }
+    });
+    let mut run = vec!["run", fleet.db.as_str()];
+    run.extend(WORKLOAD);
+    run.extend(["-p", "operationcount=0", "-p", "maxexecutiontime=4"]);
+    run.extend(["-p", "timeseries.interval=0.5", "-target", "300"]);
+    run.extend(["--agents", "1"]);
+    let out = fleet.coordinate(&run);
+    let said = text(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(
+        said.contains("agent a0 went silent") && said.contains("run phase is partial"),
+        "{said}"
+    );
+    let stage = recorded(&said);
+    cutter.join().unwrap();
+
+    // The spooled run reaches the store under the share's client index.
+    let (uri, index) = stage.split_once('/').unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let completed = format!(
+        "SELECT COUNT(*) FROM runs WHERE run_uri = '{uri}' AND stage_index = {index} \
+         AND status = 'completed'"
+    );
+    while count(&fleet.store, &completed) == 0 {
+        assert!(Instant::now() < deadline, "the spooled run never came");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let log = agent.stop();
+    assert!(
+        log.contains("kept in the spool file") && log.contains("imported the run kept in"),
+        "{log}"
+    );
+    // The stage as the store shows it now: every read the server served.
+    let shown = {
+        let mut c = command(&["results", "show", &stage, "--results", &fleet.store_url]);
+        coord.run(move || output_within(&mut c, None, RUN_LIMIT))
+    };
+    let reads = get(&parse_summary(&ok(&shown)), "READ", "Operations") as u64;
+    let ran = fleet.commands_since(&before);
+    assert_eq!(ran.get("hgetall").copied(), Some(reads), "{ran:?}\n{log}");
+    // Four seconds at 300 ops/s, within five standard deviations.
+    assert!(
+        (reads as f64 - 1200.0).abs() < 5.0 * 1200f64.sqrt(),
+        "{reads} reads"
+    );
+    // Every interval once, those written before the cut and those spooled
+    // after it: four seconds of half-second intervals, holding the reads.
+    let intervals = fleet
+        .store
+        .query(&format!(
+            "SELECT COUNT(*), COUNT(DISTINCT i.start_s), SUM(i.ops_done) FROM intervals i \
+             JOIN runs r ON r.id = i.run_id WHERE r.run_uri = '{uri}' \
+             AND r.stage_index = {index} AND r.status = 'completed'"
+        ))
+        .unwrap();
+    let row = &intervals.rows[0];
+    let int = |v: &Value| match v {
+        Value::Integer(n) => *n,
+        Value::Real(r) => *r as i64,
+        v => panic!("{v:?}"),
+    };
+    let (all, distinct, ops) = (int(&row[0]), int(&row[1]), int(&row[2]));
+    assert_eq!(all, distinct, "{log}");
+    assert!((7..=10).contains(&all), "{all} intervals\n{log}");
+    assert_eq!(ops as u64, reads, "{log}");
+}
+
+/// Whether a folder holds a file, at any depth.
+fn holds_a_file(dir: &std::path::Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.flatten().any(|e| {
+            let path = e.path();
+            path.is_file() || holds_a_file(&path)
+        })
+    })
 }

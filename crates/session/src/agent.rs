@@ -13,10 +13,12 @@
 //! It stops a share when the coordinator asks (Ctrl+C there), when the
 //! coordinator goes silent, or on Ctrl+C here; it exits when asked
 //! (`sojourn agents stop`), when another process registers under its name,
-//! after an idle timeout, or on a second Ctrl+C; leaving, it marks itself
-//! gone in the store, so that `sojourn agents list` and `agents stop` no
-//! longer count it (one killed outright is gone once its heartbeat is
-//! [`DEAD_AFTER`](crate::fleet::DEAD_AFTER) old).
+//! or after an idle timeout; leaving, it marks itself gone in the store,
+//! so that `sojourn agents list` and `agents stop` no longer count it. A
+//! second Ctrl+C quits at once and writes nothing more (the store may be
+//! what it waits on): like one killed outright, it is gone once its
+//! heartbeat is [`DEAD_AFTER`](crate::fleet::DEAD_AFTER) old, and the
+//! coordinator gives its share up then.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
