@@ -508,7 +508,7 @@ fn agents_on_hosts_of_their_own_merge_exactly_and_survive_faults() {
 /// answers; then the stage counts every read the database served, once.
 #[test]
 fn an_agent_cut_from_the_store_past_its_wait_spools_its_run_and_it_counts_once() {
-    let Some(fleet) = Fleet::stand_up(&["a0"]) else {
+    let Some(fleet) = Fleet::stand_up(&["a0", "a1"]) else {
         return;
     };
     let coord = fleet.host("coord");
@@ -516,8 +516,8 @@ fn an_agent_cut_from_the_store_past_its_wait_spools_its_run_and_it_counts_once()
     let mut load = vec!["load", fleet.db.as_str()];
     load.extend(WORKLOAD);
     ok(&fleet.coordinate(&load));
-    let mut agent = fleet.agent("a0");
-    wait_for_agents(&fleet.store, &["a0"]);
+    let mut agents = [fleet.agent("a0"), fleet.agent("a1")];
+    wait_for_agents(&fleet.store, &["a0", "a1"]);
     let before = fleet.commandstats();
 
     let spool = fleet.dir.path().join("a0").join("spool");
@@ -534,8 +534,10 @@ fn an_agent_cut_from_the_store_past_its_wait_spools_its_run_and_it_counts_once()
             let deadline = Instant::now() + Duration::from_secs(60);
             while count(
                 &s,
-                "SELECT COUNT(*) FROM intervals i JOIN agent_shares s ON s.run_id = i.run_id \
-                 WHERE s.agent = 'a0' AND s.state = 'running'",
+                "SELECT COUNT(*) FROM intervals i JOIN runs r ON r.id = i.run_id \
+                 JOIN agent_phases p ON r.run_uri = p.run_uri AND r.stage_index = p.stage_index \
+                 JOIN agent_shares s ON s.phase_id = p.id AND r.client_index = s.share_index \
+                 WHERE s.agent = 'a0' AND s.state = 'running' AND r.status = 'running'",
             ) == 0
             {
                 assert!(Instant::now() < deadline, "a0 stored nothing");
@@ -555,7 +557,7 @@ fn an_agent_cut_from_the_store_past_its_wait_spools_its_run_and_it_counts_once()
     run.extend(WORKLOAD);
     run.extend(["-p", "operationcount=0", "-p", "maxexecutiontime=4"]);
     run.extend(["-p", "timeseries.interval=0.5", "-target", "300"]);
-    run.extend(["--agents", "1"]);
+    run.extend(["-threads", "4", "--agents", "2"]);
     let out = fleet.coordinate(&run);
     let said = text(&out.stderr);
     assert!(!out.status.success(), "{said}");
@@ -577,7 +579,7 @@ fn an_agent_cut_from_the_store_past_its_wait_spools_its_run_and_it_counts_once()
         assert!(Instant::now() < deadline, "the spooled run never came");
         std::thread::sleep(Duration::from_millis(100));
     }
-    let log = agent.stop();
+    let log = agents[0].stop();
     assert!(
         log.contains("kept in the spool file") && log.contains("imported the run kept in"),
         "{log}"
@@ -595,25 +597,32 @@ fn an_agent_cut_from_the_store_past_its_wait_spools_its_run_and_it_counts_once()
         (reads as f64 - 1200.0).abs() < 5.0 * 1200f64.sqrt(),
         "{reads} reads"
     );
-    // Every interval once, those written before the cut and those spooled
-    // after it: four seconds of half-second intervals, holding the reads.
-    let intervals = fleet
-        .store
-        .query(&format!(
-            "SELECT COUNT(*), COUNT(DISTINCT i.start_s), SUM(i.ops_done) FROM intervals i \
-             JOIN runs r ON r.id = i.run_id WHERE r.run_uri = '{uri}' \
-             AND r.stage_index = {index} AND r.status = 'completed'"
-        ))
-        .unwrap();
-    let row = &intervals.rows[0];
-    let int = |v: &Value| match v {
-        Value::Integer(n) => *n,
-        Value::Real(r) => *r as i64,
-        v => panic!("{v:?}"),
+    // Every interval of a0's once, those written before the cut and
+    // those spooled after it: four seconds of half-second intervals.
+    let int = |sql: &str| {
+        let r = fleet.store.query(sql).unwrap();
+        r.rows[0]
+            .iter()
+            .map(|v| match v {
+                Value::Integer(n) => *n,
+                Value::Real(r) => *r as i64,
+                v => panic!("{sql}: {v:?}"),
+            })
+            .collect::<Vec<i64>>()
     };
-    let (all, distinct, ops) = (int(&row[0]), int(&row[1]), int(&row[2]));
-    assert_eq!(all, distinct, "{log}");
-    assert!((7..=10).contains(&all), "{all} intervals\n{log}");
+    let stage_runs = format!(
+        "FROM intervals i JOIN runs r ON r.id = i.run_id WHERE r.run_uri = '{uri}' \
+         AND r.stage_index = {index} AND r.status = 'completed'"
+    );
+    let a0 = int(&format!(
+        "SELECT COUNT(*), COUNT(DISTINCT i.start_s) {stage_runs} AND r.client_index = \
+         (SELECT s.share_index FROM agent_shares s JOIN agent_phases p ON p.id = s.phase_id \
+          WHERE s.agent = 'a0' AND p.run_uri = '{uri}' AND p.stage_index = {index})"
+    ));
+    assert_eq!(a0[0], a0[1], "{log}");
+    assert!((7..=10).contains(&a0[0]), "{} intervals\n{log}", a0[0]);
+    // And the stage's intervals hold each read once.
+    let ops = int(&format!("SELECT SUM(i.ops_done) {stage_runs}"))[0];
     assert_eq!(ops as u64, reads, "{log}");
 }
 
