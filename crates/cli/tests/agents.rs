@@ -704,9 +704,10 @@ fn agent_quits_at_once(agent: &mut Agent, metrics: &str, redis: &RedisServer, fl
         let r = fleet
             .store
             .query(&format!(
-                "SELECT s.run_id FROM agent_phases p JOIN agent_shares s \
-                 ON s.phase_id = p.id WHERE p.state = 'running' AND s.state = 'running' \
-                 AND s.agent = '{}' AND s.run_id IS NOT NULL",
+                "SELECT r.id FROM agent_phases p JOIN agent_shares s ON s.phase_id = p.id \
+                 JOIN runs r ON r.run_uri = p.run_uri AND r.stage_index = p.stage_index \
+                 AND r.client_index = s.share_index WHERE p.state = 'running' \
+                 AND s.state = 'running' AND s.agent = '{}' AND r.status = 'running'",
                 agent.name
             ))
             .unwrap();
