@@ -5,7 +5,8 @@
 //! its third of the target and a seed of its own; too few agents is a
 //! clear error before anything runs; no share in the store holds a
 //! password; a capacity search and a suite run their steps and stages on
-//! the agents; Ctrl+C at the coordinator stops every agent. Agents make
+//! the agents; Ctrl+C at the coordinator stops every agent, and a second
+//! Ctrl+C at an agent quits it at once. Agents make
 //! the store's database where it is missing (or say what a superuser
 //! runs), and one that exited or stopped heartbeating is `gone`: listed
 //! so, and neither asked nor counted by `agents stop`. On hosts of

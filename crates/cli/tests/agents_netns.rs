@@ -4,8 +4,10 @@
 //! The load inserts every key once; a run's merged histograms are the
 //! bucket-for-bucket sum of the agents' stored runs, its offered total the
 //! target, its clocks agree; an agent cut from the store for seconds loses
-//! nothing; an agent killed mid-run leaves a partial stage that names it;
-//! too few agents is a clear error before anything runs.
+//! nothing; one cut for longer than a write waits spools its run, imports
+//! it later, and the stage then counts every read the server served once;
+//! an agent killed mid-run leaves a partial stage that names it; too few
+//! agents is a clear error before anything runs.
 #![cfg(all(feature = "redis", feature = "store-postgres"))]
 
 mod util;
@@ -422,14 +424,14 @@ fn agents_on_hosts_of_their_own_merge_exactly_and_survive_faults() {
     let stage = recorded(&stderr);
     let (uri, index) = stage.split_once('/').unwrap();
     let lost = count(
-        &store,
+        store,
         &format!(
             "SELECT s.share_index FROM agent_shares s JOIN agent_phases p ON p.id = s.phase_id \
              WHERE s.agent = 'a0' AND p.run_uri = '{uri}' AND p.stage_index = {index}"
         ),
     );
     let shown = {
-        let mut c = command(&["results", "show", &stage, "--results", &store_url]);
+        let mut c = command(&["results", "show", &stage, "--results", store_url]);
         coord.run(move || output_within(&mut c, None, RUN_LIMIT))
     };
     let said = text(&shown.stderr);
@@ -445,7 +447,7 @@ fn agents_on_hosts_of_their_own_merge_exactly_and_survive_faults() {
     );
     assert_eq!(
         count(
-            &store,
+            store,
             &format!(
                 "SELECT COUNT(*) FROM runs WHERE run_uri = '{uri}' AND stage_index = {index} \
                  AND client_index = {lost} AND status = 'failed'"
@@ -455,7 +457,7 @@ fn agents_on_hosts_of_their_own_merge_exactly_and_survive_faults() {
     );
 
     // Too few agents (a0 is gone): a clear error, and nothing runs.
-    let before = count(&store, "SELECT COUNT(*) FROM runs");
+    let before = count(store, "SELECT COUNT(*) FROM runs");
     let mut few = vec!["run", db.as_str()];
     few.extend(WORKLOAD);
     few.extend([
@@ -473,13 +475,13 @@ fn agents_on_hosts_of_their_own_merge_exactly_and_survive_faults() {
         said.contains("3 agents were asked for and 2 answered") && said.contains("a0 (silent for"),
         "{said}"
     );
-    assert_eq!(count(&store, "SELECT COUNT(*) FROM runs"), before, "{said}");
+    assert_eq!(count(store, "SELECT COUNT(*) FROM runs"), before, "{said}");
     // Back under its name, a0 runs nothing of the lost share again.
     agents[0] = fleet.agent("a0");
-    wait_for_agents(&store, &names);
+    wait_for_agents(store, &names);
     assert_eq!(
         count(
-            &store,
+            store,
             "SELECT COUNT(*) FROM agent_shares WHERE agent = 'a0' AND state IN ('claimed', 'ready', 'running')"
         ),
         0
