@@ -88,6 +88,16 @@ impl Lateness {
     }
 }
 
+impl Lateness {
+    /// A bound on a latency the code under test adds: `base` (what it may
+    /// add on a quiet machine) plus the [`Lateness::allowance`], but never
+    /// past `ceiling`, the least value at which the bound would no longer
+    /// tell right from wrong (the latency a defect gives, less a margin).
+    pub fn bound(&self, base: Duration, ceiling: Duration) -> Duration {
+        (base + self.allowance()).min(ceiling)
+    }
+}
+
 impl std::fmt::Display for Lateness {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
@@ -113,6 +123,8 @@ mod tests {
         let l = Lateness::of(late);
         assert_eq!((l.samples, l.p99, l.max), (200, ms(5), ms(30)));
         assert_eq!(l.allowance(), ms(30));
+        assert_eq!(l.bound(ms(20), ms(100)), ms(50));
+        assert_eq!(l.bound(ms(80), ms(100)), ms(100));
         let none = Lateness::of(Vec::new());
         assert_eq!((none.samples, none.max), (0, Duration::ZERO));
     }
