@@ -39,6 +39,13 @@ pub struct MeanEstimate {
 }
 
 impl MeanEstimate {
+    /// How much the variance of a mean over the batches exceeds that over
+    /// as many independent ones, for an AR(1) process with the lag-1
+    /// autocorrelation left among them: `(1 + r) / (1 - r)`.
+    pub fn variance_factor(&self) -> f64 {
+        (1.0 + self.lag1) / (1.0 - self.lag1)
+    }
+
     /// The textbook estimate from independent samples: mean, `s / sqrt(n)`,
     /// `n - 1` degrees of freedom. `None` for fewer than two samples.
     pub fn from_samples(samples: &[f64]) -> Option<MeanEstimate> {
@@ -133,13 +140,12 @@ pub fn batch_means(series: &[(f64, f64)], min_batches: usize) -> Option<MeanEsti
     }
     let mut e = weighted_mean(&batches, size)?;
     let means: Vec<f64> = batches.iter().map(|&(x, _)| x).collect();
-    let r = lag1_autocorrelation(&means).clamp(0.0, 0.9);
-    if r > 0.0 {
-        let factor = (1.0 + r) / (1.0 - r);
+    e.lag1 = lag1_autocorrelation(&means).clamp(0.0, 0.9);
+    if e.lag1 > 0.0 {
+        let factor = e.variance_factor();
         e.std_error *= factor.sqrt();
         e.df = (e.batches as f64 / factor - 1.0).max(1.0);
     }
-    e.lag1 = r;
     Some(e)
 }
 

@@ -13,8 +13,9 @@
 //! - **Percentiles**: a 95% confidence interval per run, the wider of the
 //!   order-statistic interval of the run's histogram and, with at least
 //!   [`MIN_BOOTSTRAP_INTERVALS`] intervals, a bootstrap over its intervals
-//!   (which keeps correlation within an interval). Significant when A's
-//!   and B's intervals do not overlap.
+//!   (which keeps correlation within an interval; correlated neighbours
+//!   are drawn together, and what correlation is left widens it).
+//!   Significant when A's and B's intervals do not overlap.
 //!
 //! Higher throughput is better; lower latency is better. A significant
 //! change is `better` or `worse` accordingly, anything else `unchanged`.
@@ -191,12 +192,18 @@ fn latency_batches(r: &RunRecord, kind: OpKind, lat: Latency) -> Vec<(f64, f64)>
 }
 
 /// The 95% intervals of [`QUANTILES`] for one run, kind and latency, in
-/// ns, and how they were found.
+/// ns, and how they were found. `serial` is the batch means' reading of
+/// the same latency's mean: neighbouring intervals it found correlated
+/// are resampled together as one block, and the correlation left between
+/// blocks widens the bootstrap's interval as it does the mean's standard
+/// error (an interval resampled as if independent of its neighbours
+/// would be too narrow for a run whose latency drifts).
 fn percentile_cis(
     r: &RunRecord,
     total: &Histogram<u64>,
     kind: OpKind,
     lat: Latency,
+    serial: Option<&MeanEstimate>,
 ) -> (Vec<[f64; 2]>, String) {
     let mut cis: Vec<[f64; 2]> = QUANTILES
         .iter()
@@ -208,16 +215,20 @@ fn percentile_cis(
         .collect();
     let mut how = "order statistics".to_string();
     if parts.len() >= MIN_BOOTSTRAP_INTERVALS {
+        let (size, widen) = serial.map_or((1, 1.0), |e| {
+            (e.batch_size.max(1), e.variance_factor().sqrt())
+        });
+        let blocks = (parts.len() / size).clamp(2, MAX_BLOCKS);
         let qs: Vec<f64> = QUANTILES.iter().map(|(q, _)| *q).collect();
-        if let Some(boot) = interval_bootstrap(&parts, &qs, REPLICATES, MAX_BLOCKS, SEED) {
-            for (ci, b) in cis.iter_mut().zip(boot) {
-                ci[0] = ci[0].min(b[0] as f64);
-                ci[1] = ci[1].max(b[1] as f64);
+        if let Some(boot) = interval_bootstrap(&parts, &qs, REPLICATES, blocks, SEED) {
+            for ((ci, b), q) in cis.iter_mut().zip(boot).zip(&qs) {
+                let at = total.value_at_quantile(*q) as f64;
+                let below = (at - b[0] as f64).max(0.0) * widen;
+                let above = (b[1] as f64 - at).max(0.0) * widen;
+                ci[0] = ci[0].min((at - below).max(0.0));
+                ci[1] = ci[1].max(at + above);
             }
-            how = format!(
-                "order statistics and interval bootstrap ({} blocks)",
-                parts.len().min(MAX_BLOCKS)
-            );
+            how = format!("order statistics and interval bootstrap ({blocks} blocks)");
         }
     }
     (cis, how)
@@ -241,13 +252,15 @@ fn latency_figures(
                 h.mean() / 1e6
             }
         };
+        let ea = batch_means(&latency_batches(ra, kind, lat), MIN_BATCHES);
+        let eb = batch_means(&latency_batches(rb, kind, lat), MIN_BATCHES);
         out.push(welch_figure(
             format!("{} mean", lat.name()),
             "ms",
             mean(&ha),
             mean(&hb),
-            batch_means(&latency_batches(ra, kind, lat), MIN_BATCHES),
-            batch_means(&latency_batches(rb, kind, lat), MIN_BATCHES),
+            ea,
+            eb,
             1e-6,
             Better::Lower,
             opts.alpha,
@@ -255,8 +268,8 @@ fn latency_figures(
         if ha.is_empty() || hb.is_empty() {
             continue;
         }
-        let (ca, how_a) = percentile_cis(ra, &ha, kind, lat);
-        let (cb, how_b) = percentile_cis(rb, &hb, kind, lat);
+        let (ca, how_a) = percentile_cis(ra, &ha, kind, lat, ea.as_ref());
+        let (cb, how_b) = percentile_cis(rb, &hb, kind, lat, eb.as_ref());
         percentile_figures(lat, [&ha, &hb], [&ca, &cb], [&how_a, &how_b], out);
     }
 }
