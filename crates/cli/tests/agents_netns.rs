@@ -112,6 +112,18 @@ fn count(store: &Store, sql: &str) -> i64 {
     }
 }
 
+/// The test's own look at the store from `coord`, once `sql` counts
+/// something (polled, bounded): what a fault waits for before it strikes.
+fn once_counted(coord: &Host, url: &str, sql: &str, what: &str) -> Store {
+    let s = coord.run(|| Store::open(url).unwrap());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while count(&s, sql) == 0 {
+        assert!(Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    s
+}
+
 /// The stage a coordinator's stderr says it recorded (`URI/STAGE`).
 fn recorded(stderr: &str) -> String {
     stderr
@@ -331,16 +343,12 @@ fn agents_on_hosts_of_their_own_merge_exactly_and_survive_faults() {
         let store_url = fleet.store_password_url.clone();
         let coord = coord.clone();
         move || {
-            let s = coord.run(|| Store::open(&store_url).unwrap());
-            let deadline = Instant::now() + Duration::from_secs(60);
-            while count(
-                &s,
+            once_counted(
+                &coord,
+                &store_url,
                 "SELECT COUNT(*) FROM agent_shares WHERE state = 'running' AND agent = 'a1'",
-            ) == 0
-            {
-                assert!(Instant::now() < deadline, "a1 never ran");
-                std::thread::sleep(Duration::from_millis(20));
-            }
+                "a1 never ran",
+            );
             std::thread::sleep(Duration::from_millis(500));
             a1.cut_from(&store_host_c);
             std::thread::sleep(Duration::from_secs(3));
@@ -395,20 +403,16 @@ fn agents_on_hosts_of_their_own_merge_exactly_and_survive_faults() {
         let store_url = fleet.store_password_url.clone();
         let coord = coord.clone();
         std::thread::spawn(move || {
-            let s = coord.run(|| Store::open(&store_url).unwrap());
-            let deadline = Instant::now() + Duration::from_secs(60);
             // Its run begun in the store, then killed.
-            while count(
-                &s,
+            once_counted(
+                &coord,
+                &store_url,
                 "SELECT COUNT(*) FROM agent_shares s JOIN agent_phases p ON p.id = s.phase_id \
                  JOIN runs r ON r.run_uri = p.run_uri AND r.stage_index = p.stage_index \
                  AND r.client_index = s.share_index \
                  WHERE s.agent = 'a0' AND s.state = 'running' AND r.status = 'running'",
-            ) == 0
-            {
-                assert!(Instant::now() < deadline, "a0 never ran");
-                std::thread::sleep(Duration::from_millis(20));
-            }
+                "a0 never ran",
+            );
         })
     };
     let handle = {
@@ -537,20 +541,16 @@ fn an_agent_cut_from_the_store_past_its_wait_spools_its_run_and_it_counts_once()
             spool.clone(),
         );
         move || {
-            let s = coord.run(|| Store::open(&url).unwrap());
             // Some of the run in the store first, the rest cut off.
-            let deadline = Instant::now() + Duration::from_secs(60);
-            while count(
-                &s,
+            once_counted(
+                &coord,
+                &url,
                 "SELECT COUNT(*) FROM intervals i JOIN runs r ON r.id = i.run_id \
                  JOIN agent_phases p ON r.run_uri = p.run_uri AND r.stage_index = p.stage_index \
                  JOIN agent_shares s ON s.phase_id = p.id AND r.client_index = s.share_index \
                  WHERE s.agent = 'a0' AND s.state = 'running' AND r.status = 'running'",
-            ) == 0
-            {
-                assert!(Instant::now() < deadline, "a0 stored nothing");
-                std::thread::sleep(Duration::from_millis(20));
-            }
+                "a0 stored nothing",
+            );
             a0.cut_from(&store_host);
             // Until the write has waited its 60 s and the run is spooled.
             let deadline = Instant::now() + Duration::from_secs(180);
