@@ -228,7 +228,9 @@ fn percentile_cis(
                 ci[0] = ci[0].min((at - below).max(0.0));
                 ci[1] = ci[1].max(at + above);
             }
-            how = format!("order statistics and interval bootstrap ({blocks} blocks)");
+            // The blocks the bootstrap formed: as many neighbours in each.
+            let formed = parts.len().div_ceil(parts.len().div_ceil(blocks));
+            how = format!("order statistics and interval bootstrap ({formed} blocks)");
         }
     }
     (cis, how)
